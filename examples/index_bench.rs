@@ -1,0 +1,169 @@
+//! Whole-pipeline benchmark of the index (issue "The index"): ingest a bench corpus in corpus
+//! order with N threads for signatures, then report pages/s, `query` latency p50/p99 on 2,000
+//! pages, bytes of index per page with and without stored texts (after a full compaction), and
+//! peak resident memory. Optionally writes the cluster export for `score.py`.
+//!
+//! Usage: `cargo run --release --example index_bench -- DOCS.jsonl.gz THREADS [EXPORT.tsv]`
+
+use std::io::{BufRead, BufReader, Write};
+use std::time::Instant;
+
+use flate2::read::MultiGzDecoder;
+use neardup::{BatchOptions, BatchOrder, Content, Index, IndexOptions, Page};
+use serde_json::Value;
+
+fn peak_rss_mb() -> f64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines().find(|l| l.starts_with("VmHWM:")).map(|l| {
+                l.split_whitespace()
+                    .nth(1)
+                    .unwrap_or("0")
+                    .parse::<f64>()
+                    .unwrap_or(0.0)
+            })
+        })
+        .unwrap_or(0.0)
+        / 1024.0
+}
+
+fn dir_size(p: &std::path::Path) -> u64 {
+    std::fs::read_dir(p)
+        .map(|rd| {
+            rd.filter_map(|e| e.ok())
+                .map(|e| {
+                    e.metadata()
+                        .map(|m| {
+                            if m.is_dir() {
+                                dir_size(&e.path())
+                            } else {
+                                m.len()
+                            }
+                        })
+                        .unwrap_or(0)
+                })
+                .sum()
+        })
+        .unwrap_or(0)
+}
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let corpus = args
+        .next()
+        .unwrap_or_else(|| "../shared/bench/dev/docs.jsonl.gz".into());
+    let threads: usize = args.next().and_then(|t| t.parse().ok()).unwrap_or(2);
+    let export = args.next();
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build_global()
+        .expect("thread pool");
+
+    let f = std::fs::File::open(&corpus).expect("open corpus");
+    let docs: Vec<Value> = BufReader::new(MultiGzDecoder::new(f))
+        .lines()
+        .map(|l| serde_json::from_str(&l.expect("line")).expect("json"))
+        .collect();
+    let bytes: usize = docs
+        .iter()
+        .map(|d| d["html"].as_str().map_or(0, str::len))
+        .sum();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("index");
+    let ix = Index::open(&path, IndexOptions::default()).expect("open");
+    let pages: Vec<Page<'_>> = docs
+        .iter()
+        .map(|d| Page {
+            key: d["id"].as_str().unwrap_or(""),
+            host: d["host"].as_str().unwrap_or(""),
+            time: d["time"].as_i64().unwrap_or(0),
+            content: Content::Html(d["html"].as_str().unwrap_or("").as_bytes()),
+        })
+        .collect();
+    let opts = BatchOptions {
+        order: BatchOrder::Input,
+        group: 256,
+    };
+    let start = Instant::now();
+    let (mut dups, mut errors) = (0usize, 0usize);
+    let (mut t_cand, mut t_verify, mut t_write) = (0.0f64, 0.0f64, 0.0f64);
+    let mut verified = 0usize;
+    for chunk in pages.chunks(4096) {
+        for r in ix
+            .insert_batch(chunk, &opts, &mut |_, _| {})
+            .expect("batch")
+        {
+            match r {
+                Ok(v) => {
+                    dups += usize::from(v.duplicate);
+                    t_cand += v.timing.candidates.as_secs_f64();
+                    t_verify += v.timing.verify.as_secs_f64();
+                    t_write += v.timing.write.as_secs_f64();
+                    verified += v.verified;
+                }
+                Err(_) => errors += 1,
+            }
+        }
+    }
+    ix.flush().expect("flush");
+    let secs = start.elapsed().as_secs_f64();
+    println!("corpus            {corpus}");
+    println!("threads           {threads}");
+    println!(
+        "ingest            {} pages, {:.1} MB HTML in {secs:.2} s: {:.0} pages/s, {:.1} MB/s",
+        pages.len(),
+        bytes as f64 / 1e6,
+        pages.len() as f64 / secs,
+        bytes as f64 / 1e6 / secs
+    );
+    println!("                  {dups} duplicates, {errors} errors, {verified} verifications");
+    println!(
+        "serial part       candidates {t_cand:.2} s, verify {t_verify:.2} s, write {t_write:.2} s"
+    );
+
+    if let Some(p) = export {
+        let mut out = std::io::BufWriter::new(std::fs::File::create(&p).expect("create export"));
+        ix.export(|k, r| writeln!(out, "{k}\t{r}").expect("write export"))
+            .expect("export");
+    }
+
+    let mut lat: Vec<f64> = Vec::new();
+    for p in pages.iter().step_by((pages.len() / 2000).max(1)).take(2000) {
+        let t = Instant::now();
+        ix.query(p.content).expect("query");
+        lat.push(t.elapsed().as_secs_f64() * 1e6);
+    }
+    lat.sort_by(f64::total_cmp);
+    let pct = |q: f64| lat[((lat.len() as f64 - 1.0) * q) as usize];
+    println!(
+        "query latency     p50 {:.0} µs, p99 {:.0} µs ({} queries)",
+        pct(0.5),
+        pct(0.99),
+        lat.len()
+    );
+
+    ix.compact().expect("compact");
+    let stats = ix.stats().expect("stats");
+    let total: u64 = stats.bytes.iter().map(|(_, b)| b).sum();
+    let texts: u64 = stats
+        .bytes
+        .iter()
+        .filter(|(n, _)| n == "texts")
+        .map(|(_, b)| b)
+        .sum();
+    let n = stats.pages.max(1) as f64;
+    println!("index size        {:.0} bytes/page with texts, {:.0} bytes/page without texts ({:.1} MB on disk)", total as f64 / n, (total - texts) as f64 / n, dir_size(&path) as f64 / 1e6);
+    for (name, b) in &stats.bytes {
+        println!(
+            "                  {name:<9} {:>8.0} bytes/page",
+            *b as f64 / n
+        );
+    }
+    println!(
+        "clusters          {}  over-frequent fingerprints {}",
+        stats.clusters,
+        stats.frequent.len()
+    );
+    println!("peak RSS          {:.0} MB", peak_rss_mb());
+}

@@ -1,0 +1,130 @@
+//! The one public error type of neardup.
+
+use std::path::PathBuf;
+
+/// Result alias used across the crate.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Everything that can go wrong in neardup.
+///
+/// New variants may be added in minor releases, so match with a wildcard arm.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The caller passed something neardup cannot use (an empty key, a bad option value…).
+    #[error("invalid argument: {0}")]
+    InvalidArgument(String),
+
+    /// The page is larger than [`crate::SignatureConfig::max_page_bytes`].
+    #[error("page too large: {size} bytes, the limit is {limit} bytes")]
+    PageTooLarge {
+        /// Size of the page in bytes.
+        size: usize,
+        /// The configured limit in bytes.
+        limit: usize,
+    },
+
+    /// The page is binary data (images, archives…), not HTML or text.
+    #[error("page is binary: {control_share:.0}% control bytes in its first {sampled} bytes")]
+    BinaryPage {
+        /// Percentage of control bytes found in the sample.
+        control_share: f64,
+        /// How many bytes were sampled.
+        sampled: usize,
+    },
+
+    /// RocksDB reported an error.
+    #[error("storage error while {context}: {source}")]
+    Storage {
+        /// What neardup was doing.
+        context: String,
+        /// The RocksDB error.
+        #[source]
+        source: rocksdb::Error,
+    },
+
+    /// A stored value failed its checksum or could not be decoded.
+    #[error("corruption in column family `{cf}` at key {key}: {reason}")]
+    Corruption {
+        /// The column family the value was read from.
+        cf: &'static str,
+        /// The key, hex-encoded.
+        key: String,
+        /// What was wrong.
+        reason: String,
+    },
+
+    /// The index on disk was written by an incompatible format version.
+    #[error("incompatible on-disk format: found version {found}, this build supports {supported}")]
+    IncompatibleFormat {
+        /// The version found on disk.
+        found: u32,
+        /// The version this build reads and writes.
+        supported: u32,
+    },
+
+    /// The index was created with signature parameters that differ from the ones requested.
+    #[error(
+        "incompatible configuration: `{field}` is {stored} in the index but {requested} was requested; \
+         open with the stored configuration or build a new index"
+    )]
+    IncompatibleConfig {
+        /// The configuration field that differs.
+        field: String,
+        /// The stored value.
+        stored: String,
+        /// The requested value.
+        requested: String,
+    },
+
+    /// A previous write failed; the index refuses further writes until it is reopened.
+    #[error("the index is poisoned by an earlier failed write; reopen it")]
+    Poisoned,
+
+    /// No page with this key is in the index.
+    #[error("no page with key {0:?}")]
+    NotFound(String),
+
+    /// The index holds the maximum number of pages (ids are `u32`).
+    #[error("the index is full: no more document ids")]
+    Full,
+
+    /// A file-system error.
+    #[error("I/O error on {path}: {source}")]
+    Io {
+        /// The path involved.
+        path: PathBuf,
+        /// The underlying error.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl Error {
+    /// Wraps a RocksDB error with what neardup was doing.
+    pub(crate) fn storage(context: impl Into<String>, source: rocksdb::Error) -> Self {
+        Error::Storage {
+            context: context.into(),
+            source,
+        }
+    }
+
+    /// A corruption error for a key in a column family.
+    pub(crate) fn corruption(cf: &'static str, key: &[u8], reason: impl Into<String>) -> Self {
+        Error::Corruption {
+            cf,
+            key: hex(key),
+            reason: reason.into(),
+        }
+    }
+}
+
+/// Lower-case hex of a byte string (for messages).
+pub(crate) fn hex(bytes: &[u8]) -> String {
+    use std::fmt::Write;
+    let mut s = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        let _ = write!(s, "{b:02x}");
+    }
+    s
+}

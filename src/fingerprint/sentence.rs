@@ -1,0 +1,154 @@
+//! Sentence fingerprints (seed 000 §4.2, "可能相似子集的计算", second stage).
+//!
+//! 1. Keep the sentences wider than X (here `min_sentence_width`, in GBK bytes) and MD5 each
+//!    (its text without white space, see [`sentence_digest`]).
+//! 2. Group the distinct digests by `digest mod m` (the digest read as a big-endian 128-bit
+//!    integer).
+//! 3. In each group take the Y smallest digests; if the group has fewer than Y, or their sentences
+//!    together are narrower than Z (`min_cover_width`), the group gives no fingerprint. Otherwise
+//!    the fingerprint is the MD5 of those Y digests (in ascending order of the original digest, so
+//!    the same sentences give the same fingerprint whichever rotation found them).
+//! 4. Rotate every digest left by one byte and repeat, 16 rotations in all: at most 16 × m
+//!    fingerprints (112 with m = 7). Duplicates are removed; the list is sorted.
+//!
+//! Two pages sharing one fingerprint are *possibly similar*.
+
+use md5::{Digest, Md5};
+
+use crate::options::SignatureConfig;
+use crate::text::Sentence;
+
+/// A 128-bit sentence fingerprint.
+pub type Fingerprint = u128;
+
+/// Computes the sentence fingerprints of a normalized text (see the module docs).
+pub fn sentence_fingerprints(
+    text: &str,
+    sentences: &[Sentence],
+    cfg: &SignatureConfig,
+) -> Vec<Fingerprint> {
+    let mut digests: Vec<(u128, u32)> = sentences
+        .iter()
+        .filter(|s| s.width >= cfg.min_sentence_width)
+        .map(|s| (sentence_digest(s.text(text)), s.width))
+        .collect();
+    digests.sort_unstable();
+    digests.dedup_by_key(|d| d.0);
+
+    let y = cfg.sentences_per_fingerprint as usize;
+    let m = cfg.groups as u128;
+    if digests.len() < y {
+        return Vec::new();
+    }
+    let mut out = Vec::with_capacity((cfg.rotations * cfg.groups) as usize);
+    let mut groups: Vec<Vec<(u128, u128, u32)>> = vec![Vec::new(); cfg.groups as usize];
+    for rotation in 0..cfg.rotations {
+        for g in groups.iter_mut() {
+            g.clear();
+        }
+        for &(d, w) in &digests {
+            let rotated = d.rotate_left(8 * rotation);
+            groups[(rotated % m) as usize].push((rotated, d, w));
+        }
+        for g in groups.iter_mut() {
+            if g.len() < y {
+                continue;
+            }
+            g.select_nth_unstable_by_key(y - 1, |e| e.0);
+            let chosen = &mut g[..y];
+            let cover: u32 = chosen.iter().map(|e| e.2).sum();
+            if cover < cfg.min_cover_width {
+                continue;
+            }
+            chosen.sort_unstable_by_key(|e| e.1);
+            let mut h = Md5::new();
+            for e in chosen.iter() {
+                h.update(e.1.to_be_bytes());
+            }
+            out.push(u128::from_be_bytes(h.finalize().into()));
+        }
+    }
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+/// The MD5 digest of a sentence with its white space and quotation marks left out, so that
+/// spaces put in or taken out by formatting, or quotes a site puts around a quoted paragraph, do
+/// not change it.
+pub fn sentence_digest(sentence: &str) -> u128 {
+    let mut h = Md5::new();
+    for part in sentence.split([' ', '"', '\'']) {
+        h.update(part.as_bytes());
+    }
+    u128::from_be_bytes(h.finalize().into())
+}
+
+/// MD5 of bytes as a big-endian 128-bit integer.
+pub fn md5_u128(bytes: &[u8]) -> u128 {
+    u128::from_be_bytes(Md5::digest(bytes).into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::text::split_sentences;
+
+    fn fps(text: &str) -> Vec<Fingerprint> {
+        sentence_fingerprints(text, &split_sentences(text), &SignatureConfig::default())
+    }
+
+    fn article(n: usize) -> String {
+        (0..n)
+            .map(|i| format!("Sentence number {i} tells a different part of the long story here."))
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    #[test]
+    fn at_most_112_and_sorted_distinct() {
+        let f = fps(&article(200));
+        assert!(!f.is_empty() && f.len() <= 112, "{}", f.len());
+        assert!(f.windows(2).all(|w| w[0] < w[1]));
+    }
+
+    #[test]
+    fn short_text_gives_none() {
+        assert!(fps("too short. far too short.").is_empty());
+    }
+
+    #[test]
+    fn sentence_order_does_not_matter() {
+        let a = article(60);
+        let mut parts: Vec<&str> = split_sentences(&a)
+            .iter()
+            .map(|s| s.text(&a))
+            .collect::<Vec<_>>();
+        parts.reverse();
+        let b = parts.join(" ");
+        assert_eq!(fps(&a), fps(&b));
+    }
+
+    #[test]
+    fn cover_threshold_is_inclusive() {
+        // Four sentences of width exactly 25 cover exactly 100; Z = 100 keeps them, 101 does not.
+        let text = (1..=4)
+            .map(|i| format!("A{}{i}.", "a".repeat(22)))
+            .collect::<Vec<_>>()
+            .join(" ");
+        let text = text.as_str();
+        let s = split_sentences(text);
+        assert!(s.iter().all(|s| s.width == 25));
+        let cfg = SignatureConfig {
+            groups: 1,
+            min_cover_width: 100,
+            ..SignatureConfig::default()
+        };
+        assert_eq!(sentence_fingerprints(text, &s, &cfg).len(), 1);
+        let strict = SignatureConfig {
+            min_cover_width: 101,
+            ..cfg
+        };
+        assert!(sentence_fingerprints(text, &s, &strict).is_empty());
+    }
+}

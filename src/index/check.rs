@@ -1,0 +1,275 @@
+//! `check()`: validates every invariant of the stored index and reports what is wrong.
+
+use std::collections::{HashMap, HashSet};
+
+use roaring::RoaringBitmap;
+use rocksdb::IteratorMode;
+use serde::{Deserialize, Serialize};
+
+use super::{fingerprints_of, Index};
+use crate::storage::codec::{self, ClusterId, ClusterRecord, DocId, DocRecord};
+use crate::storage::{self, cf, kind, posting_key};
+use crate::{Error, Result};
+
+/// At most this many problems are listed (all are counted).
+const MAX_LISTED: usize = 200;
+
+/// What [`Index::check`] found.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct CheckReport {
+    /// Live pages seen.
+    pub pages: u64,
+    /// Clusters seen.
+    pub clusters: u64,
+    /// Posting entries seen.
+    pub postings: u64,
+    /// Number of problems found.
+    pub problem_count: u64,
+    /// The first problems, in words.
+    pub problems: Vec<String>,
+}
+
+impl CheckReport {
+    /// True when no problem was found.
+    pub fn is_clean(&self) -> bool {
+        self.problem_count == 0
+    }
+
+    fn problem(&mut self, p: String) {
+        self.problem_count += 1;
+        if self.problems.len() < MAX_LISTED {
+            self.problems.push(p);
+        }
+    }
+}
+
+impl Index {
+    /// Checks every invariant: every live page has its key, text, postings, simhash entries and
+    /// exactly one cluster; every cluster's representative is a member and every member is live;
+    /// no posting or simhash entry names a deleted page; every checksum verifies; the counters
+    /// agree. Takes the writer lock, so it sees one state.
+    ///
+    /// # Errors
+    /// Storage errors that stop the walk; problems in the data are reported, not returned.
+    pub fn check(&self) -> Result<CheckReport> {
+        let counters = self.writer.lock();
+        let mut rep = CheckReport::default();
+        let it_err = |e| Error::storage("checking the index", e);
+        let frequent = self.frequent.read().clone();
+
+        // Pages.
+        let mut live = RoaringBitmap::new();
+        let mut page_cluster: HashMap<DocId, ClusterId> = HashMap::new();
+        for item in self.db.iterator_cf(self.cf(cf::DOCS), IteratorMode::Start) {
+            let (k, v) = item.map_err(it_err)?;
+            let id = match storage::decode_u32(cf::DOCS, &k, &k) {
+                Ok(id) => id,
+                Err(e) => {
+                    rep.problem(e.to_string());
+                    continue;
+                }
+            };
+            let rec = match DocRecord::decode(cf::DOCS, &k, &v) {
+                Ok(r) => r,
+                Err(e) => {
+                    rep.problem(e.to_string());
+                    continue;
+                }
+            };
+            rep.pages += 1;
+            live.insert(id);
+            page_cluster.insert(id, rec.cluster);
+            match self.key_id(&rec.key) {
+                Ok(Some(kid)) if kid == id => {}
+                Ok(other) => rep.problem(format!(
+                    "page {id} has key {:?} but the key maps to {other:?}",
+                    rec.key
+                )),
+                Err(e) => rep.problem(e.to_string()),
+            }
+            match self.text(id) {
+                Ok(Some(text)) => {
+                    for fp in fingerprints_of(&text, &self.opts.signature) {
+                        self.expect_posting(
+                            &mut rep,
+                            &frequent,
+                            posting_key(kind::SENTENCE, fp),
+                            id,
+                        )?;
+                    }
+                }
+                Ok(None) => rep.problem(format!("page {id} has no text")),
+                Err(e) => rep.problem(e.to_string()),
+            }
+            self.expect_posting(
+                &mut rep,
+                &frequent,
+                posting_key(kind::CONTENT, rec.content_hash),
+                id,
+            )?;
+            for t in 0..self.tables.tables {
+                let key = self.tables.key(t, rec.simhash, id);
+                if self
+                    .db
+                    .get_pinned_cf(self.cf(cf::SIMHASH), key)
+                    .map_err(it_err)?
+                    .is_none()
+                {
+                    rep.problem(format!("page {id} is missing from simhash table {t}"));
+                }
+            }
+        }
+
+        // Clusters.
+        let mut membership: HashMap<DocId, u32> = HashMap::new();
+        for item in self
+            .db
+            .iterator_cf(self.cf(cf::CLUSTERS), IteratorMode::Start)
+        {
+            let (k, v) = item.map_err(it_err)?;
+            let cl = match storage::decode_u32(cf::CLUSTERS, &k, &k)
+                .and_then(|cid| ClusterRecord::decode(cf::CLUSTERS, &k, &v).map(|c| (cid, c)))
+            {
+                Ok(c) => c,
+                Err(e) => {
+                    rep.problem(e.to_string());
+                    continue;
+                }
+            };
+            let (cid, cl) = cl;
+            rep.clusters += 1;
+            if cl.members.is_empty() {
+                rep.problem(format!("cluster {cid} is empty"));
+            }
+            if !cl.members.contains(cl.representative) {
+                rep.problem(format!(
+                    "cluster {cid}: representative {} is not a member",
+                    cl.representative
+                ));
+            }
+            for m in cl.members.iter() {
+                *membership.entry(m).or_default() += 1;
+                if !live.contains(m) {
+                    rep.problem(format!("cluster {cid}: member {m} is not a live page"));
+                } else if page_cluster.get(&m) != Some(&cid) {
+                    rep.problem(format!(
+                        "cluster {cid}: member {m} records cluster {:?}",
+                        page_cluster.get(&m)
+                    ));
+                }
+            }
+        }
+        for id in live.iter() {
+            match membership.get(&id) {
+                Some(1) => {}
+                n => rep.problem(format!(
+                    "page {id} is in {} clusters",
+                    n.copied().unwrap_or(0)
+                )),
+            }
+        }
+
+        // Postings, simhash tables, keys: nothing may name a deleted page.
+        for item in self
+            .db
+            .iterator_cf(self.cf(cf::POSTINGS), IteratorMode::Start)
+        {
+            let (k, v) = item.map_err(it_err)?;
+            match codec::decode_posting(&v) {
+                Ok(ids) => {
+                    rep.postings += ids.len();
+                    let stale = &ids - &live;
+                    if !stale.is_empty() {
+                        rep.problem(format!(
+                            "posting {} names deleted pages {:?}",
+                            crate::error::hex(&k),
+                            stale.iter().take(5).collect::<Vec<_>>()
+                        ));
+                    }
+                }
+                Err(r) => rep.problem(format!("posting {}: {r}", crate::error::hex(&k))),
+            }
+        }
+        let mut simhash_seen: HashSet<(u8, DocId)> = HashSet::new();
+        for item in self
+            .db
+            .iterator_cf(self.cf(cf::SIMHASH), IteratorMode::Start)
+        {
+            let (k, _) = item.map_err(it_err)?;
+            match self.tables.decode(&k) {
+                Some((t, _, id)) => {
+                    if !live.contains(id) {
+                        rep.problem(format!("simhash table {t} names deleted page {id}"));
+                    }
+                    if !simhash_seen.insert((t, id)) {
+                        rep.problem(format!("simhash table {t} names page {id} twice"));
+                    }
+                }
+                None => rep.problem(format!(
+                    "simhash key {} is malformed",
+                    crate::error::hex(&k)
+                )),
+            }
+        }
+        for item in self.db.iterator_cf(self.cf(cf::KEYS), IteratorMode::Start) {
+            let (k, v) = item.map_err(it_err)?;
+            match storage::decode_u32(cf::KEYS, &k, &v) {
+                Ok(id) if live.contains(id) => {}
+                Ok(id) => rep.problem(format!(
+                    "key {:?} names deleted page {id}",
+                    String::from_utf8_lossy(&k)
+                )),
+                Err(e) => rep.problem(e.to_string()),
+            }
+        }
+        let texts = self
+            .db
+            .iterator_cf(self.cf(cf::TEXTS), IteratorMode::Start)
+            .count() as u64;
+        if texts != rep.pages {
+            rep.problem(format!("{texts} texts for {} pages", rep.pages));
+        }
+        if counters.live_docs != rep.pages {
+            rep.problem(format!(
+                "page counter says {}, found {}",
+                counters.live_docs, rep.pages
+            ));
+        }
+        if counters.live_clusters != rep.clusters {
+            rep.problem(format!(
+                "cluster counter says {}, found {}",
+                counters.live_clusters, rep.clusters
+            ));
+        }
+        if let Some(max) = live.max() {
+            if max >= counters.next_doc {
+                rep.problem(format!(
+                    "page {max} is at or above the id allocator ({})",
+                    counters.next_doc
+                ));
+            }
+        }
+        Ok(rep)
+    }
+
+    fn expect_posting(
+        &self,
+        rep: &mut CheckReport,
+        frequent: &HashSet<[u8; 9]>,
+        key: [u8; 9],
+        id: DocId,
+    ) -> Result<()> {
+        if frequent.contains(&key) {
+            return Ok(());
+        }
+        match self.posting(&key) {
+            Ok(ids) if ids.contains(id) => {}
+            Ok(_) => rep.problem(format!(
+                "page {id} is missing from posting {}",
+                crate::error::hex(&key)
+            )),
+            Err(e) => rep.problem(e.to_string()),
+        }
+        Ok(())
+    }
+}

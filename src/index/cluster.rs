@@ -1,0 +1,357 @@
+//! Clusters and representatives (SPEC §2.7; seed 000 §3.3, seed 002 Single-Pass, seed 003 §4.4).
+//!
+//! A new page is compared with the representatives of the clusters its candidates belong to,
+//! clusters sharing the most fingerprints first (seed 000 §3.3: "compare with the first document
+//! of each existing subset"); it joins the verified one it resembles most. When no representative
+//! verifies, the best-scoring candidate members themselves are tried (a page can resemble a
+//! variant more than the cluster's original), and the page joins that member's cluster. Otherwise
+//! it founds a cluster.
+
+use std::collections::HashMap;
+use std::time::Instant;
+
+use super::txn::Txn;
+use super::{fingerprints_of, Index, Probe, Timing};
+use crate::options::RepresentativePolicy;
+use crate::storage::codec::{ClusterId, ClusterRecord, DocId, DocRecord};
+use crate::storage::{cf, id_key};
+use crate::verify::verify;
+use crate::{Error, Result};
+
+/// How many candidate members are verified directly when no representative verifies.
+const MEMBER_FALLBACK: usize = 4;
+
+/// A verified match of a page with a cluster.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Match {
+    /// The cluster.
+    pub cluster: ClusterId,
+    /// Its representative when the match was found.
+    pub representative: DocId,
+    /// The page the probe was verified against.
+    pub against: DocId,
+    /// Resemble rate.
+    pub resemble: f64,
+    /// Contain rate.
+    pub contain: f64,
+    /// Identical normalized texts.
+    pub exact: bool,
+}
+
+pub(crate) struct Decision {
+    pub(crate) best: Option<Match>,
+    pub(crate) verified: usize,
+}
+
+pub(crate) struct Placed {
+    pub(crate) cluster: ClusterId,
+    pub(crate) representative: DocId,
+}
+
+/// Candidate cluster ranking: (exact content match, shared fingerprints).
+#[derive(Clone, Copy, Default)]
+struct Rank {
+    exact: bool,
+    shared: u32,
+    best_member: DocId,
+}
+
+fn better(m: &Match, than: &Option<Match>) -> bool {
+    match than {
+        None => true,
+        Some(b) => (m.exact, m.resemble, m.contain) > (b.exact, b.resemble, b.contain),
+    }
+}
+
+impl Index {
+    fn rd_doc(&self, txn: Option<&Txn<'_>>, id: DocId) -> Result<Option<DocRecord>> {
+        match txn {
+            Some(t) => t.doc(id),
+            None => self.doc(id),
+        }
+    }
+
+    fn rd_cluster(&self, txn: Option<&Txn<'_>>, cid: ClusterId) -> Result<Option<ClusterRecord>> {
+        match txn {
+            Some(t) => t.cluster(cid),
+            None => self.cluster(cid),
+        }
+    }
+
+    fn rd_text(&self, txn: Option<&Txn<'_>>, id: DocId) -> Result<Option<std::sync::Arc<str>>> {
+        match txn {
+            Some(t) => t.text(id),
+            None => self.text(id),
+        }
+    }
+
+    /// Finds the cluster a probe belongs to (see the module docs). Returns the decision and the
+    /// number of candidate pages.
+    pub(crate) fn decide(
+        &self,
+        mut txn: Option<&mut Txn<'_>>,
+        probe: &Probe<'_>,
+        exclude_doc: Option<DocId>,
+        exclude_cluster: Option<ClusterId>,
+        timing: &mut Timing,
+    ) -> Result<(Decision, usize)> {
+        let tc = Instant::now();
+        let mut cands = self.gather(txn.as_deref_mut(), probe)?;
+        if let Some(x) = exclude_doc {
+            cands.remove(&x);
+        }
+        let txr = txn.as_deref();
+        let mut clusters: HashMap<ClusterId, Rank> = HashMap::new();
+        for (&id, &(shared, exact)) in &cands {
+            let Some(rec) = self.rd_doc(txr, id)? else {
+                continue;
+            };
+            if Some(rec.cluster) == exclude_cluster {
+                continue;
+            }
+            let r = clusters.entry(rec.cluster).or_insert(Rank {
+                exact,
+                shared,
+                best_member: id,
+            });
+            if (exact, shared, std::cmp::Reverse(id))
+                > (r.exact, r.shared, std::cmp::Reverse(r.best_member))
+            {
+                *r = Rank {
+                    exact: exact || r.exact,
+                    shared,
+                    best_member: id,
+                };
+            }
+        }
+        let mut ranked: Vec<(ClusterId, Rank)> = clusters.into_iter().collect();
+        ranked.sort_by(|a, b| {
+            (b.1.exact, b.1.shared, std::cmp::Reverse(b.0)).cmp(&(
+                a.1.exact,
+                a.1.shared,
+                std::cmp::Reverse(a.0),
+            ))
+        });
+        ranked.truncate(self.opts.max_clusters_verified);
+        timing.candidates += tc.elapsed();
+
+        let tv = Instant::now();
+        let mut best: Option<Match> = None;
+        let mut verified = 0;
+        let mut reps = Vec::with_capacity(ranked.len());
+        for &(cid, _) in &ranked {
+            let Some(cl) = self.rd_cluster(txr, cid)? else {
+                continue;
+            };
+            let rep = cl.representative;
+            reps.push(rep);
+            if Some(rep) == exclude_doc {
+                continue;
+            }
+            if let Some(m) = self.try_match(txr, probe, cid, rep, rep, &mut verified)? {
+                if better(&m, &best) {
+                    best = Some(m);
+                }
+                if best.as_ref().is_some_and(|b| b.exact) {
+                    break;
+                }
+            }
+        }
+        if best.is_none() {
+            for (&(cid, rank), &rep) in ranked.iter().zip(&reps).take(MEMBER_FALLBACK) {
+                if rank.best_member == rep || Some(rank.best_member) == exclude_doc {
+                    continue;
+                }
+                if let Some(m) =
+                    self.try_match(txr, probe, cid, rep, rank.best_member, &mut verified)?
+                {
+                    if better(&m, &best) {
+                        best = Some(m);
+                    }
+                }
+            }
+        }
+        timing.verify += tv.elapsed();
+        Ok((Decision { best, verified }, cands.len()))
+    }
+
+    /// Verifies a probe against one page of a cluster.
+    fn try_match(
+        &self,
+        txr: Option<&Txn<'_>>,
+        probe: &Probe<'_>,
+        cluster: ClusterId,
+        representative: DocId,
+        against: DocId,
+        verified: &mut usize,
+    ) -> Result<Option<Match>> {
+        let Some(rec) = self.rd_doc(txr, against)? else {
+            return Ok(None);
+        };
+        if rec.content_hash == probe.content_hash {
+            return Ok(Some(Match {
+                cluster,
+                representative,
+                against,
+                resemble: 1.0,
+                contain: 1.0,
+                exact: true,
+            }));
+        }
+        let Some(text) = self.rd_text(txr, against)? else {
+            return Ok(None);
+        };
+        *verified += 1;
+        let sim = verify(probe.text, &text, &self.opts.verify);
+        Ok(sim.similar.then_some(Match {
+            cluster,
+            representative,
+            against,
+            resemble: sim.resemble,
+            contain: sim.contain,
+            exact: false,
+        }))
+    }
+
+    /// Should page `a` lead a cluster rather than page `b`, under the policy?
+    pub(crate) fn prefers(&self, a: &DocRecord, a_id: DocId, b: &DocRecord, b_id: DocId) -> bool {
+        match self.opts.representative {
+            RepresentativePolicy::FirstSeen => a_id < b_id,
+            RepresentativePolicy::EarliestTime => {
+                let t = |r: &DocRecord| if r.time > 0 { r.time } else { i64::MAX };
+                (t(a), a_id) < (t(b), b_id)
+            }
+            RepresentativePolicy::LongestText => {
+                (std::cmp::Reverse(a.text_chars), a_id) < (std::cmp::Reverse(b.text_chars), b_id)
+            }
+        }
+    }
+
+    /// Puts page `id` (record `rec`, not yet written) into the matched cluster, or a new one.
+    /// A newcomer the policy prefers takes over as representative in the same write.
+    pub(crate) fn place(
+        &self,
+        txn: &mut Txn<'_>,
+        id: DocId,
+        rec: &mut DocRecord,
+        best: Option<&Match>,
+    ) -> Result<Placed> {
+        match best {
+            Some(m) => {
+                let mut cl = txn.cluster(m.cluster)?.ok_or_else(|| {
+                    Error::corruption(
+                        cf::CLUSTERS,
+                        &id_key(m.cluster),
+                        "matched cluster is missing",
+                    )
+                })?;
+                cl.members.insert(id);
+                let rep = cl.representative;
+                if let Some(rep_rec) = txn.doc(rep)? {
+                    if self.prefers(rec, id, &rep_rec, rep) {
+                        cl.representative = id;
+                    }
+                }
+                rec.cluster = m.cluster;
+                let placed = Placed {
+                    cluster: m.cluster,
+                    representative: cl.representative,
+                };
+                txn.put_cluster(m.cluster, cl);
+                Ok(placed)
+            }
+            None => {
+                let cid = txn.alloc_cluster()?;
+                rec.cluster = cid;
+                txn.put_cluster(
+                    cid,
+                    ClusterRecord {
+                        representative: id,
+                        members: std::iter::once(id).collect(),
+                    },
+                );
+                Ok(Placed {
+                    cluster: cid,
+                    representative: id,
+                })
+            }
+        }
+    }
+
+    /// Takes a deleted page out of its cluster, handing over and re-placing members as needed.
+    pub(crate) fn leave_cluster(&self, txn: &mut Txn<'_>, id: DocId, cid: ClusterId) -> Result<()> {
+        let Some(mut cl) = txn.cluster(cid)? else {
+            return Ok(());
+        };
+        cl.members.remove(id);
+        if cl.representative != id {
+            if cl.members.is_empty() {
+                txn.delete_cluster(cid);
+            } else {
+                txn.put_cluster(cid, cl);
+            }
+            return Ok(());
+        }
+        // Hand-over: the member the policy prefers leads.
+        let mut best: Option<(DocId, DocRecord)> = None;
+        for m in cl.members.iter() {
+            let Some(rec) = txn.doc(m)? else { continue };
+            let take = match &best {
+                None => true,
+                Some((bid, brec)) => self.prefers(&rec, m, brec, *bid),
+            };
+            if take {
+                best = Some((m, rec));
+            }
+        }
+        let Some((rep, _)) = best else {
+            txn.delete_cluster(cid);
+            return Ok(());
+        };
+        cl.representative = rep;
+        let mut displaced = Vec::new();
+        if let Some(rep_text) = txn.text(rep)? {
+            for m in cl.members.iter().filter(|&m| m != rep) {
+                if let Some(t) = txn.text(m)? {
+                    if !verify(&t, &rep_text, &self.opts.verify).similar {
+                        displaced.push(m);
+                    }
+                }
+            }
+        }
+        for m in &displaced {
+            cl.members.remove(*m);
+        }
+        txn.put_cluster(cid, cl);
+        for m in displaced {
+            self.replace_member(txn, m, cid)?;
+        }
+        Ok(())
+    }
+
+    /// Re-places a member that no longer resembles its cluster's new representative: it joins
+    /// another cluster it verifies against, or founds its own (never its old cluster).
+    fn replace_member(&self, txn: &mut Txn<'_>, m: DocId, old: ClusterId) -> Result<()> {
+        let mut rec = txn
+            .doc(m)?
+            .ok_or_else(|| Error::corruption(cf::DOCS, &id_key(m), "member is missing"))?;
+        let text = txn.text(m)?.unwrap_or_else(|| std::sync::Arc::from(""));
+        let fps = fingerprints_of(&text, &self.opts.signature);
+        let probe = Probe {
+            text: &text,
+            fingerprints: &fps,
+            simhash: rec.simhash,
+            content_hash: rec.content_hash,
+        };
+        let (decision, _) = self.decide(
+            Some(txn),
+            &probe,
+            Some(m),
+            Some(old),
+            &mut Timing::default(),
+        )?;
+        self.place(txn, m, &mut rec, decision.best.as_ref())?;
+        txn.put_doc(m, rec);
+        Ok(())
+    }
+}

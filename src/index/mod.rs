@@ -1,0 +1,1091 @@
+//! The index: comparison on insert, incremental clusters and representatives, over RocksDB
+//! (SPEC §2.5, §2.7, §3).
+//!
+//! Every insert, delete or replace is decided inside one exclusive writer section and committed as
+//! one atomic `WriteBatch` with the WAL on; signatures are computed before the section, in
+//! parallel. Readers (`query`, look-ups, `export`) never take the writer lock.
+
+mod check;
+mod cluster;
+mod txn;
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use parking_lot::{Mutex, RwLock};
+use rayon::prelude::*;
+use roaring::RoaringBitmap;
+use rocksdb::{ColumnFamily, Direction, IteratorMode, ReadOptions, WriteOptions, DB};
+use serde::{Deserialize, Serialize};
+
+pub use check::CheckReport;
+pub use cluster::Match;
+
+use crate::fingerprint::{hamming, sentence_fingerprints, Content, Signatures};
+use crate::options::{IndexOptions, RepresentativePolicy, SignatureConfig};
+use crate::storage::codec::{self, ClusterId, ClusterRecord, DocId, DocRecord};
+use crate::storage::{self, cf, id_key, kind, meta, posting_key, SimhashTables, FORMAT_VERSION};
+use crate::text::split_sentences;
+use crate::{Error, Result};
+use txn::Txn;
+
+/// A page handed to the index.
+#[derive(Clone, Copy, Debug)]
+pub struct Page<'a> {
+    /// The external key (a URL, a crawl id…): unique in the index; inserting it again replaces
+    /// the page.
+    pub key: &'a str,
+    /// The host the page came from (used to spot template fingerprints); may be empty.
+    pub host: &'a str,
+    /// Publish time in Unix seconds, 0 when unknown.
+    pub time: i64,
+    /// The page's content.
+    pub content: Content<'a>,
+}
+
+/// Where the time of one insert or query went.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Timing {
+    /// Main text and signatures.
+    pub signature: Duration,
+    /// Candidate generation (postings, simhash tables, cluster look-ups).
+    pub candidates: Duration,
+    /// Verification (skeleton, LCS, TLCS).
+    pub verify: Duration,
+    /// Building and committing the write (zero for a query).
+    pub write: Duration,
+}
+
+/// The answer for one page: is it a near duplicate, of what, how similar.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Verdict {
+    /// True when the page was verified similar to a page of an existing cluster.
+    pub duplicate: bool,
+    /// The page's internal id (`None` for a query).
+    pub doc: Option<DocId>,
+    /// The cluster the page joined or founded (`None` for a query that found no duplicate).
+    pub cluster: Option<ClusterId>,
+    /// Key of the cluster's representative after this operation (`None` for a query that found
+    /// no duplicate).
+    pub representative: Option<String>,
+    /// Key of the page this one was verified against (the representative at the time, or the
+    /// member that matched), when a duplicate.
+    pub similar_to: Option<String>,
+    /// Resemble rate with `similar_to` (0 when not a duplicate).
+    pub resemble: f64,
+    /// Contain rate with `similar_to` (0 when not a duplicate).
+    pub contain: f64,
+    /// True when the normalized texts are identical.
+    pub exact: bool,
+    /// True when the key was already present and its page was replaced.
+    pub replaced: bool,
+    /// How many candidate pages were found.
+    pub candidates: usize,
+    /// How many pairs were verified.
+    pub verified: usize,
+    /// Where the time went.
+    pub timing: Timing,
+}
+
+/// Order in which a batch is inserted.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum BatchOrder {
+    /// Descending number of sentence fingerprints, so that large clusters form first and
+    /// similarity spreads one way, larger to smaller (seed 000 §4.2). The default.
+    #[default]
+    FingerprintCount,
+    /// The order given (corpus order).
+    Input,
+}
+
+/// Options of [`Index::insert_batch`].
+#[derive(Clone, Copy, Debug)]
+pub struct BatchOptions {
+    /// Insertion order.
+    pub order: BatchOrder,
+    /// Pages per committed `WriteBatch`.
+    pub group: usize,
+}
+
+impl Default for BatchOptions {
+    fn default() -> Self {
+        BatchOptions {
+            order: BatchOrder::FingerprintCount,
+            group: 256,
+        }
+    }
+}
+
+/// Figures about an index.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct Stats {
+    /// Live pages.
+    pub pages: u64,
+    /// Live clusters.
+    pub clusters: u64,
+    /// Over-frequent fingerprints (posting keys, hex) with the reason (`pages` or `few_hosts`).
+    pub frequent: Vec<(String, String)>,
+    /// Bytes on disk (SST files) and in memtables per column family.
+    pub bytes: Vec<(String, u64)>,
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Counters {
+    next_doc: DocId,
+    next_cluster: ClusterId,
+    live_docs: u64,
+    live_clusters: u64,
+}
+
+/// The parts of the configuration that shape what is stored.
+#[derive(Serialize, Deserialize, PartialEq, Debug)]
+struct StoredConfig {
+    signature: SignatureConfig,
+    simhash_max_distance: u32,
+    representative: RepresentativePolicy,
+}
+
+/// Reason byte of an over-frequent fingerprint: carried by too many pages.
+const FREQUENT_PAGES: u8 = b'P';
+/// Reason byte of an over-frequent fingerprint: many pages on few hosts.
+const FREQUENT_HOSTS: u8 = b'H';
+
+/// A near-duplicate index in one RocksDB database. `Send + Sync`: share it with an `Arc`.
+pub struct Index {
+    db: DB,
+    path: PathBuf,
+    opts: IndexOptions,
+    tables: SimhashTables,
+    writer: Mutex<Counters>,
+    poisoned: AtomicBool,
+    frequent: RwLock<HashSet<[u8; 9]>>,
+}
+
+/// What candidate search needs of a page.
+pub(crate) struct Probe<'p> {
+    pub(crate) text: &'p str,
+    pub(crate) fingerprints: &'p [u128],
+    pub(crate) simhash: u64,
+    pub(crate) content_hash: u128,
+}
+
+impl Index {
+    /// Opens the index in `path`, creating it when `opts.create_if_missing` is set.
+    ///
+    /// # Errors
+    /// [`Error::Storage`] when RocksDB cannot open it, [`Error::IncompatibleFormat`] for another
+    /// on-disk format, [`Error::IncompatibleConfig`] when the stored signature parameters,
+    /// simhash distance or representative policy differ from `opts`,
+    /// [`Error::InvalidArgument`] for unusable options.
+    pub fn open(path: impl AsRef<Path>, opts: IndexOptions) -> Result<Index> {
+        let path = path.as_ref().to_path_buf();
+        opts.signature.validate()?;
+        opts.verify.validate()?;
+        let tables = SimhashTables::new(opts.simhash_max_distance)?;
+        if !opts.create_if_missing && !path.join("CURRENT").exists() {
+            return Err(Error::InvalidArgument(format!(
+                "no index at {}",
+                path.display()
+            )));
+        }
+        let db = storage::open_db(&path, opts.create_if_missing, tables)?;
+        let ix = Index {
+            db,
+            path,
+            opts,
+            tables,
+            writer: Mutex::new(Counters::default()),
+            poisoned: AtomicBool::new(false),
+            frequent: RwLock::new(HashSet::new()),
+        };
+        ix.check_or_write_meta()?;
+        *ix.writer.lock() = ix.load_counters()?;
+        *ix.frequent.write() = ix.load_frequent()?;
+        Ok(ix)
+    }
+
+    /// Opens an existing index with the signature parameters, simhash distance and
+    /// representative policy stored in it, and default values for the rest.
+    ///
+    /// # Errors
+    /// As [`Index::open`]; [`Error::InvalidArgument`] when there is no index at `path`.
+    pub fn open_existing(path: impl AsRef<Path>) -> Result<Index> {
+        let path = path.as_ref();
+        if !path.join("CURRENT").exists() {
+            return Err(Error::InvalidArgument(format!(
+                "no index at {}",
+                path.display()
+            )));
+        }
+        let stored = {
+            let db =
+                DB::open_cf_for_read_only(&rocksdb::Options::default(), path, [cf::META], false)
+                    .map_err(|e| Error::storage(format!("opening {}", path.display()), e))?;
+            let m = db
+                .cf_handle(cf::META)
+                .ok_or_else(|| Error::corruption(cf::META, b"", "missing column family"))?;
+            let v = db
+                .get_cf(m, meta::CONFIG)
+                .map_err(|e| Error::storage("reading meta", e))?
+                .ok_or_else(|| {
+                    Error::corruption(cf::META, meta::CONFIG, "missing configuration")
+                })?;
+            serde_json::from_slice::<StoredConfig>(&v).map_err(|e| {
+                Error::corruption(
+                    cf::META,
+                    meta::CONFIG,
+                    format!("bad configuration JSON: {e}"),
+                )
+            })?
+        };
+        let opts = IndexOptions {
+            signature: stored.signature,
+            simhash_max_distance: stored.simhash_max_distance,
+            representative: stored.representative,
+            create_if_missing: false,
+            ..IndexOptions::default()
+        };
+        Index::open(path, opts)
+    }
+
+    /// The options the index was opened with.
+    pub fn options(&self) -> &IndexOptions {
+        &self.opts
+    }
+
+    /// The directory of the index.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn stored_config(&self) -> StoredConfig {
+        StoredConfig {
+            signature: self.opts.signature.clone(),
+            simhash_max_distance: self.opts.simhash_max_distance,
+            representative: self.opts.representative,
+        }
+    }
+
+    fn check_or_write_meta(&self) -> Result<()> {
+        let m = self.cf(cf::META);
+        let get = |k: &[u8]| {
+            self.db
+                .get_cf(m, k)
+                .map_err(|e| Error::storage("reading meta", e))
+        };
+        match get(meta::FORMAT)? {
+            Some(v) => {
+                let found = storage::decode_u32(cf::META, meta::FORMAT, &v)?;
+                if found != FORMAT_VERSION {
+                    return Err(Error::IncompatibleFormat {
+                        found,
+                        supported: FORMAT_VERSION,
+                    });
+                }
+                let stored = get(meta::CONFIG)?.ok_or_else(|| {
+                    Error::corruption(cf::META, meta::CONFIG, "missing configuration")
+                })?;
+                let stored: serde_json::Value = serde_json::from_slice(&stored).map_err(|e| {
+                    Error::corruption(
+                        cf::META,
+                        meta::CONFIG,
+                        format!("bad configuration JSON: {e}"),
+                    )
+                })?;
+                let wanted = serde_json::to_value(self.stored_config())
+                    .map_err(|e| Error::InvalidArgument(format!("configuration: {e}")))?;
+                if let Some((field, s, w)) = first_difference("", &stored, &wanted) {
+                    return Err(Error::IncompatibleConfig {
+                        field,
+                        stored: s,
+                        requested: w,
+                    });
+                }
+                Ok(())
+            }
+            None => {
+                let mut it = self.db.iterator_cf(self.cf(cf::DOCS), IteratorMode::Start);
+                if it.next().is_some() {
+                    return Err(Error::corruption(
+                        cf::META,
+                        meta::FORMAT,
+                        "pages present but no format version",
+                    ));
+                }
+                let config = serde_json::to_vec(&self.stored_config())
+                    .map_err(|e| Error::InvalidArgument(format!("configuration: {e}")))?;
+                let mut b = rocksdb::WriteBatch::default();
+                b.put_cf(m, meta::FORMAT, FORMAT_VERSION.to_be_bytes());
+                b.put_cf(m, meta::CONFIG, config);
+                self.db
+                    .write(b)
+                    .map_err(|e| Error::storage("writing meta", e))
+            }
+        }
+    }
+
+    fn load_counters(&self) -> Result<Counters> {
+        let m = self.cf(cf::META);
+        let get = |k: &'static [u8]| -> Result<Option<Vec<u8>>> {
+            self.db
+                .get_cf(m, k)
+                .map_err(|e| Error::storage("reading counters", e))
+        };
+        let u32_of = |k: &'static [u8]| -> Result<u32> {
+            get(k)?
+                .map(|v| storage::decode_u32(cf::META, k, &v))
+                .transpose()
+                .map(|v| v.unwrap_or(0))
+        };
+        let u64_of = |k: &'static [u8]| -> Result<u64> {
+            match get(k)? {
+                None => Ok(0),
+                Some(v) => <[u8; 8]>::try_from(v.as_slice())
+                    .map(u64::from_be_bytes)
+                    .map_err(|_| Error::corruption(cf::META, k, "expected 8 bytes")),
+            }
+        };
+        Ok(Counters {
+            next_doc: u32_of(meta::NEXT_DOC)?,
+            next_cluster: u32_of(meta::NEXT_CLUSTER)?,
+            live_docs: u64_of(meta::LIVE_DOCS)?,
+            live_clusters: u64_of(meta::LIVE_CLUSTERS)?,
+        })
+    }
+
+    fn load_frequent(&self) -> Result<HashSet<[u8; 9]>> {
+        let mut set = HashSet::new();
+        for item in self
+            .db
+            .iterator_cf(self.cf(cf::FREQUENT), IteratorMode::Start)
+        {
+            let (k, _) = item.map_err(|e| Error::storage("reading frequent fingerprints", e))?;
+            let key: [u8; 9] = k
+                .as_ref()
+                .try_into()
+                .map_err(|_| Error::corruption(cf::FREQUENT, &k, "key is not 9 bytes"))?;
+            set.insert(key);
+        }
+        Ok(set)
+    }
+
+    pub(crate) fn cf(&self, name: &str) -> &ColumnFamily {
+        // Every column family in `cf::ALL` is created by `open_db`; a missing one is a bug.
+        #[allow(clippy::expect_used)]
+        self.db
+            .cf_handle(name)
+            .expect("column family created at open")
+    }
+
+    // ----- point reads -----
+
+    pub(crate) fn key_id(&self, key: &str) -> Result<Option<DocId>> {
+        let v = self
+            .db
+            .get_pinned_cf(self.cf(cf::KEYS), key.as_bytes())
+            .map_err(|e| Error::storage("reading a key", e))?;
+        v.map(|v| storage::decode_u32(cf::KEYS, key.as_bytes(), &v))
+            .transpose()
+    }
+
+    pub(crate) fn doc(&self, id: DocId) -> Result<Option<DocRecord>> {
+        let k = id_key(id);
+        let v = self
+            .db
+            .get_pinned_cf(self.cf(cf::DOCS), k)
+            .map_err(|e| Error::storage("reading a page record", e))?;
+        v.map(|v| DocRecord::decode(cf::DOCS, &k, &v)).transpose()
+    }
+
+    pub(crate) fn cluster(&self, cid: ClusterId) -> Result<Option<ClusterRecord>> {
+        let k = id_key(cid);
+        let v = self
+            .db
+            .get_pinned_cf(self.cf(cf::CLUSTERS), k)
+            .map_err(|e| Error::storage("reading a cluster", e))?;
+        v.map(|v| ClusterRecord::decode(cf::CLUSTERS, &k, &v))
+            .transpose()
+    }
+
+    pub(crate) fn text(&self, id: DocId) -> Result<Option<Arc<str>>> {
+        let k = id_key(id);
+        let v = self
+            .db
+            .get_pinned_cf(self.cf(cf::TEXTS), k)
+            .map_err(|e| Error::storage("reading a text", e))?;
+        v.map(|v| codec::decode_text(cf::TEXTS, &k, &v).map(Arc::from))
+            .transpose()
+    }
+
+    pub(crate) fn posting(&self, key: &[u8; 9]) -> Result<RoaringBitmap> {
+        let v = self
+            .db
+            .get_pinned_cf(self.cf(cf::POSTINGS), key)
+            .map_err(|e| Error::storage("reading a posting", e))?;
+        match v {
+            None => Ok(RoaringBitmap::new()),
+            Some(v) => {
+                codec::decode_posting(&v).map_err(|r| Error::corruption(cf::POSTINGS, key, r))
+            }
+        }
+    }
+
+    pub(crate) fn simhash_near(&self, h: u64) -> Result<Vec<DocId>> {
+        let k = self.opts.simhash_max_distance;
+        let plen = self.tables.prefix_len();
+        let mut out = Vec::new();
+        for t in 0..self.tables.tables {
+            let start = self.tables.key(t, h, 0);
+            let prefix = &start[..plen];
+            let mut ro = ReadOptions::default();
+            ro.set_prefix_same_as_start(true);
+            let it = self.db.iterator_cf_opt(
+                self.cf(cf::SIMHASH),
+                ro,
+                IteratorMode::From(prefix, Direction::Forward),
+            );
+            for item in it {
+                let (key, _) = item.map_err(|e| Error::storage("reading simhash tables", e))?;
+                if !key.starts_with(prefix) {
+                    break;
+                }
+                let (_, s, id) = self
+                    .tables
+                    .decode(&key)
+                    .ok_or_else(|| Error::corruption(cf::SIMHASH, &key, "key is not 13 bytes"))?;
+                if hamming(s, h) <= k {
+                    out.push(id);
+                }
+            }
+        }
+        out.sort_unstable();
+        out.dedup();
+        Ok(out)
+    }
+
+    fn is_frequent(&self, key: &[u8; 9]) -> bool {
+        self.frequent.read().contains(key)
+    }
+
+    // ----- public look-ups -----
+
+    /// The internal id of a key, if present.
+    ///
+    /// # Errors
+    /// [`Error::Storage`] or [`Error::Corruption`] from the database.
+    pub fn id_of(&self, key: &str) -> Result<Option<DocId>> {
+        self.key_id(key)
+    }
+
+    /// The cluster of a key and the key of its representative, if the key is present.
+    ///
+    /// # Errors
+    /// [`Error::Storage`] or [`Error::Corruption`] from the database.
+    pub fn representative_of(&self, key: &str) -> Result<Option<(ClusterId, String)>> {
+        let Some(id) = self.key_id(key)? else {
+            return Ok(None);
+        };
+        let Some(rec) = self.doc(id)? else {
+            return Ok(None);
+        };
+        Ok(Some((rec.cluster, self.representative_key(rec.cluster)?)))
+    }
+
+    /// The key of a live cluster's representative.
+    fn representative_key(&self, cid: ClusterId) -> Result<String> {
+        let cl = self.cluster(cid)?.ok_or_else(|| {
+            Error::corruption(
+                cf::CLUSTERS,
+                &id_key(cid),
+                "cluster of a live page is missing",
+            )
+        })?;
+        let rep = self.doc(cl.representative)?.ok_or_else(|| {
+            Error::corruption(
+                cf::DOCS,
+                &id_key(cl.representative),
+                "representative is missing",
+            )
+        })?;
+        Ok(rep.key)
+    }
+
+    /// The keys of a cluster's members in insertion order, `limit` of them from position
+    /// `offset`; `None` when the cluster does not exist.
+    ///
+    /// # Errors
+    /// [`Error::Storage`] or [`Error::Corruption`] from the database.
+    pub fn cluster_members(
+        &self,
+        cluster: ClusterId,
+        offset: usize,
+        limit: usize,
+    ) -> Result<Option<Vec<String>>> {
+        let Some(cl) = self.cluster(cluster)? else {
+            return Ok(None);
+        };
+        let mut keys = Vec::new();
+        for id in cl.members.iter().skip(offset).take(limit) {
+            let rec = self
+                .doc(id)?
+                .ok_or_else(|| Error::corruption(cf::DOCS, &id_key(id), "member is missing"))?;
+            keys.push(rec.key);
+        }
+        Ok(Some(keys))
+    }
+
+    /// Number of live pages.
+    pub fn len(&self) -> u64 {
+        self.writer.lock().live_docs
+    }
+
+    /// True when the index holds no page.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    // ----- candidates and decisions -----
+
+    /// Candidate pages of a probe: id → (shared fingerprints, exact content, simhash near).
+    fn gather(
+        &self,
+        txn: Option<&mut Txn<'_>>,
+        probe: &Probe<'_>,
+    ) -> Result<HashMap<DocId, (u32, bool)>> {
+        let mut cands: HashMap<DocId, (u32, bool)> = HashMap::new();
+        let posting = |txn: &Option<&mut Txn<'_>>, key: &[u8; 9]| -> Result<RoaringBitmap> {
+            match txn {
+                Some(t) => t.posting(key),
+                None => self.posting(key),
+            }
+        };
+        let mut txn = txn;
+        let exact = posting(&txn, &posting_key(kind::CONTENT, probe.content_hash))?;
+        for id in &exact {
+            cands.entry(id).or_default().1 = true;
+        }
+        let freq = &self.opts.frequent;
+        for fp in probe.fingerprints {
+            let key = posting_key(kind::SENTENCE, *fp);
+            if self.is_frequent(&key)
+                || txn
+                    .as_ref()
+                    .is_some_and(|t| t.frequent_added.contains(&key))
+            {
+                continue;
+            }
+            let ids = posting(&txn, &key)?;
+            let n = ids.len();
+            if n > freq.max_pages {
+                if let Some(t) = txn.as_deref_mut() {
+                    t.mark_frequent(key, FREQUENT_PAGES);
+                }
+                continue;
+            }
+            if n > freq.few_hosts_pages && self.few_hosts(txn.as_deref(), &ids)? {
+                if let Some(t) = txn.as_deref_mut() {
+                    t.mark_frequent(key, FREQUENT_HOSTS);
+                }
+                continue;
+            }
+            for id in &ids {
+                cands.entry(id).or_default().0 += 1;
+            }
+        }
+        let near = match txn.as_deref() {
+            Some(t) => t.simhash_near(probe.simhash)?,
+            None => self.simhash_near(probe.simhash)?,
+        };
+        for id in near {
+            cands.entry(id).or_default();
+        }
+        Ok(cands)
+    }
+
+    /// Do the pages of a posting sit on at most `few_hosts` hosts?
+    fn few_hosts(&self, txn: Option<&Txn<'_>>, ids: &RoaringBitmap) -> Result<bool> {
+        let mut hosts: HashSet<String> = HashSet::new();
+        for id in ids {
+            let rec = match txn {
+                Some(t) => t.doc(id)?,
+                None => self.doc(id)?,
+            };
+            if let Some(rec) = rec {
+                hosts.insert(rec.host);
+                if hosts.len() > self.opts.frequent.few_hosts {
+                    return Ok(false);
+                }
+            }
+        }
+        Ok(true)
+    }
+
+    // ----- insert, query, delete -----
+
+    fn check_writable(&self) -> Result<()> {
+        if self.poisoned.load(Ordering::Acquire) {
+            return Err(Error::Poisoned);
+        }
+        Ok(())
+    }
+
+    fn commit(&self, mut txn: Txn<'_>, counters: &mut Counters) -> Result<()> {
+        txn.finish();
+        let frequent_added = std::mem::take(&mut txn.frequent_added);
+        let new_counters = Counters {
+            next_doc: txn.next_doc,
+            next_cluster: txn.next_cluster,
+            live_docs: txn.live_docs,
+            live_clusters: txn.live_clusters,
+        };
+        let mut wo = WriteOptions::default();
+        wo.set_sync(false);
+        if let Err(e) = self.db.write_opt(txn.batch, &wo) {
+            self.poisoned.store(true, Ordering::Release);
+            return Err(Error::storage("committing a write batch", e));
+        }
+        *counters = new_counters;
+        if !frequent_added.is_empty() {
+            self.frequent.write().extend(frequent_added);
+        }
+        Ok(())
+    }
+
+    /// Inserts a page: compares it with the pages already held, stores it, and joins it to the
+    /// best verified cluster or founds a new one, in one atomic write. Inserting a key that is
+    /// present replaces its page (delete and insert in the same write).
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] for an empty key, the page errors of [`Signatures::compute`],
+    /// [`Error::Poisoned`] after a failed write, storage and corruption errors.
+    pub fn insert(&self, page: &Page<'_>) -> Result<Verdict> {
+        check_key(page.key)?;
+        let t0 = Instant::now();
+        let sig = Signatures::compute(page.content, &self.opts.signature)?;
+        let signature = t0.elapsed();
+        self.check_writable()?;
+        let mut counters = self.writer.lock();
+        let mut txn = Txn::new(self, &counters);
+        let mut verdict = self.insert_in(&mut txn, page, &sig)?;
+        let tw = Instant::now();
+        self.commit(txn, &mut counters)?;
+        verdict.timing.write += tw.elapsed();
+        verdict.timing.signature = signature;
+        Ok(verdict)
+    }
+
+    /// The verdict [`Index::insert`] would give, without storing anything.
+    ///
+    /// # Errors
+    /// The page errors of [`Signatures::compute`], storage and corruption errors.
+    pub fn query(&self, content: Content<'_>) -> Result<Verdict> {
+        let t0 = Instant::now();
+        let sig = Signatures::compute(content, &self.opts.signature)?;
+        let signature = t0.elapsed();
+        let probe = Probe {
+            text: &sig.text,
+            fingerprints: &sig.fingerprints,
+            simhash: sig.simhash,
+            content_hash: sig.content_hash,
+        };
+        let mut timing = Timing {
+            signature,
+            ..Timing::default()
+        };
+        let (decision, cands) = self.decide(None, &probe, None, None, &mut timing)?;
+        let mut v = Verdict {
+            duplicate: false,
+            doc: None,
+            cluster: None,
+            representative: None,
+            similar_to: None,
+            resemble: 0.0,
+            contain: 0.0,
+            exact: false,
+            replaced: false,
+            candidates: cands,
+            verified: 0,
+            timing,
+        };
+        if let Some(m) = decision.best {
+            v.duplicate = true;
+            v.cluster = Some(m.cluster);
+            v.representative = self.doc(m.representative)?.map(|r| r.key);
+            v.similar_to = self.doc(m.against)?.map(|r| r.key);
+            v.resemble = m.resemble;
+            v.contain = m.contain;
+            v.exact = m.exact;
+        }
+        v.verified = decision.verified;
+        Ok(v)
+    }
+
+    /// Deletes a page. A member leaves its cluster; a deleted representative hands over to the
+    /// member the policy prefers, and members no longer similar to the new representative are
+    /// re-placed — all in one atomic write.
+    ///
+    /// # Errors
+    /// [`Error::NotFound`] when the key is absent, [`Error::Poisoned`] after a failed write,
+    /// storage and corruption errors.
+    pub fn delete(&self, key: &str) -> Result<()> {
+        self.check_writable()?;
+        let mut counters = self.writer.lock();
+        let mut txn = Txn::new(self, &counters);
+        let id = txn
+            .key_id(key)?
+            .ok_or_else(|| Error::NotFound(key.to_string()))?;
+        self.delete_in(&mut txn, id)?;
+        self.commit(txn, &mut counters)
+    }
+
+    /// Inserts many pages: signatures in parallel, then insertion in `opts.order`, committed in
+    /// groups of `opts.group` pages per write. Returns one result per page, in input order; a page
+    /// that fails (bad content) does not stop the others. `progress(done, total)` is called after
+    /// every committed group.
+    ///
+    /// # Errors
+    /// The outer error is a storage failure that stopped the batch (the index is then poisoned;
+    /// groups committed before it stay).
+    pub fn insert_batch(
+        &self,
+        pages: &[Page<'_>],
+        opts: &BatchOptions,
+        progress: &mut dyn FnMut(usize, usize),
+    ) -> Result<Vec<Result<Verdict>>> {
+        self.check_writable()?;
+        let t0 = Instant::now();
+        let mut sigs: Vec<Option<Result<Signatures>>> = pages
+            .par_iter()
+            .map(|p| {
+                Some(
+                    check_key(p.key)
+                        .and_then(|_| Signatures::compute(p.content, &self.opts.signature)),
+                )
+            })
+            .collect();
+        let per_page_signature = t0.elapsed() / pages.len().max(1) as u32;
+        let mut order: Vec<usize> = (0..pages.len()).collect();
+        if opts.order == BatchOrder::FingerprintCount {
+            let count = |i: usize| match &sigs[i] {
+                Some(Ok(s)) => s.fingerprints.len(),
+                _ => 0,
+            };
+            order.sort_by_key(|&i| std::cmp::Reverse(count(i)));
+        }
+        let mut results: Vec<Option<Result<Verdict>>> = (0..pages.len()).map(|_| None).collect();
+        let group = opts.group.max(1);
+        let mut done = 0;
+        for chunk in order.chunks(group) {
+            self.check_writable()?;
+            let mut counters = self.writer.lock();
+            let mut txn = Txn::new(self, &counters);
+            let mut verdicts = Vec::with_capacity(chunk.len());
+            let mut failed = false;
+            for &i in chunk {
+                if let Some(Ok(sig)) = &sigs[i] {
+                    match self.insert_in(&mut txn, &pages[i], sig) {
+                        Ok(v) => verdicts.push((i, v)),
+                        Err(_) => {
+                            failed = true;
+                            break;
+                        }
+                    }
+                }
+            }
+            if failed {
+                // One page failed inside the shared write: redo the group page by page, so that
+                // only that page is left out.
+                drop(txn);
+                for &i in chunk {
+                    if let Some(Ok(sig)) = &sigs[i] {
+                        let mut one = Txn::new(self, &counters);
+                        let r = self.insert_in(&mut one, &pages[i], sig);
+                        let r = match r {
+                            Ok(v) => self.commit(one, &mut counters).map(|_| v),
+                            Err(e) => Err(e),
+                        };
+                        if matches!(r, Err(Error::Storage { .. }))
+                            && self.poisoned.load(Ordering::Acquire)
+                        {
+                            return r.map(|_| Vec::new());
+                        }
+                        results[i] = Some(r);
+                    }
+                }
+            } else {
+                self.commit(txn, &mut counters)?;
+                for (i, v) in verdicts {
+                    results[i] = Some(Ok(v));
+                }
+            }
+            for &i in chunk {
+                if results[i].is_none() {
+                    if let Some(Err(e)) = sigs[i].take() {
+                        results[i] = Some(Err(e));
+                    }
+                }
+                if let Some(Ok(v)) = results[i].as_mut() {
+                    v.timing.signature = per_page_signature;
+                }
+            }
+            done += chunk.len();
+            drop(counters);
+            progress(done, pages.len());
+        }
+        Ok(results
+            .into_iter()
+            .map(|r| {
+                r.unwrap_or_else(|| Err(Error::InvalidArgument("page was not processed".into())))
+            })
+            .collect())
+    }
+
+    fn insert_in(&self, txn: &mut Txn<'_>, page: &Page<'_>, sig: &Signatures) -> Result<Verdict> {
+        let mut timing = Timing::default();
+        let replaced = match txn.key_id(page.key)? {
+            Some(old) => {
+                self.delete_in(txn, old)?;
+                true
+            }
+            None => false,
+        };
+        let probe = Probe {
+            text: &sig.text,
+            fingerprints: &sig.fingerprints,
+            simhash: sig.simhash,
+            content_hash: sig.content_hash,
+        };
+        let (decision, cands) = self.decide(Some(txn), &probe, None, None, &mut timing)?;
+        let tw = Instant::now();
+        let id = txn.alloc_doc()?;
+        let mut rec = DocRecord {
+            key: page.key.to_string(),
+            host: page.host.to_string(),
+            time: page.time,
+            cluster: 0,
+            text_chars: sig.text.chars().count() as u32,
+            fingerprints: sig.fingerprints.len() as u16,
+            simhash: sig.simhash,
+            content_hash: sig.content_hash,
+        };
+        let placed = self.place(txn, id, &mut rec, decision.best.as_ref())?;
+        txn.put_key(page.key, id);
+        txn.put_doc(id, rec);
+        txn.put_text(id, Arc::from(sig.text.as_str()));
+        for fp in &sig.fingerprints {
+            txn.posting_add(posting_key(kind::SENTENCE, *fp), id);
+        }
+        txn.posting_add(posting_key(kind::CONTENT, sig.content_hash), id);
+        txn.simhash_add(sig.simhash, id);
+        timing.write = tw.elapsed();
+        let representative = txn.doc(placed.representative)?.map(|r| r.key);
+        let (similar_to, resemble, contain, exact) = match &decision.best {
+            Some(m) => (
+                txn.doc(m.against)?.map(|r| r.key),
+                m.resemble,
+                m.contain,
+                m.exact,
+            ),
+            None => (None, 0.0, 0.0, false),
+        };
+        Ok(Verdict {
+            duplicate: decision.best.is_some(),
+            doc: Some(id),
+            cluster: Some(placed.cluster),
+            representative,
+            similar_to,
+            resemble,
+            contain,
+            exact,
+            replaced,
+            candidates: cands,
+            verified: decision.verified,
+            timing,
+        })
+    }
+
+    fn delete_in(&self, txn: &mut Txn<'_>, id: DocId) -> Result<()> {
+        let rec = txn.doc(id)?.ok_or_else(|| {
+            Error::corruption(cf::DOCS, &id_key(id), "key points at a missing page")
+        })?;
+        if let Some(text) = txn.text(id)? {
+            for fp in fingerprints_of(&text, &self.opts.signature) {
+                txn.posting_remove(posting_key(kind::SENTENCE, fp), id);
+            }
+        }
+        txn.posting_remove(posting_key(kind::CONTENT, rec.content_hash), id);
+        txn.forget_doc(id, &rec);
+        self.leave_cluster(txn, id, rec.cluster)
+    }
+
+    // ----- maintenance -----
+
+    /// Writes a consistent snapshot of the index (a RocksDB checkpoint) to `dir`, which must not
+    /// exist. The index stays in use meanwhile.
+    ///
+    /// # Errors
+    /// [`Error::Storage`] when the checkpoint cannot be made.
+    pub fn checkpoint(&self, dir: impl AsRef<Path>) -> Result<()> {
+        let cp = rocksdb::checkpoint::Checkpoint::new(&self.db)
+            .map_err(|e| Error::storage("preparing a checkpoint", e))?;
+        cp.create_checkpoint(dir.as_ref()).map_err(|e| {
+            Error::storage(
+                format!("writing a checkpoint to {}", dir.as_ref().display()),
+                e,
+            )
+        })
+    }
+
+    /// Compacts every column family down to the last level.
+    ///
+    /// # Errors
+    /// [`Error::Storage`] when flushing fails.
+    pub fn compact(&self) -> Result<()> {
+        for name in cf::ALL {
+            let h = self.cf(name);
+            self.db
+                .flush_cf(h)
+                .map_err(|e| Error::storage("flushing", e))?;
+            self.db.compact_range_cf(h, None::<&[u8]>, None::<&[u8]>);
+        }
+        Ok(())
+    }
+
+    /// Flushes memtables to disk (the WAL already makes writes durable against a crash of the
+    /// process; this makes the SST files reflect them).
+    ///
+    /// # Errors
+    /// [`Error::Storage`] when flushing fails.
+    pub fn flush(&self) -> Result<()> {
+        for name in cf::ALL {
+            self.db
+                .flush_cf(self.cf(name))
+                .map_err(|e| Error::storage("flushing", e))?;
+        }
+        Ok(())
+    }
+
+    /// Figures about the index.
+    ///
+    /// # Errors
+    /// Storage errors while reading properties.
+    pub fn stats(&self) -> Result<Stats> {
+        let c = *self.writer.lock();
+        let mut bytes = Vec::new();
+        for name in cf::ALL {
+            let h = self.cf(name);
+            let prop = |p: &str| -> Result<u64> {
+                Ok(self
+                    .db
+                    .property_int_value_cf(h, p)
+                    .map_err(|e| Error::storage("reading properties", e))?
+                    .unwrap_or(0))
+            };
+            bytes.push((
+                name.to_string(),
+                prop("rocksdb.total-sst-files-size")? + prop("rocksdb.cur-size-all-mem-tables")?,
+            ));
+        }
+        let mut frequent = Vec::new();
+        for item in self
+            .db
+            .iterator_cf(self.cf(cf::FREQUENT), IteratorMode::Start)
+        {
+            let (k, v) = item.map_err(|e| Error::storage("reading frequent fingerprints", e))?;
+            let reason = if v.first() == Some(&FREQUENT_HOSTS) {
+                "few_hosts"
+            } else {
+                "pages"
+            };
+            frequent.push((crate::error::hex(&k), reason.to_string()));
+        }
+        Ok(Stats {
+            pages: c.live_docs,
+            clusters: c.live_clusters,
+            frequent,
+            bytes,
+        })
+    }
+
+    /// Calls `f(key, representative_key)` for every page, in insertion order: the input of the
+    /// bench's `score.py`.
+    ///
+    /// # Errors
+    /// Storage and corruption errors.
+    pub fn export(&self, mut f: impl FnMut(&str, &str)) -> Result<()> {
+        let mut reps: HashMap<ClusterId, String> = HashMap::new();
+        for item in self.db.iterator_cf(self.cf(cf::DOCS), IteratorMode::Start) {
+            let (k, v) = item.map_err(|e| Error::storage("reading pages", e))?;
+            let rec = DocRecord::decode(cf::DOCS, &k, &v)?;
+            let rep = match reps.entry(rec.cluster) {
+                std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+                std::collections::hash_map::Entry::Vacant(e) => {
+                    e.insert(self.representative_key(rec.cluster)?)
+                }
+            };
+            f(&rec.key, rep);
+        }
+        Ok(())
+    }
+}
+
+/// Sentence fingerprints recomputed from a stored normalized text (for deletes and checks).
+pub(crate) fn fingerprints_of(text: &str, cfg: &SignatureConfig) -> Vec<u128> {
+    sentence_fingerprints(text, &split_sentences(text), cfg)
+}
+
+fn check_key(key: &str) -> Result<()> {
+    if key.is_empty() {
+        return Err(Error::InvalidArgument("the page key is empty".into()));
+    }
+    if key.len() > 64 * 1024 {
+        return Err(Error::InvalidArgument(format!(
+            "the page key is {} bytes, the limit is 65536",
+            key.len()
+        )));
+    }
+    Ok(())
+}
+
+/// The first field where two JSON values differ: (path, stored, wanted).
+fn first_difference(
+    path: &str,
+    a: &serde_json::Value,
+    b: &serde_json::Value,
+) -> Option<(String, String, String)> {
+    use serde_json::Value;
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => {
+            let mut keys: Vec<&String> = x.keys().chain(y.keys()).collect();
+            keys.sort();
+            keys.dedup();
+            for k in keys {
+                let p = if path.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{path}.{k}")
+                };
+                match (x.get(k), y.get(k)) {
+                    (Some(u), Some(v)) => {
+                        if let Some(d) = first_difference(&p, u, v) {
+                            return Some(d);
+                        }
+                    }
+                    (u, v) => {
+                        return Some((
+                            p,
+                            u.map_or("absent".into(), |u| u.to_string()),
+                            v.map_or("absent".into(), |v| v.to_string()),
+                        ))
+                    }
+                }
+            }
+            None
+        }
+        _ if a == b => None,
+        _ => Some((path.to_string(), a.to_string(), b.to_string())),
+    }
+}

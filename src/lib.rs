@@ -1,0 +1,45 @@
+//! # neardup
+//!
+//! An embedded near-duplicate index for web pages. A crawler or search engine hands it every page;
+//! neardup answers whether the page is a near duplicate of a page it already holds, of which
+//! cluster, with what resemblance and containment, and keeps its clusters right as pages come and
+//! go.
+//!
+//! The pipeline (see `SPEC.md` in the project's shared folder and the papers it cites):
+//! page → [main text](text::extract) → [normalized text and sentences](text) →
+//! [signatures](fingerprint::Signatures) (sentence fingerprints, simhash, content hash) →
+//! candidates → verification → verdict and cluster update.
+//!
+//! ```
+//! use neardup::{Content, SignatureConfig, Signatures};
+//!
+//! let html = "<html><body><div class=content><p>Near-duplicate detection finds pages whose \
+//!             main text is the same. It ignores navigation, ads and footers.</p></div></body></html>";
+//! let sig = Signatures::compute(Content::Html(html.as_bytes()), &SignatureConfig::default())?;
+//! assert_eq!(sig.sentences.len(), 2);
+//! assert!(sig.text.starts_with("Near-duplicate detection"));
+//! # Ok::<(), neardup::Error>(())
+//! ```
+//!
+//! What neardup is not: a search index (it answers "which page is this a copy of", not queries by
+//! words), nor a crawler. Limits: pages up to [`SignatureConfig::max_page_bytes`] (16 MiB by
+//! default).
+
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+#![cfg_attr(not(test), deny(clippy::unwrap_used))]
+
+mod error;
+pub mod fingerprint;
+pub mod index;
+pub mod options;
+pub mod storage;
+pub mod text;
+pub mod verify;
+
+pub use error::{Error, Result};
+pub use fingerprint::{Content, Fingerprint, Signatures};
+pub use index::{BatchOptions, BatchOrder, CheckReport, Index, Page, Stats, Timing, Verdict};
+pub use options::{FrequentConfig, IndexOptions, RepresentativePolicy, SignatureConfig};
+pub use storage::codec::{ClusterId, DocId};
+pub use verify::{Similarity, VerifyConfig};

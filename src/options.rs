@@ -1,0 +1,150 @@
+//! Configuration: the papers' parameters and their defaults.
+//!
+//! Lengths called *width* are measured as the papers measure them, in GBK bytes: a CJK character
+//! counts 2, any other character 1. That is how the paper's "X > 10 bytes" and "Z > 100 bytes"
+//! (seed 000 §4.2) carry over to Unicode text unchanged for Chinese and for English alike.
+
+use serde::{Deserialize, Serialize};
+
+/// Parameters of the signature pipeline (main text, sentences, fingerprints, simhash).
+///
+/// Every field that changes what is stored is checked when an index is reopened.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct SignatureConfig {
+    /// Sentences narrower than this width are not fingerprinted (seed 000 §4.2: X > 10 bytes,
+    /// so 11; about 6 Chinese characters or 11 Latin characters).
+    pub min_sentence_width: u32,
+    /// Number of groups m: digests are grouped by `digest mod m` (seed 000 §4.2: m = 7).
+    pub groups: u32,
+    /// Y: how many smallest distinct digests of a group make one fingerprint (seed 000: Y = 4).
+    pub sentences_per_fingerprint: u32,
+    /// Z: the Y sentences must together be at least this wide (seed 000: Z > 100 bytes, so 101).
+    pub min_cover_width: u32,
+    /// How many byte rotations of the digests are used, 1 to 16 (seed 000: all 16, giving at most
+    /// 16 × m = 112 fingerprints).
+    pub rotations: u32,
+    /// CJK character n-gram length used as simhash feature (2: bigrams).
+    pub simhash_cjk_ngram: u32,
+    /// Pages larger than this are refused with [`crate::Error::PageTooLarge`].
+    pub max_page_bytes: usize,
+    /// Fold traditional Chinese characters to simplified ones during normalization.
+    pub fold_traditional: bool,
+}
+
+impl Default for SignatureConfig {
+    fn default() -> Self {
+        SignatureConfig {
+            min_sentence_width: 11,
+            groups: 7,
+            sentences_per_fingerprint: 4,
+            min_cover_width: 101,
+            rotations: 16,
+            simhash_cjk_ngram: 2,
+            max_page_bytes: 16 << 20,
+            fold_traditional: true,
+        }
+    }
+}
+
+impl SignatureConfig {
+    /// Checks the values are usable.
+    ///
+    /// # Errors
+    /// [`crate::Error::InvalidArgument`] naming the first field out of range.
+    pub fn validate(&self) -> crate::Result<()> {
+        let bad = |what: &str| Err(crate::Error::InvalidArgument(what.to_string()));
+        if self.groups == 0 {
+            return bad("groups must be at least 1");
+        }
+        if self.sentences_per_fingerprint == 0 {
+            return bad("sentences_per_fingerprint must be at least 1");
+        }
+        if !(1..=16).contains(&self.rotations) {
+            return bad("rotations must be between 1 and 16");
+        }
+        if !(1..=4).contains(&self.simhash_cjk_ngram) {
+            return bad("simhash_cjk_ngram must be between 1 and 4");
+        }
+        if self.max_page_bytes == 0 {
+            return bad("max_page_bytes must be positive");
+        }
+        Ok(())
+    }
+}
+
+/// Which member of a cluster leads it (SPEC §2.7; seed 003 keeps the earlier or the longer page).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RepresentativePolicy {
+    /// The first page inserted leads, and keeps leading (the default).
+    #[default]
+    FirstSeen,
+    /// The page with the earliest publish time leads (ties: the first seen).
+    EarliestTime,
+    /// The page with the longest normalized text leads (ties: the first seen).
+    LongestText,
+}
+
+/// Over-frequent fingerprints (seed 000 §4.2: carried by > 10 000 pages, or by > 400 pages that
+/// sit on few hosts): kept out of candidate generation and listed in the statistics.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct FrequentConfig {
+    /// A fingerprint carried by more pages than this is over-frequent (paper: 10 000).
+    pub max_pages: u64,
+    /// A fingerprint carried by more pages than this is checked for host concentration
+    /// (paper: 400).
+    pub few_hosts_pages: u64,
+    /// … and is over-frequent when those pages sit on at most this many hosts.
+    pub few_hosts: usize,
+}
+
+impl Default for FrequentConfig {
+    fn default() -> Self {
+        FrequentConfig {
+            max_pages: 10_000,
+            few_hosts_pages: 400,
+            few_hosts: 8,
+        }
+    }
+}
+
+/// Everything an index is opened with.
+///
+/// The parts that shape what is stored (signatures, simhash distance, representative policy) are
+/// saved in the index when it is created and must match when it is reopened
+/// ([`crate::Error::IncompatibleConfig`] otherwise); verification thresholds and search bounds may
+/// change from one opening to the next.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct IndexOptions {
+    /// Signature parameters (stored, must match).
+    pub signature: SignatureConfig,
+    /// Verification parameters.
+    pub verify: crate::verify::VerifyConfig,
+    /// Maximum Hamming distance of simhash candidates: 1, 3 (default) or 7 (stored, must match).
+    pub simhash_max_distance: u32,
+    /// Over-frequent fingerprint thresholds.
+    pub frequent: FrequentConfig,
+    /// Representative policy (stored, must match).
+    pub representative: RepresentativePolicy,
+    /// At most this many candidate clusters are verified per page, best first.
+    pub max_clusters_verified: usize,
+    /// Create the index when the directory holds none.
+    pub create_if_missing: bool,
+}
+
+impl Default for IndexOptions {
+    fn default() -> Self {
+        IndexOptions {
+            signature: SignatureConfig::default(),
+            verify: crate::verify::VerifyConfig::default(),
+            simhash_max_distance: 3,
+            frequent: FrequentConfig::default(),
+            representative: RepresentativePolicy::default(),
+            max_clusters_verified: 8,
+            create_if_missing: true,
+        }
+    }
+}

@@ -1,0 +1,348 @@
+//! Value codecs. Every stored value starts with a tag byte naming its kind and version, and the
+//! records that carry a checksum end with the `crc32fast` CRC-32 of everything before it
+//! (big-endian). Decoders check length, tag and checksum and return errors, never panic.
+
+use roaring::RoaringBitmap;
+
+use crate::error::Error;
+use crate::Result;
+
+/// Internal document id: dense, allocated in insertion order, never reused.
+pub type DocId = u32;
+/// Cluster id: allocated when a cluster is founded, stable while its representative changes.
+pub type ClusterId = u32;
+
+/// Tag of a document record, format 1.
+pub const TAG_DOC: u8 = 0xD1;
+/// Tag of a cluster record, format 1.
+pub const TAG_CLUSTER: u8 = 0xC1;
+/// Tag of a stored normalized text, format 1.
+pub const TAG_TEXT: u8 = 0x71;
+/// Tag of a posting stored as a sorted list of big-endian `u32` ids (small postings).
+pub const TAG_POSTING_LIST: u8 = 0x50;
+/// Tag of a posting stored as a serialized roaring bitmap.
+pub const TAG_POSTING_ROARING: u8 = 0x52;
+/// Postings of at most this many ids are stored as a plain list.
+pub const POSTING_LIST_MAX: u64 = 16;
+
+/// Cursor over a byte slice that reports truncation as an error message.
+pub(crate) struct Reader<'a> {
+    buf: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Reader<'a> {
+    pub(crate) fn new(buf: &'a [u8]) -> Self {
+        Reader { buf, pos: 0 }
+    }
+    pub(crate) fn take(&mut self, n: usize) -> std::result::Result<&'a [u8], String> {
+        let end = self.pos.checked_add(n).filter(|&e| e <= self.buf.len());
+        match end {
+            Some(end) => {
+                let s = &self.buf[self.pos..end];
+                self.pos = end;
+                Ok(s)
+            }
+            None => Err(format!(
+                "truncated at byte {} (wanted {n} more of {})",
+                self.pos,
+                self.buf.len()
+            )),
+        }
+    }
+    pub(crate) fn u16(&mut self) -> std::result::Result<u16, String> {
+        let b = self.take(2)?;
+        Ok(u16::from_be_bytes([b[0], b[1]]))
+    }
+    pub(crate) fn u32(&mut self) -> std::result::Result<u32, String> {
+        let b = self.take(4)?;
+        Ok(u32::from_be_bytes([b[0], b[1], b[2], b[3]]))
+    }
+    pub(crate) fn u64(&mut self) -> std::result::Result<u64, String> {
+        let mut a = [0u8; 8];
+        a.copy_from_slice(self.take(8)?);
+        Ok(u64::from_be_bytes(a))
+    }
+    pub(crate) fn u128(&mut self) -> std::result::Result<u128, String> {
+        let mut a = [0u8; 16];
+        a.copy_from_slice(self.take(16)?);
+        Ok(u128::from_be_bytes(a))
+    }
+    pub(crate) fn str(&mut self, n: usize) -> std::result::Result<String, String> {
+        String::from_utf8(self.take(n)?.to_vec()).map_err(|_| "invalid UTF-8".to_string())
+    }
+    pub(crate) fn rest(&mut self) -> &'a [u8] {
+        let s = &self.buf[self.pos..];
+        self.pos = self.buf.len();
+        s
+    }
+    pub(crate) fn is_empty(&self) -> bool {
+        self.pos >= self.buf.len()
+    }
+}
+
+/// Appends the CRC-32 of `buf` to it.
+fn seal(mut buf: Vec<u8>) -> Vec<u8> {
+    let crc = crc32fast::hash(&buf);
+    buf.extend_from_slice(&crc.to_be_bytes());
+    buf
+}
+
+/// Checks the tag and trailing CRC-32 of a sealed value; returns the body after the tag.
+fn unseal<'a>(cf: &'static str, key: &[u8], value: &'a [u8], tag: u8) -> Result<&'a [u8]> {
+    if value.len() < 5 {
+        return Err(Error::corruption(
+            cf,
+            key,
+            format!("value of {} bytes is too short", value.len()),
+        ));
+    }
+    if value[0] != tag {
+        return Err(Error::corruption(
+            cf,
+            key,
+            format!("unknown tag {:#04x}, expected {tag:#04x}", value[0]),
+        ));
+    }
+    let (body, crc) = value.split_at(value.len() - 4);
+    let stored = u32::from_be_bytes([crc[0], crc[1], crc[2], crc[3]]);
+    let actual = crc32fast::hash(body);
+    if stored != actual {
+        return Err(Error::corruption(
+            cf,
+            key,
+            format!("checksum mismatch: stored {stored:08x}, computed {actual:08x}"),
+        ));
+    }
+    Ok(&body[1..])
+}
+
+/// What the index keeps about one page (the `docs` column family).
+#[derive(Clone, Debug, PartialEq)]
+pub struct DocRecord {
+    /// The external key.
+    pub key: String,
+    /// The host the page came from (for over-frequent fingerprint checks).
+    pub host: String,
+    /// Publish time, Unix seconds (0 when unknown).
+    pub time: i64,
+    /// The cluster the page belongs to.
+    pub cluster: ClusterId,
+    /// Length of the normalized text in characters.
+    pub text_chars: u32,
+    /// Number of sentence fingerprints.
+    pub fingerprints: u16,
+    /// Simhash of the normalized text.
+    pub simhash: u64,
+    /// Hash of the normalized text.
+    pub content_hash: u128,
+}
+
+impl DocRecord {
+    /// Encodes the record (tag, fields, CRC-32).
+    pub fn encode(&self) -> Vec<u8> {
+        let key = self.key.as_bytes();
+        let host = &self.host.as_bytes()[..self.host.len().min(u16::MAX as usize)];
+        let mut b = Vec::with_capacity(48 + key.len() + host.len());
+        b.push(TAG_DOC);
+        b.extend_from_slice(&(key.len() as u32).to_be_bytes());
+        b.extend_from_slice(key);
+        b.extend_from_slice(&(host.len() as u16).to_be_bytes());
+        b.extend_from_slice(host);
+        b.extend_from_slice(&self.time.to_be_bytes());
+        b.extend_from_slice(&self.cluster.to_be_bytes());
+        b.extend_from_slice(&self.text_chars.to_be_bytes());
+        b.extend_from_slice(&self.fingerprints.to_be_bytes());
+        b.extend_from_slice(&self.simhash.to_be_bytes());
+        b.extend_from_slice(&self.content_hash.to_be_bytes());
+        seal(b)
+    }
+
+    /// Decodes and verifies a record read at `key` in `cf`.
+    ///
+    /// # Errors
+    /// [`Error::Corruption`] on a wrong tag, checksum or length.
+    pub fn decode(cf: &'static str, key: &[u8], value: &[u8]) -> Result<DocRecord> {
+        let body = unseal(cf, key, value, TAG_DOC)?;
+        let parse = || -> std::result::Result<DocRecord, String> {
+            let mut r = Reader::new(body);
+            let klen = r.u32()? as usize;
+            let k = r.str(klen)?;
+            let hlen = r.u16()? as usize;
+            let host = r.str(hlen)?;
+            let rec = DocRecord {
+                key: k,
+                host,
+                time: r.u64()? as i64,
+                cluster: r.u32()?,
+                text_chars: r.u32()?,
+                fingerprints: r.u16()?,
+                simhash: r.u64()?,
+                content_hash: r.u128()?,
+            };
+            if !r.is_empty() {
+                return Err("trailing bytes".into());
+            }
+            Ok(rec)
+        };
+        parse().map_err(|reason| Error::corruption(cf, key, reason))
+    }
+}
+
+/// A cluster: its representative and its members (the representative among them).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ClusterRecord {
+    /// The representative page.
+    pub representative: DocId,
+    /// All member pages, the representative included.
+    pub members: RoaringBitmap,
+}
+
+impl ClusterRecord {
+    /// Encodes the record (tag, representative, roaring members, CRC-32).
+    pub fn encode(&self) -> Vec<u8> {
+        let mut b = Vec::with_capacity(9 + self.members.serialized_size());
+        b.push(TAG_CLUSTER);
+        b.extend_from_slice(&self.representative.to_be_bytes());
+        // Writing into a Vec cannot fail.
+        let _ = self.members.serialize_into(&mut b);
+        seal(b)
+    }
+
+    /// Decodes and verifies a record.
+    ///
+    /// # Errors
+    /// [`Error::Corruption`] on a wrong tag, checksum or bitmap.
+    pub fn decode(cf: &'static str, key: &[u8], value: &[u8]) -> Result<ClusterRecord> {
+        let body = unseal(cf, key, value, TAG_CLUSTER)?;
+        let mut r = Reader::new(body);
+        let representative = r.u32().map_err(|e| Error::corruption(cf, key, e))?;
+        let members = RoaringBitmap::deserialize_from(r.rest())
+            .map_err(|e| Error::corruption(cf, key, format!("bad member bitmap: {e}")))?;
+        Ok(ClusterRecord {
+            representative,
+            members,
+        })
+    }
+}
+
+/// Encodes a normalized text (tag, UTF-8, CRC-32).
+pub fn encode_text(text: &str) -> Vec<u8> {
+    let mut b = Vec::with_capacity(text.len() + 5);
+    b.push(TAG_TEXT);
+    b.extend_from_slice(text.as_bytes());
+    seal(b)
+}
+
+/// Decodes and verifies a stored text.
+///
+/// # Errors
+/// [`Error::Corruption`] on a wrong tag, checksum or invalid UTF-8.
+pub fn decode_text(cf: &'static str, key: &[u8], value: &[u8]) -> Result<String> {
+    let body = unseal(cf, key, value, TAG_TEXT)?;
+    String::from_utf8(body.to_vec()).map_err(|_| Error::corruption(cf, key, "text is not UTF-8"))
+}
+
+/// Encodes a posting: a plain id list when small, a roaring bitmap otherwise.
+pub fn encode_posting(ids: &RoaringBitmap) -> Vec<u8> {
+    if ids.len() <= POSTING_LIST_MAX {
+        let mut b = Vec::with_capacity(1 + 4 * ids.len() as usize);
+        b.push(TAG_POSTING_LIST);
+        for id in ids {
+            b.extend_from_slice(&id.to_be_bytes());
+        }
+        b
+    } else {
+        let mut b = Vec::with_capacity(1 + ids.serialized_size());
+        b.push(TAG_POSTING_ROARING);
+        let _ = ids.serialize_into(&mut b);
+        b
+    }
+}
+
+/// Decodes a posting value.
+pub fn decode_posting(value: &[u8]) -> std::result::Result<RoaringBitmap, String> {
+    match value.first() {
+        Some(&TAG_POSTING_LIST) => {
+            let body = &value[1..];
+            if !body.len().is_multiple_of(4) {
+                return Err(format!("id list of {} bytes", body.len()));
+            }
+            let mut bm = RoaringBitmap::new();
+            for c in body.chunks_exact(4) {
+                bm.insert(u32::from_be_bytes([c[0], c[1], c[2], c[3]]));
+            }
+            Ok(bm)
+        }
+        Some(&TAG_POSTING_ROARING) => RoaringBitmap::deserialize_from(&value[1..])
+            .map_err(|e| format!("bad roaring bitmap: {e}")),
+        Some(t) => Err(format!("unknown posting tag {t:#04x}")),
+        None => Err("empty posting value".into()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn doc() -> DocRecord {
+        DocRecord {
+            key: "k-1".into(),
+            host: "example.com".into(),
+            time: 1_683_854_400,
+            cluster: 7,
+            text_chars: 1234,
+            fingerprints: 112,
+            simhash: 0xdead_beef,
+            content_hash: 42,
+        }
+    }
+
+    #[test]
+    fn doc_round_trip() {
+        let d = doc();
+        assert_eq!(DocRecord::decode("docs", b"k", &d.encode()).unwrap(), d);
+    }
+
+    #[test]
+    fn flipped_bit_is_corruption() {
+        let mut v = doc().encode();
+        v[10] ^= 1;
+        assert!(matches!(
+            DocRecord::decode("docs", b"k", &v),
+            Err(Error::Corruption { cf: "docs", .. })
+        ));
+        assert!(matches!(
+            DocRecord::decode("docs", b"k", &v[..3]),
+            Err(Error::Corruption { .. })
+        ));
+    }
+
+    #[test]
+    fn cluster_round_trip() {
+        let c = ClusterRecord {
+            representative: 3,
+            members: [3u32, 9, 100_000].into_iter().collect(),
+        };
+        assert_eq!(
+            ClusterRecord::decode("clusters", b"k", &c.encode()).unwrap(),
+            c
+        );
+    }
+
+    #[test]
+    fn posting_round_trip_small_and_large() {
+        for n in [0u32, 1, 16, 17, 1000] {
+            let bm: RoaringBitmap = (0..n).map(|i| i * 3).collect();
+            assert_eq!(decode_posting(&encode_posting(&bm)).unwrap(), bm);
+        }
+        assert!(decode_posting(&[0x99]).is_err());
+        assert!(decode_posting(&[TAG_POSTING_LIST, 1, 2]).is_err());
+    }
+
+    #[test]
+    fn text_round_trip() {
+        let v = encode_text("中文 text");
+        assert_eq!(decode_text("texts", b"k", &v).unwrap(), "中文 text");
+    }
+}

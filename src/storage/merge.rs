@@ -1,0 +1,174 @@
+//! The postings merge operator: an insert adds its id to a posting, a delete removes it, and
+//! neither reads the posting first (SPEC §3).
+//!
+//! Operands: `0x2B` (`+`) followed by big-endian `u32` ids to add; `0x2D` (`-`) followed by ids to
+//! remove; `0x44` (`D`) a delta from a partial merge: `u32` length of an add bitmap, the add
+//! bitmap, then the remove bitmap (both roaring), meaning "remove these, then add those".
+//! Operands are applied in order. On anything undecodable the operator returns `None`, which
+//! RocksDB reports as a corruption error on read: it never panics.
+
+use roaring::RoaringBitmap;
+use rocksdb::MergeOperands;
+
+use super::codec::{decode_posting, encode_posting};
+
+/// Operand tag: add ids.
+pub const OP_ADD: u8 = b'+';
+/// Operand tag: remove ids.
+pub const OP_REMOVE: u8 = b'-';
+/// Operand tag: a delta (removes, then adds) produced by a partial merge.
+pub const OP_DELTA: u8 = b'D';
+
+/// The operator's name, stored in RocksDB's options file.
+pub const NAME: &str = "neardup.postings.v1";
+
+/// An operand that adds one id.
+pub fn add_operand(id: u32) -> [u8; 5] {
+    let b = id.to_be_bytes();
+    [OP_ADD, b[0], b[1], b[2], b[3]]
+}
+
+/// An operand that removes one id.
+pub fn remove_operand(id: u32) -> [u8; 5] {
+    let b = id.to_be_bytes();
+    [OP_REMOVE, b[0], b[1], b[2], b[3]]
+}
+
+/// A pending change of a posting: ids to remove, then ids to add.
+#[derive(Default, Debug, Clone, PartialEq)]
+pub struct Delta {
+    /// Ids to add (after removing).
+    pub add: RoaringBitmap,
+    /// Ids to remove.
+    pub remove: RoaringBitmap,
+}
+
+impl Delta {
+    /// Folds one operand into the delta (`self` then `op`).
+    pub fn push(&mut self, op: &[u8]) -> Option<()> {
+        let (&tag, body) = op.split_first()?;
+        match tag {
+            OP_ADD | OP_REMOVE => {
+                if !body.len().is_multiple_of(4) {
+                    return None;
+                }
+                for c in body.chunks_exact(4) {
+                    let id = u32::from_be_bytes([c[0], c[1], c[2], c[3]]);
+                    if tag == OP_ADD {
+                        self.add.insert(id);
+                    } else {
+                        self.add.remove(id);
+                        self.remove.insert(id);
+                    }
+                }
+            }
+            OP_DELTA => {
+                if body.len() < 4 {
+                    return None;
+                }
+                let n = u32::from_be_bytes([body[0], body[1], body[2], body[3]]) as usize;
+                let rest = &body[4..];
+                if rest.len() < n {
+                    return None;
+                }
+                let add = RoaringBitmap::deserialize_from(&rest[..n]).ok()?;
+                let remove = RoaringBitmap::deserialize_from(&rest[n..]).ok()?;
+                // (X − R1 ∪ A1) − R2 ∪ A2 = X − (R1 ∪ R2) ∪ ((A1 − R2) ∪ A2)
+                self.add -= &remove;
+                self.remove |= remove;
+                self.add |= add;
+            }
+            _ => return None,
+        }
+        Some(())
+    }
+
+    /// Applies the delta to a posting.
+    pub fn apply(&self, base: &mut RoaringBitmap) {
+        *base -= &self.remove;
+        *base |= &self.add;
+    }
+
+    /// Encodes the delta as one operand.
+    pub fn encode(&self) -> Vec<u8> {
+        let mut b =
+            Vec::with_capacity(5 + self.add.serialized_size() + self.remove.serialized_size());
+        b.push(OP_DELTA);
+        b.extend_from_slice(&(self.add.serialized_size() as u32).to_be_bytes());
+        let _ = self.add.serialize_into(&mut b);
+        let _ = self.remove.serialize_into(&mut b);
+        b
+    }
+}
+
+/// Full merge: the stored posting (if any) with the operands applied in order.
+pub fn full_merge(
+    _key: &[u8],
+    existing: Option<&[u8]>,
+    operands: &MergeOperands,
+) -> Option<Vec<u8>> {
+    let mut base = match existing {
+        Some(v) => decode_posting(v).ok()?,
+        None => RoaringBitmap::new(),
+    };
+    let mut delta = Delta::default();
+    for op in operands {
+        delta.push(op)?;
+    }
+    delta.apply(&mut base);
+    Some(encode_posting(&base))
+}
+
+/// Partial merge: several operands folded into one delta operand.
+pub fn partial_merge(
+    _key: &[u8],
+    _existing: Option<&[u8]>,
+    operands: &MergeOperands,
+) -> Option<Vec<u8>> {
+    let mut delta = Delta::default();
+    for op in operands {
+        delta.push(op)?;
+    }
+    Some(delta.encode())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn delta_composition_matches_sequential_application() {
+        let mut base: RoaringBitmap = [1u32, 2, 3].into_iter().collect();
+        let ops: Vec<Vec<u8>> = vec![
+            add_operand(4).to_vec(),
+            remove_operand(2).to_vec(),
+            add_operand(2).to_vec(),
+            remove_operand(4).to_vec(),
+            remove_operand(1).to_vec(),
+        ];
+        // Split in two partial merges, then fold.
+        let mut first = Delta::default();
+        for op in &ops[..2] {
+            first.push(op).unwrap();
+        }
+        let mut second = Delta::default();
+        for op in &ops[2..] {
+            second.push(op).unwrap();
+        }
+        let mut folded = Delta::default();
+        folded.push(&first.encode()).unwrap();
+        folded.push(&second.encode()).unwrap();
+        folded.apply(&mut base);
+        let expected: RoaringBitmap = [2u32, 3].into_iter().collect();
+        assert_eq!(base, expected);
+    }
+
+    #[test]
+    fn garbage_operand_is_refused() {
+        let mut d = Delta::default();
+        assert!(d.push(&[]).is_none());
+        assert!(d.push(&[b'?', 0, 0, 0, 1]).is_none());
+        assert!(d.push(&[OP_ADD, 0, 0]).is_none());
+        assert!(d.push(&[OP_DELTA, 0, 0, 0, 9, 1]).is_none());
+    }
+}

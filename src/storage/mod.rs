@@ -1,0 +1,231 @@
+//! Storage layout in one RocksDB database (SPEC §3). Keys are big-endian so that iteration order
+//! is numeric order. The byte-level layout is described in `FORMAT.md`.
+//!
+//! | column family | key | value |
+//! |---|---|---|
+//! | `meta` | ASCII name | format version, configuration (JSON), counters |
+//! | `keys` | external key (UTF-8) | `DocId` (u32) |
+//! | `docs` | `DocId` | [`codec::DocRecord`] (tag, fields, CRC-32) |
+//! | `texts` | `DocId` | normalized text (tag, UTF-8, CRC-32), compressed by RocksDB |
+//! | `postings` | kind (1 byte) ‖ high 64 bits of the fingerprint | posting (merge operator) |
+//! | `simhash` | table (1) ‖ permuted simhash (8) ‖ `DocId` (4) | empty |
+//! | `clusters` | `ClusterId` | [`codec::ClusterRecord`] |
+//! | `frequent` | posting key | reason byte: over-frequent fingerprints |
+
+pub mod codec;
+pub mod merge;
+
+use std::path::Path;
+
+use rocksdb::{
+    BlockBasedOptions, ColumnFamilyDescriptor, DBCompressionType, Options, SliceTransform, DB,
+};
+
+use crate::{Error, Result};
+
+/// The on-disk format version this build reads and writes.
+pub const FORMAT_VERSION: u32 = 1;
+
+/// Column family names.
+pub mod cf {
+    /// Format version, configuration, counters.
+    pub const META: &str = "meta";
+    /// External key → `DocId`.
+    pub const KEYS: &str = "keys";
+    /// `DocId` → document record.
+    pub const DOCS: &str = "docs";
+    /// `DocId` → normalized text.
+    pub const TEXTS: &str = "texts";
+    /// Fingerprint → posting of `DocId`s.
+    pub const POSTINGS: &str = "postings";
+    /// Simhash block tables.
+    pub const SIMHASH: &str = "simhash";
+    /// `ClusterId` → cluster record.
+    pub const CLUSTERS: &str = "clusters";
+    /// Over-frequent fingerprints.
+    pub const FREQUENT: &str = "frequent";
+    /// Every column family, in creation order.
+    pub const ALL: [&str; 8] = [
+        META, KEYS, DOCS, TEXTS, POSTINGS, SIMHASH, CLUSTERS, FREQUENT,
+    ];
+}
+
+/// Meta keys.
+pub mod meta {
+    /// `u32` format version.
+    pub const FORMAT: &[u8] = b"format_version";
+    /// JSON of the stored configuration.
+    pub const CONFIG: &[u8] = b"config";
+    /// Next `DocId` to allocate (`u32`).
+    pub const NEXT_DOC: &[u8] = b"next_doc_id";
+    /// Next `ClusterId` to allocate (`u32`).
+    pub const NEXT_CLUSTER: &[u8] = b"next_cluster_id";
+    /// Number of live pages (`u64`).
+    pub const LIVE_DOCS: &[u8] = b"live_docs";
+    /// Number of live clusters (`u64`).
+    pub const LIVE_CLUSTERS: &[u8] = b"live_clusters";
+}
+
+/// Posting key kinds.
+pub mod kind {
+    /// A sentence fingerprint.
+    pub const SENTENCE: u8 = b'F';
+    /// The exact content hash.
+    pub const CONTENT: u8 = b'C';
+}
+
+/// Key of a posting: kind ‖ high 64 bits of a 128-bit hash. Two hashes that share their high
+/// 64 bits share a posting; that only adds a candidate, which verification then judges.
+pub fn posting_key(kind: u8, hash: u128) -> [u8; 9] {
+    let mut k = [0u8; 9];
+    k[0] = kind;
+    k[1..].copy_from_slice(&((hash >> 64) as u64).to_be_bytes());
+    k
+}
+
+/// Big-endian key of a `u32` id.
+pub fn id_key(id: u32) -> [u8; 4] {
+    id.to_be_bytes()
+}
+
+/// Decodes a big-endian `u32` key or value.
+pub fn decode_u32(cf: &'static str, key: &[u8], bytes: &[u8]) -> Result<u32> {
+    <[u8; 4]>::try_from(bytes)
+        .map(u32::from_be_bytes)
+        .map_err(|_| Error::corruption(cf, key, format!("expected 4 bytes, found {}", bytes.len())))
+}
+
+/// Simhash block tables (Manku et al.; seed 001 §3.3): the 64 bits split into `k + 1` blocks;
+/// table `t` stores the hash rotated so that block `t` comes first, so any hash within Hamming
+/// distance `k` of a query shares at least one whole block, found by a prefix seek.
+#[derive(Clone, Copy, Debug)]
+pub struct SimhashTables {
+    /// Number of tables (`k + 1`).
+    pub tables: u8,
+    /// Bits per block (64 / tables).
+    pub block_bits: u32,
+}
+
+impl SimhashTables {
+    /// Tables for a maximum Hamming distance `k`; `k + 1` must be 2, 4 or 8 so that blocks are
+    /// whole bytes.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] for another `k`.
+    pub fn new(k: u32) -> Result<Self> {
+        match k {
+            1 | 3 | 7 => Ok(SimhashTables {
+                tables: (k + 1) as u8,
+                block_bits: 64 / (k + 1),
+            }),
+            _ => Err(Error::InvalidArgument(format!(
+                "simhash_max_distance must be 1, 3 or 7, not {k}"
+            ))),
+        }
+    }
+
+    /// Length of the key prefix that selects one block of one table.
+    pub fn prefix_len(&self) -> usize {
+        1 + (self.block_bits / 8) as usize
+    }
+
+    /// The key of `simhash` for document `id` in table `t`.
+    pub fn key(&self, t: u8, simhash: u64, id: u32) -> [u8; 13] {
+        let permuted = simhash.rotate_left(self.block_bits * t as u32);
+        let mut k = [0u8; 13];
+        k[0] = t;
+        k[1..9].copy_from_slice(&permuted.to_be_bytes());
+        k[9..].copy_from_slice(&id.to_be_bytes());
+        k
+    }
+
+    /// Decodes a key into (table, original simhash, id).
+    pub fn decode(&self, key: &[u8]) -> Option<(u8, u64, u32)> {
+        if key.len() != 13 {
+            return None;
+        }
+        let t = key[0];
+        let mut p = [0u8; 8];
+        p.copy_from_slice(&key[1..9]);
+        let simhash = u64::from_be_bytes(p).rotate_right(self.block_bits * t as u32);
+        let id = u32::from_be_bytes([key[9], key[10], key[11], key[12]]);
+        Some((t, simhash, id))
+    }
+}
+
+/// Opens (or creates) the database with every column family and its options.
+///
+/// # Errors
+/// [`Error::Storage`] when RocksDB cannot open the path.
+pub fn open_db(path: &Path, create: bool, tables: SimhashTables) -> Result<DB> {
+    let mut db_opts = Options::default();
+    db_opts.create_if_missing(create);
+    db_opts.create_missing_column_families(true);
+    db_opts.set_max_background_jobs(2);
+    db_opts.set_keep_log_file_num(4);
+
+    let table = |bloom: bool| {
+        let mut b = BlockBasedOptions::default();
+        if bloom {
+            b.set_bloom_filter(10.0, false);
+        }
+        b
+    };
+    let base = |compress: bool| {
+        let mut o = Options::default();
+        o.set_compression_type(if compress {
+            DBCompressionType::Lz4
+        } else {
+            DBCompressionType::None
+        });
+        o.set_bottommost_compression_type(if compress {
+            DBCompressionType::Zstd
+        } else {
+            DBCompressionType::None
+        });
+        o
+    };
+    let descriptors = cf::ALL.iter().map(|&name| {
+        let mut o = base(true);
+        match name {
+            cf::POSTINGS => {
+                o.set_merge_operator(merge::NAME, merge::full_merge, merge::partial_merge);
+                o.set_block_based_table_factory(&table(true));
+            }
+            cf::SIMHASH => {
+                o.set_prefix_extractor(SliceTransform::create_fixed_prefix(tables.prefix_len()));
+                o.set_memtable_prefix_bloom_ratio(0.1);
+                o.set_block_based_table_factory(&table(true));
+            }
+            cf::KEYS | cf::DOCS | cf::CLUSTERS => o.set_block_based_table_factory(&table(true)),
+            _ => {}
+        }
+        ColumnFamilyDescriptor::new(name, o)
+    });
+    DB::open_cf_descriptors(&db_opts, path, descriptors)
+        .map_err(|e| Error::storage(format!("opening {}", path.display()), e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn simhash_key_round_trip_and_prefix_is_block() {
+        let t = SimhashTables::new(3).unwrap();
+        let h = 0x1234_5678_9abc_def0u64;
+        for table in 0..4u8 {
+            let k = t.key(table, h, 77);
+            assert_eq!(t.decode(&k), Some((table, h, 77)));
+            let block = (h >> (48 - 16 * table as u32)) as u16;
+            assert_eq!(&k[1..3], &block.to_be_bytes());
+        }
+        assert!(SimhashTables::new(2).is_err());
+    }
+
+    #[test]
+    fn posting_key_takes_high_bits() {
+        let k = posting_key(kind::SENTENCE, (5u128 << 64) | 9);
+        assert_eq!(k, [b'F', 0, 0, 0, 0, 0, 0, 0, 5]);
+    }
+}

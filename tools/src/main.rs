@@ -1,0 +1,469 @@
+//! The `neardup` command line, built on the library's Rust API only: ingest crawl files (the
+//! daily merge), query, delete, export cluster assignments, statistics, check, checkpoint.
+
+mod input;
+
+use std::io::{BufWriter, IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use anyhow::{bail, Context, Result};
+use clap::{Parser, Subcommand, ValueEnum};
+use indicatif::{ProgressBar, ProgressStyle};
+use neardup::{
+    BatchOptions, BatchOrder, Content, Index, IndexOptions, Page, RepresentativePolicy,
+    SignatureConfig, Signatures,
+};
+use rayon::prelude::*;
+
+use input::{Body, JsonlReader, OwnedPage};
+
+/// neardup: an embedded near-duplicate index for web pages.
+#[derive(Parser)]
+#[command(version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum Order {
+    /// Descending fingerprint count within each batch (seed 000 §4.2).
+    Fingerprints,
+    /// The order of the input files (corpus order).
+    Input,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum Policy {
+    FirstSeen,
+    EarliestTime,
+    LongestText,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Ingest JSONL crawl files (gzip or plain) into an index: the daily merge.
+    Ingest {
+        /// The index directory (created when missing).
+        #[arg(long)]
+        index: PathBuf,
+        /// JSONL files: one page a line with `id`, `url`, `host`, `time`, and `html` or `text`.
+        files: Vec<PathBuf>,
+        /// Keys to delete first (pages gone from the crawl), one a line.
+        #[arg(long)]
+        delete_list: Option<PathBuf>,
+        /// Insertion order within each batch.
+        #[arg(long, value_enum, default_value_t = Order::Fingerprints)]
+        order: Order,
+        /// Pages read and inserted per batch.
+        #[arg(long, default_value_t = 4096)]
+        batch: usize,
+        /// Representative policy (only when the index is created).
+        #[arg(long, value_enum, default_value_t = Policy::FirstSeen)]
+        policy: Policy,
+        /// Worker threads for signatures (0: all cores).
+        #[arg(long, default_value_t = 0)]
+        threads: usize,
+    },
+    /// Verdicts for pages without storing them, as JSON lines.
+    Query {
+        #[arg(long)]
+        index: PathBuf,
+        files: Vec<PathBuf>,
+    },
+    /// Delete pages by key.
+    Delete {
+        #[arg(long)]
+        index: PathBuf,
+        #[arg(required = true)]
+        keys: Vec<String>,
+    },
+    /// Export `doc_id<TAB>representative_id` for every page, in ingest order.
+    Export {
+        #[arg(long)]
+        index: PathBuf,
+        /// Write here instead of standard output.
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+    /// Figures about an index.
+    Stats {
+        #[arg(long)]
+        index: PathBuf,
+    },
+    /// Check every invariant of an index; exits non-zero when anything is wrong.
+    Check {
+        #[arg(long)]
+        index: PathBuf,
+    },
+    /// Write a consistent snapshot (RocksDB checkpoint) of an index.
+    Checkpoint {
+        #[arg(long)]
+        index: PathBuf,
+        /// The snapshot directory (must not exist).
+        #[arg(long)]
+        out: PathBuf,
+    },
+    /// Extract the main text of every page and compute its signatures, without an index:
+    /// prints pages, MB/s and how many pages gave no sentence fingerprint.
+    Signatures {
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        #[arg(long, default_value_t = 0)]
+        threads: usize,
+    },
+}
+
+fn bar(what: &str) -> ProgressBar {
+    if !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let pb = ProgressBar::new_spinner();
+    pb.set_style(
+        ProgressStyle::with_template(&format!(
+            "{{spinner}} {what}: {{pos}} pages  {{per_sec}}  {{elapsed_precise}}  {{msg}}"
+        ))
+        .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+    );
+    pb.enable_steady_tick(std::time::Duration::from_millis(200));
+    pb
+}
+
+/// Opens an existing index with its stored configuration, or creates one with `policy`.
+fn open_index(path: &Path, policy: Option<Policy>, create: bool) -> Result<Index> {
+    let ix = if path.join("CURRENT").exists() || !create {
+        Index::open_existing(path)
+    } else {
+        let representative = match policy.unwrap_or(Policy::FirstSeen) {
+            Policy::FirstSeen => RepresentativePolicy::FirstSeen,
+            Policy::EarliestTime => RepresentativePolicy::EarliestTime,
+            Policy::LongestText => RepresentativePolicy::LongestText,
+        };
+        Index::open(
+            path,
+            IndexOptions {
+                representative,
+                ..IndexOptions::default()
+            },
+        )
+    };
+    ix.with_context(|| format!("cannot open the index at {}", path.display()))
+}
+
+fn page_of(p: &OwnedPage) -> Page<'_> {
+    Page {
+        key: &p.key,
+        host: &p.host,
+        time: p.time,
+        content: match &p.body {
+            Body::Html(h) => Content::Html(h),
+            Body::Text(t) => Content::Text(t),
+        },
+    }
+}
+
+fn set_threads(threads: usize) {
+    if threads > 0 {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build_global()
+            .ok();
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn ingest(
+    index: &Path,
+    files: &[PathBuf],
+    delete_list: Option<&Path>,
+    order: Order,
+    batch: usize,
+    policy: Policy,
+    threads: usize,
+) -> Result<()> {
+    set_threads(threads);
+    let ix = open_index(index, Some(policy), true)?;
+    let start = Instant::now();
+    let mut deleted = 0u64;
+    let mut missing = 0u64;
+    if let Some(list) = delete_list {
+        for key in input::read_key_list(list)? {
+            match ix.delete(&key) {
+                Ok(()) => deleted += 1,
+                Err(neardup::Error::NotFound(_)) => missing += 1,
+                Err(e) => return Err(e).context(format!("deleting {key}")),
+            }
+        }
+    }
+    let pb = bar("ingest");
+    let opts = BatchOptions {
+        order: match order {
+            Order::Fingerprints => BatchOrder::FingerprintCount,
+            Order::Input => BatchOrder::Input,
+        },
+        group: 256,
+    };
+    let max_line = ix.options().signature.max_page_bytes * 2 + 64 * 1024;
+    let (mut pages, mut dups, mut new_clusters, mut replaced, mut bytes) =
+        (0u64, 0u64, 0u64, 0u64, 0u64);
+    let mut skipped: Vec<String> = Vec::new();
+    for path in files {
+        let mut reader = JsonlReader::new(path, max_line)?;
+        while !reader.is_done() {
+            let (chunk, skips) = reader.next_chunk(batch.max(1));
+            for s in skips {
+                pb.println(format!("skipped {}: {}", s.place, s.reason));
+                skipped.push(s.reason);
+            }
+            if chunk.is_empty() {
+                continue;
+            }
+            let batch_pages: Vec<Page<'_>> = chunk.iter().map(|(_, p)| page_of(p)).collect();
+            let base = pages;
+            let results = ix.insert_batch(&batch_pages, &opts, &mut |done, _| {
+                pb.set_position(base + done as u64)
+            })?;
+            for ((place, p), r) in chunk.iter().zip(results) {
+                match r {
+                    Ok(v) => {
+                        pages += 1;
+                        bytes += match &p.body {
+                            Body::Html(h) => h.len(),
+                            Body::Text(t) => t.len(),
+                        } as u64;
+                        if v.duplicate {
+                            dups += 1;
+                        } else {
+                            new_clusters += 1;
+                        }
+                        replaced += u64::from(v.replaced);
+                    }
+                    Err(e) => {
+                        pb.println(format!("skipped {place}: page {}: {e}", p.key));
+                        skipped.push(e.to_string());
+                    }
+                }
+            }
+            pb.set_message(format!("{dups} duplicates"));
+        }
+    }
+    ix.flush()?;
+    pb.finish_and_clear();
+    let secs = start.elapsed().as_secs_f64();
+    println!(
+        "pages ingested   {pages} ({:.1} MB) in {secs:.1} s: {:.0} pages/s",
+        bytes as f64 / 1e6,
+        pages as f64 / secs.max(1e-9)
+    );
+    println!("duplicates       {dups}");
+    println!("new clusters     {new_clusters}");
+    println!("replaced         {replaced}");
+    if delete_list.is_some() {
+        println!("deleted          {deleted} ({missing} keys not present)");
+    }
+    println!("skipped          {}", skipped.len());
+    let mut reasons: std::collections::BTreeMap<String, usize> = std::collections::BTreeMap::new();
+    for r in &skipped {
+        let short: String = r.split(':').next().unwrap_or(r).chars().take(60).collect();
+        *reasons.entry(short).or_default() += 1;
+    }
+    for (r, n) in reasons {
+        println!("  {n:>8}  {r}");
+    }
+    let st = ix.stats()?;
+    println!(
+        "index            {} pages, {} clusters",
+        st.pages, st.clusters
+    );
+    Ok(())
+}
+
+fn query(index: &Path, files: &[PathBuf]) -> Result<()> {
+    let ix = open_index(index, None, false)?;
+    let out = std::io::stdout();
+    let mut out = BufWriter::new(out.lock());
+    for path in files {
+        let mut reader = JsonlReader::new(path, ix.options().signature.max_page_bytes * 2)?;
+        while !reader.is_done() {
+            let (chunk, skips) = reader.next_chunk(1024);
+            for s in skips {
+                eprintln!("skipped {}: {}", s.place, s.reason);
+            }
+            let verdicts: Vec<_> = chunk
+                .par_iter()
+                .map(|(_, p)| ix.query(page_of(p).content))
+                .collect();
+            for ((place, p), v) in chunk.iter().zip(verdicts) {
+                match v {
+                    Ok(v) => writeln!(
+                        out,
+                        "{}",
+                        serde_json::json!({
+                            "key": p.key, "duplicate": v.duplicate, "cluster": v.cluster,
+                            "representative": v.representative, "similar_to": v.similar_to,
+                            "resemble": v.resemble, "contain": v.contain, "exact": v.exact,
+                        })
+                    )?,
+                    Err(e) => eprintln!("skipped {place}: page {}: {e}", p.key),
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+fn signatures(files: &[PathBuf], threads: usize) -> Result<()> {
+    set_threads(threads);
+    let cfg = SignatureConfig::default();
+    let pb = bar("signatures");
+    let start = Instant::now();
+    let (mut pages, mut bytes, mut without, mut skipped, mut fps) = (0u64, 0u64, 0u64, 0u64, 0u64);
+    for path in files {
+        let mut reader = JsonlReader::new(path, cfg.max_page_bytes * 2)?;
+        while !reader.is_done() {
+            let (chunk, skips) = reader.next_chunk(2048);
+            for s in skips {
+                pb.println(format!("skipped {}: {}", s.place, s.reason));
+                skipped += 1;
+            }
+            let results: Vec<_> = chunk
+                .par_iter()
+                .map(|(_, p)| Signatures::compute(page_of(p).content, &cfg))
+                .collect();
+            for ((place, p), r) in chunk.iter().zip(results) {
+                match r {
+                    Ok(sig) => {
+                        pages += 1;
+                        bytes += match &p.body {
+                            Body::Html(h) => h.len(),
+                            Body::Text(t) => t.len(),
+                        } as u64;
+                        fps += sig.fingerprints.len() as u64;
+                        without += u64::from(sig.fingerprints.is_empty());
+                    }
+                    Err(e) => {
+                        skipped += 1;
+                        pb.println(format!("skipped {place}: page {}: {e}", p.key));
+                    }
+                }
+            }
+            pb.set_position(pages);
+        }
+    }
+    pb.finish_and_clear();
+    let secs = start.elapsed().as_secs_f64();
+    println!("pages               {pages}");
+    println!("skipped             {skipped}");
+    println!(
+        "input               {:.1} MB in {secs:.2} s: {:.1} MB/s, {:.0} pages/s",
+        bytes as f64 / 1e6,
+        bytes as f64 / 1e6 / secs,
+        pages as f64 / secs
+    );
+    println!(
+        "fingerprints/page   {:.1}",
+        fps as f64 / pages.max(1) as f64
+    );
+    println!(
+        "no fingerprint      {without} ({:.2}%)",
+        100.0 * without as f64 / pages.max(1) as f64
+    );
+    Ok(())
+}
+
+fn main() -> Result<()> {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Ingest {
+            index,
+            files,
+            delete_list,
+            order,
+            batch,
+            policy,
+            threads,
+        } => {
+            if files.is_empty() && delete_list.is_none() {
+                bail!("nothing to do: give JSONL files and/or --delete-list");
+            }
+            ingest(
+                &index,
+                &files,
+                delete_list.as_deref(),
+                order,
+                batch,
+                policy,
+                threads,
+            )
+        }
+        Command::Query { index, files } => query(&index, &files),
+        Command::Delete { index, keys } => {
+            let ix = open_index(&index, None, false)?;
+            let mut missing = 0;
+            for k in &keys {
+                match ix.delete(k) {
+                    Ok(()) => {}
+                    Err(neardup::Error::NotFound(_)) => {
+                        eprintln!("not found: {k}");
+                        missing += 1;
+                    }
+                    Err(e) => return Err(e).context(format!("deleting {k}")),
+                }
+            }
+            println!("deleted {} of {} keys", keys.len() - missing, keys.len());
+            Ok(())
+        }
+        Command::Export { index, out } => {
+            let ix = open_index(&index, None, false)?;
+            let sink: Box<dyn Write> = match &out {
+                Some(p) => Box::new(
+                    std::fs::File::create(p)
+                        .with_context(|| format!("cannot create {}", p.display()))?,
+                ),
+                None => Box::new(std::io::stdout().lock()),
+            };
+            let mut w = BufWriter::new(sink);
+            let mut err = None;
+            ix.export(|k, r| {
+                if err.is_none() {
+                    if let Err(e) = writeln!(w, "{k}\t{r}") {
+                        err = Some(e);
+                    }
+                }
+            })?;
+            if let Some(e) = err {
+                return Err(e.into());
+            }
+            w.flush()?;
+            Ok(())
+        }
+        Command::Stats { index } => {
+            let ix = open_index(&index, None, false)?;
+            println!("{}", serde_json::to_string_pretty(&ix.stats()?)?);
+            Ok(())
+        }
+        Command::Check { index } => {
+            let ix = open_index(&index, None, false)?;
+            let r = ix.check()?;
+            println!(
+                "pages {}  clusters {}  posting entries {}  problems {}",
+                r.pages, r.clusters, r.postings, r.problem_count
+            );
+            for p in &r.problems {
+                println!("  {p}");
+            }
+            if !r.is_clean() {
+                std::process::exit(1);
+            }
+            Ok(())
+        }
+        Command::Checkpoint { index, out } => {
+            let ix = open_index(&index, None, false)?;
+            ix.checkpoint(&out)?;
+            println!("checkpoint written to {}", out.display());
+            Ok(())
+        }
+        Command::Signatures { files, threads } => signatures(&files, threads),
+    }
+}
