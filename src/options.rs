@@ -24,6 +24,11 @@ pub struct SignatureConfig {
     /// How many byte rotations of the digests are used, 1 to 16 (seed 000: all 16, giving at most
     /// 16 × m = 112 fingerprints).
     pub rotations: u32,
+    /// Fingerprint clauses rather than whole sentences: sentences are further cut at `,` `:`
+    /// (and `，` `、` `：`, which normalization maps onto them). Seed 000 §4.2 splits the text "by
+    /// punctuation" without saying which; clauses make a fingerprint survive an edit elsewhere in
+    /// a long sentence.
+    pub clause_units: bool,
     /// CJK character n-gram length used as simhash feature (2: bigrams).
     pub simhash_cjk_ngram: u32,
     /// Pages larger than this are refused with [`crate::Error::PageTooLarge`].
@@ -40,6 +45,7 @@ impl Default for SignatureConfig {
             sentences_per_fingerprint: 4,
             min_cover_width: 101,
             rotations: 16,
+            clause_units: true,
             simhash_cjk_ngram: 2,
             max_page_bytes: 16 << 20,
             fold_traditional: true,
@@ -131,6 +137,10 @@ pub struct IndexOptions {
     pub representative: RepresentativePolicy,
     /// At most this many candidate clusters are verified per page, best first.
     pub max_clusters_verified: usize,
+    /// Pages whose headings name different model codes (see
+    /// [`crate::fingerprint::codes_conflict`]) are never similar, however much text they share:
+    /// models of one product series share their description, claims and service text.
+    pub heading_codes: bool,
     /// Create the index when the directory holds none.
     pub create_if_missing: bool,
 }
@@ -144,6 +154,7 @@ impl Default for IndexOptions {
             frequent: FrequentConfig::default(),
             representative: RepresentativePolicy::default(),
             max_clusters_verified: 8,
+            heading_codes: true,
             create_if_missing: true,
         }
     }

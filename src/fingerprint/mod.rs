@@ -37,6 +37,8 @@ pub struct Signatures {
     pub simhash: u64,
     /// 128-bit hash of the normalized text (exact-duplicate detection).
     pub content_hash: u128,
+    /// Hashes of the model-code-like tokens of the page's heading (see [`heading_codes`]).
+    pub codes: Vec<u32>,
 }
 
 impl Signatures {
@@ -69,6 +71,12 @@ impl Signatures {
         let fingerprints = sentence_fingerprints(&text, &sentences, cfg);
         let simhash = simhash(&text, cfg.simhash_cjk_ngram as usize);
         let content_hash = xxh3_128(text.as_bytes());
+        let heading = if main.heading.is_empty() {
+            &main.title
+        } else {
+            &main.heading
+        };
+        let codes = heading_codes(heading);
         Signatures {
             main,
             text,
@@ -76,6 +84,7 @@ impl Signatures {
             fingerprints,
             simhash,
             content_hash,
+            codes,
         }
     }
 
@@ -86,6 +95,34 @@ impl Signatures {
     }
 }
 
+/// The model-code-like tokens of a heading (`TK-P480`, `RTX3060`, `120Pa`: runs of ASCII
+/// letters, digits, `-` and `_` holding at least one letter and one digit), lower-cased and
+/// hashed, sorted and distinct. Pages whose headings name different codes are about different
+/// objects (models of one product series share almost all their text); see
+/// [`codes_conflict`].
+pub fn heading_codes(heading: &str) -> Vec<u32> {
+    use unicode_normalization::UnicodeNormalization;
+    let h: String = heading.nfkc().collect();
+    let mut out: Vec<u32> = h
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '-' || c == '_'))
+        .map(|t| t.trim_matches(|c| c == '-' || c == '_'))
+        .filter(|t| {
+            t.bytes().any(|b| b.is_ascii_digit()) && t.bytes().any(|b| b.is_ascii_alphabetic())
+        })
+        .map(|t| xxhash_rust::xxh3::xxh3_64(t.to_ascii_lowercase().as_bytes()) as u32)
+        .collect();
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+/// True when both code sets are non-empty and each holds a code the other lacks: the headings
+/// name different models. A heading that only drops codes (a cut subtitle) does not conflict.
+pub fn codes_conflict(a: &[u32], b: &[u32]) -> bool {
+    let subset = |x: &[u32], y: &[u32]| x.iter().all(|c| y.binary_search(c).is_ok());
+    !a.is_empty() && !b.is_empty() && !subset(a, b) && !subset(b, a)
+}
+
 fn check_size(size: usize, cfg: &SignatureConfig) -> Result<()> {
     if size > cfg.max_page_bytes {
         return Err(Error::PageTooLarge {
@@ -94,4 +131,31 @@ fn check_size(size: usize, cfg: &SignatureConfig) -> Result<()> {
         });
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_of_product_headings() {
+        let a = heading_codes("德宝 Pro显示器 TK-P480 31.5英寸");
+        let b = heading_codes("德宝 Pro显示器 TK-P420 16英寸");
+        assert_eq!(a.len(), 1);
+        assert!(codes_conflict(&a, &b));
+        let c = heading_codes("达尔 Pro扫地机器人 LJ-P420 120Pa");
+        let d = heading_codes("达尔 Pro扫地机器人 LJ-P440 120Pa");
+        assert_eq!(c.len(), 2);
+        assert!(codes_conflict(&c, &d));
+        // Same model at another shop, a cut subtitle, no codes at all: no conflict.
+        assert!(!codes_conflict(
+            &a,
+            &heading_codes("【热卖】德宝 TK-P480 显示器")
+        ));
+        assert!(!codes_conflict(&c, &heading_codes("LJ-P420")));
+        assert!(!codes_conflict(
+            &heading_codes("What's New In Python 3.8"),
+            &a
+        ));
+    }
 }

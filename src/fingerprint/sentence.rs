@@ -27,11 +27,20 @@ pub fn sentence_fingerprints(
     sentences: &[Sentence],
     cfg: &SignatureConfig,
 ) -> Vec<Fingerprint> {
-    let mut digests: Vec<(u128, u32)> = sentences
-        .iter()
-        .filter(|s| s.width >= cfg.min_sentence_width)
-        .map(|s| (sentence_digest(s.text(text)), s.width))
-        .collect();
+    let mut digests: Vec<(u128, u32)> = Vec::with_capacity(sentences.len());
+    for s in sentences {
+        let st = s.text(text);
+        if cfg.clause_units {
+            for clause in st.split([',', ':']) {
+                let w = crate::text::width(clause) - clause.matches(' ').count() as u32;
+                if w >= cfg.min_sentence_width {
+                    digests.push((sentence_digest(clause), w));
+                }
+            }
+        } else if s.width >= cfg.min_sentence_width {
+            digests.push((sentence_digest(st), s.width));
+        }
+    }
     digests.sort_unstable();
     digests.dedup_by_key(|d| d.0);
 

@@ -12,6 +12,7 @@ use std::time::Instant;
 
 use super::txn::Txn;
 use super::{fingerprints_of, Index, Probe, Timing};
+use crate::fingerprint::codes_conflict;
 use crate::options::RepresentativePolicy;
 use crate::storage::codec::{ClusterId, ClusterRecord, DocId, DocRecord};
 use crate::storage::{cf, id_key};
@@ -188,6 +189,9 @@ impl Index {
         let Some(rec) = self.rd_doc(txr, against)? else {
             return Ok(None);
         };
+        if self.opts.heading_codes && codes_conflict(probe.codes, &rec.codes) {
+            return Ok(None);
+        }
         if rec.content_hash == probe.content_hash {
             return Ok(Some(Match {
                 cluster,
@@ -310,10 +314,13 @@ impl Index {
         };
         cl.representative = rep;
         let mut displaced = Vec::new();
+        let rep_codes = txn.doc(rep)?.map(|r| r.codes).unwrap_or_default();
         if let Some(rep_text) = txn.text(rep)? {
             for m in cl.members.iter().filter(|&m| m != rep) {
+                let codes = txn.doc(m)?.map(|r| r.codes).unwrap_or_default();
+                let conflict = self.opts.heading_codes && codes_conflict(&codes, &rep_codes);
                 if let Some(t) = txn.text(m)? {
-                    if !verify(&t, &rep_text, &self.opts.verify).similar {
+                    if conflict || !verify(&t, &rep_text, &self.opts.verify).similar {
                         displaced.push(m);
                     }
                 }
@@ -337,11 +344,13 @@ impl Index {
             .ok_or_else(|| Error::corruption(cf::DOCS, &id_key(m), "member is missing"))?;
         let text = txn.text(m)?.unwrap_or_else(|| std::sync::Arc::from(""));
         let fps = fingerprints_of(&text, &self.opts.signature);
+        let codes = rec.codes.clone();
         let probe = Probe {
             text: &text,
             fingerprints: &fps,
             simhash: rec.simhash,
             content_hash: rec.content_hash,
+            codes: &codes,
         };
         let (decision, _) = self.decide(
             Some(txn),

@@ -170,6 +170,7 @@ pub(crate) struct Probe<'p> {
     pub(crate) fingerprints: &'p [u128],
     pub(crate) simhash: u64,
     pub(crate) content_hash: u128,
+    pub(crate) codes: &'p [u32],
 }
 
 impl Index {
@@ -690,6 +691,7 @@ impl Index {
             fingerprints: &sig.fingerprints,
             simhash: sig.simhash,
             content_hash: sig.content_hash,
+            codes: &sig.codes,
         };
         let mut timing = Timing {
             signature,
@@ -857,6 +859,7 @@ impl Index {
             fingerprints: &sig.fingerprints,
             simhash: sig.simhash,
             content_hash: sig.content_hash,
+            codes: &sig.codes,
         };
         let (decision, cands) = self.decide(Some(txn), &probe, None, None, &mut timing)?;
         let tw = Instant::now();
@@ -870,6 +873,7 @@ impl Index {
             fingerprints: sig.fingerprints.len() as u16,
             simhash: sig.simhash,
             content_hash: sig.content_hash,
+            codes: sig.codes.clone(),
         };
         let placed = self.place(txn, id, &mut rec, decision.best.as_ref())?;
         txn.put_key(page.key, id);

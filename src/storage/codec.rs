@@ -136,6 +136,8 @@ pub struct DocRecord {
     pub simhash: u64,
     /// Hash of the normalized text.
     pub content_hash: u128,
+    /// Hashes of the model codes of the page's heading (at most 255).
+    pub codes: Vec<u32>,
 }
 
 impl DocRecord {
@@ -155,6 +157,11 @@ impl DocRecord {
         b.extend_from_slice(&self.fingerprints.to_be_bytes());
         b.extend_from_slice(&self.simhash.to_be_bytes());
         b.extend_from_slice(&self.content_hash.to_be_bytes());
+        let codes = &self.codes[..self.codes.len().min(255)];
+        b.push(codes.len() as u8);
+        for c in codes {
+            b.extend_from_slice(&c.to_be_bytes());
+        }
         seal(b)
     }
 
@@ -179,7 +186,13 @@ impl DocRecord {
                 fingerprints: r.u16()?,
                 simhash: r.u64()?,
                 content_hash: r.u128()?,
+                codes: Vec::new(),
             };
+            let n = r.take(1)?[0] as usize;
+            let mut rec = rec;
+            for _ in 0..n {
+                rec.codes.push(r.u32()?);
+            }
             if !r.is_empty() {
                 return Err("trailing bytes".into());
             }
@@ -295,6 +308,7 @@ mod tests {
             fingerprints: 112,
             simhash: 0xdead_beef,
             content_hash: 42,
+            codes: vec![7, 9],
         }
     }
 

@@ -1,0 +1,281 @@
+//! Verification report on the labelled bench corpus (issue "Verification").
+//!
+//! Verification alone as a classifier: over (original, variant) pairs of every family, recall by
+//! transform op; over hard-negative pairs (models of one product series, products of one
+//! category, short pages of one site and template, an article and the one it quotes a paragraph
+//! of, base texts that overlap naturally, two articles of one site), the false-positive rate by
+//! kind. Also how often the candidate stage would bring the pair together at all (a shared
+//! sentence fingerprint, simhash within 3, identical text), and verification time per pair.
+//!
+//! Usage: `cargo run --release --example verify_report -- [BENCH_DIR]`
+
+use std::collections::{BTreeMap, HashMap};
+use std::io::{BufRead, BufReader};
+use std::time::Instant;
+
+use flate2::read::MultiGzDecoder;
+use neardup::fingerprint::hamming;
+use neardup::verify::{verify, VerifyConfig};
+use neardup::{Content, SignatureConfig, Signatures};
+use rayon::prelude::*;
+use serde_json::Value;
+
+fn read_jsonl(path: &str) -> Vec<Value> {
+    let file = std::fs::File::open(path).unwrap_or_else(|e| panic!("cannot open {path}: {e}"));
+    BufReader::new(MultiGzDecoder::new(file))
+        .lines()
+        .map(|l| serde_json::from_str(&l.expect("line")).expect("json"))
+        .collect()
+}
+
+#[derive(Default)]
+struct Tally {
+    n: usize,
+    similar: usize,
+    candidate: usize,
+}
+
+fn main() {
+    let dir = std::env::args()
+        .nth(1)
+        .unwrap_or_else(|| "../shared/bench/dev".to_string());
+    let docs = read_jsonl(&format!("{dir}/docs.jsonl.gz"));
+    let truth = read_jsonl(&format!("{dir}/truth.jsonl.gz"));
+    let mut cfg = SignatureConfig::default();
+    // Experiment knobs: NEARDUP_Y (sentences per fingerprint), NEARDUP_CLAUSES=1 (clause units).
+    if let Some(y) = std::env::var("NEARDUP_Y").ok().and_then(|v| v.parse().ok()) {
+        cfg.sentences_per_fingerprint = y;
+    }
+    cfg.clause_units = std::env::var("NEARDUP_CLAUSES").is_ok_and(|v| v == "1");
+    println!(
+        "signature config: Y = {}, clause units = {}",
+        cfg.sentences_per_fingerprint, cfg.clause_units
+    );
+    let vcfg = VerifyConfig::default();
+    let sigs: HashMap<String, Signatures> = docs
+        .par_iter()
+        .filter_map(|d| {
+            let s =
+                Signatures::compute(Content::Html(d["html"].as_str()?.as_bytes()), &cfg).ok()?;
+            Some((d["id"].as_str()?.to_string(), s))
+        })
+        .collect();
+    let site_of: HashMap<String, String> = docs
+        .iter()
+        .map(|d| {
+            (
+                d["id"].as_str().unwrap_or("").to_string(),
+                d["host"].as_str().unwrap_or("").to_string(),
+            )
+        })
+        .collect();
+
+    // Positive pairs and hard negatives.
+    let mut positives: Vec<(String, String, Vec<String>)> = Vec::new();
+    let mut negatives: Vec<(String, String, &'static str)> = Vec::new();
+    let orig_of = |f: &Value| -> Option<String> {
+        f["transforms"]
+            .as_object()?
+            .iter()
+            .find(|(_, t)| t["role"] == "orig")
+            .map(|(k, _)| k.clone())
+    };
+    let fam_by_name: HashMap<&str, &Value> = truth
+        .iter()
+        .filter_map(|f| Some((f["family"].as_str()?, f)))
+        .collect();
+    let mut groups: BTreeMap<(String, String), Vec<String>> = BTreeMap::new();
+    let mut by_site: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for f in &truth {
+        let Some(orig) = orig_of(f) else { continue };
+        let kind = f["kind"].as_str().unwrap_or("");
+        if let Some(tr) = f["transforms"].as_object() {
+            for (id, t) in tr {
+                if t["role"] == "variant" {
+                    let ops = t["ops"]
+                        .as_array()
+                        .map(|a| {
+                            a.iter()
+                                .filter_map(|v| v.as_str().map(String::from))
+                                .collect()
+                        })
+                        .unwrap_or_default();
+                    positives.push((orig.clone(), id.clone(), ops));
+                }
+            }
+        }
+        if let Some(g) = f["group"].as_str() {
+            groups
+                .entry((kind.to_string(), g.to_string()))
+                .or_default()
+                .push(orig.clone());
+        }
+        if let Some(q) = f["quote_from"]
+            .as_str()
+            .and_then(|q| fam_by_name.get(q))
+            .and_then(|q| orig_of(q))
+        {
+            negatives.push((orig.clone(), q, "shared_quote"));
+        }
+        if let Some(ov) = f["overlap_with"].as_object() {
+            for other in ov.keys() {
+                if let Some(o) = fam_by_name.get(other.as_str()).and_then(|q| orig_of(q)) {
+                    negatives.push((orig.clone(), o, "base_overlap"));
+                }
+            }
+        }
+        if kind == "article" {
+            by_site
+                .entry(site_of.get(&orig).cloned().unwrap_or_default())
+                .or_default()
+                .push(orig.clone());
+        }
+    }
+    for ((kind, _), members) in &groups {
+        let label = if kind == "product" {
+            "product_series"
+        } else {
+            "template_only"
+        };
+        for i in 0..members.len() {
+            for j in i + 1..members.len().min(i + 4) {
+                negatives.push((members[i].clone(), members[j].clone(), label));
+            }
+        }
+    }
+    // Products of one category, other series: the first model of each series against the next series'.
+    let mut by_cat: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for f in &truth {
+        if let (Some(c), Some(o)) = (f["category"].as_str(), orig_of(f)) {
+            by_cat.entry(c.to_string()).or_default().push(o);
+        }
+    }
+    for members in by_cat.values() {
+        for w in members.windows(7).step_by(7) {
+            negatives.push((w[0].clone(), w[6].clone(), "product_category"));
+        }
+    }
+    for members in by_site.values() {
+        for w in members.windows(2).step_by(5) {
+            negatives.push((w[0].clone(), w[1].clone(), "same_site"));
+        }
+    }
+
+    let candidate = |a: &Signatures, b: &Signatures| -> bool {
+        a.content_hash == b.content_hash || hamming(a.simhash, b.simhash) <= 3 || {
+            let (mut i, mut j) = (0, 0);
+            let mut shared = false;
+            while i < a.fingerprints.len() && j < b.fingerprints.len() {
+                match a.fingerprints[i].cmp(&b.fingerprints[j]) {
+                    std::cmp::Ordering::Less => i += 1,
+                    std::cmp::Ordering::Greater => j += 1,
+                    std::cmp::Ordering::Equal => {
+                        shared = true;
+                        break;
+                    }
+                }
+            }
+            shared
+        }
+    };
+    let fps: usize = sigs.values().map(|s| s.fingerprints.len()).sum();
+    println!(
+        "fingerprints per page: {:.1}",
+        fps as f64 / sigs.len().max(1) as f64
+    );
+    let start = Instant::now();
+    let pos_results: Vec<(bool, bool, &Vec<String>)> = positives
+        .par_iter()
+        .filter_map(|(a, b, ops)| {
+            let (sa, sb) = (sigs.get(a)?, sigs.get(b)?);
+            Some((
+                verify(&sa.text, &sb.text, &vcfg).similar,
+                candidate(sa, sb),
+                ops,
+            ))
+        })
+        .collect();
+    let neg_results: Vec<(bool, bool, &str)> = negatives
+        .par_iter()
+        .filter_map(|(a, b, kind)| {
+            let (sa, sb) = (sigs.get(a)?, sigs.get(b)?);
+            Some((
+                verify(&sa.text, &sb.text, &vcfg).similar,
+                candidate(sa, sb),
+                *kind,
+            ))
+        })
+        .collect();
+    let secs = start.elapsed().as_secs_f64();
+    let pairs = pos_results.len() + neg_results.len();
+
+    let mut by_op: BTreeMap<String, Tally> = BTreeMap::new();
+    let mut all = Tally::default();
+    for (sim, cand, ops) in &pos_results {
+        all.n += 1;
+        all.similar += usize::from(*sim);
+        all.candidate += usize::from(*cand);
+        let mut keys: Vec<String> = (*ops).clone();
+        if keys.is_empty() {
+            keys.push("none".into());
+        }
+        for op in keys {
+            let t = by_op.entry(op).or_default();
+            t.n += 1;
+            t.similar += usize::from(*sim);
+            t.candidate += usize::from(*cand);
+        }
+    }
+    println!(
+        "pairs verified: {pairs} in {secs:.2} s on {} threads ({:.0} µs/pair/thread)",
+        rayon::current_num_threads(),
+        secs * 1e6 * rayon::current_num_threads() as f64 / pairs.max(1) as f64
+    );
+    println!(
+        "\npositive pairs (original, variant): verification recall, and candidate-stage recall"
+    );
+    println!(
+        "  {:<12} {:>6} {:>9} {:>10}",
+        "op", "n", "verify", "candidate"
+    );
+    for (op, t) in &by_op {
+        println!(
+            "  {op:<12} {:>6} {:>9.4} {:>10.4}",
+            t.n,
+            t.similar as f64 / t.n as f64,
+            t.candidate as f64 / t.n as f64
+        );
+    }
+    println!(
+        "  {:<12} {:>6} {:>9.4} {:>10.4}",
+        "ALL",
+        all.n,
+        all.similar as f64 / all.n.max(1) as f64,
+        all.candidate as f64 / all.n.max(1) as f64
+    );
+    let mut by_kind: BTreeMap<&str, Tally> = BTreeMap::new();
+    for (sim, cand, kind) in &neg_results {
+        let t = by_kind.entry(kind).or_default();
+        t.n += 1;
+        t.similar += usize::from(*sim);
+        t.candidate += usize::from(*cand);
+    }
+    println!("\nhard-negative pairs: verification false-positive rate, and candidate-stage rate");
+    let (mut n, mut fp) = (0, 0);
+    for (kind, t) in &by_kind {
+        println!(
+            "  {kind:<17} {:>6} {:>9.4} {:>10.4}",
+            t.n,
+            t.similar as f64 / t.n as f64,
+            t.candidate as f64 / t.n as f64
+        );
+        n += t.n;
+        fp += t.similar;
+    }
+    println!(
+        "  {:<17} {:>6} {:>9.4}",
+        "ALL",
+        n,
+        fp as f64 / n.max(1) as f64
+    );
+}
