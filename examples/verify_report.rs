@@ -4,7 +4,7 @@
 //! transform op; over hard-negative pairs (models of one product series, products of one
 //! category, short pages of one site and template, an article and the one it quotes a paragraph
 //! of, base texts that overlap naturally, two articles of one site), the false-positive rate by
-//! kind. Also how often the candidate stage would bring the pair together at all (a shared
+//! kind (a heading-code conflict counts as not similar, as in the index). Also how often the candidate stage would bring the pair together at all (a shared
 //! sentence fingerprint, simhash within 3, identical text), and verification time per pair.
 //!
 //! Usage: `cargo run --release --example verify_report -- [BENCH_DIR]`
@@ -14,7 +14,7 @@ use std::io::{BufRead, BufReader};
 use std::time::Instant;
 
 use flate2::read::MultiGzDecoder;
-use neardup::fingerprint::hamming;
+use neardup::fingerprint::{codes_conflict, hamming};
 use neardup::verify::{verify, VerifyConfig};
 use neardup::{Content, SignatureConfig, Signatures};
 use rayon::prelude::*;
@@ -46,12 +46,21 @@ fn main() {
     if let Some(y) = std::env::var("NEARDUP_Y").ok().and_then(|v| v.parse().ok()) {
         cfg.sentences_per_fingerprint = y;
     }
-    cfg.clause_units = std::env::var("NEARDUP_CLAUSES").is_ok_and(|v| v == "1");
+    if let Ok(v) = std::env::var("NEARDUP_CLAUSES") {
+        cfg.clause_units = v == "1";
+    }
     println!(
         "signature config: Y = {}, clause units = {}",
         cfg.sentences_per_fingerprint, cfg.clause_units
     );
-    let vcfg = VerifyConfig::default();
+    let mut vcfg = VerifyConfig::default();
+    if let Some(it) = std::env::var("NEARDUP_ITER")
+        .ok()
+        .and_then(|v| v.parse().ok())
+    {
+        vcfg.max_iterations = it;
+    }
+    println!("verify config: max_iterations = {}", vcfg.max_iterations);
     let sigs: HashMap<String, Signatures> = docs
         .par_iter()
         .filter_map(|d| {
@@ -189,7 +198,8 @@ fn main() {
         .filter_map(|(a, b, ops)| {
             let (sa, sb) = (sigs.get(a)?, sigs.get(b)?);
             Some((
-                verify(&sa.text, &sb.text, &vcfg).similar,
+                // As the index judges: a heading-code conflict is never similar.
+                !codes_conflict(&sa.codes, &sb.codes) && verify(&sa.text, &sb.text, &vcfg).similar,
                 candidate(sa, sb),
                 ops,
             ))
@@ -200,7 +210,8 @@ fn main() {
         .filter_map(|(a, b, kind)| {
             let (sa, sb) = (sigs.get(a)?, sigs.get(b)?);
             Some((
-                verify(&sa.text, &sb.text, &vcfg).similar,
+                // As the index judges: a heading-code conflict is never similar.
+                !codes_conflict(&sa.codes, &sb.codes) && verify(&sa.text, &sb.text, &vcfg).similar,
                 candidate(sa, sb),
                 *kind,
             ))

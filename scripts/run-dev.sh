@@ -1,8 +1,15 @@
 #!/usr/bin/env bash
-# The main job on the sample corpus: extract and fingerprint every page of the bench's dev corpus
-# with a progress bar, then print a summary.
+# The main job on the sample corpus: ingest the bench's dev corpus in corpus order into a fresh
+# index (progress bar on a terminal, summary at the end), export the cluster assignments, and
+# score them with the bench's score.py.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
-BENCH="${BENCH:-../shared/bench/dev}"
-cargo run --release -p neardup-tools -- signatures "$BENCH/docs.jsonl.gz"
+BENCH="${BENCH:-../shared/bench}"
+OUT="${OUT:-target/dev-run}"
+rm -rf "$OUT"
+mkdir -p "$OUT"
+cargo build --release -p neardup-tools
+./target/release/neardup ingest --index "$OUT/index" --order input "$BENCH/dev/docs.jsonl.gz"
+./target/release/neardup export --index "$OUT/index" --out "$OUT/clusters.tsv"
+python3 "$BENCH/score.py" "$BENCH/dev/truth.jsonl.gz" "$OUT/clusters.tsv"

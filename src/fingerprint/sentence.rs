@@ -27,6 +27,18 @@ pub fn sentence_fingerprints(
     sentences: &[Sentence],
     cfg: &SignatureConfig,
 ) -> Vec<Fingerprint> {
+    let mut out: Vec<Fingerprint> = group_fingerprints(text, sentences, cfg)
+        .into_iter()
+        .map(|g| g.2)
+        .collect();
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+/// The digests of the fingerprint units of a text (sentences, or clauses), with their widths,
+/// sorted and distinct.
+fn unit_digests(text: &str, sentences: &[Sentence], cfg: &SignatureConfig) -> Vec<(u128, u32)> {
     let mut digests: Vec<(u128, u32)> = Vec::with_capacity(sentences.len());
     for s in sentences {
         let st = s.text(text);
@@ -43,13 +55,22 @@ pub fn sentence_fingerprints(
     }
     digests.sort_unstable();
     digests.dedup_by_key(|d| d.0);
+    digests
+}
 
+/// Every (rotation, group, fingerprint) a text gives, before duplicates are removed.
+fn group_fingerprints(
+    text: &str,
+    sentences: &[Sentence],
+    cfg: &SignatureConfig,
+) -> Vec<(u32, u32, Fingerprint)> {
+    let digests = unit_digests(text, sentences, cfg);
     let y = cfg.sentences_per_fingerprint as usize;
     let m = cfg.groups as u128;
-    if digests.len() < y {
-        return Vec::new();
-    }
     let mut out = Vec::with_capacity((cfg.rotations * cfg.groups) as usize);
+    if digests.len() < y {
+        return out;
+    }
     let mut groups: Vec<Vec<(u128, u128, u32)>> = vec![Vec::new(); cfg.groups as usize];
     for rotation in 0..cfg.rotations {
         for g in groups.iter_mut() {
@@ -59,7 +80,7 @@ pub fn sentence_fingerprints(
             let rotated = d.rotate_left(8 * rotation);
             groups[(rotated % m) as usize].push((rotated, d, w));
         }
-        for g in groups.iter_mut() {
+        for (gi, g) in groups.iter_mut().enumerate() {
             if g.len() < y {
                 continue;
             }
@@ -74,11 +95,13 @@ pub fn sentence_fingerprints(
             for e in chosen.iter() {
                 h.update(e.1.to_be_bytes());
             }
-            out.push(u128::from_be_bytes(h.finalize().into()));
+            out.push((
+                rotation,
+                gi as u32,
+                u128::from_be_bytes(h.finalize().into()),
+            ));
         }
     }
-    out.sort_unstable();
-    out.dedup();
     out
 }
 
@@ -136,6 +159,44 @@ mod tests {
         parts.reverse();
         let b = parts.join(" ");
         assert_eq!(fps(&a), fps(&b));
+    }
+
+    #[test]
+    fn an_edit_changes_only_the_groups_holding_the_sentence() {
+        let cfg = SignatureConfig {
+            clause_units: false,
+            ..SignatureConfig::default()
+        };
+        let a = article(80);
+        let sa = split_sentences(&a);
+        let victim = sa[37].text(&a).to_string();
+        let edited = victim.replacen("different", "distinct", 1);
+        let b = a.replacen(&victim, &edited, 1);
+        let sb = split_sentences(&b);
+        let ga = group_fingerprints(&a, &sa, &cfg);
+        let gb = group_fingerprints(&b, &sb, &cfg);
+        let (old, new) = (sentence_digest(&victim), sentence_digest(&edited));
+        let m = cfg.groups as u128;
+        let holds = |rot: u32, g: u32| {
+            (old.rotate_left(8 * rot) % m) as u32 == g || (new.rotate_left(8 * rot) % m) as u32 == g
+        };
+        let mut changed = 0;
+        for (rot, g, fp) in &ga {
+            let after = gb.iter().find(|x| x.0 == *rot && x.1 == *g).map(|x| x.2);
+            if after != Some(*fp) {
+                changed += 1;
+                assert!(
+                    holds(*rot, *g),
+                    "rotation {rot} group {g} changed without holding the edit"
+                );
+            } else {
+                assert!(after.is_some());
+            }
+        }
+        assert!(changed > 0 && changed <= 32, "{changed}");
+        // And the groups not holding the sentence all kept their fingerprints.
+        let untouched = ga.iter().filter(|(r, g, _)| !holds(*r, *g)).count();
+        assert!(untouched >= ga.len() - 32);
     }
 
     #[test]

@@ -1,4 +1,5 @@
-//! 64-bit simhash (seed 001 §3.3; seed 002) over term-frequency weighted features: words for
+//! 64-bit simhash (seed 001 §3.3; seed 002) over term-frequency weighted features (sublinear
+//! weights `1 + ln tf`): words for
 //! alphabetic scripts (case-folded), character n-grams (bigrams by default) for Chinese. Pages within Hamming
 //! distance k (k = 3) are possibly similar.
 
@@ -51,24 +52,33 @@ pub fn for_each_feature(text: &str, ngram: usize, mut f: impl FnMut(&str)) {
     }
 }
 
-/// The simhash of a normalized text: each feature's 64-bit hash votes +1/−1 per bit, once per
-/// occurrence (term-frequency weight); bits with a positive sum are set.
+/// The simhash of a normalized text: each distinct feature's 64-bit hash votes on every bit with
+/// weight `1 + ln(tf)` (sublinear term frequency, so that a few very frequent words — "the",
+/// "of" — do not decide every bit); bits with a positive sum are set.
 pub fn simhash(text: &str, ngram: usize) -> u64 {
-    let mut sums = [0i32; 64];
+    let mut tf: std::collections::HashMap<u64, u32> = std::collections::HashMap::new();
     for_each_feature(text, ngram, |feat| {
         let h = if feat.bytes().any(|b| b.is_ascii_uppercase()) {
             xxh3_64(feat.to_ascii_lowercase().as_bytes())
         } else {
             xxh3_64(feat.as_bytes())
         };
-        for (bit, sum) in sums.iter_mut().enumerate() {
-            // Branch-free: +1 when the bit is set, −1 otherwise.
-            *sum += (((h >> bit) & 1) as i32) * 2 - 1;
-        }
+        *tf.entry(h).or_default() += 1;
     });
+    let mut sums = [0f32; 64];
+    for (h, n) in tf {
+        let w = 1.0 + (n as f32).ln();
+        for (bit, sum) in sums.iter_mut().enumerate() {
+            if (h >> bit) & 1 == 1 {
+                *sum += w;
+            } else {
+                *sum -= w;
+            }
+        }
+    }
     sums.iter().enumerate().fold(
         0u64,
-        |acc, (bit, &s)| if s > 0 { acc | (1 << bit) } else { acc },
+        |acc, (bit, &s)| if s > 0.0 { acc | (1 << bit) } else { acc },
     )
 }
 

@@ -19,6 +19,9 @@ use crate::storage::{cf, id_key};
 use crate::verify::verify;
 use crate::{Error, Result};
 
+/// How many candidate pages (most shared fingerprints first) are mapped to their clusters.
+const MAX_CANDIDATE_PAGES: usize = 64;
+
 /// How many candidate members are verified directly when no representative verifies.
 const MEMBER_FALLBACK: usize = 4;
 
@@ -102,8 +105,14 @@ impl Index {
             cands.remove(&x);
         }
         let txr = txn.as_deref();
+        // The candidates sharing the most fingerprints first; a bounded number of them is mapped
+        // to clusters (members of one cluster tend to share the same fingerprints).
+        let mut ranked_pages: Vec<(DocId, u32, bool)> =
+            cands.iter().map(|(&id, &(s, e))| (id, s, e)).collect();
+        ranked_pages.sort_unstable_by_key(|&(id, s, e)| (std::cmp::Reverse((e, s)), id));
+        ranked_pages.truncate(MAX_CANDIDATE_PAGES);
         let mut clusters: HashMap<ClusterId, Rank> = HashMap::new();
-        for (&id, &(shared, exact)) in &cands {
+        for &(id, shared, exact) in &ranked_pages {
             let Some(rec) = self.rd_doc(txr, id)? else {
                 continue;
             };

@@ -354,8 +354,12 @@ fn collapse_ws(s: &str) -> String {
     out
 }
 
-/// Extracts the main text of an HTML document.
+/// Extracts the main text of an HTML document. Pages nested deeper than
+/// [`super::flat::MAX_DEPTH`] are read by the linear fallback [`super::flat::extract_flat`].
 pub fn extract(html: &str) -> MainText {
+    if super::flat::nesting_depth(html) > super::flat::MAX_DEPTH {
+        return super::flat::extract_flat(html);
+    }
     let doc = Html::parse_document(html);
     let mut title = String::new();
     let mut w = Walker {

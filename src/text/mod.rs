@@ -2,10 +2,12 @@
 
 mod decode;
 mod extract;
+mod flat;
 mod normalize;
 mod sentence;
 
 pub use decode::decode;
 pub use extract::{extract, BlockKind, MainText, Paragraph};
+pub use flat::{extract_flat, nesting_depth, MAX_DEPTH};
 pub use normalize::{char_width, is_cjk, is_ideograph, normalize, width};
 pub use sentence::{split as split_sentences, Sentence};

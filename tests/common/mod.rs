@@ -100,6 +100,37 @@ pub fn article(seed: u64, paras: usize) -> Vec<String> {
         .collect()
 }
 
+/// An article over a large vocabulary of made-up words (so unrelated articles share few words).
+pub fn article_rich(seed: u64, paras: usize) -> Vec<String> {
+    const SYL: &[&str] = &[
+        "ka", "lo", "mi", "ren", "tu", "sha", "vo", "qui", "den", "pal", "zor", "ei", "ba", "nu",
+        "tri", "gel",
+    ];
+    let mut r = Rng(seed);
+    let word = |r: &mut Rng| {
+        (0..2 + r.below(2))
+            .map(|_| SYL[r.below(SYL.len())])
+            .collect::<String>()
+    };
+    (0..paras)
+        .map(|_| {
+            (0..4 + r.below(3))
+                .map(|_| {
+                    let n = 8 + r.below(8);
+                    let mut s = String::from("The");
+                    for _ in 0..n {
+                        s.push(' ');
+                        s.push_str(&word(&mut r));
+                    }
+                    s.push('.');
+                    s
+                })
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect()
+}
+
 /// A Chinese article of `paras` paragraphs.
 pub fn article_zh(seed: u64, paras: usize) -> Vec<String> {
     const CHARS: &str = "中国人民大会堂新华社记者报道今天上午经济发展改革开放建设社会主义农业工业科技教育文化卫生城市乡村干部群众同志工作会议决定国家政府企业";

@@ -1,0 +1,60 @@
+//! Criterion benchmark of the signature stage, HTML in, one thread (issue "Signature pipeline"):
+//! decoding, main-text extraction, normalization, sentences, sentence fingerprints, simhash and
+//! content hash, over the first 300 pages of the bench's dev corpus (or generated pages when the
+//! corpus is absent). Throughput is reported in bytes of HTML per second.
+
+use std::io::{BufRead, BufReader};
+
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use neardup::{Content, SignatureConfig, Signatures};
+
+fn pages() -> Vec<String> {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../shared/bench/dev/docs.jsonl.gz"
+    );
+    if let Ok(f) = std::fs::File::open(path) {
+        return BufReader::new(flate2::read::MultiGzDecoder::new(f))
+            .lines()
+            .take(300)
+            .filter_map(|l| {
+                let v: serde_json::Value = serde_json::from_str(&l.ok()?).ok()?;
+                Some(v["html"].as_str()?.to_string())
+            })
+            .collect();
+    }
+    // Fallback: generated pages, fixed seed.
+    let mut x: u64 = 42;
+    (0..300)
+        .map(|_| {
+            let body: String = (0..30)
+                .map(|_| {
+                    x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                    format!("<p>Paragraph {} about the index, the crawler and the pages, with a clause. And a second sentence.</p>", x >> 40)
+                })
+                .collect();
+            format!("<html><head><title>t</title></head><body><div class=nav><a href=/>home</a></div><div class=content>{body}</div></body></html>")
+        })
+        .collect()
+}
+
+fn bench(c: &mut Criterion) {
+    let pages = pages();
+    let bytes: usize = pages.iter().map(String::len).sum();
+    let cfg = SignatureConfig::default();
+    let mut g = c.benchmark_group("signatures");
+    g.throughput(Throughput::Bytes(bytes as u64));
+    g.sample_size(10);
+    g.bench_function("300 pages, HTML in", |b| {
+        b.iter(|| {
+            for p in &pages {
+                let s = Signatures::compute(Content::Html(p.as_bytes()), &cfg);
+                std::hint::black_box(s.ok());
+            }
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
