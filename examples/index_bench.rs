@@ -84,12 +84,13 @@ fn main() {
     let opts = BatchOptions {
         order: BatchOrder::Input,
         group: 256,
+        window: 1024,
     };
     let start = Instant::now();
     let (mut dups, mut errors) = (0usize, 0usize);
     let (mut t_cand, mut t_verify, mut t_write) = (0.0f64, 0.0f64, 0.0f64);
     let mut verified = 0usize;
-    for chunk in pages.chunks(4096) {
+    for chunk in pages.chunks(20_000) {
         for r in ix
             .insert_batch(chunk, &opts, &mut |_, _| {})
             .expect("batch")

@@ -50,6 +50,7 @@ fn dev_slice_f1_does_not_regress() {
     let opts = BatchOptions {
         order: BatchOrder::Input,
         group: 256,
+        window: 1024,
     };
     let results = ix.insert_batch(&pages, &opts, &mut |_, _| {}).unwrap();
     assert!(results.iter().all(|r| r.is_ok()));

@@ -113,13 +113,17 @@ impl Index {
         ranked_pages.truncate(MAX_CANDIDATE_PAGES);
         let mut clusters: HashMap<ClusterId, Rank> = HashMap::new();
         for &(id, shared, exact) in &ranked_pages {
-            let Some(rec) = self.rd_doc(txr, id)? else {
+            let cluster = match txr {
+                Some(t) => t.cluster_of(id),
+                None => self.cluster_of(id),
+            };
+            let Some(cluster) = cluster else {
                 continue;
             };
-            if Some(rec.cluster) == exclude_cluster {
+            if Some(cluster) == exclude_cluster {
                 continue;
             }
-            let r = clusters.entry(rec.cluster).or_insert(Rank {
+            let r = clusters.entry(cluster).or_insert(Rank {
                 exact,
                 shared,
                 best_member: id,

@@ -108,6 +108,9 @@ pub struct BatchOptions {
     pub order: BatchOrder,
     /// Pages per committed `WriteBatch`.
     pub group: usize,
+    /// Pages whose signatures are computed together; the next window's are computed while
+    /// this one is inserted.
+    pub window: usize,
 }
 
 impl Default for BatchOptions {
@@ -115,6 +118,7 @@ impl Default for BatchOptions {
         BatchOptions {
             order: BatchOrder::FingerprintCount,
             group: 256,
+            window: 1024,
         }
     }
 }
@@ -162,7 +166,13 @@ pub struct Index {
     writer: Mutex<Counters>,
     poisoned: AtomicBool,
     frequent: RwLock<HashSet<[u8; 9]>>,
+    /// The cluster of every live page, by `DocId` ([`NO_CLUSTER`] for none): candidates are
+    /// mapped to clusters without reading their records.
+    page_cluster: RwLock<Vec<ClusterId>>,
 }
+
+/// Marks a `DocId` without a live page in [`Index::page_cluster`].
+const NO_CLUSTER: ClusterId = ClusterId::MAX;
 
 /// What candidate search needs of a page.
 pub(crate) struct Probe<'p> {
@@ -201,10 +211,12 @@ impl Index {
             writer: Mutex::new(Counters::default()),
             poisoned: AtomicBool::new(false),
             frequent: RwLock::new(HashSet::new()),
+            page_cluster: RwLock::new(Vec::new()),
         };
         ix.check_or_write_meta()?;
         *ix.writer.lock() = ix.load_counters()?;
         *ix.frequent.write() = ix.load_frequent()?;
+        *ix.page_cluster.write() = ix.load_page_clusters()?;
         Ok(ix)
     }
 
@@ -355,6 +367,47 @@ impl Index {
             live_docs: u64_of(meta::LIVE_DOCS)?,
             live_clusters: u64_of(meta::LIVE_CLUSTERS)?,
         })
+    }
+
+    fn load_page_clusters(&self) -> Result<Vec<ClusterId>> {
+        let mut map = Vec::new();
+        for item in self.db.iterator_cf(self.cf(cf::DOCS), IteratorMode::Start) {
+            let (k, v) = item.map_err(|e| Error::storage("reading pages", e))?;
+            let id = storage::decode_u32(cf::DOCS, &k, &k)? as usize;
+            let rec = DocRecord::decode(cf::DOCS, &k, &v)?;
+            if map.len() <= id {
+                map.resize(id + 1, NO_CLUSTER);
+            }
+            map[id] = rec.cluster;
+        }
+        Ok(map)
+    }
+
+    /// The cluster of a live page, from the in-memory map.
+    pub(crate) fn cluster_of(&self, id: DocId) -> Option<ClusterId> {
+        self.page_cluster
+            .read()
+            .get(id as usize)
+            .copied()
+            .filter(|&c| c != NO_CLUSTER)
+    }
+
+    /// Postings of several keys in one batched read.
+    pub(crate) fn postings(&self, keys: &[[u8; 9]]) -> Result<Vec<RoaringBitmap>> {
+        let h = self.cf(cf::POSTINGS);
+        let mut out = Vec::with_capacity(keys.len());
+        for (key, v) in keys
+            .iter()
+            .zip(self.db.batched_multi_get_cf(h, keys.iter(), false))
+        {
+            let v = v.map_err(|e| Error::storage("reading postings", e))?;
+            out.push(match v {
+                None => RoaringBitmap::new(),
+                Some(v) => codec::decode_posting(&v)
+                    .map_err(|r| Error::corruption(cf::POSTINGS, key, r))?,
+            });
+        }
+        Ok(out)
     }
 
     fn load_frequent(&self) -> Result<HashSet<[u8; 9]>> {
@@ -569,16 +622,20 @@ impl Index {
             cands.entry(id).or_default().1 = true;
         }
         let freq = &self.opts.frequent;
-        for fp in probe.fingerprints {
-            let key = posting_key(kind::SENTENCE, *fp);
-            if self.is_frequent(&key)
-                || txn
-                    .as_ref()
-                    .is_some_and(|t| t.frequent_added.contains(&key))
-            {
-                continue;
-            }
-            let ids = posting(&txn, &key)?;
+        let keys: Vec<[u8; 9]> = probe
+            .fingerprints
+            .iter()
+            .map(|fp| posting_key(kind::SENTENCE, *fp))
+            .filter(|key| {
+                !self.is_frequent(key)
+                    && !txn.as_ref().is_some_and(|t| t.frequent_added.contains(key))
+            })
+            .collect();
+        let postings = match txn.as_deref() {
+            Some(t) => t.postings(&keys)?,
+            None => self.postings(&keys)?,
+        };
+        for (key, ids) in keys.into_iter().zip(postings) {
             let n = ids.len();
             if n > freq.max_pages {
                 if let Some(t) = txn.as_deref_mut() {
@@ -644,13 +701,25 @@ impl Index {
         };
         let mut wo = WriteOptions::default();
         wo.set_sync(false);
-        if let Err(e) = self.db.write_opt(txn.batch, &wo) {
+        let batch = std::mem::take(&mut txn.batch);
+        if let Err(e) = self.db.write_opt(batch, &wo) {
             self.poisoned.store(true, Ordering::Release);
             return Err(Error::storage("committing a write batch", e));
         }
         *counters = new_counters;
         if !frequent_added.is_empty() {
             self.frequent.write().extend(frequent_added);
+        }
+        let changes = txn.page_changes();
+        if !changes.is_empty() {
+            let mut map = self.page_cluster.write();
+            for (id, cluster) in changes {
+                let i = id as usize;
+                if map.len() <= i {
+                    map.resize(i + 1, NO_CLUSTER);
+                }
+                map[i] = cluster.unwrap_or(NO_CLUSTER);
+            }
         }
         Ok(())
     }
@@ -744,9 +813,11 @@ impl Index {
     }
 
     /// Inserts many pages: signatures in parallel, then insertion in `opts.order`, committed in
-    /// groups of `opts.group` pages per write. Returns one result per page, in input order; a page
-    /// that fails (bad content) does not stop the others. `progress(done, total)` is called after
-    /// every committed group.
+    /// groups of `opts.group` pages per write. Pages are taken in windows of `opts.window`: the
+    /// signatures of the next window are computed while the current one is inserted, and the
+    /// fingerprint-count order applies within a window. Returns one result per page, in input
+    /// order; a page that fails (bad content) does not stop the others. `progress(done, total)` is
+    /// called after every committed group.
     ///
     /// # Errors
     /// The outer error is a storage failure that stopped the batch (the index is then poisoned;
@@ -758,17 +829,70 @@ impl Index {
         progress: &mut dyn FnMut(usize, usize),
     ) -> Result<Vec<Result<Verdict>>> {
         self.check_writable()?;
-        let t0 = Instant::now();
-        let mut sigs: Vec<Option<Result<Signatures>>> = pages
-            .par_iter()
-            .map(|p| {
-                Some(
-                    check_key(p.key)
-                        .and_then(|_| Signatures::compute(p.content, &self.opts.signature)),
-                )
-            })
+        let window = opts.window.max(1);
+        let ranges: Vec<std::ops::Range<usize>> = (0..pages.len())
+            .step_by(window)
+            .map(|a| a..(a + window).min(pages.len()))
             .collect();
-        let per_page_signature = t0.elapsed() / pages.len().max(1) as u32;
+        let cfg = &self.opts.signature;
+        let compute =
+            |range: std::ops::Range<usize>| -> (Vec<Option<Result<Signatures>>>, Duration) {
+                let t0 = Instant::now();
+                let sigs = pages[range]
+                    .par_iter()
+                    .map(|p| {
+                        Some(check_key(p.key).and_then(|_| Signatures::compute(p.content, cfg)))
+                    })
+                    .collect();
+                (sigs, t0.elapsed())
+            };
+        let mut results: Vec<Option<Result<Verdict>>> = (0..pages.len()).map(|_| None).collect();
+        let mut done = 0;
+        std::thread::scope(|scope| -> Result<()> {
+            let spawn = |r: &std::ops::Range<usize>| {
+                let r = r.clone();
+                scope.spawn(move || compute(r))
+            };
+            let mut pending = ranges.first().map(spawn);
+            for (wi, range) in ranges.iter().enumerate() {
+                let Some(handle) = pending.take() else { break };
+                let (sigs, took) = handle
+                    .join()
+                    .map_err(|_| Error::InvalidArgument("a signature worker panicked".into()))?;
+                pending = ranges.get(wi + 1).map(spawn);
+                let per_page = took / range.len().max(1) as u32;
+                self.insert_window(
+                    &pages[range.clone()],
+                    sigs,
+                    opts,
+                    per_page,
+                    &mut results[range.clone()],
+                    &mut |n| {
+                        done += n;
+                        progress(done, pages.len());
+                    },
+                )?;
+            }
+            Ok(())
+        })?;
+        Ok(results
+            .into_iter()
+            .map(|r| {
+                r.unwrap_or_else(|| Err(Error::InvalidArgument("page was not processed".into())))
+            })
+            .collect())
+    }
+
+    /// Inserts one window of a batch whose signatures are computed.
+    fn insert_window(
+        &self,
+        pages: &[Page<'_>],
+        mut sigs: Vec<Option<Result<Signatures>>>,
+        opts: &BatchOptions,
+        per_page_signature: Duration,
+        results: &mut [Option<Result<Verdict>>],
+        progress: &mut dyn FnMut(usize),
+    ) -> Result<()> {
         let mut order: Vec<usize> = (0..pages.len()).collect();
         if opts.order == BatchOrder::FingerprintCount {
             let count = |i: usize| match &sigs[i] {
@@ -777,10 +901,7 @@ impl Index {
             };
             order.sort_by_key(|&i| std::cmp::Reverse(count(i)));
         }
-        let mut results: Vec<Option<Result<Verdict>>> = (0..pages.len()).map(|_| None).collect();
-        let group = opts.group.max(1);
-        let mut done = 0;
-        for chunk in order.chunks(group) {
+        for chunk in order.chunks(opts.group.max(1)) {
             self.check_writable()?;
             let mut counters = self.writer.lock();
             let mut txn = Txn::new(self, &counters);
@@ -812,7 +933,7 @@ impl Index {
                         if matches!(r, Err(Error::Storage { .. }))
                             && self.poisoned.load(Ordering::Acquire)
                         {
-                            return r.map(|_| Vec::new());
+                            return r.map(|_| ());
                         }
                         results[i] = Some(r);
                     }
@@ -823,6 +944,7 @@ impl Index {
                     results[i] = Some(Ok(v));
                 }
             }
+            drop(counters);
             for &i in chunk {
                 if results[i].is_none() {
                     if let Some(Err(e)) = sigs[i].take() {
@@ -833,16 +955,9 @@ impl Index {
                     v.timing.signature = per_page_signature;
                 }
             }
-            done += chunk.len();
-            drop(counters);
-            progress(done, pages.len());
+            progress(chunk.len());
         }
-        Ok(results
-            .into_iter()
-            .map(|r| {
-                r.unwrap_or_else(|| Err(Error::InvalidArgument("page was not processed".into())))
-            })
-            .collect())
+        Ok(())
     }
 
     fn insert_in(&self, txn: &mut Txn<'_>, page: &Page<'_>, sig: &Signatures) -> Result<Verdict> {

@@ -94,6 +94,36 @@ impl<'a> Txn<'a> {
         Ok(bm)
     }
 
+    /// Postings of several keys (one batched read), pending changes applied, deleted ids out.
+    pub(crate) fn postings(&self, keys: &[[u8; 9]]) -> Result<Vec<RoaringBitmap>> {
+        let mut out = self.ix.postings(keys)?;
+        for (key, bm) in keys.iter().zip(out.iter_mut()) {
+            if let Some(d) = self.postings.get(key) {
+                d.apply(bm);
+            }
+            for id in &self.deleted {
+                bm.remove(*id);
+            }
+        }
+        Ok(out)
+    }
+
+    /// The cluster of a page as this write sees it.
+    pub(crate) fn cluster_of(&self, id: DocId) -> Option<ClusterId> {
+        match self.docs.get(&id) {
+            Some(rec) => rec.as_ref().map(|r| r.cluster),
+            None => self.ix.cluster_of(id),
+        }
+    }
+
+    /// The pages whose cluster this write changes (`None`: deleted).
+    pub(crate) fn page_changes(&self) -> Vec<(DocId, Option<ClusterId>)> {
+        self.docs
+            .iter()
+            .map(|(id, rec)| (*id, rec.as_ref().map(|r| r.cluster)))
+            .collect()
+    }
+
     /// Ids whose simhash is within the configured distance of `h`, pending changes included.
     pub(crate) fn simhash_near(&self, h: u64) -> Result<Vec<DocId>> {
         let mut out = self.ix.simhash_near(h)?;

@@ -203,6 +203,7 @@ fn ingest(
             Order::Input => BatchOrder::Input,
         },
         group: 256,
+        window: 1024,
     };
     let max_line = ix.options().signature.max_page_bytes * 2 + 64 * 1024;
     let (mut pages, mut dups, mut new_clusters, mut replaced, mut bytes) =
