@@ -39,7 +39,9 @@ pub mod verify;
 
 pub use error::{Error, Result};
 pub use fingerprint::{Content, Fingerprint, Signatures};
-pub use index::{BatchOptions, BatchOrder, CheckReport, Index, Page, Stats, Timing, Verdict};
+pub use index::{
+    BatchOptions, BatchOrder, CheckReport, CompactReport, Index, Page, Stats, Timing, Verdict,
+};
 pub use options::{FrequentConfig, IndexOptions, RepresentativePolicy, SignatureConfig};
 pub use storage::codec::{ClusterId, DocId};
 pub use verify::{Similarity, VerifyConfig};

@@ -7,6 +7,7 @@
 
 mod check;
 mod cluster;
+mod compact;
 mod txn;
 
 use std::collections::{HashMap, HashSet};
@@ -23,6 +24,7 @@ use serde::{Deserialize, Serialize};
 
 pub use check::CheckReport;
 pub use cluster::Match;
+pub use compact::{dir_bytes, CompactReport};
 
 use crate::fingerprint::{hamming, sentence_fingerprints, Content, Signatures};
 use crate::options::{IndexOptions, RepresentativePolicy, SignatureConfig};
@@ -152,6 +154,30 @@ struct StoredConfig {
     representative: RepresentativePolicy,
 }
 
+impl StoredConfig {
+    /// Reads the configuration stored in the index at `path`.
+    fn read(path: &Path) -> Result<StoredConfig> {
+        let v = storage::read_config(path)?;
+        serde_json::from_slice(&v).map_err(|e| {
+            Error::corruption(
+                cf::META,
+                meta::CONFIG,
+                format!("bad configuration JSON: {e}"),
+            )
+        })
+    }
+
+    /// Index options with these stored parts and defaults for the rest.
+    fn options(self) -> IndexOptions {
+        IndexOptions {
+            signature: self.signature,
+            simhash_max_distance: self.simhash_max_distance,
+            representative: self.representative,
+            ..IndexOptions::default()
+        }
+    }
+}
+
 /// Reason byte of an over-frequent fingerprint: carried by too many pages.
 const FREQUENT_PAGES: u8 = b'P';
 /// Reason byte of an over-frequent fingerprint: many pages on few hosts.
@@ -233,35 +259,14 @@ impl Index {
                 path.display()
             )));
         }
-        let stored = {
-            let db =
-                DB::open_cf_for_read_only(&rocksdb::Options::default(), path, [cf::META], false)
-                    .map_err(|e| Error::storage(format!("opening {}", path.display()), e))?;
-            let m = db
-                .cf_handle(cf::META)
-                .ok_or_else(|| Error::corruption(cf::META, b"", "missing column family"))?;
-            let v = db
-                .get_cf(m, meta::CONFIG)
-                .map_err(|e| Error::storage("reading meta", e))?
-                .ok_or_else(|| {
-                    Error::corruption(cf::META, meta::CONFIG, "missing configuration")
-                })?;
-            serde_json::from_slice::<StoredConfig>(&v).map_err(|e| {
-                Error::corruption(
-                    cf::META,
-                    meta::CONFIG,
-                    format!("bad configuration JSON: {e}"),
-                )
-            })?
-        };
-        let opts = IndexOptions {
-            signature: stored.signature,
-            simhash_max_distance: stored.simhash_max_distance,
-            representative: stored.representative,
-            create_if_missing: false,
-            ..IndexOptions::default()
-        };
-        Index::open(path, opts)
+        let stored = StoredConfig::read(path)?;
+        Index::open(
+            path,
+            IndexOptions {
+                create_if_missing: false,
+                ..stored.options()
+            },
+        )
     }
 
     /// The options the index was opened with.

@@ -153,6 +153,41 @@ impl SimhashTables {
     }
 }
 
+/// The column families with their options (merge operator, prefix extractor, filters).
+fn descriptors(tables: SimhashTables) -> Vec<ColumnFamilyDescriptor> {
+    let table = |bloom: bool| {
+        let mut b = BlockBasedOptions::default();
+        if bloom {
+            b.set_bloom_filter(10.0, false);
+        }
+        b
+    };
+    cf::ALL
+        .iter()
+        .map(|&name| {
+            let mut o = Options::default();
+            o.set_compression_type(DBCompressionType::Lz4);
+            o.set_bottommost_compression_type(DBCompressionType::Zstd);
+            match name {
+                cf::POSTINGS => {
+                    o.set_merge_operator(merge::NAME, merge::full_merge, merge::partial_merge);
+                    o.set_block_based_table_factory(&table(true));
+                }
+                cf::SIMHASH => {
+                    o.set_prefix_extractor(SliceTransform::create_fixed_prefix(
+                        tables.prefix_len(),
+                    ));
+                    o.set_memtable_prefix_bloom_ratio(0.1);
+                    o.set_block_based_table_factory(&table(true));
+                }
+                cf::KEYS | cf::DOCS | cf::CLUSTERS => o.set_block_based_table_factory(&table(true)),
+                _ => {}
+            }
+            ColumnFamilyDescriptor::new(name, o)
+        })
+        .collect()
+}
+
 /// Opens (or creates) the database with every column family and its options.
 ///
 /// # Errors
@@ -163,47 +198,33 @@ pub fn open_db(path: &Path, create: bool, tables: SimhashTables) -> Result<DB> {
     db_opts.create_missing_column_families(true);
     db_opts.set_max_background_jobs(2);
     db_opts.set_keep_log_file_num(4);
-
-    let table = |bloom: bool| {
-        let mut b = BlockBasedOptions::default();
-        if bloom {
-            b.set_bloom_filter(10.0, false);
-        }
-        b
-    };
-    let base = |compress: bool| {
-        let mut o = Options::default();
-        o.set_compression_type(if compress {
-            DBCompressionType::Lz4
-        } else {
-            DBCompressionType::None
-        });
-        o.set_bottommost_compression_type(if compress {
-            DBCompressionType::Zstd
-        } else {
-            DBCompressionType::None
-        });
-        o
-    };
-    let descriptors = cf::ALL.iter().map(|&name| {
-        let mut o = base(true);
-        match name {
-            cf::POSTINGS => {
-                o.set_merge_operator(merge::NAME, merge::full_merge, merge::partial_merge);
-                o.set_block_based_table_factory(&table(true));
-            }
-            cf::SIMHASH => {
-                o.set_prefix_extractor(SliceTransform::create_fixed_prefix(tables.prefix_len()));
-                o.set_memtable_prefix_bloom_ratio(0.1);
-                o.set_block_based_table_factory(&table(true));
-            }
-            cf::KEYS | cf::DOCS | cf::CLUSTERS => o.set_block_based_table_factory(&table(true)),
-            _ => {}
-        }
-        ColumnFamilyDescriptor::new(name, o)
-    });
-    DB::open_cf_descriptors(&db_opts, path, descriptors)
+    DB::open_cf_descriptors(&db_opts, path, descriptors(tables))
         .map_err(|e| Error::storage(format!("opening {}", path.display()), e))
+}
+
+/// Opens a database read-only (a snapshot): nothing in `path` is written.
+///
+/// # Errors
+/// [`Error::Storage`] when RocksDB cannot open the path.
+pub fn open_db_read_only(path: &Path, tables: SimhashTables) -> Result<DB> {
+    DB::open_cf_descriptors_read_only(&Options::default(), path, descriptors(tables), false)
+        .map_err(|e| Error::storage(format!("opening {} read-only", path.display()), e))
+}
+
+/// Reads the `config` value of an index's meta column family, opening it read-only.
+///
+/// # Errors
+/// [`Error::Storage`] when the index cannot be opened, [`Error::Corruption`] when the value is
+/// missing.
+pub fn read_config(path: &Path) -> Result<Vec<u8>> {
+    let db = DB::open_cf_for_read_only(&Options::default(), path, [cf::META], false)
+        .map_err(|e| Error::storage(format!("opening {}", path.display()), e))?;
+    let m = db
+        .cf_handle(cf::META)
+        .ok_or_else(|| Error::corruption(cf::META, b"", "missing column family"))?;
+    db.get_cf(m, meta::CONFIG)
+        .map_err(|e| Error::storage("reading meta", e))?
+        .ok_or_else(|| Error::corruption(cf::META, meta::CONFIG, "missing configuration"))
 }
 
 #[cfg(test)]

@@ -1,0 +1,105 @@
+//! Offline compaction of a snapshot: a checkpoint taken while the index is in use compacts into a
+//! fresh index whose export and check agree with the source; the source is not modified.
+mod common;
+use common::*;
+use neardup::Index;
+
+fn export(ix: &Index) -> Vec<(String, String)> {
+    let mut v = Vec::new();
+    ix.export(|k, r| v.push((k.to_string(), r.to_string())))
+        .unwrap();
+    v
+}
+
+#[test]
+fn checkpoint_then_compact_snapshot() {
+    let dir = tempfile::tempdir().unwrap();
+    let ix = open(&dir.path().join("live"));
+    for a in 0..8u64 {
+        let base = article(300 + a, 8);
+        for v in 0..3u64 {
+            let h = html(v as usize, "t", &edited(&base, v));
+            ix.insert(&page(&format!("a{a}-v{v}"), "h", &h)).unwrap();
+        }
+    }
+    for k in ["a0-v0", "a1-v2", "a5-v1"] {
+        ix.delete(k).unwrap();
+    }
+    let snap = dir.path().join("snap");
+    ix.checkpoint(&snap).unwrap();
+    // The live index moves on; the snapshot does not.
+    ix.insert(&page("later", "h", &html(0, "t", &article(999, 6))))
+        .unwrap();
+    let expected: Vec<(String, String)> = export(&ix)
+        .into_iter()
+        .filter(|(k, _)| k != "later")
+        .collect();
+
+    let before = neardup::index::dir_bytes(&snap);
+    let out = dir.path().join("compacted");
+    let report = Index::compact_snapshot(&snap, &out).unwrap();
+    assert!(report.check.is_clean(), "{:?}", report.check.problems);
+    assert_eq!(report.pages, 21);
+    assert!(report.bytes_after > 0);
+    assert_eq!(
+        neardup::index::dir_bytes(&snap),
+        before,
+        "the snapshot is not modified"
+    );
+
+    let compacted = Index::open_existing(&out).unwrap();
+    assert_eq!(export(&compacted), expected);
+    assert_clean(&compacted);
+    // The compacted index is a working index.
+    let v = compacted
+        .insert(&page(
+            "new",
+            "h",
+            &html(2, "t", &edited(&article(303, 8), 7)),
+        ))
+        .unwrap();
+    assert!(v.duplicate);
+    assert_eq!(v.representative.as_deref(), Some("a3-v0"));
+
+    // Refusals: an existing target, a source without an index.
+    assert!(matches!(
+        Index::compact_snapshot(&snap, &out),
+        Err(neardup::Error::InvalidArgument(_))
+    ));
+    assert!(matches!(
+        Index::compact_snapshot(dir.path().join("none"), dir.path().join("x")),
+        Err(neardup::Error::InvalidArgument(_))
+    ));
+}
+
+#[test]
+fn corrupted_snapshot_is_refused_and_leaves_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let live = dir.path().join("live");
+    {
+        let ix = open(&live);
+        ix.insert(&page("a", "h", &html(0, "t", &article(1, 6))))
+            .unwrap();
+        ix.flush().unwrap();
+    }
+    // Corrupt the page record by writing a bad value straight into RocksDB.
+    {
+        let cfs = [
+            "meta", "keys", "docs", "texts", "postings", "simhash", "clusters", "frequent",
+        ];
+        let mut o = rocksdb::Options::default();
+        o.create_missing_column_families(true);
+        let db = rocksdb::DB::open_cf(&o, &live, cfs).unwrap();
+        let docs = db.cf_handle("docs").unwrap();
+        db.put_cf(docs, 0u32.to_be_bytes(), b"\xD1garbage-with-a-bad-crc")
+            .unwrap();
+        db.flush_cf(docs).unwrap();
+    }
+    let out = dir.path().join("out");
+    let r = Index::compact_snapshot(&live, &out);
+    assert!(
+        matches!(r, Err(neardup::Error::Corruption { cf: "docs", .. })),
+        "{r:?}"
+    );
+    assert!(!out.exists(), "no half-written index is left behind");
+}
