@@ -136,6 +136,8 @@ pub struct Stats {
     pub frequent: Vec<(String, String)>,
     /// Bytes on disk (SST files) and in memtables per column family.
     pub bytes: Vec<(String, u64)>,
+    /// Number of clusters by size bucket (`1`, `2`, `3-5`, `6-10`, `11-50`, `51-`).
+    pub cluster_sizes: Vec<(String, u64)>,
 }
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -1126,11 +1128,36 @@ impl Index {
             };
             frequent.push((crate::error::hex(&k), reason.to_string()));
         }
+        const BUCKETS: [(u64, &str); 6] = [
+            (1, "1"),
+            (2, "2"),
+            (5, "3-5"),
+            (10, "6-10"),
+            (50, "11-50"),
+            (u64::MAX, "51-"),
+        ];
+        let mut sizes = [0u64; 6];
+        for item in self
+            .db
+            .iterator_cf(self.cf(cf::CLUSTERS), IteratorMode::Start)
+        {
+            let (k, v) = item.map_err(|e| Error::storage("reading clusters", e))?;
+            let n = ClusterRecord::decode(cf::CLUSTERS, &k, &v)?.members.len();
+            if let Some(b) = BUCKETS.iter().position(|(max, _)| n <= *max) {
+                sizes[b] += 1;
+            }
+        }
+        let cluster_sizes = BUCKETS
+            .iter()
+            .zip(sizes)
+            .map(|((_, name), n)| (name.to_string(), n))
+            .collect();
         Ok(Stats {
             pages: c.live_docs,
             clusters: c.live_clusters,
             frequent,
             bytes,
+            cluster_sizes,
         })
     }
 
@@ -1151,6 +1178,37 @@ impl Index {
                 }
             };
             f(&rec.key, rep);
+        }
+        Ok(())
+    }
+}
+
+impl Index {
+    /// Calls `f(cluster, representative_key, member_keys)` for every cluster, in cluster-id
+    /// order, members in insertion order.
+    ///
+    /// # Errors
+    /// Storage and corruption errors.
+    pub fn export_clusters(&self, mut f: impl FnMut(ClusterId, &str, &[String])) -> Result<()> {
+        for item in self
+            .db
+            .iterator_cf(self.cf(cf::CLUSTERS), IteratorMode::Start)
+        {
+            let (k, v) = item.map_err(|e| Error::storage("reading clusters", e))?;
+            let cid = storage::decode_u32(cf::CLUSTERS, &k, &k)?;
+            let cl = ClusterRecord::decode(cf::CLUSTERS, &k, &v)?;
+            let mut members = Vec::with_capacity(cl.members.len() as usize);
+            let mut rep = String::new();
+            for id in cl.members.iter() {
+                let rec = self
+                    .doc(id)?
+                    .ok_or_else(|| Error::corruption(cf::DOCS, &id_key(id), "member is missing"))?;
+                if id == cl.representative {
+                    rep = rec.key.clone();
+                }
+                members.push(rec.key);
+            }
+            f(cid, &rep, &members);
         }
         Ok(())
     }

@@ -1,4 +1,5 @@
-//! Reading pages from crawl files: JSONL (gzip or plain, detected by magic bytes).
+//! Reading pages from crawl files: JSONL or WARC, gzip or plain (gzip detected by its magic
+//! bytes, WARC by its `WARC/` version line).
 //!
 //! Bad input never stops a run: a malformed line, a line that is not UTF-8, a page over the size
 //! limit or without content is reported with its file and line and skipped; a broken gzip stream
@@ -188,6 +189,177 @@ fn parse_page(line: &[u8]) -> std::result::Result<OwnedPage, String> {
         time: p.time.unwrap_or(0),
         body,
     })
+}
+
+/// A file of pages, read in chunks.
+pub trait PageSource {
+    /// Up to `n` pages, with the records that had to be skipped.
+    fn next_chunk(&mut self, n: usize) -> (Vec<(String, OwnedPage)>, Vec<Skip>);
+    /// True when the file is finished.
+    fn is_done(&self) -> bool;
+}
+
+impl PageSource for JsonlReader {
+    fn next_chunk(&mut self, n: usize) -> (Vec<(String, OwnedPage)>, Vec<Skip>) {
+        JsonlReader::next_chunk(self, n)
+    }
+    fn is_done(&self) -> bool {
+        JsonlReader::is_done(self)
+    }
+}
+
+/// Opens a crawl file as JSONL or WARC, whichever it holds.
+pub fn open_source(path: &Path, max_page: usize) -> Result<Box<dyn PageSource>> {
+    let mut r = open(path)?;
+    let head = r
+        .fill_buf()
+        .with_context(|| format!("cannot read {}", path.display()))?;
+    if head.starts_with(b"WARC/") {
+        Ok(Box::new(WarcSource::new(path, r, max_page)))
+    } else {
+        Ok(Box::new(JsonlReader::new(path, max_page * 2 + 64 * 1024)?))
+    }
+}
+
+/// Response records of a WARC file (gzip per record or whole, or plain).
+pub struct WarcSource {
+    path: PathBuf,
+    records: warc::RecordIter<Box<dyn BufRead + Send>>,
+    index: usize,
+    max_page: usize,
+    done: bool,
+}
+
+impl WarcSource {
+    fn new(path: &Path, r: Box<dyn BufRead + Send>, max_page: usize) -> Self {
+        WarcSource {
+            path: path.to_path_buf(),
+            records: warc::WarcReader::new(r).iter_records(),
+            index: 0,
+            max_page,
+            done: false,
+        }
+    }
+}
+
+/// Splits an HTTP response into (headers, payload); `None` when it has no header block.
+fn split_http(body: &[u8]) -> Option<(&str, &[u8])> {
+    let end = body
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .map(|p| (p, p + 4))
+        .or_else(|| {
+            body.windows(2)
+                .position(|w| w == b"\n\n")
+                .map(|p| (p, p + 2))
+        })?;
+    let head = std::str::from_utf8(&body[..end.0]).ok()?;
+    Some((head, &body[end.1..]))
+}
+
+fn http_header<'a>(head: &'a str, name: &str) -> Option<&'a str> {
+    head.lines().skip(1).find_map(|l| {
+        let (k, v) = l.split_once(':')?;
+        k.trim().eq_ignore_ascii_case(name).then(|| v.trim())
+    })
+}
+
+impl PageSource for WarcSource {
+    fn next_chunk(&mut self, n: usize) -> (Vec<(String, OwnedPage)>, Vec<Skip>) {
+        use warc::{RecordType, WarcHeader};
+        let mut pages = Vec::new();
+        let mut skips = Vec::new();
+        while pages.len() < n && !self.done {
+            let Some(item) = self.records.next() else {
+                self.done = true;
+                break;
+            };
+            self.index += 1;
+            let place = format!("{} record {}", self.path.display(), self.index);
+            let record = match item {
+                Ok(r) => r,
+                Err(e) => {
+                    // The reader cannot find the next record after a broken one.
+                    skips.push(Skip {
+                        place,
+                        reason: format!("broken or truncated WARC, rest of file skipped: {e}"),
+                    });
+                    self.done = true;
+                    break;
+                }
+            };
+            if *record.warc_type() != RecordType::Response {
+                continue;
+            }
+            let Some(uri) = record.header(WarcHeader::TargetURI).map(|u| u.into_owned()) else {
+                skips.push(Skip {
+                    place,
+                    reason: "response record without WARC-Target-URI".into(),
+                });
+                continue;
+            };
+            let time = record.date().timestamp();
+            let body = record.body();
+            if body.len() > self.max_page {
+                skips.push(Skip {
+                    place,
+                    reason: format!("page of {} bytes is over the limit", body.len()),
+                });
+                continue;
+            }
+            let Some((head, payload)) = split_http(body) else {
+                skips.push(Skip {
+                    place,
+                    reason: "response without an HTTP header block".into(),
+                });
+                continue;
+            };
+            let ctype = http_header(head, "content-type")
+                .unwrap_or("text/html")
+                .to_ascii_lowercase();
+            if !(ctype.contains("html") || ctype.starts_with("text/")) {
+                continue; // images, scripts, PDFs: not pages
+            }
+            if let Some(enc) = http_header(head, "content-encoding")
+                .filter(|e| !e.eq_ignore_ascii_case("identity"))
+            {
+                skips.push(Skip {
+                    place,
+                    reason: format!("unsupported content-encoding {enc}"),
+                });
+                continue;
+            }
+            if http_header(head, "transfer-encoding")
+                .is_some_and(|t| t.to_ascii_lowercase().contains("chunked"))
+            {
+                skips.push(Skip {
+                    place,
+                    reason: "chunked transfer-encoding".into(),
+                });
+                continue;
+            }
+            let host = host_of(&uri).to_string();
+            let body = if ctype.contains("html") {
+                Body::Html(payload.to_vec())
+            } else {
+                Body::Text(String::from_utf8_lossy(payload).into_owned())
+            };
+            pages.push((
+                place,
+                OwnedPage {
+                    key: uri,
+                    host,
+                    time,
+                    body,
+                },
+            ));
+        }
+        (pages, skips)
+    }
+
+    fn is_done(&self) -> bool {
+        self.done
+    }
 }
 
 /// Reads a list of keys, one a line (blank lines and `#` comments ignored).

@@ -16,7 +16,7 @@ use neardup::{
 };
 use rayon::prelude::*;
 
-use input::{Body, JsonlReader, OwnedPage};
+use input::{open_source, Body, OwnedPage};
 
 /// neardup: an embedded near-duplicate index for web pages.
 #[derive(Parser)]
@@ -43,12 +43,13 @@ enum Policy {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Ingest JSONL crawl files (gzip or plain) into an index: the daily merge.
+    /// Ingest crawl files (JSONL or WARC, gzip or plain) into an index: the daily merge.
     Ingest {
         /// The index directory (created when missing).
         #[arg(long)]
         index: PathBuf,
-        /// JSONL files: one page a line with `id`, `url`, `host`, `time`, and `html` or `text`.
+        /// JSONL files (one page a line with `id`, `url`, `host`, `time`, and `html` or `text`)
+        /// or WARC files (response records).
         files: Vec<PathBuf>,
         /// Keys to delete first (pages gone from the crawl), one a line.
         #[arg(long)]
@@ -83,6 +84,9 @@ enum Command {
     Export {
         #[arg(long)]
         index: PathBuf,
+        /// One JSON line per cluster instead: `cluster`, `representative`, `members`.
+        #[arg(long)]
+        clusters: bool,
         /// Write here instead of standard output.
         #[arg(long)]
         out: Option<PathBuf>,
@@ -102,6 +106,17 @@ enum Command {
         #[arg(long)]
         index: PathBuf,
         /// The snapshot directory (must not exist).
+        #[arg(long)]
+        out: PathBuf,
+    },
+    /// Compact a snapshot (from `checkpoint`) into a fresh, verified index; the snapshot is not
+    /// modified. Drops deleted pages and over-frequent fingerprints from postings, re-optimizes
+    /// bitmaps, verifies every checksum and compacts all levels.
+    Compact {
+        /// The snapshot to read.
+        #[arg(long)]
+        from: PathBuf,
+        /// The new index directory (must not exist).
         #[arg(long)]
         out: PathBuf,
     },
@@ -131,6 +146,15 @@ fn bar(what: &str) -> ProgressBar {
 }
 
 /// Opens an existing index with its stored configuration, or creates one with `policy`.
+/// Prints a message above the progress bar, or to standard error when there is no bar.
+fn say(pb: &ProgressBar, msg: String) {
+    if pb.is_hidden() {
+        eprintln!("{msg}");
+    } else {
+        pb.println(msg);
+    }
+}
+
 fn open_index(path: &Path, policy: Option<Policy>, create: bool) -> Result<Index> {
     let ix = if path.join("CURRENT").exists() || !create {
         Index::open_existing(path)
@@ -205,16 +229,16 @@ fn ingest(
         group: 256,
         window: 1024,
     };
-    let max_line = ix.options().signature.max_page_bytes * 2 + 64 * 1024;
+    let max_page = ix.options().signature.max_page_bytes;
     let (mut pages, mut dups, mut new_clusters, mut replaced, mut bytes) =
         (0u64, 0u64, 0u64, 0u64, 0u64);
     let mut skipped: Vec<String> = Vec::new();
     for path in files {
-        let mut reader = JsonlReader::new(path, max_line)?;
+        let mut reader = open_source(path, max_page)?;
         while !reader.is_done() {
             let (chunk, skips) = reader.next_chunk(batch.max(1));
             for s in skips {
-                pb.println(format!("skipped {}: {}", s.place, s.reason));
+                say(&pb, format!("skipped {}: {}", s.place, s.reason));
                 skipped.push(s.reason);
             }
             if chunk.is_empty() {
@@ -241,7 +265,7 @@ fn ingest(
                         replaced += u64::from(v.replaced);
                     }
                     Err(e) => {
-                        pb.println(format!("skipped {place}: page {}: {e}", p.key));
+                        say(&pb, format!("skipped {place}: page {}: {e}", p.key));
                         skipped.push(e.to_string());
                     }
                 }
@@ -285,7 +309,7 @@ fn query(index: &Path, files: &[PathBuf]) -> Result<()> {
     let out = std::io::stdout();
     let mut out = BufWriter::new(out.lock());
     for path in files {
-        let mut reader = JsonlReader::new(path, ix.options().signature.max_page_bytes * 2)?;
+        let mut reader = open_source(path, ix.options().signature.max_page_bytes)?;
         while !reader.is_done() {
             let (chunk, skips) = reader.next_chunk(1024);
             for s in skips {
@@ -321,11 +345,11 @@ fn signatures(files: &[PathBuf], threads: usize) -> Result<()> {
     let start = Instant::now();
     let (mut pages, mut bytes, mut without, mut skipped, mut fps) = (0u64, 0u64, 0u64, 0u64, 0u64);
     for path in files {
-        let mut reader = JsonlReader::new(path, cfg.max_page_bytes * 2)?;
+        let mut reader = open_source(path, cfg.max_page_bytes)?;
         while !reader.is_done() {
             let (chunk, skips) = reader.next_chunk(2048);
             for s in skips {
-                pb.println(format!("skipped {}: {}", s.place, s.reason));
+                say(&pb, format!("skipped {}: {}", s.place, s.reason));
                 skipped += 1;
             }
             let results: Vec<_> = chunk
@@ -345,7 +369,7 @@ fn signatures(files: &[PathBuf], threads: usize) -> Result<()> {
                     }
                     Err(e) => {
                         skipped += 1;
-                        pb.println(format!("skipped {place}: page {}: {e}", p.key));
+                        say(&pb, format!("skipped {place}: page {}: {e}", p.key));
                     }
                 }
             }
@@ -415,7 +439,11 @@ fn main() -> Result<()> {
             println!("deleted {} of {} keys", keys.len() - missing, keys.len());
             Ok(())
         }
-        Command::Export { index, out } => {
+        Command::Export {
+            index,
+            out,
+            clusters,
+        } => {
             let ix = open_index(&index, None, false)?;
             let sink: Box<dyn Write> = match &out {
                 Some(p) => Box::new(
@@ -426,13 +454,24 @@ fn main() -> Result<()> {
             };
             let mut w = BufWriter::new(sink);
             let mut err = None;
-            ix.export(|k, r| {
-                if err.is_none() {
-                    if let Err(e) = writeln!(w, "{k}\t{r}") {
-                        err = Some(e);
+            if clusters {
+                ix.export_clusters(|cid, rep, members| {
+                    if err.is_none() {
+                        let line = serde_json::json!({"cluster": cid, "representative": rep, "members": members});
+                        if let Err(e) = writeln!(w, "{line}") {
+                            err = Some(e);
+                        }
                     }
-                }
-            })?;
+                })?;
+            } else {
+                ix.export(|k, r| {
+                    if err.is_none() {
+                        if let Err(e) = writeln!(w, "{k}\t{r}") {
+                            err = Some(e);
+                        }
+                    }
+                })?;
+            }
             if let Some(e) = err {
                 return Err(e.into());
             }
@@ -463,6 +502,35 @@ fn main() -> Result<()> {
             let ix = open_index(&index, None, false)?;
             ix.checkpoint(&out)?;
             println!("checkpoint written to {}", out.display());
+            Ok(())
+        }
+        Command::Compact { from, out } => {
+            let start = Instant::now();
+            let r = Index::compact_snapshot(&from, &out)
+                .with_context(|| format!("compacting {}", from.display()))?;
+            println!(
+                "compacted {} pages in {:.1} s",
+                r.pages,
+                start.elapsed().as_secs_f64()
+            );
+            println!("size before      {:.1} MB", r.bytes_before as f64 / 1e6);
+            println!("size after       {:.1} MB", r.bytes_after as f64 / 1e6);
+            println!("stale ids dropped from postings   {}", r.stale_ids_dropped);
+            println!(
+                "over-frequent postings dropped    {}",
+                r.frequent_postings_dropped
+            );
+            println!(
+                "stale simhash entries dropped     {}",
+                r.stale_simhash_dropped
+            );
+            println!("check            {} problems", r.check.problem_count);
+            for p in &r.check.problems {
+                println!("  {p}");
+            }
+            if !r.check.is_clean() {
+                std::process::exit(1);
+            }
             Ok(())
         }
         Command::Signatures { files, threads } => signatures(&files, threads),

@@ -1,0 +1,282 @@
+//! The `neardup` binary end to end: ingest → export → score, the daily merge with deletes,
+//! checkpoint and compact, bad input of every kind with a zero-harm index.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_neardup"))
+}
+
+fn run(args: &[&str]) -> Output {
+    let out = bin().args(args).output().expect("run neardup");
+    assert!(
+        out.status.success(),
+        "neardup {args:?} failed:\nstdout: {}\nstderr: {}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// A page of `n` sentences drawn from `seed`, wrapped in a small site template.
+fn page_html(seed: u64, n: usize, template: usize) -> String {
+    let words = [
+        "river", "market", "school", "energy", "policy", "harvest", "railway", "museum", "garden",
+        "letter", "window", "forest", "bridge", "winter", "village", "teacher",
+    ];
+    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    let mut body = String::new();
+    for _ in 0..n {
+        let mut sent = String::from("The");
+        for _ in 0..12 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            sent.push(' ');
+            sent.push_str(words[(x % words.len() as u64) as usize]);
+        }
+        sent.push_str(&format!(" {}.", x % 1000));
+        body.push_str(&format!("<p>{sent}</p>"));
+    }
+    match template % 2 {
+        0 => format!("<html><head><title>t</title></head><body><div class=nav><a href=/>Home</a></div><div class=content>{body}</div></body></html>"),
+        _ => format!("<html><body><header>Site</header><main><article>{body}</article></main><footer>f</footer></body></html>"),
+    }
+}
+
+fn jsonl(path: &Path, pages: &[(String, String)]) {
+    let mut f = std::fs::File::create(path).unwrap();
+    for (id, html) in pages {
+        writeln!(f, "{}", serde_json::json!({"id": id, "url": format!("https://h.example/{id}"), "time": 0, "html": html})).unwrap();
+    }
+}
+
+fn export(index: &Path) -> String {
+    String::from_utf8(run(&["export", "--index", s(index)]).stdout).unwrap()
+}
+
+#[test]
+fn ingest_export_and_score_the_bench_slice() {
+    let bench = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/bench");
+    let docs = bench.join("dev/docs.jsonl.gz");
+    if !docs.exists() {
+        eprintln!("no bench corpus; skipping");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    // The first 400 pages of the dev corpus, as plain JSONL.
+    let text = {
+        use std::io::{BufRead, BufReader};
+        let f = std::fs::File::open(&docs).unwrap();
+        BufReader::new(flate2::read::MultiGzDecoder::new(f))
+            .lines()
+            .take(400)
+            .map(|l| l.unwrap() + "\n")
+            .collect::<String>()
+    };
+    let slice = dir.path().join("slice.jsonl");
+    std::fs::write(&slice, &text).unwrap();
+    let index = dir.path().join("idx");
+    let out = run(&[
+        "ingest",
+        "--index",
+        s(&index),
+        "--order",
+        "input",
+        s(&slice),
+    ]);
+    let summary = String::from_utf8_lossy(&out.stdout);
+    assert!(summary.contains("pages ingested   400"), "{summary}");
+    let tsv = dir.path().join("clusters.tsv");
+    run(&["export", "--index", s(&index), "--out", s(&tsv)]);
+    assert_eq!(std::fs::read_to_string(&tsv).unwrap().lines().count(), 400);
+    let out = Command::new("python3")
+        .arg(bench.join("score.py"))
+        .arg(bench.join("dev/truth.jsonl.gz"))
+        .arg(&tsv)
+        .arg("--json")
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let res: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    // Scored against the whole truth, pages outside the slice count as missing; what was
+    // detected must still be right.
+    assert!(
+        res["duplicate_detection"]["precision"].as_f64().unwrap() >= 0.95,
+        "{}",
+        res["duplicate_detection"]
+    );
+    run(&["check", "--index", s(&index)]);
+}
+
+#[test]
+fn daily_merge_with_deletes() {
+    let dir = tempfile::tempdir().unwrap();
+    let index = dir.path().join("idx");
+    let day1: Vec<(String, String)> = (0..6)
+        .map(|i| (format!("d1-{i}"), page_html(i, 12, 0)))
+        .collect();
+    // Day 2: copies of two day-1 pages under another template, two new pages.
+    let mut day2: Vec<(String, String)> = vec![
+        ("d2-a".into(), page_html(1, 12, 1)),
+        ("d2-b".into(), page_html(2, 12, 1)),
+    ];
+    day2.extend((10..12).map(|i| (format!("d2-{i}"), page_html(i, 12, 0))));
+    let (f1, f2) = (dir.path().join("day1.jsonl"), dir.path().join("day2.jsonl"));
+    jsonl(&f1, &day1);
+    jsonl(&f2, &day2);
+    run(&["ingest", "--index", s(&index), s(&f1)]);
+    let gone = dir.path().join("gone.txt");
+    std::fs::write(&gone, "d1-1\nd1-5\n# comment\nnever-there\n").unwrap();
+    let out = run(&[
+        "ingest",
+        "--index",
+        s(&index),
+        "--delete-list",
+        s(&gone),
+        s(&f2),
+    ]);
+    let summary = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(
+        summary.contains("deleted          2 (1 keys not present)"),
+        "{summary}"
+    );
+    assert!(summary.contains("duplicates       1"), "{summary}");
+    let exp = export(&index);
+    assert!(!exp.contains("d1-1\t") && !exp.contains("d1-5\t"));
+    assert!(exp.contains("d2-b\td1-2\n"), "{exp}");
+    assert!(
+        exp.contains("d2-a\td2-a\n"),
+        "d1-1 was deleted first, so d2-a is new: {exp}"
+    );
+    run(&["check", "--index", s(&index)]);
+    // A query stores nothing.
+    let q = run(&["query", "--index", s(&index), s(&f1)]);
+    assert_eq!(String::from_utf8_lossy(&q.stdout).lines().count(), 6);
+    assert_eq!(export(&index), exp);
+}
+
+#[test]
+fn checkpoint_and_compact_agree() {
+    let dir = tempfile::tempdir().unwrap();
+    let index = dir.path().join("idx");
+    let pages: Vec<(String, String)> = (0..20)
+        .map(|i| (format!("p{i}"), page_html(i % 7, 10, (i % 2) as usize)))
+        .collect();
+    let f = dir.path().join("p.jsonl");
+    jsonl(&f, &pages);
+    run(&["ingest", "--index", s(&index), "--order", "input", s(&f)]);
+    run(&["delete", "--index", s(&index), "p0", "p3"]);
+    let snap = dir.path().join("snap");
+    run(&["checkpoint", "--index", s(&index), "--out", s(&snap)]);
+    let out = dir.path().join("compacted");
+    let report =
+        String::from_utf8(run(&["compact", "--from", s(&snap), "--out", s(&out)]).stdout).unwrap();
+    assert!(report.contains("check            0 problems"), "{report}");
+    assert_eq!(export(&snap), export(&index));
+    assert_eq!(export(&out), export(&index));
+    run(&["check", "--index", s(&out)]);
+    let clusters =
+        String::from_utf8(run(&["export", "--index", s(&out), "--clusters"]).stdout).unwrap();
+    let first: serde_json::Value = serde_json::from_str(clusters.lines().next().unwrap()).unwrap();
+    assert!(first["members"].as_array().is_some_and(|m| !m.is_empty()));
+    // Compacting onto an existing directory is refused.
+    let again = bin()
+        .args(["compact", "--from", s(&snap), "--out", s(&out)])
+        .output()
+        .unwrap();
+    assert!(!again.status.success());
+}
+
+#[test]
+fn bad_input_is_reported_and_harmless() {
+    let dir = tempfile::tempdir().unwrap();
+    let index = dir.path().join("idx");
+    // JSONL with a malformed line, a line that is not UTF-8, a page without content, a binary
+    // page, and two good pages.
+    let bad = dir.path().join("bad.jsonl");
+    let mut f = std::fs::File::create(&bad).unwrap();
+    writeln!(
+        f,
+        "{}",
+        serde_json::json!({"id": "good1", "html": page_html(1, 10, 0)})
+    )
+    .unwrap();
+    writeln!(f, "{{\"id\": \"broken\", \"html\": ").unwrap();
+    f.write_all(b"{\"id\": \"latin1\", \"html\": \"caf\xe9\"}\n")
+        .unwrap();
+    writeln!(f, "{}", serde_json::json!({"id": "empty"})).unwrap();
+    let binary: String = (0..3000u32)
+        .map(|i| char::from_u32(i % 9).unwrap())
+        .collect();
+    writeln!(f, "{}", serde_json::json!({"id": "binary", "html": binary})).unwrap();
+    writeln!(
+        f,
+        "{}",
+        serde_json::json!({"id": "good2", "html": page_html(2, 10, 1)})
+    )
+    .unwrap();
+    drop(f);
+    // A broken gzip file: a good gzip member cut in the middle.
+    let gz = dir.path().join("cut.jsonl.gz");
+    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    for i in 0..50 {
+        writeln!(
+            enc,
+            "{}",
+            serde_json::json!({"id": format!("gz{i}"), "html": page_html(100 + i, 10, 0)})
+        )
+        .unwrap();
+    }
+    let bytes = enc.finish().unwrap();
+    std::fs::write(&gz, &bytes[..bytes.len() / 2]).unwrap();
+    // A truncated WARC file.
+    let warc = dir.path().join("cut.warc");
+    let payload = format!(
+        "HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\n\r\n{}",
+        page_html(7, 10, 0)
+    );
+    let record = format!(
+        "WARC/1.0\r\nWARC-Type: response\r\nWARC-Target-URI: https://w.example/a\r\nWARC-Date: 2024-01-01T00:00:00Z\r\nWARC-Record-ID: <urn:uuid:12345678-1234-1234-1234-123456789012>\r\nContent-Type: application/http; msgtype=response\r\nContent-Length: {}\r\n\r\n{}\r\n\r\n",
+        payload.len(),
+        payload
+    );
+    let mut w = record.clone().into_bytes();
+    w.extend_from_slice(&record.as_bytes()[..record.len() / 2]);
+    std::fs::write(&warc, &w).unwrap();
+
+    let out = bin()
+        .args(["ingest", "--index", s(&index), s(&bad), s(&gz), s(&warc)])
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    for needle in [
+        "bad.jsonl:2: malformed JSON",
+        "bad.jsonl:3: line is not UTF-8",
+        "bad.jsonl:4: page empty has neither",
+        "page binary: page is binary",
+        "cut.jsonl.gz after line",
+        "cut.warc record 2: broken or truncated WARC",
+    ] {
+        assert!(stderr.contains(needle), "missing {needle:?} in:\n{stderr}");
+    }
+    let exp = export(&index);
+    assert!(
+        exp.contains("good1\t") && exp.contains("good2\t") && exp.contains("https://w.example/a\t")
+    );
+    assert!(
+        exp.contains("gz0\t"),
+        "pages before the gzip break are kept"
+    );
+    run(&["check", "--index", s(&index)]);
+}
