@@ -443,55 +443,54 @@ impl Index {
 
     // ----- point reads -----
 
-    pub(crate) fn key_id(&self, key: &str) -> Result<Option<DocId>> {
+    /// Reads one value and decodes it; `None` when the key is absent.
+    fn get_decoded<T>(
+        &self,
+        cf_name: &'static str,
+        key: &[u8],
+        what: &str,
+        decode: impl FnOnce(&[u8]) -> Result<T>,
+    ) -> Result<Option<T>> {
         let v = self
             .db
-            .get_pinned_cf(self.cf(cf::KEYS), key.as_bytes())
-            .map_err(|e| Error::storage("reading a key", e))?;
-        v.map(|v| storage::decode_u32(cf::KEYS, key.as_bytes(), &v))
-            .transpose()
+            .get_pinned_cf(self.cf(cf_name), key)
+            .map_err(|e| Error::storage(format!("reading {what}"), e))?;
+        v.map(|v| decode(&v)).transpose()
+    }
+
+    pub(crate) fn key_id(&self, key: &str) -> Result<Option<DocId>> {
+        let k = key.as_bytes();
+        self.get_decoded(cf::KEYS, k, "a key", |v| {
+            storage::decode_u32(cf::KEYS, k, v)
+        })
     }
 
     pub(crate) fn doc(&self, id: DocId) -> Result<Option<DocRecord>> {
         let k = id_key(id);
-        let v = self
-            .db
-            .get_pinned_cf(self.cf(cf::DOCS), k)
-            .map_err(|e| Error::storage("reading a page record", e))?;
-        v.map(|v| DocRecord::decode(cf::DOCS, &k, &v)).transpose()
+        self.get_decoded(cf::DOCS, &k, "a page record", |v| {
+            DocRecord::decode(cf::DOCS, &k, v)
+        })
     }
 
     pub(crate) fn cluster(&self, cid: ClusterId) -> Result<Option<ClusterRecord>> {
         let k = id_key(cid);
-        let v = self
-            .db
-            .get_pinned_cf(self.cf(cf::CLUSTERS), k)
-            .map_err(|e| Error::storage("reading a cluster", e))?;
-        v.map(|v| ClusterRecord::decode(cf::CLUSTERS, &k, &v))
-            .transpose()
+        self.get_decoded(cf::CLUSTERS, &k, "a cluster", |v| {
+            ClusterRecord::decode(cf::CLUSTERS, &k, v)
+        })
     }
 
     pub(crate) fn text(&self, id: DocId) -> Result<Option<Arc<str>>> {
         let k = id_key(id);
-        let v = self
-            .db
-            .get_pinned_cf(self.cf(cf::TEXTS), k)
-            .map_err(|e| Error::storage("reading a text", e))?;
-        v.map(|v| codec::decode_text(cf::TEXTS, &k, &v).map(Arc::from))
-            .transpose()
+        self.get_decoded(cf::TEXTS, &k, "a text", |v| {
+            codec::decode_text(cf::TEXTS, &k, v).map(Arc::from)
+        })
     }
 
     pub(crate) fn posting(&self, key: &[u8; 9]) -> Result<RoaringBitmap> {
-        let v = self
-            .db
-            .get_pinned_cf(self.cf(cf::POSTINGS), key)
-            .map_err(|e| Error::storage("reading a posting", e))?;
-        match v {
-            None => Ok(RoaringBitmap::new()),
-            Some(v) => {
-                codec::decode_posting(&v).map_err(|r| Error::corruption(cf::POSTINGS, key, r))
-            }
-        }
+        let bm = self.get_decoded(cf::POSTINGS, key, "a posting", |v| {
+            codec::decode_posting(v).map_err(|r| Error::corruption(cf::POSTINGS, key, r))
+        })?;
+        Ok(bm.unwrap_or_default())
     }
 
     pub(crate) fn simhash_near(&self, h: u64) -> Result<Vec<DocId>> {

@@ -26,6 +26,16 @@ pub enum Body {
     Text(String),
 }
 
+impl Body {
+    /// Size of the content in bytes.
+    pub fn len(&self) -> usize {
+        match self {
+            Body::Html(h) => h.len(),
+            Body::Text(t) => t.len(),
+        }
+    }
+}
+
 /// Something wrong with one record, with where it was.
 pub struct Skip {
     pub place: String,

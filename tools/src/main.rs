@@ -253,10 +253,7 @@ fn ingest(
                 match r {
                     Ok(v) => {
                         pages += 1;
-                        bytes += match &p.body {
-                            Body::Html(h) => h.len(),
-                            Body::Text(t) => t.len(),
-                        } as u64;
+                        bytes += p.body.len() as u64;
                         if v.duplicate {
                             dups += 1;
                         } else {
@@ -360,10 +357,7 @@ fn signatures(files: &[PathBuf], threads: usize) -> Result<()> {
                 match r {
                     Ok(sig) => {
                         pages += 1;
-                        bytes += match &p.body {
-                            Body::Html(h) => h.len(),
-                            Body::Text(t) => t.len(),
-                        } as u64;
+                        bytes += p.body.len() as u64;
                         fps += sig.fingerprints.len() as u64;
                         without += u64::from(sig.fingerprints.is_empty());
                     }
