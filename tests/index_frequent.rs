@@ -10,7 +10,7 @@ fn template_fingerprints_are_suppressed_and_reported() {
     let opts = IndexOptions {
         frequent: FrequentConfig {
             max_pages: 1_000,
-            few_hosts_pages: 5,
+            few_hosts_pages: 3,
             few_hosts: 2,
         },
         ..IndexOptions::default()

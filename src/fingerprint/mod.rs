@@ -4,7 +4,7 @@
 mod sentence;
 mod simhash;
 
-pub use sentence::{md5_u128, sentence_digest, sentence_fingerprints, Fingerprint};
+pub use sentence::{md5_u128, sentence_digest, sentence_fingerprints, unit_sketch, Fingerprint};
 pub use simhash::{for_each_feature, hamming, simhash};
 
 use xxhash_rust::xxh3::xxh3_128;
@@ -33,6 +33,8 @@ pub struct Signatures {
     pub sentences: Vec<Sentence>,
     /// Sentence fingerprints, sorted and distinct (at most rotations × groups).
     pub fingerprints: Vec<Fingerprint>,
+    /// The smallest unit digests (see [`SignatureConfig::sketch_size`]), sorted.
+    pub sketch: Vec<u128>,
     /// 64-bit simhash of the normalized text.
     pub simhash: u64,
     /// 128-bit hash of the normalized text (exact-duplicate detection).
@@ -69,6 +71,7 @@ impl Signatures {
         let text = text::normalize(&main.body(), cfg.fold_traditional);
         let sentences = text::split_sentences(&text);
         let fingerprints = sentence_fingerprints(&text, &sentences, cfg);
+        let sketch = unit_sketch(&text, &sentences, cfg, cfg.sketch_size as usize);
         let simhash = simhash(&text, cfg.simhash_cjk_ngram as usize);
         let content_hash = xxh3_128(text.as_bytes());
         let heading = if main.heading.is_empty() {
@@ -82,6 +85,7 @@ impl Signatures {
             text,
             sentences,
             fingerprints,
+            sketch,
             simhash,
             content_hash,
             codes,

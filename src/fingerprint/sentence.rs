@@ -36,6 +36,22 @@ pub fn sentence_fingerprints(
     out
 }
 
+/// The `k` smallest distinct unit digests of a text (a bottom-k sketch of its clauses or
+/// sentences), sorted. Two pages that share one of them share a whole unit of text.
+pub fn unit_sketch(
+    text: &str,
+    sentences: &[Sentence],
+    cfg: &SignatureConfig,
+    k: usize,
+) -> Vec<u128> {
+    let mut d: Vec<u128> = unit_digests(text, sentences, cfg)
+        .into_iter()
+        .map(|(d, _)| d)
+        .collect();
+    d.truncate(k);
+    d
+}
+
 /// The digests of the fingerprint units of a text (sentences, or clauses), with their widths,
 /// sorted and distinct.
 fn unit_digests(text: &str, sentences: &[Sentence], cfg: &SignatureConfig) -> Vec<(u128, u32)> {
@@ -66,7 +82,11 @@ fn group_fingerprints(
 ) -> Vec<(u32, u32, Fingerprint)> {
     let digests = unit_digests(text, sentences, cfg);
     let y = cfg.sentences_per_fingerprint as usize;
-    let m = cfg.groups as u128;
+    let m = cfg.groups as u64;
+    // x mod m for a 128-bit x from two 64-bit halves: x = hi·2⁶⁴ + lo (a software 128-bit
+    // division per digest and rotation is what this avoids).
+    let r64 = ((1u128 << 64) % m as u128) as u64;
+    let modulo = |x: u128| ((((x >> 64) as u64 % m) * r64 + (x as u64 % m)) % m) as usize;
     let mut out = Vec::with_capacity((cfg.rotations * cfg.groups) as usize);
     if digests.len() < y {
         return out;
@@ -78,7 +98,7 @@ fn group_fingerprints(
         }
         for &(d, w) in &digests {
             let rotated = d.rotate_left(8 * rotation);
-            groups[(rotated % m) as usize].push((rotated, d, w));
+            groups[modulo(rotated)].push((rotated, d, w));
         }
         for (gi, g) in groups.iter_mut().enumerate() {
             if g.len() < y {
@@ -109,11 +129,11 @@ fn group_fingerprints(
 /// spaces put in or taken out by formatting, or quotes a site puts around a quoted paragraph, do
 /// not change it.
 pub fn sentence_digest(sentence: &str) -> u128 {
-    let mut h = Md5::new();
-    for part in sentence.split([' ', '"', '\'']) {
-        h.update(part.as_bytes());
-    }
-    u128::from_be_bytes(h.finalize().into())
+    let kept: Vec<u8> = sentence
+        .bytes()
+        .filter(|b| !matches!(b, b' ' | b'"' | b'\''))
+        .collect();
+    md5_u128(&kept)
 }
 
 /// MD5 of bytes as a big-endian 128-bit integer.

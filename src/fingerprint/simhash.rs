@@ -56,18 +56,19 @@ pub fn for_each_feature(text: &str, ngram: usize, mut f: impl FnMut(&str)) {
 /// weight `1 + ln(tf)` (sublinear term frequency, so that a few very frequent words — "the",
 /// "of" — do not decide every bit); bits with a positive sum are set.
 pub fn simhash(text: &str, ngram: usize) -> u64 {
-    let mut tf: std::collections::HashMap<u64, u32> = std::collections::HashMap::new();
+    let mut hashes: Vec<u64> = Vec::with_capacity(text.len() / 4);
     for_each_feature(text, ngram, |feat| {
-        let h = if feat.bytes().any(|b| b.is_ascii_uppercase()) {
+        hashes.push(if feat.bytes().any(|b| b.is_ascii_uppercase()) {
             xxh3_64(feat.to_ascii_lowercase().as_bytes())
         } else {
             xxh3_64(feat.as_bytes())
-        };
-        *tf.entry(h).or_default() += 1;
+        });
     });
+    // Equal hashes are adjacent once sorted: each run is one feature and its frequency.
+    hashes.sort_unstable();
     let mut sums = [0f32; 64];
-    for (h, n) in tf {
-        let w = 1.0 + (n as f32).ln();
+    for run in hashes.chunk_by(|a, b| a == b) {
+        let (h, w) = (run[0], 1.0 + (run.len() as f32).ln());
         for (bit, sum) in sums.iter_mut().enumerate() {
             if (h >> bit) & 1 == 1 {
                 *sum += w;

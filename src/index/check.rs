@@ -6,7 +6,7 @@ use roaring::RoaringBitmap;
 use rocksdb::IteratorMode;
 use serde::{Deserialize, Serialize};
 
-use super::{fingerprints_of, Index};
+use super::{signature_keys, signature_sets_of, Index};
 use crate::storage::codec::{self, ClusterId, ClusterRecord, DocId, DocRecord};
 use crate::storage::{self, cf, kind, posting_key};
 use crate::{Error, Result};
@@ -89,13 +89,9 @@ impl Index {
             }
             match self.text(id) {
                 Ok(Some(text)) => {
-                    for fp in fingerprints_of(&text, &self.opts.signature) {
-                        self.expect_posting(
-                            &mut rep,
-                            &frequent,
-                            posting_key(kind::SENTENCE, fp),
-                            id,
-                        )?;
+                    let (fps, sketch) = signature_sets_of(&text, &self.opts.signature);
+                    for key in signature_keys(&fps, &sketch) {
+                        self.expect_posting(&mut rep, &frequent, key, id)?;
                     }
                 }
                 Ok(None) => rep.problem(format!("page {id} has no text")),

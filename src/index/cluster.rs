@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use std::time::Instant;
 
 use super::txn::Txn;
-use super::{fingerprints_of, Index, Probe, Timing};
+use super::{signature_sets_of, Index, Probe, Timing};
 use crate::fingerprint::codes_conflict;
 use crate::options::RepresentativePolicy;
 use crate::storage::codec::{ClusterId, ClusterRecord, DocId, DocRecord};
@@ -356,11 +356,12 @@ impl Index {
             .doc(m)?
             .ok_or_else(|| Error::corruption(cf::DOCS, &id_key(m), "member is missing"))?;
         let text = txn.text(m)?.unwrap_or_else(|| std::sync::Arc::from(""));
-        let fps = fingerprints_of(&text, &self.opts.signature);
+        let (fps, sketch) = signature_sets_of(&text, &self.opts.signature);
         let codes = rec.codes.clone();
         let probe = Probe {
             text: &text,
             fingerprints: &fps,
+            sketch: &sketch,
             simhash: rec.simhash,
             content_hash: rec.content_hash,
             codes: &codes,

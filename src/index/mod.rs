@@ -26,7 +26,7 @@ pub use check::CheckReport;
 pub use cluster::Match;
 pub use compact::{dir_bytes, CompactReport};
 
-use crate::fingerprint::{hamming, sentence_fingerprints, Content, Signatures};
+use crate::fingerprint::{hamming, sentence_fingerprints, unit_sketch, Content, Signatures};
 use crate::options::{IndexOptions, RepresentativePolicy, SignatureConfig};
 use crate::storage::codec::{self, ClusterId, ClusterRecord, DocId, DocRecord};
 use crate::storage::{self, cf, id_key, kind, meta, posting_key, SimhashTables, FORMAT_VERSION};
@@ -206,6 +206,7 @@ const NO_CLUSTER: ClusterId = ClusterId::MAX;
 pub(crate) struct Probe<'p> {
     pub(crate) text: &'p str,
     pub(crate) fingerprints: &'p [u128],
+    pub(crate) sketch: &'p [u128],
     pub(crate) simhash: u64,
     pub(crate) content_hash: u128,
     pub(crate) codes: &'p [u32],
@@ -632,6 +633,7 @@ impl Index {
             .fingerprints
             .iter()
             .map(|fp| posting_key(kind::SENTENCE, *fp))
+            .chain(probe.sketch.iter().map(|d| posting_key(kind::SKETCH, *d)))
             .filter(|key| {
                 !self.is_frequent(key)
                     && !txn.as_ref().is_some_and(|t| t.frequent_added.contains(key))
@@ -764,6 +766,7 @@ impl Index {
         let probe = Probe {
             text: &sig.text,
             fingerprints: &sig.fingerprints,
+            sketch: &sig.sketch,
             simhash: sig.simhash,
             content_hash: sig.content_hash,
             codes: &sig.codes,
@@ -978,6 +981,7 @@ impl Index {
         let probe = Probe {
             text: &sig.text,
             fingerprints: &sig.fingerprints,
+            sketch: &sig.sketch,
             simhash: sig.simhash,
             content_hash: sig.content_hash,
             codes: &sig.codes,
@@ -1000,8 +1004,8 @@ impl Index {
         txn.put_key(page.key, id);
         txn.put_doc(id, rec);
         txn.put_text(id, Arc::from(sig.text.as_str()));
-        for fp in &sig.fingerprints {
-            txn.posting_add(posting_key(kind::SENTENCE, *fp), id);
+        for key in signature_keys(&sig.fingerprints, &sig.sketch) {
+            txn.posting_add(key, id);
         }
         txn.posting_add(posting_key(kind::CONTENT, sig.content_hash), id);
         txn.simhash_add(sig.simhash, id);
@@ -1037,8 +1041,9 @@ impl Index {
             Error::corruption(cf::DOCS, &id_key(id), "key points at a missing page")
         })?;
         if let Some(text) = txn.text(id)? {
-            for fp in fingerprints_of(&text, &self.opts.signature) {
-                txn.posting_remove(posting_key(kind::SENTENCE, fp), id);
+            let (fps, sketch) = signature_sets_of(&text, &self.opts.signature);
+            for key in signature_keys(&fps, &sketch) {
+                txn.posting_remove(key, id);
             }
         }
         txn.posting_remove(posting_key(kind::CONTENT, rec.content_hash), id);
@@ -1213,9 +1218,23 @@ impl Index {
     }
 }
 
-/// Sentence fingerprints recomputed from a stored normalized text (for deletes and checks).
-pub(crate) fn fingerprints_of(text: &str, cfg: &SignatureConfig) -> Vec<u128> {
-    sentence_fingerprints(text, &split_sentences(text), cfg)
+/// Sentence fingerprints and sketch recomputed from a stored normalized text (for deletes,
+/// re-placement and checks).
+pub(crate) fn signature_sets_of(text: &str, cfg: &SignatureConfig) -> (Vec<u128>, Vec<u128>) {
+    let sentences = split_sentences(text);
+    (
+        sentence_fingerprints(text, &sentences, cfg),
+        unit_sketch(text, &sentences, cfg, cfg.sketch_size as usize),
+    )
+}
+
+/// The posting keys of a page's fingerprints and sketch.
+pub(crate) fn signature_keys(fingerprints: &[u128], sketch: &[u128]) -> Vec<[u8; 9]> {
+    fingerprints
+        .iter()
+        .map(|fp| posting_key(kind::SENTENCE, *fp))
+        .chain(sketch.iter().map(|d| posting_key(kind::SKETCH, *d)))
+        .collect()
 }
 
 fn check_key(key: &str) -> Result<()> {

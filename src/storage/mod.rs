@@ -72,6 +72,8 @@ pub mod kind {
     pub const SENTENCE: u8 = b'F';
     /// The exact content hash.
     pub const CONTENT: u8 = b'C';
+    /// A digest of the bottom-k unit sketch.
+    pub const SKETCH: u8 = b'K';
 }
 
 /// Key of a posting: kind ‖ high 64 bits of a 128-bit hash. Two hashes that share their high

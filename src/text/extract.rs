@@ -570,12 +570,8 @@ fn choose(w: Walker, title: String) -> MainText {
         // kind (comments, disclaimers, "related" boxes) join only with a strong vote of their own.
         let (parent, kind) = stats.get(&top).map_or((None, 0), |s| (s.parent, s.kind));
         let threshold = (top_score * SIBLING_SHARE).max(10.0);
-        let vote_of = |id: &NodeId| {
-            scored
-                .iter()
-                .find(|(i, _)| i == id)
-                .map_or(0.0, |(_, s)| *s)
-        };
+        let votes_by_id: HashMap<NodeId, f64> = scored.iter().copied().collect();
+        let vote_of = |id: &NodeId| votes_by_id.get(id).copied().unwrap_or(0.0);
         for (id, st) in &stats {
             let joins = *id == top
                 || (parent.is_some()

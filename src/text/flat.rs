@@ -33,7 +33,7 @@ pub fn nesting_depth(html: &str) -> usize {
     let b = html.as_bytes();
     let (mut depth, mut max) = (0usize, 0usize);
     let mut i = 0;
-    while let Some(off) = b[i..].iter().position(|&c| c == b'<') {
+    while let Some(off) = memchr::memchr(b'<', &b[i..]) {
         i += off + 1;
         let closing = b.get(i) == Some(&b'/');
         let start = if closing { i + 1 } else { i };

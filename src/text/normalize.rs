@@ -70,7 +70,10 @@ fn canonical_punct(c: char) -> Option<char> {
 /// characters to simplified ones. Letter case is kept (it tells sentence starts apart); the
 /// consumers that want case-insensitive text fold it themselves.
 pub fn normalize(raw: &str, fold_traditional: bool) -> String {
-    let nfkc: String = raw.nfkc().collect();
+    let nfkc: String = match unicode_normalization::is_nfkc_quick(raw.chars()) {
+        unicode_normalization::IsNormalized::Yes => raw.to_string(),
+        _ => raw.nfkc().collect(),
+    };
     let folded = if fold_traditional && nfkc.chars().any(is_ideograph) {
         zhconv::zhconv(&nfkc, zhconv::Variant::ZhHans)
     } else {

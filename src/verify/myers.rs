@@ -59,29 +59,46 @@ pub fn myers_lcs<T: PartialEq>(
     b: &[T],
     max_d: Option<usize>,
 ) -> Result<Alignment, BoundExceeded> {
-    let cap = (a.len() + b.len()).div_ceil(2) + 4;
+    let mut pairs = Vec::with_capacity(a.len().min(b.len()));
+    let d = lcs_into(a, b, max_d, &mut MyersBuf::default(), &mut pairs)?;
+    Ok(Alignment { pairs, d })
+}
+
+/// Reusable working memory of [`myers_lcs`]: the forward and reverse V arrays.
+#[derive(Default)]
+pub(crate) struct MyersBuf {
+    vf: Vec<isize>,
+    vb: Vec<isize>,
+}
+
+/// [`myers_lcs`] writing the pairs into `pairs` (cleared first) with reusable buffers; returns
+/// the SES length. On `Err`, `pairs` holds a partial result.
+pub(crate) fn lcs_into<T: PartialEq>(
+    a: &[T],
+    b: &[T],
+    max_d: Option<usize>,
+    buf: &mut MyersBuf,
+    pairs: &mut Vec<(usize, usize)>,
+) -> Result<usize, BoundExceeded> {
+    pairs.clear();
     let mut ctx = Ctx {
         a,
         b,
-        vf: vec![0; 2 * cap + 1],
-        vb: vec![0; 2 * cap + 1],
-        pairs: Vec::with_capacity(a.len().min(b.len())),
+        vf: &mut buf.vf,
+        vb: &mut buf.vb,
+        pairs,
     };
     ctx.diff(0, a.len(), 0, b.len(), max_d)?;
-    let d = a.len() + b.len() - 2 * ctx.pairs.len();
-    Ok(Alignment {
-        pairs: ctx.pairs,
-        d,
-    })
+    Ok(a.len() + b.len() - 2 * ctx.pairs.len())
 }
 
-/// Working state shared by the recursion (the two V arrays are allocated once).
+/// Working state shared by the recursion.
 struct Ctx<'s, T> {
     a: &'s [T],
     b: &'s [T],
-    vf: Vec<isize>,
-    vb: Vec<isize>,
-    pairs: Vec<(usize, usize)>,
+    vf: &'s mut Vec<isize>,
+    vb: &'s mut Vec<isize>,
+    pairs: &'s mut Vec<(usize, usize)>,
 }
 
 /// Where the middle-snake search says to split a sub-problem.
@@ -90,6 +107,23 @@ enum Split {
     At(usize, usize),
     /// No usable point was found (not expected; handled by a safe fallback).
     Degenerate,
+}
+
+/// Half-width of the V arrays a middle-snake search starts with; they grow (doubling) only when
+/// the search goes further, so memory is O(D) rather than O(N + M).
+const INITIAL_HALF_WIDTH: isize = 256;
+
+/// Makes `vf` and `vb`, indexed by `k + off`, hold diagonals `±new_off` (`new_off ≥ off`), moving
+/// the entries of `±off` to their new indices.
+fn regrow(vf: &mut Vec<isize>, vb: &mut Vec<isize>, off: isize, new_off: isize) {
+    let (old_len, new_len) = ((2 * off + 1) as usize, (2 * new_off + 1) as usize);
+    let shift = (new_off - off) as usize;
+    for v in [vf, vb] {
+        if v.len() < new_len {
+            v.resize(new_len, 0);
+        }
+        v.copy_within(0..old_len, shift);
+    }
 }
 
 impl<T: PartialEq> Ctx<'_, T> {
@@ -127,9 +161,7 @@ impl<T: PartialEq> Ctx<'_, T> {
                 }
             }
         }
-        for i in 0..suf {
-            self.pairs.push((ae + i, be + i));
-        }
+        self.pairs.extend((0..suf).map(|i| (ae + i, be + i)));
         Ok(())
     }
 
@@ -143,24 +175,30 @@ impl<T: PartialEq> Ctx<'_, T> {
         b1: usize,
         bound: Option<usize>,
     ) -> Result<Split, BoundExceeded> {
-        let (a, b) = (self.a, self.b);
-        let n = (a1 - a0) as isize;
-        let m = (b1 - b0) as isize;
+        let (a, b) = (&self.a[a0..a1], &self.b[b0..b1]);
+        let n = a.len() as isize;
+        let m = b.len() as isize;
         let delta = n - m;
         let odd = delta & 1 != 0;
         let dmax = (n + m + 1) / 2;
-        // V arrays are indexed by diagonal k = x - y, shifted by `off`.
-        let off = dmax + 2;
+        // V arrays are indexed by diagonal k = x - y, shifted by `off`; round d reads and writes
+        // diagonals within ±(d + 1), so `off ≥ d + 2` suffices and grows with d.
+        let mut off = dmax.min(INITIAL_HALF_WIDTH) + 2;
         let need = (2 * off + 1) as usize;
-        if self.vf.len() < need {
-            self.vf.resize(need, 0);
-            self.vb.resize(need, 0);
+        let (vf, vb) = (&mut *self.vf, &mut *self.vb);
+        if vf.len() < need {
+            vf.resize(need, 0);
+            vb.resize(need, 0);
         }
-        let ix = |k: isize| (k + off) as usize;
-        let (vf, vb) = (&mut self.vf, &mut self.vb);
-        vf[ix(1)] = 0;
-        vb[ix(1)] = 0;
+        vf[(1 + off) as usize] = 0;
+        vb[(1 + off) as usize] = 0;
         for d in 0..=dmax {
+            if d + 2 > off {
+                let new_off = (2 * off).min(dmax + 2);
+                regrow(vf, vb, off, new_off);
+                off = new_off;
+            }
+            let ix = |k: isize| (k + off) as usize;
             // Forward search, round d: an overlap here means D = 2d - 1.
             if let Some(mx) = bound.filter(|&mx| exceeds(2 * d - 1, mx)) {
                 return Err(BoundExceeded { max_d: mx });
@@ -174,7 +212,11 @@ impl<T: PartialEq> Ctx<'_, T> {
                 };
                 let mut y = x - k;
                 let (x0, y0) = (x, y);
-                while x < n && 0 <= y && y < m && a[a0 + x as usize] == b[b0 + y as usize] {
+                // A negative y wraps to a huge index, which `get` refuses.
+                while let (Some(p), Some(q)) = (a.get(x as usize), b.get(y as usize)) {
+                    if p != q {
+                        break;
+                    }
                     x += 1;
                     y += 1;
                 }
@@ -196,7 +238,13 @@ impl<T: PartialEq> Ctx<'_, T> {
                     vb[ix(k - 1)] + 1
                 };
                 let mut y = x - k;
-                while x < n && 0 <= y && y < m && a[a1 - 1 - x as usize] == b[b1 - 1 - y as usize] {
+                // Positions n - 1 - x and m - 1 - y; -1 or less wraps and is refused by `get`.
+                while let (Some(p), Some(q)) =
+                    (a.get((n - 1 - x) as usize), b.get((m - 1 - y) as usize))
+                {
+                    if p != q {
+                        break;
+                    }
                     x += 1;
                     y += 1;
                 }

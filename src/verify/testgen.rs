@@ -28,9 +28,9 @@ const SYLLABLES: [&str; 40] = [
     "he", "bo", "ca", "de", "fu", "gi", "ha", "jo",
 ];
 
-/// English-like text of `len` chars: words of 1–3 syllables from a fixed vocabulary, spaces,
-/// and ". " every 8–20 words.
-pub(crate) fn english(seed: u64, len: usize) -> Vec<char> {
+/// English-like text of exactly `units` units (see [`super::units()`]): words of 1–3 syllables
+/// from a fixed vocabulary of 400, separated by spaces, and ". " every 8–20 words.
+pub(crate) fn english(seed: u64, units: usize) -> String {
     let mut vocab_rng = Lcg::new(7);
     let vocab: Vec<String> = (0..400)
         .map(|_| {
@@ -42,18 +42,32 @@ pub(crate) fn english(seed: u64, len: usize) -> Vec<char> {
         .collect();
     let mut rng = Lcg::new(seed);
     let mut out = String::new();
+    let mut count = 0;
     let mut in_sentence = 0;
-    while out.chars().count() < len {
-        out.push_str(&vocab[rng.below(vocab.len())]);
-        in_sentence += 1;
-        if in_sentence > 8 + rng.below(12) {
-            out.push_str(". ");
-            in_sentence = 0;
-        } else {
+    while count < units {
+        if !out.is_empty() {
             out.push(' ');
         }
+        out.push_str(&vocab[rng.below(vocab.len())]);
+        count += 1;
+        in_sentence += 1;
+        if count < units && in_sentence > 8 + rng.below(12) {
+            out.push('.');
+            count += 1;
+            in_sentence = 0;
+        }
     }
-    out.chars().take(len).collect()
+    out
+}
+
+/// Units of [`english`].
+pub(crate) fn en(seed: u64, units: usize) -> Vec<u32> {
+    super::units(&english(seed, units))
+}
+
+/// Units of [`chinese`] (one per char).
+pub(crate) fn zh(seed: u64, units: usize) -> Vec<u32> {
+    chinese(seed, units).chars().map(|c| c as u32).collect()
 }
 
 const HANZI: &str =
@@ -66,7 +80,7 @@ const HANZI: &str =
 
 /// Chinese-like text of `len` chars: uniform over ~400 common characters, "，" and "。" between
 /// phrases.
-pub(crate) fn chinese(seed: u64, len: usize) -> Vec<char> {
+pub(crate) fn chinese(seed: u64, len: usize) -> String {
     let pool: Vec<char> = HANZI.chars().collect();
     let mut rng = Lcg::new(seed);
     let mut out = Vec::with_capacity(len);
@@ -80,13 +94,13 @@ pub(crate) fn chinese(seed: u64, len: usize) -> Vec<char> {
         }
     }
     out.truncate(len);
-    out
+    out.into_iter().collect()
 }
 
 /// A copy of `text` with one edit (substitution, insertion or deletion, in turn) every `every`
-/// chars on average; edits are at least `every / 2` apart, so ~1/every of the text changes,
-/// spread out.
-pub(crate) fn spread_edits(text: &[char], every: usize, seed: u64) -> Vec<char> {
+/// units on average; edits are at least `every / 2` apart, so ~1/every of the text changes,
+/// spread out. Substituted and inserted units are `'#'` and `'@'`.
+pub(crate) fn spread_edits(text: &[u32], every: usize, seed: u64) -> Vec<u32> {
     let every = every.max(2);
     let mut rng = Lcg::new(seed);
     let mut out = Vec::with_capacity(text.len() + text.len() / every + 1);
@@ -95,9 +109,9 @@ pub(crate) fn spread_edits(text: &[char], every: usize, seed: u64) -> Vec<char> 
     for (i, &c) in text.iter().enumerate() {
         if i == next {
             match kind % 3 {
-                0 => out.push('#'),
+                0 => out.push('#' as u32),
                 1 => {
-                    out.push('@');
+                    out.push('@' as u32);
                     out.push(c);
                 }
                 _ => {}
@@ -111,6 +125,6 @@ pub(crate) fn spread_edits(text: &[char], every: usize, seed: u64) -> Vec<char> 
     out
 }
 
-pub(crate) fn cat(parts: &[&[char]]) -> Vec<char> {
+pub(crate) fn cat(parts: &[&[u32]]) -> Vec<u32> {
     parts.iter().flat_map(|p| p.iter().copied()).collect()
 }
