@@ -4,7 +4,10 @@
 mod sentence;
 mod simhash;
 
-pub use sentence::{md5_u128, sentence_digest, sentence_fingerprints, unit_sketch, Fingerprint};
+pub use sentence::{
+    fingerprints_and_sketch, md5_u128, sentence_digest, sentence_fingerprints, unit_sketch,
+    Fingerprint,
+};
 pub use simhash::{for_each_feature, hamming, simhash};
 
 use xxhash_rust::xxh3::xxh3_128;
@@ -70,8 +73,8 @@ impl Signatures {
     pub fn from_main_text(main: MainText, cfg: &SignatureConfig) -> Signatures {
         let text = text::normalize(&main.body(), cfg.fold_traditional);
         let sentences = text::split_sentences(&text);
-        let fingerprints = sentence_fingerprints(&text, &sentences, cfg);
-        let sketch = unit_sketch(&text, &sentences, cfg, cfg.sketch_size as usize);
+        let (fingerprints, sketch) =
+            fingerprints_and_sketch(&text, &sentences, cfg, cfg.sketch_size as usize);
         let simhash = simhash(&text, cfg.simhash_cjk_ngram as usize);
         let content_hash = xxh3_128(text.as_bytes());
         let heading = if main.heading.is_empty() {

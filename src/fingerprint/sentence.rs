@@ -27,13 +27,7 @@ pub fn sentence_fingerprints(
     sentences: &[Sentence],
     cfg: &SignatureConfig,
 ) -> Vec<Fingerprint> {
-    let mut out: Vec<Fingerprint> = group_fingerprints(text, sentences, cfg)
-        .into_iter()
-        .map(|g| g.2)
-        .collect();
-    out.sort_unstable();
-    out.dedup();
-    out
+    fingerprints_and_sketch(text, sentences, cfg, 0).0
 }
 
 /// The `k` smallest distinct unit digests of a text (a bottom-k sketch of its clauses or
@@ -44,12 +38,25 @@ pub fn unit_sketch(
     cfg: &SignatureConfig,
     k: usize,
 ) -> Vec<u128> {
-    let mut d: Vec<u128> = unit_digests(text, sentences, cfg)
+    fingerprints_and_sketch(text, sentences, cfg, k).1
+}
+
+/// The sentence fingerprints and the bottom-`k` sketch of a text, from one pass over its units.
+pub fn fingerprints_and_sketch(
+    text: &str,
+    sentences: &[Sentence],
+    cfg: &SignatureConfig,
+    k: usize,
+) -> (Vec<Fingerprint>, Vec<u128>) {
+    let digests = unit_digests(text, sentences, cfg);
+    let sketch = digests.iter().take(k).map(|d| d.0).collect();
+    let mut fps: Vec<Fingerprint> = group_fingerprints_of(&digests, cfg)
         .into_iter()
-        .map(|(d, _)| d)
+        .map(|g| g.2)
         .collect();
-    d.truncate(k);
-    d
+    fps.sort_unstable();
+    fps.dedup();
+    (fps, sketch)
 }
 
 /// The digests of the fingerprint units of a text (sentences, or clauses), with their widths,
@@ -75,12 +82,20 @@ fn unit_digests(text: &str, sentences: &[Sentence], cfg: &SignatureConfig) -> Ve
 }
 
 /// Every (rotation, group, fingerprint) a text gives, before duplicates are removed.
+#[cfg(test)]
 fn group_fingerprints(
     text: &str,
     sentences: &[Sentence],
     cfg: &SignatureConfig,
 ) -> Vec<(u32, u32, Fingerprint)> {
-    let digests = unit_digests(text, sentences, cfg);
+    group_fingerprints_of(&unit_digests(text, sentences, cfg), cfg)
+}
+
+/// Every (rotation, group, fingerprint) of a text's sorted distinct unit digests.
+fn group_fingerprints_of(
+    digests: &[(u128, u32)],
+    cfg: &SignatureConfig,
+) -> Vec<(u32, u32, Fingerprint)> {
     let y = cfg.sentences_per_fingerprint as usize;
     let m = cfg.groups as u64;
     // x mod m for a 128-bit x from two 64-bit halves: x = hi·2⁶⁴ + lo (a software 128-bit
@@ -96,7 +111,7 @@ fn group_fingerprints(
         for g in groups.iter_mut() {
             g.clear();
         }
-        for &(d, w) in &digests {
+        for &(d, w) in digests {
             let rotated = d.rotate_left(8 * rotation);
             groups[modulo(rotated)].push((rotated, d, w));
         }

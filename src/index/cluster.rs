@@ -22,6 +22,9 @@ use crate::{Error, Result};
 /// How many candidate pages (most shared fingerprints first) are mapped to their clusters.
 const MAX_CANDIDATE_PAGES: usize = 64;
 
+/// A verified match resembling this much ends the search for a better cluster.
+const STRONG_MATCH: f64 = 0.6;
+
 /// How many candidate members are verified directly when no representative verifies.
 const MEMBER_FALLBACK: usize = 4;
 
@@ -166,7 +169,12 @@ impl Index {
                 if better(&m, &best) {
                     best = Some(m);
                 }
-                if best.as_ref().is_some_and(|b| b.exact) {
+                // Clusters come best first (most shared fingerprints): a strong match ends the
+                // search.
+                if best
+                    .as_ref()
+                    .is_some_and(|b| b.exact || b.resemble >= STRONG_MATCH)
+                {
                     break;
                 }
             }

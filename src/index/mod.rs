@@ -26,7 +26,7 @@ pub use check::CheckReport;
 pub use cluster::Match;
 pub use compact::{dir_bytes, CompactReport};
 
-use crate::fingerprint::{hamming, sentence_fingerprints, unit_sketch, Content, Signatures};
+use crate::fingerprint::{fingerprints_and_sketch, hamming, Content, Signatures};
 use crate::options::{IndexOptions, RepresentativePolicy, SignatureConfig};
 use crate::storage::codec::{self, ClusterId, ClusterRecord, DocId, DocRecord};
 use crate::storage::{self, cf, id_key, kind, meta, posting_key, SimhashTables, FORMAT_VERSION};
@@ -661,12 +661,16 @@ impl Index {
                 cands.entry(id).or_default().0 += 1;
             }
         }
-        let near = match txn.as_deref() {
-            Some(t) => t.simhash_near(probe.simhash)?,
-            None => self.simhash_near(probe.simhash)?,
-        };
-        for id in near {
-            cands.entry(id).or_default();
+        // The simhash tables are the fallback of SPEC §2.3: for pages without sentence
+        // fingerprints, or whose postings found nobody.
+        if probe.fingerprints.is_empty() || cands.is_empty() {
+            let near = match txn.as_deref() {
+                Some(t) => t.simhash_near(probe.simhash)?,
+                None => self.simhash_near(probe.simhash)?,
+            };
+            for id in near {
+                cands.entry(id).or_default();
+            }
         }
         Ok(cands)
     }
@@ -1221,11 +1225,7 @@ impl Index {
 /// Sentence fingerprints and sketch recomputed from a stored normalized text (for deletes,
 /// re-placement and checks).
 pub(crate) fn signature_sets_of(text: &str, cfg: &SignatureConfig) -> (Vec<u128>, Vec<u128>) {
-    let sentences = split_sentences(text);
-    (
-        sentence_fingerprints(text, &sentences, cfg),
-        unit_sketch(text, &sentences, cfg, cfg.sketch_size as usize),
-    )
+    fingerprints_and_sketch(text, &split_sentences(text), cfg, cfg.sketch_size as usize)
 }
 
 /// The posting keys of a page's fingerprints and sketch.

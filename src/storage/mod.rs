@@ -174,6 +174,10 @@ fn descriptors(tables: SimhashTables) -> Vec<ColumnFamilyDescriptor> {
                 cf::POSTINGS => {
                     o.set_merge_operator(merge::NAME, merge::full_merge, merge::partial_merge);
                     o.set_block_based_table_factory(&table(true));
+                    // Most fingerprints looked up are new: a memtable bloom filter on whole keys
+                    // answers "not here" without walking the skip list.
+                    o.set_memtable_whole_key_filtering(true);
+                    o.set_memtable_prefix_bloom_ratio(0.1);
                 }
                 cf::SIMHASH => {
                     o.set_prefix_extractor(SliceTransform::create_fixed_prefix(
@@ -182,7 +186,11 @@ fn descriptors(tables: SimhashTables) -> Vec<ColumnFamilyDescriptor> {
                     o.set_memtable_prefix_bloom_ratio(0.1);
                     o.set_block_based_table_factory(&table(true));
                 }
-                cf::KEYS | cf::DOCS | cf::CLUSTERS => o.set_block_based_table_factory(&table(true)),
+                cf::KEYS | cf::DOCS | cf::CLUSTERS => {
+                    o.set_block_based_table_factory(&table(true));
+                    o.set_memtable_whole_key_filtering(true);
+                    o.set_memtable_prefix_bloom_ratio(0.05);
+                }
                 _ => {}
             }
             ColumnFamilyDescriptor::new(name, o)
