@@ -63,6 +63,20 @@ pub fn host_of(url: &str) -> &str {
     rest.split(['/', '?', '#']).next().unwrap_or("")
 }
 
+/// Bytes read from input files so far, across all files (drives the progress bar's ETA).
+pub static BYTES_READ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// A file reader that counts the bytes it reads into [`BYTES_READ`].
+struct Counting(File);
+
+impl Read for Counting {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.0.read(buf)?;
+        BYTES_READ.fetch_add(n as u64, std::sync::atomic::Ordering::Relaxed);
+        Ok(n)
+    }
+}
+
 /// Opens a file, transparently gunzipping it when it starts with the gzip magic bytes.
 pub fn open(path: &Path) -> Result<Box<dyn BufRead + Send>> {
     let mut f = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
@@ -70,7 +84,7 @@ pub fn open(path: &Path) -> Result<Box<dyn BufRead + Send>> {
     let n = f
         .read(&mut magic)
         .with_context(|| format!("cannot read {}", path.display()))?;
-    let f = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
+    let f = Counting(File::open(path).with_context(|| format!("cannot open {}", path.display()))?);
     if n == 2 && magic == [0x1f, 0x8b] {
         Ok(Box::new(BufReader::with_capacity(
             1 << 20,

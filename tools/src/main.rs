@@ -145,6 +145,24 @@ fn bar(what: &str) -> ProgressBar {
     pb
 }
 
+/// A progress bar over the bytes of the input files (pages and duplicates in its message, an
+/// ETA from the bytes), hidden when standard error is not a terminal.
+fn input_bar(total: u64) -> ProgressBar {
+    if !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let pb = ProgressBar::new(total);
+    pb.set_style(
+        ProgressStyle::with_template(
+            "{spinner} ingest [{bar:30}] {bytes}/{total_bytes}  {msg}  ETA {eta}",
+        )
+        .unwrap_or_else(|_| ProgressStyle::default_bar())
+        .progress_chars("=> "),
+    );
+    pb.enable_steady_tick(std::time::Duration::from_millis(200));
+    pb
+}
+
 /// Opens an existing index with its stored configuration, or creates one with `policy`.
 /// Prints a message above the progress bar, or to standard error when there is no bar.
 fn say(pb: &ProgressBar, msg: String) {
@@ -220,7 +238,13 @@ fn ingest(
             }
         }
     }
-    let pb = bar("ingest");
+    let total: u64 = files
+        .iter()
+        .filter_map(|f| std::fs::metadata(f).ok())
+        .map(|m| m.len())
+        .sum();
+    let pb = input_bar(total);
+    let mut last_line = Instant::now();
     let opts = BatchOptions {
         order: match order {
             Order::Fingerprints => BatchOrder::FingerprintCount,
@@ -246,8 +270,14 @@ fn ingest(
             }
             let batch_pages: Vec<Page<'_>> = chunk.iter().map(|(_, p)| page_of(p)).collect();
             let base = pages;
+            let dups_before = dups;
             let results = ix.insert_batch(&batch_pages, &opts, &mut |done, _| {
-                pb.set_position(base + done as u64)
+                pb.set_position(input::BYTES_READ.load(std::sync::atomic::Ordering::Relaxed));
+                let n = base + done as u64;
+                pb.set_message(format!(
+                    "{n} pages  {:.0} pages/s  {dups_before} duplicates",
+                    n as f64 / start.elapsed().as_secs_f64().max(1e-9)
+                ));
             })?;
             for ((place, p), r) in chunk.iter().zip(results) {
                 match r {
@@ -267,7 +297,16 @@ fn ingest(
                     }
                 }
             }
-            pb.set_message(format!("{dups} duplicates"));
+            if pb.is_hidden() && last_line.elapsed().as_secs() >= 10 {
+                // Not a terminal: a plain progress line now and then.
+                last_line = Instant::now();
+                let read = input::BYTES_READ.load(std::sync::atomic::Ordering::Relaxed);
+                eprintln!(
+                    "ingest: {pages} pages, {:.0} pages/s, {dups} duplicates, {:.0}% of the input read",
+                    pages as f64 / start.elapsed().as_secs_f64().max(1e-9),
+                    100.0 * read as f64 / total.max(1) as f64
+                );
+            }
         }
     }
     ix.flush()?;
