@@ -77,6 +77,15 @@ pub enum Error {
         requested: String,
     },
 
+    /// An index built by neardup (a compacted snapshot) failed its invariant check; it was removed.
+    #[error("the new index failed its check: {problems} problems, the first: {first}")]
+    CheckFailed {
+        /// How many problems the check found.
+        problems: u64,
+        /// The first of them, in words.
+        first: String,
+    },
+
     /// A previous write failed; the index refuses further writes until it is reopened.
     #[error("the index is poisoned by an earlier failed write; reopen it")]
     Poisoned,

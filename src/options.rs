@@ -150,6 +150,10 @@ pub struct IndexOptions {
     pub heading_codes: bool,
     /// Create the index when the directory holds none.
     pub create_if_missing: bool,
+    /// Sync the WAL on every commit (default): an acknowledged page survives an operating-system
+    /// crash or a power loss, not only a crash of the process. Off, commits are faster and survive
+    /// process crashes only.
+    pub sync_writes: bool,
 }
 
 impl Default for IndexOptions {
@@ -163,6 +167,7 @@ impl Default for IndexOptions {
             max_clusters_verified: 8,
             heading_codes: true,
             create_if_missing: true,
+            sync_writes: true,
         }
     }
 }

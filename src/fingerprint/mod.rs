@@ -120,6 +120,8 @@ pub fn heading_codes(heading: &str) -> Vec<u32> {
         .collect();
     out.sort_unstable();
     out.dedup();
+    // The page record keeps at most 255 codes.
+    out.truncate(255);
     out
 }
 

@@ -134,6 +134,12 @@ impl Index {
             };
             let (cid, cl) = cl;
             rep.clusters += 1;
+            if cid >= counters.next_cluster {
+                rep.problem(format!(
+                    "cluster {cid} is at or above the cluster allocator ({})",
+                    counters.next_cluster
+                ));
+            }
             if cl.members.is_empty() {
                 rep.problem(format!("cluster {cid} is empty"));
             }
@@ -207,8 +213,10 @@ impl Index {
                 )),
             }
         }
+        let mut keys_seen = 0u64;
         for item in self.db.iterator_cf(self.cf(cf::KEYS), IteratorMode::Start) {
             let (k, v) = item.map_err(it_err)?;
+            keys_seen += 1;
             match storage::decode_u32(cf::KEYS, &k, &v) {
                 Ok(id) if live.contains(id) => {}
                 Ok(id) => rep.problem(format!(
@@ -216,6 +224,29 @@ impl Index {
                     String::from_utf8_lossy(&k)
                 )),
                 Err(e) => rep.problem(e.to_string()),
+            }
+        }
+        if keys_seen != rep.pages {
+            rep.problem(format!("{keys_seen} keys for {} pages", rep.pages));
+        }
+        // The in-memory page → cluster map that candidate search relies on agrees with the disk.
+        {
+            let map = self.page_cluster.read();
+            for (i, &c) in map.iter().enumerate() {
+                let on_disk = page_cluster.get(&(i as u32)).copied();
+                let in_memory = (c != super::NO_CLUSTER).then_some(c);
+                if on_disk != in_memory {
+                    rep.problem(format!(
+                        "page {i}: cluster {in_memory:?} in memory, {on_disk:?} on disk"
+                    ));
+                }
+            }
+            if let Some(&max) = page_cluster.keys().max() {
+                if max as usize >= map.len() {
+                    rep.problem(format!(
+                        "page {max} is missing from the in-memory cluster map"
+                    ));
+                }
             }
         }
         let texts = self

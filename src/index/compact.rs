@@ -55,8 +55,9 @@ impl Index {
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] when `to` exists or `from` holds no index,
-    /// [`Error::Corruption`] for any record that fails its checksum (nothing is half-written:
-    /// the new directory is removed), storage errors.
+    /// [`Error::Corruption`] for any record that fails its checksum, [`Error::CheckFailed`] when
+    /// the new index does not pass its check (in every error case the new directory is removed),
+    /// storage errors.
     pub fn compact_snapshot(from: impl AsRef<Path>, to: impl AsRef<Path>) -> Result<CompactReport> {
         let (from, to) = (from.as_ref(), to.as_ref());
         if to.exists() {
@@ -182,6 +183,12 @@ impl Index {
         let dst = Index::open_existing(to)?;
         report.check = dst.check()?;
         drop(dst);
+        if !report.check.is_clean() {
+            return Err(Error::CheckFailed {
+                problems: report.check.problem_count,
+                first: report.check.problems.first().cloned().unwrap_or_default(),
+            });
+        }
         report.bytes_after = dir_bytes(to);
         Ok(report)
     }

@@ -546,32 +546,18 @@ impl Index {
     /// # Errors
     /// [`Error::Storage`] or [`Error::Corruption`] from the database.
     pub fn representative_of(&self, key: &str) -> Result<Option<(ClusterId, String)>> {
-        let Some(id) = self.key_id(key)? else {
+        let snap = self.db.snapshot();
+        let view = SnapshotView {
+            ix: self,
+            snap: &snap,
+        };
+        let Some(v) = view.get(cf::KEYS, key.as_bytes())? else {
             return Ok(None);
         };
-        let Some(rec) = self.doc(id)? else {
-            return Ok(None);
-        };
-        Ok(Some((rec.cluster, self.representative_key(rec.cluster)?)))
-    }
-
-    /// The key of a live cluster's representative.
-    fn representative_key(&self, cid: ClusterId) -> Result<String> {
-        let cl = self.cluster(cid)?.ok_or_else(|| {
-            Error::corruption(
-                cf::CLUSTERS,
-                &id_key(cid),
-                "cluster of a live page is missing",
-            )
-        })?;
-        let rep = self.doc(cl.representative)?.ok_or_else(|| {
-            Error::corruption(
-                cf::DOCS,
-                &id_key(cl.representative),
-                "representative is missing",
-            )
-        })?;
-        Ok(rep.key)
+        let id = storage::decode_u32(cf::KEYS, key.as_bytes(), &v)?;
+        let rec = view.doc(id)?;
+        let cl = view.cluster(rec.cluster)?;
+        Ok(Some((rec.cluster, view.doc(cl.representative)?.key)))
     }
 
     /// The keys of a cluster's members in insertion order, `limit` of them from position
@@ -585,15 +571,19 @@ impl Index {
         offset: usize,
         limit: usize,
     ) -> Result<Option<Vec<String>>> {
-        let Some(cl) = self.cluster(cluster)? else {
+        let snap = self.db.snapshot();
+        let view = SnapshotView {
+            ix: self,
+            snap: &snap,
+        };
+        let k = id_key(cluster);
+        let Some(v) = view.get(cf::CLUSTERS, &k)? else {
             return Ok(None);
         };
+        let cl = ClusterRecord::decode(cf::CLUSTERS, &k, &v)?;
         let mut keys = Vec::new();
         for id in cl.members.iter().skip(offset).take(limit) {
-            let rec = self
-                .doc(id)?
-                .ok_or_else(|| Error::corruption(cf::DOCS, &id_key(id), "member is missing"))?;
-            keys.push(rec.key);
+            keys.push(view.doc(id)?.key);
         }
         Ok(Some(keys))
     }
@@ -676,24 +666,36 @@ impl Index {
     }
 
     /// Do the pages of a posting sit on at most `few_hosts` hosts?
+    /// Pages with no host tell nothing: the answer is "few hosts" only when more than
+    /// `few_hosts_pages` of the pages have a host and those hosts are at most `few_hosts`.
     fn few_hosts(&self, txn: Option<&Txn<'_>>, ids: &RoaringBitmap) -> Result<bool> {
         let mut hosts: HashSet<String> = HashSet::new();
+        let mut with_host = 0u64;
         for id in ids {
             let rec = match txn {
                 Some(t) => t.doc(id)?,
                 None => self.doc(id)?,
             };
-            if let Some(rec) = rec {
+            if let Some(rec) = rec.filter(|r| !r.host.is_empty()) {
+                with_host += 1;
                 hosts.insert(rec.host);
                 if hosts.len() > self.opts.frequent.few_hosts {
                     return Ok(false);
                 }
             }
         }
-        Ok(true)
+        Ok(with_host > self.opts.frequent.few_hosts_pages)
     }
 
     // ----- insert, query, delete -----
+
+    /// Takes the writer lock, refusing when the index is poisoned (checked after the lock is
+    /// held, so a writer that waited behind a failed commit does not write).
+    fn lock_writer(&self) -> Result<parking_lot::MutexGuard<'_, Counters>> {
+        let guard = self.writer.lock();
+        self.check_writable()?;
+        Ok(guard)
+    }
 
     fn check_writable(&self) -> Result<()> {
         if self.poisoned.load(Ordering::Acquire) {
@@ -712,7 +714,7 @@ impl Index {
             live_clusters: txn.live_clusters,
         };
         let mut wo = WriteOptions::default();
-        wo.set_sync(false);
+        wo.set_sync(self.opts.sync_writes);
         let batch = std::mem::take(&mut txn.batch);
         if let Err(e) = self.db.write_opt(batch, &wo) {
             self.poisoned.store(true, Ordering::Release);
@@ -744,12 +746,11 @@ impl Index {
     /// [`Error::InvalidArgument`] for an empty key, the page errors of [`Signatures::compute`],
     /// [`Error::Poisoned`] after a failed write, storage and corruption errors.
     pub fn insert(&self, page: &Page<'_>) -> Result<Verdict> {
-        check_key(page.key)?;
+        check_page(page)?;
         let t0 = Instant::now();
         let sig = Signatures::compute(page.content, &self.opts.signature)?;
         let signature = t0.elapsed();
-        self.check_writable()?;
-        let mut counters = self.writer.lock();
+        let mut counters = self.lock_writer()?;
         let mut txn = Txn::new(self, &counters);
         let mut verdict = self.insert_in(&mut txn, page, &sig)?;
         let tw = Instant::now();
@@ -815,8 +816,7 @@ impl Index {
     /// [`Error::NotFound`] when the key is absent, [`Error::Poisoned`] after a failed write,
     /// storage and corruption errors.
     pub fn delete(&self, key: &str) -> Result<()> {
-        self.check_writable()?;
-        let mut counters = self.writer.lock();
+        let mut counters = self.lock_writer()?;
         let mut txn = Txn::new(self, &counters);
         let id = txn
             .key_id(key)?
@@ -853,9 +853,7 @@ impl Index {
                 let t0 = Instant::now();
                 let sigs = pages[range]
                     .par_iter()
-                    .map(|p| {
-                        Some(check_key(p.key).and_then(|_| Signatures::compute(p.content, cfg)))
-                    })
+                    .map(|p| Some(check_page(p).and_then(|_| Signatures::compute(p.content, cfg))))
                     .collect();
                 (sigs, t0.elapsed())
             };
@@ -906,6 +904,20 @@ impl Index {
         results: &mut [Option<Result<Verdict>>],
         progress: &mut dyn FnMut(usize),
     ) -> Result<()> {
+        // A key given twice in one window: only its last page is inserted (the order within the
+        // window may change, the outcome must not).
+        let mut last: HashMap<&str, usize> = HashMap::new();
+        for (i, p) in pages.iter().enumerate() {
+            last.insert(p.key, i);
+        }
+        for (i, p) in pages.iter().enumerate() {
+            if last.get(p.key) != Some(&i) && matches!(sigs[i], Some(Ok(_))) {
+                sigs[i] = Some(Err(Error::InvalidArgument(format!(
+                    "page {:?} superseded by a later page with the same key in the batch",
+                    p.key
+                ))));
+            }
+        }
         let mut order: Vec<usize> = (0..pages.len()).collect();
         if opts.order == BatchOrder::FingerprintCount {
             let count = |i: usize| match &sigs[i] {
@@ -915,8 +927,7 @@ impl Index {
             order.sort_by_key(|&i| std::cmp::Reverse(count(i)));
         }
         for chunk in order.chunks(opts.group.max(1)) {
-            self.check_writable()?;
-            let mut counters = self.writer.lock();
+            let mut counters = self.lock_writer()?;
             let mut txn = Txn::new(self, &counters);
             let mut verdicts = Vec::with_capacity(chunk.len());
             let mut failed = false;
@@ -1175,42 +1186,48 @@ impl Index {
     /// # Errors
     /// Storage and corruption errors.
     pub fn export(&self, mut f: impl FnMut(&str, &str)) -> Result<()> {
+        // One snapshot for the walk and the look-ups: a merge running meanwhile changes nothing
+        // that the export sees.
+        let snap = self.db.snapshot();
+        let view = SnapshotView {
+            ix: self,
+            snap: &snap,
+        };
         let mut reps: HashMap<ClusterId, String> = HashMap::new();
-        for item in self.db.iterator_cf(self.cf(cf::DOCS), IteratorMode::Start) {
+        for item in snap.iterator_cf(self.cf(cf::DOCS), IteratorMode::Start) {
             let (k, v) = item.map_err(|e| Error::storage("reading pages", e))?;
             let rec = DocRecord::decode(cf::DOCS, &k, &v)?;
             let rep = match reps.entry(rec.cluster) {
                 std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
                 std::collections::hash_map::Entry::Vacant(e) => {
-                    e.insert(self.representative_key(rec.cluster)?)
+                    let cl = view.cluster(rec.cluster)?;
+                    e.insert(view.doc(cl.representative)?.key)
                 }
             };
             f(&rec.key, rep);
         }
         Ok(())
     }
-}
 
-impl Index {
     /// Calls `f(cluster, representative_key, member_keys)` for every cluster, in cluster-id
-    /// order, members in insertion order.
+    /// order, members in insertion order, from one consistent snapshot.
     ///
     /// # Errors
     /// Storage and corruption errors.
     pub fn export_clusters(&self, mut f: impl FnMut(ClusterId, &str, &[String])) -> Result<()> {
-        for item in self
-            .db
-            .iterator_cf(self.cf(cf::CLUSTERS), IteratorMode::Start)
-        {
+        let snap = self.db.snapshot();
+        let view = SnapshotView {
+            ix: self,
+            snap: &snap,
+        };
+        for item in snap.iterator_cf(self.cf(cf::CLUSTERS), IteratorMode::Start) {
             let (k, v) = item.map_err(|e| Error::storage("reading clusters", e))?;
             let cid = storage::decode_u32(cf::CLUSTERS, &k, &k)?;
             let cl = ClusterRecord::decode(cf::CLUSTERS, &k, &v)?;
             let mut members = Vec::with_capacity(cl.members.len() as usize);
             let mut rep = String::new();
             for id in cl.members.iter() {
-                let rec = self
-                    .doc(id)?
-                    .ok_or_else(|| Error::corruption(cf::DOCS, &id_key(id), "member is missing"))?;
+                let rec = view.doc(id)?;
                 if id == cl.representative {
                     rep = rec.key.clone();
                 }
@@ -1219,6 +1236,38 @@ impl Index {
             f(cid, &rep, &members);
         }
         Ok(())
+    }
+}
+
+/// Point reads of live records through one RocksDB snapshot.
+struct SnapshotView<'a> {
+    ix: &'a Index,
+    snap: &'a rocksdb::Snapshot<'a>,
+}
+
+impl SnapshotView<'_> {
+    fn get(&self, name: &'static str, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        self.snap
+            .get_cf(self.ix.cf(name), key)
+            .map_err(|e| Error::storage("reading a snapshot", e))
+    }
+
+    /// A live page's record; its absence is corruption.
+    fn doc(&self, id: DocId) -> Result<DocRecord> {
+        let k = id_key(id);
+        let v = self
+            .get(cf::DOCS, &k)?
+            .ok_or_else(|| Error::corruption(cf::DOCS, &k, "a cluster member is missing"))?;
+        DocRecord::decode(cf::DOCS, &k, &v)
+    }
+
+    /// A live page's cluster; its absence is corruption.
+    fn cluster(&self, cid: ClusterId) -> Result<ClusterRecord> {
+        let k = id_key(cid);
+        let v = self.get(cf::CLUSTERS, &k)?.ok_or_else(|| {
+            Error::corruption(cf::CLUSTERS, &k, "cluster of a live page is missing")
+        })?;
+        ClusterRecord::decode(cf::CLUSTERS, &k, &v)
     }
 }
 
@@ -1235,6 +1284,20 @@ pub(crate) fn signature_keys(fingerprints: &[u128], sketch: &[u128]) -> Vec<[u8;
         .map(|fp| posting_key(kind::SENTENCE, *fp))
         .chain(sketch.iter().map(|d| posting_key(kind::SKETCH, *d)))
         .collect()
+}
+
+/// The longest host accepted, in bytes.
+const MAX_HOST: usize = 255;
+
+fn check_page(page: &Page<'_>) -> Result<()> {
+    check_key(page.key)?;
+    if page.host.len() > MAX_HOST {
+        return Err(Error::InvalidArgument(format!(
+            "the host is {} bytes, the limit is {MAX_HOST}",
+            page.host.len()
+        )));
+    }
+    Ok(())
 }
 
 fn check_key(key: &str) -> Result<()> {
