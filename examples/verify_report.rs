@@ -173,7 +173,7 @@ fn main() {
     let sketch_k: usize = std::env::var("NEARDUP_SKETCH")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(0);
+        .unwrap_or(cfg.sketch_size as usize);
     let sketches: HashMap<&str, Vec<u128>> = sigs
         .iter()
         .map(|(id, s)| {
