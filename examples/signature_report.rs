@@ -8,13 +8,14 @@
 //! Usage: `cargo run --release --example signature_report -- [BENCH_DIR]` (default
 //! `../shared/bench/dev`).
 
+#[path = "support/corpus.rs"]
+mod corpus;
+use corpus::read_jsonl;
+
 use std::collections::{BTreeMap, HashMap};
-use std::io::{BufRead, BufReader};
 use std::time::Instant;
 
-use flate2::read::MultiGzDecoder;
 use neardup::{Content, SignatureConfig, Signatures};
-use serde_json::Value;
 
 const FORMAT_OPS: &[&str] = &[
     "template",
@@ -26,14 +27,6 @@ const FORMAT_OPS: &[&str] = &[
     "width",
     "markup",
 ];
-
-fn read_jsonl(path: &str) -> Vec<Value> {
-    let file = std::fs::File::open(path).unwrap_or_else(|e| panic!("cannot open {path}: {e}"));
-    BufReader::new(MultiGzDecoder::new(file))
-        .lines()
-        .map(|l| serde_json::from_str(&l.expect("read line")).expect("valid JSON line"))
-        .collect()
-}
 
 fn main() {
     let dir = std::env::args()

@@ -9,24 +9,18 @@
 //!
 //! Usage: `cargo run --release --example verify_report -- [BENCH_DIR]`
 
+#[path = "support/corpus.rs"]
+mod corpus;
+use corpus::read_jsonl;
+
 use std::collections::{BTreeMap, HashMap};
-use std::io::{BufRead, BufReader};
 use std::time::Instant;
 
-use flate2::read::MultiGzDecoder;
 use neardup::fingerprint::{codes_conflict, hamming};
 use neardup::verify::{verify, VerifyConfig};
 use neardup::{Content, SignatureConfig, Signatures};
 use rayon::prelude::*;
 use serde_json::Value;
-
-fn read_jsonl(path: &str) -> Vec<Value> {
-    let file = std::fs::File::open(path).unwrap_or_else(|e| panic!("cannot open {path}: {e}"));
-    BufReader::new(MultiGzDecoder::new(file))
-        .lines()
-        .map(|l| serde_json::from_str(&l.expect("line")).expect("json"))
-        .collect()
-}
 
 #[derive(Default)]
 struct Tally {

@@ -1,0 +1,15 @@
+//! Shared by the bench reports: reading a gzip JSONL file of the bench corpus.
+
+use std::io::{BufRead, BufReader};
+
+use flate2::read::MultiGzDecoder;
+use serde_json::Value;
+
+/// Every line of a gzip JSONL file, parsed; panics with the path on a missing file.
+pub fn read_jsonl(path: &str) -> Vec<Value> {
+    let file = std::fs::File::open(path).unwrap_or_else(|e| panic!("cannot open {path}: {e}"));
+    BufReader::new(MultiGzDecoder::new(file))
+        .lines()
+        .map(|l| serde_json::from_str(&l.expect("read line")).expect("valid JSON line"))
+        .collect()
+}
