@@ -10,7 +10,7 @@
 
 #[path = "support/corpus.rs"]
 mod corpus;
-use corpus::read_jsonl;
+use corpus::load_bench;
 
 use std::collections::{BTreeMap, HashMap};
 use std::time::Instant;
@@ -29,11 +29,7 @@ const FORMAT_OPS: &[&str] = &[
 ];
 
 fn main() {
-    let dir = std::env::args()
-        .nth(1)
-        .unwrap_or_else(|| "../shared/bench/dev".to_string());
-    let docs = read_jsonl(&format!("{dir}/docs.jsonl.gz"));
-    let truth = read_jsonl(&format!("{dir}/truth.jsonl.gz"));
+    let (docs, truth) = load_bench();
     let cfg = SignatureConfig::default();
 
     let start = Instant::now();

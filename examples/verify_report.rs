@@ -11,7 +11,7 @@
 
 #[path = "support/corpus.rs"]
 mod corpus;
-use corpus::read_jsonl;
+use corpus::load_bench;
 
 use std::collections::{BTreeMap, HashMap};
 use std::time::Instant;
@@ -30,11 +30,7 @@ struct Tally {
 }
 
 fn main() {
-    let dir = std::env::args()
-        .nth(1)
-        .unwrap_or_else(|| "../shared/bench/dev".to_string());
-    let docs = read_jsonl(&format!("{dir}/docs.jsonl.gz"));
-    let truth = read_jsonl(&format!("{dir}/truth.jsonl.gz"));
+    let (docs, truth) = load_bench();
     let mut cfg = SignatureConfig::default();
     // Experiment knobs: NEARDUP_Y (sentences per fingerprint), NEARDUP_CLAUSES=1 (clause units).
     if let Some(y) = std::env::var("NEARDUP_Y").ok().and_then(|v| v.parse().ok()) {

@@ -13,3 +13,15 @@ pub fn read_jsonl(path: &str) -> Vec<Value> {
         .map(|l| serde_json::from_str(&l.expect("read line")).expect("valid JSON line"))
         .collect()
 }
+
+/// The bench directory from the first argument (default `../shared/bench/dev`), and its pages
+/// and truth.
+pub fn load_bench() -> (Vec<Value>, Vec<Value>) {
+    let dir = std::env::args()
+        .nth(1)
+        .unwrap_or_else(|| "../shared/bench/dev".to_string());
+    (
+        read_jsonl(&format!("{dir}/docs.jsonl.gz")),
+        read_jsonl(&format!("{dir}/truth.jsonl.gz")),
+    )
+}
