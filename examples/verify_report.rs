@@ -29,6 +29,25 @@ struct Tally {
     candidate: usize,
 }
 
+impl Tally {
+    fn add(&mut self, similar: bool, candidate: bool) {
+        self.n += 1;
+        self.similar += usize::from(similar);
+        self.candidate += usize::from(candidate);
+    }
+
+    /// One table row: label, pairs, share verified similar, share found as candidates.
+    fn row(&self, label: &str, width: usize) {
+        let n = self.n.max(1) as f64;
+        println!(
+            "  {label:<width$} {:>6} {:>9.4} {:>10.4}",
+            self.n,
+            self.similar as f64 / n,
+            self.candidate as f64 / n
+        );
+    }
+}
+
 fn main() {
     let (docs, truth) = load_bench();
     let mut cfg = SignatureConfig::default();
@@ -233,18 +252,12 @@ fn main() {
     let mut by_op: BTreeMap<String, Tally> = BTreeMap::new();
     let mut all = Tally::default();
     for (sim, cand, ops) in &pos_results {
-        all.n += 1;
-        all.similar += usize::from(*sim);
-        all.candidate += usize::from(*cand);
-        let mut keys: Vec<String> = (*ops).clone();
-        if keys.is_empty() {
-            keys.push("none".into());
+        all.add(*sim, *cand);
+        if ops.is_empty() {
+            by_op.entry("none".into()).or_default().add(*sim, *cand);
         }
-        for op in keys {
-            let t = by_op.entry(op).or_default();
-            t.n += 1;
-            t.similar += usize::from(*sim);
-            t.candidate += usize::from(*cand);
+        for op in ops.iter() {
+            by_op.entry(op.clone()).or_default().add(*sim, *cand);
         }
     }
     println!(
@@ -260,43 +273,18 @@ fn main() {
         "op", "n", "verify", "candidate"
     );
     for (op, t) in &by_op {
-        println!(
-            "  {op:<12} {:>6} {:>9.4} {:>10.4}",
-            t.n,
-            t.similar as f64 / t.n as f64,
-            t.candidate as f64 / t.n as f64
-        );
+        t.row(op, 12);
     }
-    println!(
-        "  {:<12} {:>6} {:>9.4} {:>10.4}",
-        "ALL",
-        all.n,
-        all.similar as f64 / all.n.max(1) as f64,
-        all.candidate as f64 / all.n.max(1) as f64
-    );
+    all.row("ALL", 12);
     let mut by_kind: BTreeMap<&str, Tally> = BTreeMap::new();
+    let mut all_negative = Tally::default();
     for (sim, cand, kind) in &neg_results {
-        let t = by_kind.entry(kind).or_default();
-        t.n += 1;
-        t.similar += usize::from(*sim);
-        t.candidate += usize::from(*cand);
+        by_kind.entry(kind).or_default().add(*sim, *cand);
+        all_negative.add(*sim, *cand);
     }
     println!("\nhard-negative pairs: verification false-positive rate, and candidate-stage rate");
-    let (mut n, mut fp) = (0, 0);
     for (kind, t) in &by_kind {
-        println!(
-            "  {kind:<17} {:>6} {:>9.4} {:>10.4}",
-            t.n,
-            t.similar as f64 / t.n as f64,
-            t.candidate as f64 / t.n as f64
-        );
-        n += t.n;
-        fp += t.similar;
+        t.row(kind, 17);
     }
-    println!(
-        "  {:<17} {:>6} {:>9.4}",
-        "ALL",
-        n,
-        fp as f64 / n.max(1) as f64
-    );
+    all_negative.row("ALL", 17);
 }

@@ -38,7 +38,9 @@ pub fn unit_sketch(
     cfg: &SignatureConfig,
     k: usize,
 ) -> Vec<u128> {
-    fingerprints_and_sketch(text, sentences, cfg, k).1
+    let mut digests = unit_digests(text, sentences, cfg);
+    digests.truncate(k);
+    digests.into_iter().map(|(d, _)| d).collect()
 }
 
 /// The sentence fingerprints and the bottom-`k` sketch of a text, from one pass over its units.

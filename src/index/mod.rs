@@ -527,10 +527,6 @@ impl Index {
         Ok(out)
     }
 
-    fn is_frequent(&self, key: &[u8; 9]) -> bool {
-        self.frequent.read().contains(key)
-    }
-
     // ----- public look-ups -----
 
     /// The internal id of a key, if present.
@@ -619,16 +615,16 @@ impl Index {
             cands.entry(id).or_default().1 = true;
         }
         let freq = &self.opts.frequent;
-        let keys: Vec<[u8; 9]> = probe
-            .fingerprints
-            .iter()
-            .map(|fp| posting_key(kind::SENTENCE, *fp))
-            .chain(probe.sketch.iter().map(|d| posting_key(kind::SKETCH, *d)))
-            .filter(|key| {
-                !self.is_frequent(key)
-                    && !txn.as_ref().is_some_and(|t| t.frequent_added.contains(key))
-            })
-            .collect();
+        let keys: Vec<[u8; 9]> = {
+            let frequent = self.frequent.read();
+            signature_keys(probe.fingerprints, probe.sketch)
+                .into_iter()
+                .filter(|key| {
+                    !frequent.contains(key)
+                        && !txn.as_ref().is_some_and(|t| t.frequent_added.contains(key))
+                })
+                .collect()
+        };
         let postings = match txn.as_deref() {
             Some(t) => t.postings(&keys)?,
             None => self.postings(&keys)?,
