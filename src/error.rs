@@ -98,6 +98,16 @@ pub enum Error {
     #[error("the index is full: no more document ids")]
     Full,
 
+    /// The index does not store texts and its text source could not give the text of a page it
+    /// had to verify against.
+    #[error("the text of page {key:?} is unavailable: {reason}")]
+    TextUnavailable {
+        /// The page's key.
+        key: String,
+        /// Why.
+        reason: String,
+    },
+
     /// A file-system error.
     #[error("I/O error on {path}: {source}")]
     Io {

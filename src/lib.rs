@@ -40,7 +40,8 @@ pub mod verify;
 pub use error::{Error, Result};
 pub use fingerprint::{Content, Fingerprint, Signatures};
 pub use index::{
-    BatchOptions, BatchOrder, CheckReport, CompactReport, Index, Page, Stats, Timing, Verdict,
+    host_of, BatchOptions, BatchOrder, CheckReport, CompactReport, Index, Page, SourcedContent,
+    Stats, TextSource, Timing, Verdict,
 };
 pub use options::{FrequentConfig, IndexOptions, RepresentativePolicy, SignatureConfig};
 pub use storage::codec::{ClusterId, DocId};

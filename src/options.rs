@@ -154,6 +154,16 @@ pub struct IndexOptions {
     /// crash or a power loss, not only a crash of the process. Off, commits are faster and survive
     /// process crashes only.
     pub sync_writes: bool,
+    /// Store each page's normalized text in the index (default; stored, must match). Off, the
+    /// index keeps only the page's signatures and posting keys, and asks the
+    /// [`crate::TextSource`] given to [`crate::Index::open_with_text_source`] for a page's
+    /// content whenever it must verify against that page (SPEC §3).
+    #[serde(default = "yes")]
+    pub store_texts: bool,
+}
+
+fn yes() -> bool {
+    true
 }
 
 impl Default for IndexOptions {
@@ -168,6 +178,7 @@ impl Default for IndexOptions {
             heading_codes: true,
             create_if_missing: true,
             sync_writes: true,
+            store_texts: true,
         }
     }
 }

@@ -54,19 +54,7 @@ impl Signatures {
     /// [`Error::InvalidArgument`] for a configuration that does not validate. An empty or
     /// text-less page is not an error: it gives empty signatures.
     pub fn compute(content: Content<'_>, cfg: &SignatureConfig) -> Result<Signatures> {
-        cfg.validate()?;
-        let main = match content {
-            Content::Html(bytes) => {
-                check_size(bytes.len(), cfg)?;
-                let html = text::decode(bytes)?;
-                text::extract(&html)
-            }
-            Content::Text(t) => {
-                check_size(t.len(), cfg)?;
-                MainText::from_plain_text(t)
-            }
-        };
-        Ok(Self::from_main_text(main, cfg))
+        Ok(Self::from_main_text(main_text_of(content, cfg)?, cfg))
     }
 
     /// Computes the signatures from an already extracted main text.
@@ -100,6 +88,32 @@ impl Signatures {
     pub fn lacks_fingerprints(&self) -> bool {
         self.fingerprints.is_empty()
     }
+}
+
+/// The main text of a page (checked for size and binary content, decoded, extracted).
+fn main_text_of(content: Content<'_>, cfg: &SignatureConfig) -> Result<MainText> {
+    cfg.validate()?;
+    Ok(match content {
+        Content::Html(bytes) => {
+            check_size(bytes.len(), cfg)?;
+            let html = text::decode(bytes)?;
+            text::extract(&html)
+        }
+        Content::Text(t) => {
+            check_size(t.len(), cfg)?;
+            MainText::from_plain_text(t)
+        }
+    })
+}
+
+/// The normalized text of a page, exactly [`Signatures::text`] of [`Signatures::compute`],
+/// without computing the signatures.
+///
+/// # Errors
+/// As [`Signatures::compute`].
+pub fn normalized_text(content: Content<'_>, cfg: &SignatureConfig) -> Result<String> {
+    let main = main_text_of(content, cfg)?;
+    Ok(text::normalize(&main.body(), cfg.fold_traditional))
 }
 
 /// The model-code-like tokens of a heading (`TK-P480`, `RTX3060`, `120Pa`: runs of ASCII

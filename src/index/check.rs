@@ -6,7 +6,7 @@ use roaring::RoaringBitmap;
 use rocksdb::IteratorMode;
 use serde::{Deserialize, Serialize};
 
-use super::{signature_keys, signature_sets_of, Index};
+use super::Index;
 use crate::storage::codec::{self, ClusterId, ClusterRecord, DocId, DocRecord};
 use crate::storage::{self, cf, kind, posting_key};
 use crate::{Error, Result};
@@ -87,10 +87,9 @@ impl Index {
                 )),
                 Err(e) => rep.problem(e.to_string()),
             }
-            match self.text(id) {
-                Ok(Some(text)) => {
-                    let (fps, sketch) = signature_sets_of(&text, &self.opts.signature);
-                    for key in signature_keys(&fps, &sketch) {
+            match self.posting_keys_of(id) {
+                Ok(Some(keys)) => {
+                    for key in keys {
                         self.expect_posting(&mut rep, &frequent, key, id)?;
                     }
                 }

@@ -119,7 +119,7 @@ impl Index {
         report.pages = live.len();
         for item in src.iterator_cf(handle(cf::TEXTS)?, IteratorMode::Start) {
             let (k, v) = item.map_err(it_err)?;
-            codec::decode_text(cf::TEXTS, &k, &v)?;
+            codec::decode_text_value(cf::TEXTS, &k, &v)?;
             batch.put_cf(dst.cf(cf::TEXTS), &k, &v);
             flush(&mut batch, false)?;
         }

@@ -8,6 +8,7 @@
 mod check;
 mod cluster;
 mod compact;
+mod source;
 mod txn;
 
 use std::collections::{HashMap, HashSet};
@@ -25,6 +26,7 @@ use serde::{Deserialize, Serialize};
 pub use check::CheckReport;
 pub use cluster::Match;
 pub use compact::{dir_bytes, CompactReport};
+pub use source::{SourcedContent, TextSource};
 
 use crate::fingerprint::{fingerprints_and_sketch, hamming, Content, Signatures};
 use crate::options::{IndexOptions, RepresentativePolicy, SignatureConfig};
@@ -154,6 +156,17 @@ struct StoredConfig {
     signature: SignatureConfig,
     simhash_max_distance: u32,
     representative: RepresentativePolicy,
+    /// Absent (true) in configurations written before texts could be left out.
+    #[serde(default = "stored_texts_default", skip_serializing_if = "is_true")]
+    store_texts: bool,
+}
+
+fn stored_texts_default() -> bool {
+    true
+}
+
+fn is_true(b: &bool) -> bool {
+    *b
 }
 
 impl StoredConfig {
@@ -175,6 +188,7 @@ impl StoredConfig {
             signature: self.signature,
             simhash_max_distance: self.simhash_max_distance,
             representative: self.representative,
+            store_texts: self.store_texts,
             ..IndexOptions::default()
         }
     }
@@ -197,6 +211,8 @@ pub struct Index {
     /// The cluster of every live page, by `DocId` ([`NO_CLUSTER`] for none): candidates are
     /// mapped to clusters without reading their records.
     page_cluster: RwLock<Vec<ClusterId>>,
+    /// Where texts come from when they are not stored.
+    source: Option<Arc<dyn TextSource>>,
 }
 
 /// Marks a `DocId` without a live page in [`Index::page_cluster`].
@@ -221,7 +237,15 @@ impl Index {
     /// simhash distance or representative policy differ from `opts`,
     /// [`Error::InvalidArgument`] for unusable options.
     pub fn open(path: impl AsRef<Path>, opts: IndexOptions) -> Result<Index> {
-        let path = path.as_ref().to_path_buf();
+        Index::open_inner(path.as_ref(), opts, None)
+    }
+
+    fn open_inner(
+        path: &Path,
+        opts: IndexOptions,
+        source: Option<Arc<dyn TextSource>>,
+    ) -> Result<Index> {
+        let path = path.to_path_buf();
         opts.signature.validate()?;
         opts.verify.validate()?;
         let tables = SimhashTables::new(opts.simhash_max_distance)?;
@@ -241,6 +265,7 @@ impl Index {
             poisoned: AtomicBool::new(false),
             frequent: RwLock::new(HashSet::new()),
             page_cluster: RwLock::new(Vec::new()),
+            source,
         };
         ix.check_or_write_meta()?;
         *ix.writer.lock() = ix.load_counters()?;
@@ -287,6 +312,7 @@ impl Index {
             signature: self.opts.signature.clone(),
             simhash_max_distance: self.opts.simhash_max_distance,
             representative: self.opts.representative,
+            store_texts: self.opts.store_texts,
         }
     }
 
@@ -477,13 +503,6 @@ impl Index {
         let k = id_key(cid);
         self.get_decoded(cf::CLUSTERS, &k, "a cluster", |v| {
             ClusterRecord::decode(cf::CLUSTERS, &k, v)
-        })
-    }
-
-    pub(crate) fn text(&self, id: DocId) -> Result<Option<Arc<str>>> {
-        let k = id_key(id);
-        self.get_decoded(cf::TEXTS, &k, "a text", |v| {
-            codec::decode_text(cf::TEXTS, &k, v).map(Arc::from)
         })
     }
 
@@ -1014,8 +1033,9 @@ impl Index {
         let placed = self.place(txn, id, &mut rec, decision.best.as_ref())?;
         txn.put_key(page.key, id);
         txn.put_doc(id, rec);
-        txn.put_text(id, Arc::from(sig.text.as_str()));
-        for key in signature_keys(&sig.fingerprints, &sig.sketch) {
+        let keys = signature_keys(&sig.fingerprints, &sig.sketch);
+        txn.put_text(id, Arc::from(sig.text.as_str()), &keys);
+        for key in keys {
             txn.posting_add(key, id);
         }
         txn.posting_add(posting_key(kind::CONTENT, sig.content_hash), id);
@@ -1051,11 +1071,8 @@ impl Index {
         let rec = txn.doc(id)?.ok_or_else(|| {
             Error::corruption(cf::DOCS, &id_key(id), "key points at a missing page")
         })?;
-        if let Some(text) = txn.text(id)? {
-            let (fps, sketch) = signature_sets_of(&text, &self.opts.signature);
-            for key in signature_keys(&fps, &sketch) {
-                txn.posting_remove(key, id);
-            }
+        for key in txn.posting_keys(id)?.unwrap_or_default() {
+            txn.posting_remove(key, id);
         }
         txn.posting_remove(posting_key(kind::CONTENT, rec.content_hash), id);
         txn.forget_doc(id, &rec);
@@ -1280,6 +1297,13 @@ pub(crate) fn signature_keys(fingerprints: &[u128], sketch: &[u128]) -> Vec<[u8;
         .map(|fp| posting_key(kind::SENTENCE, *fp))
         .chain(sketch.iter().map(|d| posting_key(kind::SKETCH, *d)))
         .collect()
+}
+
+/// The host part of a URL (`https://a.b/c` → `a.b`; a string without a scheme is taken from its
+/// start), for pages handed in without a host.
+pub fn host_of(url: &str) -> &str {
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    rest.split(['/', '?', '#']).next().unwrap_or("")
 }
 
 /// The longest host accepted, in bytes.

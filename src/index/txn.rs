@@ -82,6 +82,18 @@ impl<'a> Txn<'a> {
         }
     }
 
+    /// The posting keys of a page (see [`Index::posting_keys_of`]), pending pages included.
+    pub(crate) fn posting_keys(&self, id: DocId) -> Result<Option<Vec<[u8; 9]>>> {
+        match self.texts.get(&id) {
+            Some(Some(t)) => {
+                let (fps, sketch) = super::signature_sets_of(t, &self.ix.opts.signature);
+                Ok(Some(super::signature_keys(&fps, &sketch)))
+            }
+            Some(None) => Ok(None),
+            None => self.ix.posting_keys_of(id),
+        }
+    }
+
     /// The posting of a key with pending changes applied and deleted ids left out.
     pub(crate) fn posting(&self, key: &[u8; 9]) -> Result<RoaringBitmap> {
         let mut bm = self.ix.posting(key)?;
@@ -156,9 +168,15 @@ impl<'a> Txn<'a> {
         self.keys.insert(key.to_string(), Some(id));
     }
 
-    pub(crate) fn put_text(&mut self, id: DocId, text: Arc<str>) {
-        self.batch
-            .put_cf(self.ix.cf(cf::TEXTS), id_key(id), codec::encode_text(&text));
+    /// Stores a new page's text — or, when the index does not store texts, its posting keys,
+    /// keeping the text in the overlay only for the rest of this write.
+    pub(crate) fn put_text(&mut self, id: DocId, text: Arc<str>, posting_keys: &[[u8; 9]]) {
+        let value = if self.ix.opts.store_texts {
+            codec::encode_text(&text)
+        } else {
+            codec::encode_posting_keys(posting_keys)
+        };
+        self.batch.put_cf(self.ix.cf(cf::TEXTS), id_key(id), value);
         self.texts.insert(id, Some(text));
     }
 

@@ -18,6 +18,9 @@ pub const TAG_DOC: u8 = 0xD1;
 pub const TAG_CLUSTER: u8 = 0xC1;
 /// Tag of a stored normalized text, format 1.
 pub const TAG_TEXT: u8 = 0x71;
+/// Tag byte of a page's posting keys, kept in the texts column family instead of its text when
+/// the index does not store texts (the keys are needed to take the page out of its postings).
+pub const TAG_POSTING_KEYS: u8 = 0x73;
 /// Tag of a posting stored as a sorted list of big-endian `u32` ids (small postings).
 pub const TAG_POSTING_LIST: u8 = 0x50;
 /// Tag of a posting stored as a serialized roaring bitmap.
@@ -256,6 +259,60 @@ pub fn decode_text(cf: &'static str, key: &[u8], value: &[u8]) -> Result<String>
     String::from_utf8(body.to_vec()).map_err(|_| Error::corruption(cf, key, "text is not UTF-8"))
 }
 
+/// Encodes a page's posting keys (9 bytes each) for the texts column family.
+pub fn encode_posting_keys(keys: &[[u8; 9]]) -> Vec<u8> {
+    let mut b = Vec::with_capacity(1 + 9 * keys.len() + 4);
+    b.push(TAG_POSTING_KEYS);
+    for k in keys {
+        b.extend_from_slice(k);
+    }
+    seal(b)
+}
+
+/// Decodes and verifies a page's posting keys.
+///
+/// # Errors
+/// [`Error::Corruption`] on a wrong tag, checksum or length.
+pub fn decode_posting_keys(cf: &'static str, key: &[u8], value: &[u8]) -> Result<Vec<[u8; 9]>> {
+    let body = unseal(cf, key, value, TAG_POSTING_KEYS)?;
+    if body.len() % 9 != 0 {
+        return Err(Error::corruption(
+            cf,
+            key,
+            format!("posting keys of {} bytes, not a multiple of 9", body.len()),
+        ));
+    }
+    Ok(body
+        .chunks_exact(9)
+        .map(|c| {
+            let mut k = [0u8; 9];
+            k.copy_from_slice(c);
+            k
+        })
+        .collect())
+}
+
+/// A value of the texts column family: a text, or a page's posting keys.
+#[derive(Debug, PartialEq)]
+pub enum TextValue {
+    /// The normalized text ([`TAG_TEXT`]).
+    Text(String),
+    /// The posting keys of a page whose text is not stored ([`TAG_POSTING_KEYS`]).
+    PostingKeys(Vec<[u8; 9]>),
+}
+
+/// Decodes and verifies either kind of value of the texts column family, told apart by its tag.
+///
+/// # Errors
+/// [`Error::Corruption`] as the two decoders.
+pub fn decode_text_value(cf: &'static str, key: &[u8], value: &[u8]) -> Result<TextValue> {
+    if value.first() == Some(&TAG_POSTING_KEYS) {
+        decode_posting_keys(cf, key, value).map(TextValue::PostingKeys)
+    } else {
+        decode_text(cf, key, value).map(TextValue::Text)
+    }
+}
+
 /// Encodes a posting: a plain id list when small, a roaring bitmap otherwise.
 pub fn encode_posting(ids: &RoaringBitmap) -> Vec<u8> {
     if ids.len() <= POSTING_LIST_MAX {
@@ -352,6 +409,28 @@ mod tests {
         }
         assert!(decode_posting(&[0x99]).is_err());
         assert!(decode_posting(&[TAG_POSTING_LIST, 1, 2]).is_err());
+    }
+
+    #[test]
+    fn posting_keys_round_trip_and_are_told_from_texts() {
+        let keys = vec![[1u8; 9], [0xab; 9]];
+        let v = encode_posting_keys(&keys);
+        assert_eq!(
+            decode_text_value("texts", b"k", &v).ok(),
+            Some(TextValue::PostingKeys(keys))
+        );
+        let t = encode_text("hello");
+        assert_eq!(
+            decode_text_value("texts", b"k", &t).ok(),
+            Some(TextValue::Text("hello".into()))
+        );
+        let mut bad = v.clone();
+        bad[3] ^= 1;
+        assert!(matches!(
+            decode_text_value("texts", b"k", &bad),
+            Err(Error::Corruption { .. })
+        ));
+        assert!(decode_posting_keys("texts", b"k", &encode_posting_keys(&[])).is_ok());
     }
 
     #[test]

@@ -5,6 +5,7 @@
 //! limit or without content is reported with its file and line and skipped; a broken gzip stream
 //! ends that file with a message (the pages before it are kept).
 
+use neardup::host_of;
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
@@ -55,12 +56,6 @@ struct JsonPage {
     html: Option<String>,
     #[serde(default)]
     text: Option<String>,
-}
-
-/// The host part of a URL (`https://a.b/c` → `a.b`).
-pub fn host_of(url: &str) -> &str {
-    let rest = url.split_once("://").map_or(url, |(_, r)| r);
-    rest.split(['/', '?', '#']).next().unwrap_or("")
 }
 
 /// Bytes read from input files so far, across all files (drives the progress bar's ETA).

@@ -1,0 +1,102 @@
+//! Texts supplied by the embedding engine instead of stored in the index (SPEC §3: "texts … or
+//! not stored at all when the embedding engine supplies text through a callback").
+
+use std::sync::Arc;
+
+use super::Index;
+use crate::fingerprint::normalized_text;
+use crate::storage::codec::{self, DocId, TextValue};
+use crate::storage::{cf, id_key};
+use crate::{Content, Error, Result};
+
+/// A page's content handed back by a [`TextSource`], as it was inserted.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SourcedContent {
+    /// HTML bytes.
+    Html(Vec<u8>),
+    /// Plain text.
+    Text(String),
+}
+
+/// Gives the content of pages on demand, for an index opened with
+/// [`crate::IndexOptions::store_texts`] off. The index calls it whenever it must verify a page
+/// against one it holds (on insert, query, and when re-verifying members after a representative
+/// is deleted), from the calling thread, possibly from several threads at once.
+///
+/// The index recomputes the normalized text from the content and checks it against the content
+/// hash it stored, so a source that returns another version of the page is caught
+/// ([`Error::TextUnavailable`]).
+pub trait TextSource: Send + Sync {
+    /// The content of the page with this key, as it was inserted; `None` when the source does
+    /// not have it.
+    fn content(&self, key: &str) -> Option<SourcedContent>;
+}
+
+impl Index {
+    /// Opens the index in `path` with a source of page texts: with
+    /// [`crate::IndexOptions::store_texts`] off, the index stores no texts and asks `source`.
+    /// With it on, `source` is not used.
+    ///
+    /// # Errors
+    /// As [`Index::open`].
+    pub fn open_with_text_source(
+        path: impl AsRef<std::path::Path>,
+        opts: crate::IndexOptions,
+        source: Arc<dyn TextSource>,
+    ) -> Result<Index> {
+        Index::open_inner(path.as_ref(), opts, Some(source))
+    }
+
+    /// The normalized text of a page, from the texts column family or the text source.
+    pub(crate) fn text(&self, id: DocId) -> Result<Option<Arc<str>>> {
+        if self.opts.store_texts {
+            let k = id_key(id);
+            return self.get_decoded(cf::TEXTS, &k, "a text", |v| {
+                codec::decode_text(cf::TEXTS, &k, v).map(Arc::from)
+            });
+        }
+        let Some(rec) = self.doc(id)? else {
+            return Ok(None);
+        };
+        let unavailable = |reason: &str| Error::TextUnavailable {
+            key: rec.key.clone(),
+            reason: reason.to_string(),
+        };
+        let source = self
+            .source
+            .as_ref()
+            .ok_or_else(|| unavailable("the index stores no texts and has no text source"))?;
+        let content = source
+            .content(&rec.key)
+            .ok_or_else(|| unavailable("the text source does not have it"))?;
+        let content = match &content {
+            SourcedContent::Html(b) => Content::Html(b),
+            SourcedContent::Text(t) => Content::Text(t),
+        };
+        let text = normalized_text(content, &self.opts.signature)
+            .map_err(|e| unavailable(&format!("the text source gave a page that fails: {e}")))?;
+        if xxhash_rust::xxh3::xxh3_128(text.as_bytes()) != rec.content_hash {
+            return Err(unavailable(
+                "the text source gave another version of the page (its text does not match the \
+                 stored content hash)",
+            ));
+        }
+        Ok(Some(Arc::from(text)))
+    }
+
+    /// The posting keys of a stored page (fingerprints and sketch): recomputed from its text, or
+    /// read from the record kept instead of the text.
+    pub(crate) fn posting_keys_of(&self, id: DocId) -> Result<Option<Vec<[u8; 9]>>> {
+        let k = id_key(id);
+        let value = self.get_decoded(cf::TEXTS, &k, "a text", |v| {
+            codec::decode_text_value(cf::TEXTS, &k, v)
+        })?;
+        Ok(value.map(|v| match v {
+            TextValue::Text(t) => {
+                let (fps, sketch) = super::signature_sets_of(&t, &self.opts.signature);
+                super::signature_keys(&fps, &sketch)
+            }
+            TextValue::PostingKeys(keys) => keys,
+        }))
+    }
+}
