@@ -4,5 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
+# The shared library first: tests/ffi_cpp.rs links the C++ test program against it.
+cargo build --release --workspace
 cargo test --release --workspace --all-targets
 cargo test --release --workspace --doc

@@ -25,11 +25,13 @@
 //! words), nor a crawler. Limits: pages up to [`SignatureConfig::max_page_bytes`] (16 MiB by
 //! default).
 
-#![forbid(unsafe_code)]
+#![deny(unsafe_code)]
 #![warn(missing_docs)]
 #![cfg_attr(not(test), deny(clippy::unwrap_used))]
 
 mod error;
+#[allow(unsafe_code)]
+pub mod ffi;
 pub mod fingerprint;
 pub mod index;
 pub mod options;

@@ -1,0 +1,562 @@
+//! `nd_index`: the handle and every call on an index.
+
+use std::cell::Cell;
+use std::ffi::{c_char, c_void};
+use std::sync::Arc;
+
+use parking_lot::RwLock;
+
+use super::nd_status::{self, *};
+use super::options::{nd_options, CallbackSource};
+use super::types::{content_arg, nd_key_list, nd_page, nd_stats, nd_str, nd_verdict};
+use super::{guard, guard_void, out_arg, status_of, str_arg, Fail, FfiResult};
+use crate::{BatchOptions, BatchOrder, Index, IndexOptions, Page};
+
+/// Batch order: descending number of sentence fingerprints, so large clusters form first
+/// (seed 000 §4.2; the default of the Rust API).
+pub const ND_ORDER_FINGERPRINTS: u32 = 0;
+/// Batch order: the order given.
+pub const ND_ORDER_INPUT: u32 = 1;
+
+/// An open index. Opaque; thread-safe: any number of threads may call into one handle at once.
+#[allow(non_camel_case_types)]
+pub struct nd_index {
+    /// `None` once closed. Calls hold the read lock for their whole duration, so
+    /// [`nd_index_close`] (the write lock) waits for the calls in flight.
+    inner: RwLock<Option<Arc<Index>>>,
+}
+
+thread_local! {
+    /// How many calls on any handle the current thread is inside (a callback calling back in).
+    static DEPTH: Cell<u32> = const { Cell::new(0) };
+}
+
+struct DepthGuard;
+
+impl DepthGuard {
+    fn enter() -> DepthGuard {
+        DEPTH.with(|d| d.set(d.get() + 1));
+        DepthGuard
+    }
+}
+
+impl Drop for DepthGuard {
+    fn drop(&mut self) {
+        DEPTH.with(|d| d.set(d.get().saturating_sub(1)));
+    }
+}
+
+/// Runs `f` on the open index behind a handle.
+///
+/// # Safety
+/// `h` is NULL or a live handle from `nd_index_open`.
+unsafe fn with_index(h: *const nd_index, f: impl FnOnce(&Index) -> FfiResult) -> nd_status {
+    guard(|| {
+        // SAFETY: per the contract.
+        let h = unsafe { h.as_ref() }.ok_or_else(|| Fail::new(ND_NULL_POINTER, "index is NULL"))?;
+        // A call made from a callback inside another call on this thread takes the lock
+        // recursively, so a waiting close cannot deadlock it; every other call queues behind a
+        // waiting close, so a stream of calls cannot starve it.
+        let g = if DEPTH.with(|d| d.get()) > 0 {
+            h.inner.read_recursive()
+        } else {
+            h.inner.read()
+        };
+        let ix = g
+            .as_ref()
+            .ok_or_else(|| Fail::new(ND_CLOSED, "the index is closed"))?;
+        let _depth = DepthGuard::enter();
+        f(ix)
+    })
+}
+
+/// Opens (or creates, by default) the index in the directory `path` (UTF-8, `path_len` bytes).
+/// `opts` may be NULL for the defaults; the options are copied.
+///
+/// # Errors
+/// `ND_NULL_POINTER`, `ND_INVALID_UTF8`, `ND_INVALID_ARGUMENT` (bad options, missing index with
+/// create-if-missing off), `ND_INCOMPATIBLE_CONFIG`, `ND_INCOMPATIBLE_FORMAT`, `ND_STORAGE` (among
+/// others: the index is open elsewhere), `ND_CORRUPTION`.
+///
+/// # Safety
+/// `path` points at `path_len` readable bytes; `opts` is NULL or live; `out` is writable.
+#[no_mangle]
+pub unsafe extern "C" fn nd_index_open(
+    path: *const c_char,
+    path_len: usize,
+    opts: *const nd_options,
+    out: *mut *mut nd_index,
+) -> nd_status {
+    guard(|| {
+        let out = out_arg(out, "out")?;
+        // SAFETY: per the contract.
+        let path = unsafe { str_arg(path, path_len, "path")? };
+        if path.is_empty() {
+            return Err(Fail::new(ND_INVALID_ARGUMENT, "path is empty"));
+        }
+        // SAFETY: per the contract.
+        let (options, source) = match unsafe { opts.as_ref() } {
+            Some(o) => (o.opts.clone(), o.text_source),
+            None => (IndexOptions::default(), None),
+        };
+        let ix = match source {
+            Some((callback, user)) => Index::open_with_text_source(
+                path,
+                options,
+                Arc::new(CallbackSource { callback, user }),
+            )?,
+            None => Index::open(path, options)?,
+        };
+        let h = Box::new(nd_index {
+            inner: RwLock::new(Some(Arc::new(ix))),
+        });
+        // SAFETY: checked non-null, writable per the contract.
+        unsafe { *out = Box::into_raw(h) };
+        Ok(())
+    })
+}
+
+/// Closes the index: waits for the calls in flight on this handle, flushes and closes the
+/// database. The handle stays valid: later calls return `ND_CLOSED` (a second close too) until
+/// it is freed with [`nd_index_free`].
+///
+/// # Errors
+/// `ND_NULL_POINTER`, `ND_CLOSED` when already closed, `ND_INVALID_ARGUMENT` when called from a
+/// callback running inside a call on an index (it would wait for itself).
+///
+/// # Safety
+/// `h` is NULL or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn nd_index_close(h: *mut nd_index) -> nd_status {
+    guard(|| {
+        // SAFETY: per the contract.
+        let h = unsafe { h.as_ref() }.ok_or_else(|| Fail::new(ND_NULL_POINTER, "index is NULL"))?;
+        if DEPTH.with(|d| d.get()) > 0 {
+            return Err(Fail::new(
+                ND_INVALID_ARGUMENT,
+                "nd_index_close called from inside a call (a callback): it would wait for itself",
+            ));
+        }
+        let ix = h
+            .inner
+            .write()
+            .take()
+            .ok_or_else(|| Fail::new(ND_CLOSED, "the index is already closed"))?;
+        ix.flush()?;
+        drop(ix);
+        Ok(())
+    })
+}
+
+/// Releases a handle, closing the index first if [`nd_index_close`] was not called. Accepts
+/// NULL. Must be the last use of the handle on every thread: unlike a closed handle, a freed
+/// one cannot be detected.
+///
+/// # Safety
+/// `h` is NULL or a live handle no other thread uses any more.
+#[no_mangle]
+pub unsafe extern "C" fn nd_index_free(h: *mut nd_index) {
+    guard_void(|| {
+        if !h.is_null() {
+            // SAFETY: made by Box::into_raw in nd_index_open; the caller frees it once.
+            drop(unsafe { Box::from_raw(h) });
+        }
+    })
+}
+
+/// Inserts a page: compares it with the pages held, stores it and joins it to the best
+/// verified cluster or founds a new one, in one atomic write. Inserting a key that is present
+/// replaces its page. On `ND_OK`, `*out` is filled; free its strings with `nd_verdict_free`.
+///
+/// # Errors
+/// `ND_NULL_POINTER`, `ND_INVALID_UTF8`, `ND_INVALID_ARGUMENT` (empty key, host over 255 bytes,
+/// unknown content kind), `ND_PAGE_TOO_LARGE`, `ND_BINARY_PAGE`, `ND_TEXT_UNAVAILABLE`,
+/// `ND_POISONED`, `ND_FULL`, `ND_STORAGE`, `ND_CORRUPTION`, `ND_CLOSED`.
+///
+/// # Safety
+/// `h` is NULL or live; `page` is NULL or points at a page whose buffers are readable for their
+/// lengths; `out` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn nd_index_insert(
+    h: *const nd_index,
+    page: *const nd_page,
+    out: *mut nd_verdict,
+) -> nd_status {
+    // SAFETY: forwarded contract.
+    unsafe {
+        with_index(h, |ix| {
+            let out = out_arg(out, "out")?;
+            let page = page
+                .as_ref()
+                .ok_or_else(|| Fail::new(ND_NULL_POINTER, "page is NULL"))?
+                .read()?;
+            let v = ix.insert(&page)?;
+            *out = nd_verdict::from_verdict(&v);
+            Ok(())
+        })
+    }
+}
+
+/// The verdict [`nd_index_insert`] would give for this content, without storing anything.
+/// `kind` is `ND_CONTENT_HTML` or `ND_CONTENT_TEXT`.
+///
+/// # Errors
+/// As `nd_index_insert`, except the key errors.
+///
+/// # Safety
+/// `h` is NULL or live; `content` points at `len` readable bytes; `out` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn nd_index_query(
+    h: *const nd_index,
+    content: *const u8,
+    len: usize,
+    kind: u32,
+    out: *mut nd_verdict,
+) -> nd_status {
+    // SAFETY: forwarded contract.
+    unsafe {
+        with_index(h, |ix| {
+            let out = out_arg(out, "out")?;
+            let c = content_arg(content, len, kind)?;
+            let v = ix.query(c)?;
+            *out = nd_verdict::from_verdict(&v);
+            Ok(())
+        })
+    }
+}
+
+/// Deletes the page with this key. A deleted representative hands its cluster over to the
+/// member the policy prefers, and members no longer similar to it are re-placed, in one write.
+///
+/// # Errors
+/// `ND_NOT_FOUND` when the key is absent, `ND_NULL_POINTER`, `ND_INVALID_UTF8`,
+/// `ND_TEXT_UNAVAILABLE`, `ND_POISONED`, `ND_STORAGE`, `ND_CORRUPTION`, `ND_CLOSED`.
+///
+/// # Safety
+/// `h` is NULL or live; `key` points at `key_len` readable bytes.
+#[no_mangle]
+pub unsafe extern "C" fn nd_index_delete(
+    h: *const nd_index,
+    key: *const c_char,
+    key_len: usize,
+) -> nd_status {
+    // SAFETY: forwarded contract.
+    unsafe {
+        with_index(h, |ix| {
+            let key = str_arg(key, key_len, "key")?;
+            ix.delete(key)?;
+            Ok(())
+        })
+    }
+}
+
+/// The cluster of a key and its representative's key. On `ND_OK`, `*cluster_out` and
+/// `*representative_out` are filled (free the string with `nd_str_free`); `cluster_out` may be
+/// NULL when not wanted.
+///
+/// # Errors
+/// `ND_NOT_FOUND` when the key is absent, `ND_NULL_POINTER`, `ND_INVALID_UTF8`, `ND_STORAGE`,
+/// `ND_CORRUPTION`, `ND_CLOSED`.
+///
+/// # Safety
+/// `h` is NULL or live; `key` points at `key_len` readable bytes; the outs are NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn nd_index_representative(
+    h: *const nd_index,
+    key: *const c_char,
+    key_len: usize,
+    cluster_out: *mut u32,
+    representative_out: *mut nd_str,
+) -> nd_status {
+    // SAFETY: forwarded contract.
+    unsafe {
+        with_index(h, |ix| {
+            let rep_out = out_arg(representative_out, "representative_out")?;
+            let key = str_arg(key, key_len, "key")?;
+            let (cluster, rep) = ix
+                .representative_of(key)?
+                .ok_or_else(|| Fail::new(ND_NOT_FOUND, format!("no page with key {key:?}")))?;
+            if !cluster_out.is_null() {
+                *cluster_out = cluster;
+            }
+            *rep_out = nd_str::from_str(&rep);
+            Ok(())
+        })
+    }
+}
+
+/// The keys of a cluster's members in insertion order: at most `limit` of them, from position
+/// `offset` (page through a large cluster by raising `offset` by `limit` until fewer than `limit`
+/// come back). On `ND_OK`, `*out` is filled; free it with `nd_key_list_free`.
+///
+/// # Errors
+/// `ND_NOT_FOUND` when no cluster has this id, `ND_NULL_POINTER`, `ND_STORAGE`,
+/// `ND_CORRUPTION`, `ND_CLOSED`.
+///
+/// # Safety
+/// `h` is NULL or live; `out` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn nd_index_cluster_members(
+    h: *const nd_index,
+    cluster: u32,
+    offset: usize,
+    limit: usize,
+    out: *mut nd_key_list,
+) -> nd_status {
+    // SAFETY: forwarded contract.
+    unsafe {
+        with_index(h, |ix| {
+            let out = out_arg(out, "out")?;
+            let keys = ix
+                .cluster_members(cluster, offset, limit)?
+                .ok_or_else(|| Fail::new(ND_NOT_FOUND, format!("no cluster {cluster}")))?;
+            *out = nd_key_list::from_keys(&keys);
+            Ok(())
+        })
+    }
+}
+
+/// Progress of a batch: `done` of `total` pages committed. Called on the calling thread; must
+/// not throw and must not close the index.
+#[allow(non_camel_case_types)]
+pub type nd_progress_fn =
+    Option<unsafe extern "C" fn(user: *mut c_void, done: usize, total: usize)>;
+
+/// Inserts `count` pages as one batch (the daily merge): signatures in parallel, insertion in
+/// `order` ([`ND_ORDER_FINGERPRINTS`] or [`ND_ORDER_INPUT`]), committed in groups. Each page has
+/// its own result: `statuses[i]` is its status and, when `ND_OK`, `verdicts[i]` its verdict
+/// (free each filled one with `nd_verdict_free`; the others are left as they were). A page that
+/// fails does not stop the others. `progress` (may be NULL) is called after every committed
+/// group with `user`.
+///
+/// # Errors
+/// `ND_OK` when the batch ran (look at `statuses`), `ND_NULL_POINTER`, `ND_INVALID_ARGUMENT` (an
+/// unknown order), `ND_CLOSED`, `ND_POISONED`, `ND_STORAGE` when a failed write stopped it (the
+/// groups before it stay committed).
+///
+/// # Safety
+/// `h` is NULL or live; `pages` points at `count` pages; `verdicts` and `statuses` point at
+/// `count` writable elements each.
+#[no_mangle]
+pub unsafe extern "C" fn nd_index_insert_batch(
+    h: *const nd_index,
+    pages: *const nd_page,
+    count: usize,
+    order: u32,
+    verdicts: *mut nd_verdict,
+    statuses: *mut nd_status,
+    progress: nd_progress_fn,
+    user: *mut c_void,
+) -> nd_status {
+    // SAFETY: forwarded contract.
+    unsafe {
+        with_index(h, |ix| {
+            let order = match order {
+                ND_ORDER_FINGERPRINTS => BatchOrder::FingerprintCount,
+                ND_ORDER_INPUT => BatchOrder::Input,
+                o => return Err(Fail::new(ND_INVALID_ARGUMENT, format!("unknown order {o}"))),
+            };
+            if count == 0 {
+                return Ok(());
+            }
+            if pages.is_null() || verdicts.is_null() || statuses.is_null() {
+                return Err(Fail::new(
+                    ND_NULL_POINTER,
+                    "pages, verdicts and statuses must not be NULL",
+                ));
+            }
+            if count > isize::MAX as usize / std::mem::size_of::<nd_verdict>() {
+                return Err(Fail::new(ND_INVALID_ARGUMENT, "count is too large"));
+            }
+            let raw = std::slice::from_raw_parts(pages, count);
+            // Pages that cannot be read get their status now; the rest go in.
+            let mut read: Vec<Option<Page<'_>>> = Vec::with_capacity(count);
+            for (i, p) in raw.iter().enumerate() {
+                match p.read() {
+                    Ok(page) => read.push(Some(page)),
+                    Err(f) => {
+                        *statuses.add(i) = f.status;
+                        read.push(None);
+                    }
+                }
+            }
+            let good: Vec<Page<'_>> = read.iter().flatten().copied().collect();
+            let opts = BatchOptions {
+                order,
+                ..BatchOptions::default()
+            };
+            let mut cb = |done: usize, total: usize| {
+                if let Some(f) = progress {
+                    f(user, done, total);
+                }
+            };
+            let results = ix.insert_batch(&good, &opts, &mut cb)?;
+            let mut results = results.into_iter();
+            for (i, p) in read.iter().enumerate() {
+                if p.is_none() {
+                    continue;
+                }
+                match results.next() {
+                    Some(Ok(v)) => {
+                        *verdicts.add(i) = nd_verdict::from_verdict(&v);
+                        *statuses.add(i) = ND_OK;
+                    }
+                    Some(Err(e)) => *statuses.add(i) = status_of(&e),
+                    None => *statuses.add(i) = ND_PANIC,
+                }
+            }
+            Ok(())
+        })
+    }
+}
+
+/// Writes a consistent snapshot of the index (a RocksDB checkpoint, hard links where possible)
+/// to the directory `dir`, which must not exist. The index stays in use meanwhile.
+///
+/// # Errors
+/// `ND_NULL_POINTER`, `ND_INVALID_UTF8`, `ND_IO` or `ND_STORAGE` (the directory exists…),
+/// `ND_CLOSED`.
+///
+/// # Safety
+/// `h` is NULL or live; `dir` points at `dir_len` readable bytes.
+#[no_mangle]
+pub unsafe extern "C" fn nd_index_checkpoint(
+    h: *const nd_index,
+    dir: *const c_char,
+    dir_len: usize,
+) -> nd_status {
+    // SAFETY: forwarded contract.
+    unsafe {
+        with_index(h, |ix| {
+            let dir = str_arg(dir, dir_len, "dir")?;
+            ix.checkpoint(dir)?;
+            Ok(())
+        })
+    }
+}
+
+/// Compacts the open index in place (all levels; deleted entries are dropped).
+///
+/// # Errors
+/// `ND_NULL_POINTER`, `ND_STORAGE`, `ND_CLOSED`.
+///
+/// # Safety
+/// `h` is NULL or live.
+#[no_mangle]
+pub unsafe extern "C" fn nd_index_compact(h: *const nd_index) -> nd_status {
+    // SAFETY: forwarded contract.
+    unsafe {
+        with_index(h, |ix| {
+            ix.compact()?;
+            Ok(())
+        })
+    }
+}
+
+/// Offline compaction of a snapshot: writes a new index at `to` (which must not exist) from the
+/// closed index or checkpoint at `from`, with postings rewritten without deleted ids and
+/// over-frequent fingerprints and every checksum re-checked; the new index must pass its check
+/// (else it is removed and `ND_CHECK_FAILED` returned). `from` is not modified.
+///
+/// # Errors
+/// `ND_NULL_POINTER`, `ND_INVALID_UTF8`, `ND_IO`, `ND_STORAGE`, `ND_CORRUPTION`,
+/// `ND_INCOMPATIBLE_FORMAT`, `ND_CHECK_FAILED`.
+///
+/// # Safety
+/// `from` and `to` point at as many readable bytes as their lengths.
+#[no_mangle]
+pub unsafe extern "C" fn nd_compact_snapshot(
+    from: *const c_char,
+    from_len: usize,
+    to: *const c_char,
+    to_len: usize,
+) -> nd_status {
+    guard(|| {
+        // SAFETY: per the contract.
+        let from = unsafe { str_arg(from, from_len, "from")? };
+        // SAFETY: per the contract.
+        let to = unsafe { str_arg(to, to_len, "to")? };
+        Index::compact_snapshot(from, to)?;
+        Ok(())
+    })
+}
+
+/// Figures about the index. On `ND_OK`, `*out` is filled.
+///
+/// # Errors
+/// `ND_NULL_POINTER`, `ND_STORAGE`, `ND_CLOSED`.
+///
+/// # Safety
+/// `h` is NULL or live; `out` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn nd_index_stats(h: *const nd_index, out: *mut nd_stats) -> nd_status {
+    // SAFETY: forwarded contract.
+    unsafe {
+        with_index(h, |ix| {
+            let out = out_arg(out, "out")?;
+            let s = ix.stats()?;
+            *out = nd_stats {
+                pages: s.pages,
+                clusters: s.clusters,
+                frequent_fingerprints: s.frequent.len() as u64,
+                bytes: s.bytes.iter().map(|(_, b)| b).sum(),
+            };
+            Ok(())
+        })
+    }
+}
+
+/// Checks every invariant of the index (SPEC §3: postings, clusters, representatives, counters,
+/// checksums). On `ND_OK`, `*problems` is the number of problems found (0: clean) and, when
+/// `report` is not NULL, `*report` lists them one per line (free it with `nd_str_free`).
+///
+/// # Errors
+/// `ND_NULL_POINTER`, `ND_STORAGE`, `ND_CLOSED` — a check that ran and found problems is
+/// `ND_OK`.
+///
+/// # Safety
+/// `h` is NULL or live; the outs are NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn nd_index_check(
+    h: *const nd_index,
+    problems: *mut u64,
+    report: *mut nd_str,
+) -> nd_status {
+    // SAFETY: forwarded contract.
+    unsafe {
+        with_index(h, |ix| {
+            let problems = out_arg(problems, "problems")?;
+            let r = ix.check()?;
+            *problems = r.problem_count;
+            if !report.is_null() {
+                *report = nd_str::from_str(&r.problems.join("\n"));
+            }
+            Ok(())
+        })
+    }
+}
+
+/// Number of live pages. On `ND_OK`, `*out` is filled.
+///
+/// # Errors
+/// `ND_NULL_POINTER`, `ND_CLOSED`.
+///
+/// # Safety
+/// `h` is NULL or live; `out` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn nd_index_len(h: *const nd_index, out: *mut u64) -> nd_status {
+    // SAFETY: forwarded contract.
+    unsafe {
+        with_index(h, |ix| {
+            let out = out_arg(out, "out")?;
+            *out = ix.len();
+            Ok(())
+        })
+    }
+}
+
+// The handle is shared across threads by the caller.
+const _: () = {
+    const fn send_sync<T: Send + Sync>() {}
+    send_sync::<nd_index>();
+};

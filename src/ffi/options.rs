@@ -1,0 +1,459 @@
+//! `nd_options`: the settings an index is opened with, and the text source callback.
+
+use std::ffi::{c_char, c_void};
+
+use super::nd_status::{self, *};
+
+use super::{guard, guard_void, out_arg, Fail, FfiResult};
+use crate::{IndexOptions, RepresentativePolicy};
+
+/// Representative policy: the first page inserted leads its cluster (the default).
+pub const ND_POLICY_FIRST_SEEN: u32 = 0;
+/// Representative policy: the page with the earliest publish time leads.
+pub const ND_POLICY_EARLIEST_TIME: u32 = 1;
+/// Representative policy: the page with the longest main text leads.
+pub const ND_POLICY_LONGEST_TEXT: u32 = 2;
+
+/// Where the text source puts a page's content: pass it to [`nd_text_sink_put`].
+#[allow(non_camel_case_types)]
+pub struct nd_text_sink {
+    pub(crate) content: Option<crate::SourcedContent>,
+}
+
+/// The text source callback: called with the key of a page the index holds when it needs that
+/// page's text (to verify a newcomer against it, or to re-verify members after a representative
+/// is deleted). It hands the page's content, as it was inserted, to [`nd_text_sink_put`] and
+/// returns true; it returns false when it does not have the page (the call that needed it then
+/// fails with `ND_TEXT_UNAVAILABLE`). It is called from the threads that call into the index,
+/// possibly several at once, must not call `nd_index_close` and must not throw.
+#[allow(non_camel_case_types)]
+pub type nd_text_fn = Option<
+    unsafe extern "C" fn(
+        user: *mut c_void,
+        key: *const c_char,
+        key_len: usize,
+        sink: *mut nd_text_sink,
+    ) -> bool,
+>;
+
+/// Options an index is opened with. Create with [`nd_options_new`], free with
+/// [`nd_options_free`]; the index copies them, so they may be freed right after opening.
+#[allow(non_camel_case_types)]
+pub struct nd_options {
+    pub(crate) opts: IndexOptions,
+    pub(crate) text_source: Option<(RawTextFn, *mut c_void)>,
+}
+
+/// New options with the defaults (the papers' parameters; create the index when missing; sync
+/// every write; texts stored in the index).
+///
+/// # Errors
+/// `ND_NULL_POINTER` when `out` is NULL.
+///
+/// # Safety
+/// `out` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn nd_options_new(out: *mut *mut nd_options) -> nd_status {
+    guard(|| {
+        let out = out_arg(out, "out")?;
+        let b = Box::new(nd_options {
+            opts: IndexOptions::default(),
+            text_source: None,
+        });
+        // SAFETY: checked non-null; writable per the contract.
+        unsafe { *out = Box::into_raw(b) };
+        Ok(())
+    })
+}
+
+/// Frees options made by [`nd_options_new`]. Accepts NULL.
+///
+/// # Safety
+/// `opts` is NULL or came from `nd_options_new` and was not freed before.
+#[no_mangle]
+pub unsafe extern "C" fn nd_options_free(opts: *mut nd_options) {
+    guard_void(|| {
+        if !opts.is_null() {
+            // SAFETY: made by Box::into_raw in nd_options_new, freed once.
+            drop(unsafe { Box::from_raw(opts) });
+        }
+    })
+}
+
+/// Applies a setter to options.
+///
+/// # Safety
+/// `opts` is NULL or a live `nd_options`.
+unsafe fn set(opts: *mut nd_options, f: impl FnOnce(&mut nd_options) -> FfiResult) -> nd_status {
+    guard(|| {
+        // SAFETY: per the contract.
+        let o = unsafe { opts.as_mut() }
+            .ok_or_else(|| Fail::new(ND_NULL_POINTER, "options is NULL"))?;
+        f(o)
+    })
+}
+
+fn invalid(msg: String) -> Fail {
+    Fail::new(ND_INVALID_ARGUMENT, msg)
+}
+
+fn unit(name: &str, v: f64) -> FfiResult<f64> {
+    if (0.0..=1.0).contains(&v) {
+        Ok(v)
+    } else {
+        Err(invalid(format!("{name} must be within 0 and 1, got {v}")))
+    }
+}
+
+/// Create the index when the directory holds none (default true).
+///
+/// # Errors
+/// `ND_NULL_POINTER` when `opts` is NULL.
+///
+/// # Safety
+/// `opts` is NULL or a live `nd_options`.
+#[no_mangle]
+pub unsafe extern "C" fn nd_options_set_create_if_missing(
+    opts: *mut nd_options,
+    value: bool,
+) -> nd_status {
+    // SAFETY: forwarded contract.
+    unsafe {
+        set(opts, |o| {
+            o.opts.create_if_missing = value;
+            Ok(())
+        })
+    }
+}
+
+/// Sync the write-ahead log on every write (default true): an acknowledged page survives a
+/// power loss. Off, writes are faster and survive process crashes only.
+///
+/// # Errors
+/// `ND_NULL_POINTER` when `opts` is NULL.
+///
+/// # Safety
+/// `opts` is NULL or a live `nd_options`.
+#[no_mangle]
+pub unsafe extern "C" fn nd_options_set_sync_writes(
+    opts: *mut nd_options,
+    value: bool,
+) -> nd_status {
+    // SAFETY: forwarded contract.
+    unsafe {
+        set(opts, |o| {
+            o.opts.sync_writes = value;
+            Ok(())
+        })
+    }
+}
+
+/// Treat pages whose headings name different model codes as never similar (default true).
+///
+/// # Errors
+/// `ND_NULL_POINTER` when `opts` is NULL.
+///
+/// # Safety
+/// `opts` is NULL or a live `nd_options`.
+#[no_mangle]
+pub unsafe extern "C" fn nd_options_set_heading_codes(
+    opts: *mut nd_options,
+    value: bool,
+) -> nd_status {
+    // SAFETY: forwarded contract.
+    unsafe {
+        set(opts, |o| {
+            o.opts.heading_codes = value;
+            Ok(())
+        })
+    }
+}
+
+/// Fold traditional Chinese to simplified before fingerprinting (default true; stored in the
+/// index, must match when reopening).
+///
+/// # Errors
+/// `ND_NULL_POINTER` when `opts` is NULL.
+///
+/// # Safety
+/// `opts` is NULL or a live `nd_options`.
+#[no_mangle]
+pub unsafe extern "C" fn nd_options_set_fold_traditional(
+    opts: *mut nd_options,
+    value: bool,
+) -> nd_status {
+    // SAFETY: forwarded contract.
+    unsafe {
+        set(opts, |o| {
+            o.opts.signature.fold_traditional = value;
+            Ok(())
+        })
+    }
+}
+
+/// Store each page's normalized text in the index (default true; stored, must match). Off,
+/// the index keeps only signatures and asks the text source (`nd_options_set_text_source`)
+/// for a page's content when it must verify against it.
+///
+/// # Errors
+/// `ND_NULL_POINTER` when `opts` is NULL.
+///
+/// # Safety
+/// `opts` is NULL or a live `nd_options`.
+#[no_mangle]
+pub unsafe extern "C" fn nd_options_set_store_texts(
+    opts: *mut nd_options,
+    value: bool,
+) -> nd_status {
+    // SAFETY: forwarded contract.
+    unsafe {
+        set(opts, |o| {
+            o.opts.store_texts = value;
+            Ok(())
+        })
+    }
+}
+
+/// Representative policy: [`ND_POLICY_FIRST_SEEN`], [`ND_POLICY_EARLIEST_TIME`] or
+/// [`ND_POLICY_LONGEST_TEXT`] (stored in the index, must match when reopening).
+///
+/// # Errors
+/// `ND_NULL_POINTER`, `ND_INVALID_ARGUMENT` for another value.
+///
+/// # Safety
+/// `opts` is NULL or a live `nd_options`.
+#[no_mangle]
+pub unsafe extern "C" fn nd_options_set_representative_policy(
+    opts: *mut nd_options,
+    policy: u32,
+) -> nd_status {
+    // SAFETY: forwarded contract.
+    unsafe {
+        set(opts, |o| {
+            o.opts.representative = match policy {
+                ND_POLICY_FIRST_SEEN => RepresentativePolicy::FirstSeen,
+                ND_POLICY_EARLIEST_TIME => RepresentativePolicy::EarliestTime,
+                ND_POLICY_LONGEST_TEXT => RepresentativePolicy::LongestText,
+                p => return Err(invalid(format!("unknown representative policy {p}"))),
+            };
+            Ok(())
+        })
+    }
+}
+
+/// Maximum Hamming distance of simhash candidates: 1, 3 (default) or 7 (stored, must match).
+///
+/// # Errors
+/// `ND_NULL_POINTER`, `ND_INVALID_ARGUMENT` for another value.
+///
+/// # Safety
+/// `opts` is NULL or a live `nd_options`.
+#[no_mangle]
+pub unsafe extern "C" fn nd_options_set_simhash_max_distance(
+    opts: *mut nd_options,
+    distance: u32,
+) -> nd_status {
+    // SAFETY: forwarded contract.
+    unsafe {
+        set(opts, |o| {
+            if ![1, 3, 7].contains(&distance) {
+                return Err(invalid(format!(
+                    "simhash max distance must be 1, 3 or 7, got {distance}"
+                )));
+            }
+            o.opts.simhash_max_distance = distance;
+            Ok(())
+        })
+    }
+}
+
+/// At most this many candidate clusters are verified per page, best first (default 8, at
+/// least 1).
+///
+/// # Errors
+/// `ND_NULL_POINTER`, `ND_INVALID_ARGUMENT` for 0.
+///
+/// # Safety
+/// `opts` is NULL or a live `nd_options`.
+#[no_mangle]
+pub unsafe extern "C" fn nd_options_set_max_clusters_verified(
+    opts: *mut nd_options,
+    clusters: u32,
+) -> nd_status {
+    // SAFETY: forwarded contract.
+    unsafe {
+        set(opts, |o| {
+            if clusters == 0 {
+                return Err(invalid("max clusters verified must be at least 1".into()));
+            }
+            o.opts.max_clusters_verified = clusters as usize;
+            Ok(())
+        })
+    }
+}
+
+/// Verification thresholds: a pair is similar when resemble ≥ `resemble` or contain ≥
+/// `contain` (both inclusive; defaults 0.28 and 0.70, seed 000 §5).
+///
+/// # Errors
+/// `ND_NULL_POINTER`, `ND_INVALID_ARGUMENT` for a value outside 0..1.
+///
+/// # Safety
+/// `opts` is NULL or a live `nd_options`.
+#[no_mangle]
+pub unsafe extern "C" fn nd_options_set_thresholds(
+    opts: *mut nd_options,
+    resemble: f64,
+    contain: f64,
+) -> nd_status {
+    // SAFETY: forwarded contract.
+    unsafe {
+        set(opts, |o| {
+            o.opts.verify.resemble_threshold = unit("resemble", resemble)?;
+            o.opts.verify.contain_threshold = unit("contain", contain)?;
+            Ok(())
+        })
+    }
+}
+
+/// Pages larger than this many bytes are refused with `ND_PAGE_TOO_LARGE` (default 16 MiB;
+/// stored, must match).
+///
+/// # Errors
+/// `ND_NULL_POINTER`, `ND_INVALID_ARGUMENT` for 0.
+///
+/// # Safety
+/// `opts` is NULL or a live `nd_options`.
+#[no_mangle]
+pub unsafe extern "C" fn nd_options_set_max_page_bytes(
+    opts: *mut nd_options,
+    bytes: u64,
+) -> nd_status {
+    // SAFETY: forwarded contract.
+    unsafe {
+        set(opts, |o| {
+            if bytes == 0 {
+                return Err(invalid("max page bytes must be at least 1".into()));
+            }
+            o.opts.signature.max_page_bytes = usize::try_from(bytes).unwrap_or(usize::MAX);
+            Ok(())
+        })
+    }
+}
+
+/// Over-frequent fingerprints (seed 000 §4.2): one carried by more than `max_pages` pages, or
+/// by more than `few_hosts_pages` pages that sit on at most `few_hosts` hosts, is kept out of
+/// candidate generation (defaults 10,000, 400, 8).
+///
+/// # Errors
+/// `ND_NULL_POINTER`, `ND_INVALID_ARGUMENT` when `few_hosts_pages` exceeds `max_pages`.
+///
+/// # Safety
+/// `opts` is NULL or a live `nd_options`.
+#[no_mangle]
+pub unsafe extern "C" fn nd_options_set_frequent(
+    opts: *mut nd_options,
+    max_pages: u64,
+    few_hosts_pages: u64,
+    few_hosts: u32,
+) -> nd_status {
+    // SAFETY: forwarded contract.
+    unsafe {
+        set(opts, |o| {
+            if few_hosts_pages > max_pages {
+                return Err(invalid(format!(
+                    "few_hosts_pages ({few_hosts_pages}) exceeds max_pages ({max_pages})"
+                )));
+            }
+            o.opts.frequent.max_pages = max_pages;
+            o.opts.frequent.few_hosts_pages = few_hosts_pages;
+            o.opts.frequent.few_hosts = few_hosts as usize;
+            Ok(())
+        })
+    }
+}
+
+/// Sets the text source: `callback(user, key, key_len, sink)` gives the content of a page the
+/// index holds (see [`nd_text_fn`]). Needed when texts are not stored
+/// (`nd_options_set_store_texts(opts, false)`); ignored otherwise. `user` is passed back as is;
+/// it and the callback must stay valid, and be safe to call from several threads at once, until
+/// the index is closed. A NULL callback removes the source.
+///
+/// # Errors
+/// `ND_NULL_POINTER` when `opts` is NULL.
+///
+/// # Safety
+/// `opts` is NULL or a live `nd_options`; `callback` follows the contract above.
+#[no_mangle]
+pub unsafe extern "C" fn nd_options_set_text_source(
+    opts: *mut nd_options,
+    callback: nd_text_fn,
+    user: *mut c_void,
+) -> nd_status {
+    // SAFETY: forwarded contract.
+    unsafe {
+        set(opts, |o| {
+            o.text_source = callback.map(|cb| (cb, user));
+            Ok(())
+        })
+    }
+}
+
+/// Hands a page's content to the index from inside a text source callback. The bytes are
+/// copied. `kind` is `ND_CONTENT_HTML` or `ND_CONTENT_TEXT`, as when the page was inserted.
+///
+/// # Errors
+/// `ND_NULL_POINTER`, `ND_INVALID_ARGUMENT` for an unknown kind, `ND_INVALID_UTF8` for text that
+/// is not UTF-8.
+///
+/// # Safety
+/// `sink` is the sink passed to the running callback; `content` points at `len` readable bytes.
+#[no_mangle]
+pub unsafe extern "C" fn nd_text_sink_put(
+    sink: *mut nd_text_sink,
+    content: *const u8,
+    len: usize,
+    kind: u32,
+) -> nd_status {
+    guard(|| {
+        // SAFETY: per the contract.
+        let sink =
+            unsafe { sink.as_mut() }.ok_or_else(|| Fail::new(ND_NULL_POINTER, "sink is NULL"))?;
+        // SAFETY: per the contract.
+        let c = unsafe { super::types::content_arg(content, len, kind)? };
+        sink.content = Some(match c {
+            crate::Content::Html(b) => crate::SourcedContent::Html(b.to_vec()),
+            crate::Content::Text(t) => crate::SourcedContent::Text(t.to_string()),
+        });
+        Ok(())
+    })
+}
+
+/// The text source callback without its `Option`.
+pub(crate) type RawTextFn =
+    unsafe extern "C" fn(*mut c_void, *const c_char, usize, *mut nd_text_sink) -> bool;
+
+/// The text source of a handle, as the library's [`crate::TextSource`].
+pub(crate) struct CallbackSource {
+    pub(crate) callback: RawTextFn,
+    pub(crate) user: *mut c_void,
+}
+
+// SAFETY: the caller promised (nd_options_set_text_source) that the callback and `user` may be
+// used from any thread, at once, until the index is closed.
+unsafe impl Send for CallbackSource {}
+// SAFETY: as above.
+unsafe impl Sync for CallbackSource {}
+
+impl crate::TextSource for CallbackSource {
+    fn content(&self, key: &str) -> Option<crate::SourcedContent> {
+        let mut sink = nd_text_sink { content: None };
+        // SAFETY: the callback follows nd_text_fn's contract; key and sink outlive the call.
+        let ok = unsafe { (self.callback)(self.user, key.as_ptr().cast(), key.len(), &mut sink) };
+        if ok {
+            sink.content
+        } else {
+            None
+        }
+    }
+}

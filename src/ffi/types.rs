@@ -1,0 +1,354 @@
+//! The plain structs of the C ABI and the library-owned buffers with their free functions.
+
+use std::ffi::c_char;
+
+use super::{bytes_arg, guard_void, str_arg, FfiResult};
+use crate::{Content, Page, Verdict};
+
+/// `content_kind` of a page whose content is HTML (decoded as UTF-8, or as its declared or
+/// sniffed encoding).
+pub const ND_CONTENT_HTML: u32 = 0;
+/// `content_kind` of a page whose content is plain UTF-8 text (no extraction).
+pub const ND_CONTENT_TEXT: u32 = 1;
+/// The value of an id field that holds no id (no cluster, no document).
+pub const ND_NO_ID: u32 = 0xFFFF_FFFF;
+
+/// A string owned by the library: `len` bytes of UTF-8 at `ptr`, followed by a NUL byte that is
+/// not counted (so `ptr` is also a C string when the text holds no NUL). `{NULL, 0}` is the
+/// empty value. Free with [`nd_str_free`].
+#[repr(C)]
+#[allow(non_camel_case_types)]
+#[derive(Debug)]
+pub struct nd_str {
+    /// The bytes, or NULL.
+    pub ptr: *mut c_char,
+    /// The length in bytes, without the terminating NUL.
+    pub len: usize,
+}
+
+impl nd_str {
+    /// The empty value.
+    pub(crate) const NONE: nd_str = nd_str {
+        ptr: std::ptr::null_mut(),
+        len: 0,
+    };
+
+    /// Copies a string into a library-owned buffer.
+    pub(crate) fn from_str(s: &str) -> nd_str {
+        let mut v = Vec::with_capacity(s.len() + 1);
+        v.extend_from_slice(s.as_bytes());
+        v.push(0);
+        let len = s.len();
+        let raw = Box::into_raw(v.into_boxed_slice());
+        nd_str {
+            ptr: raw.cast(),
+            len,
+        }
+    }
+
+    pub(crate) fn from_opt(s: Option<&str>) -> nd_str {
+        s.map_or(nd_str::NONE, nd_str::from_str)
+    }
+
+    /// Releases the buffer and leaves the empty value.
+    ///
+    /// # Safety
+    /// `self` is empty or was made by [`nd_str::from_str`] and not released since.
+    pub(crate) unsafe fn release(&mut self) {
+        if !self.ptr.is_null() {
+            let slice = std::ptr::slice_from_raw_parts_mut(self.ptr.cast::<u8>(), self.len + 1);
+            // SAFETY: `ptr` and `len + 1` are exactly the boxed slice `from_str` leaked.
+            drop(unsafe { Box::from_raw(slice) });
+        }
+        *self = nd_str::NONE;
+    }
+}
+
+/// Frees the buffer of an [`nd_str`] the library filled and resets it to `{NULL, 0}`. Accepts
+/// NULL and the empty value, so freeing twice is harmless.
+///
+/// # Safety
+/// `s` is NULL or points at an `nd_str` that is empty or was filled by the library.
+#[no_mangle]
+pub unsafe extern "C" fn nd_str_free(s: *mut nd_str) {
+    guard_void(|| {
+        // SAFETY: per the contract above.
+        if let Some(s) = unsafe { s.as_mut() } {
+            // SAFETY: as above.
+            unsafe { s.release() }
+        }
+    })
+}
+
+/// A list of keys owned by the library. Free with [`nd_key_list_free`].
+#[repr(C)]
+#[allow(non_camel_case_types)]
+#[derive(Debug)]
+pub struct nd_key_list {
+    /// `len` keys, or NULL when `len` is 0.
+    pub keys: *mut nd_str,
+    /// Number of keys.
+    pub len: usize,
+}
+
+impl nd_key_list {
+    pub(crate) fn from_keys(keys: &[String]) -> nd_key_list {
+        if keys.is_empty() {
+            return nd_key_list {
+                keys: std::ptr::null_mut(),
+                len: 0,
+            };
+        }
+        let v: Vec<nd_str> = keys.iter().map(|k| nd_str::from_str(k)).collect();
+        let len = v.len();
+        nd_key_list {
+            keys: Box::into_raw(v.into_boxed_slice()).cast(),
+            len,
+        }
+    }
+}
+
+/// Frees a key list the library filled (every key and the array) and resets it to `{NULL, 0}`.
+/// Accepts NULL and the empty value.
+///
+/// # Safety
+/// `list` is NULL or points at an `nd_key_list` that is empty or was filled by the library.
+#[no_mangle]
+pub unsafe extern "C" fn nd_key_list_free(list: *mut nd_key_list) {
+    guard_void(|| {
+        // SAFETY: per the contract above.
+        let Some(list) = (unsafe { list.as_mut() }) else {
+            return;
+        };
+        if !list.keys.is_null() {
+            let slice = std::ptr::slice_from_raw_parts_mut(list.keys, list.len);
+            // SAFETY: exactly the boxed slice `from_keys` leaked.
+            let mut keys = unsafe { Box::from_raw(slice) };
+            for k in keys.iter_mut() {
+                // SAFETY: each key was made by `nd_str::from_str`.
+                unsafe { k.release() };
+            }
+        }
+        list.keys = std::ptr::null_mut();
+        list.len = 0;
+    })
+}
+
+/// A page handed to the index. Every buffer is pointer + length, read only during the call, and
+/// needs no NUL terminator; a NULL pointer is allowed with length 0.
+#[repr(C)]
+#[allow(non_camel_case_types)]
+#[derive(Debug, Clone, Copy)]
+pub struct nd_page {
+    /// The external key (UTF-8, 1 to 65,536 bytes): unique in the index; inserting it again
+    /// replaces the page.
+    pub key: *const c_char,
+    /// Length of `key` in bytes.
+    pub key_len: usize,
+    /// The page's URL (UTF-8, may be empty): used for the host when `host` is empty.
+    pub url: *const c_char,
+    /// Length of `url` in bytes.
+    pub url_len: usize,
+    /// The host (UTF-8, may be empty, at most 255 bytes): pages concentrated on few hosts mark
+    /// template fingerprints.
+    pub host: *const c_char,
+    /// Length of `host` in bytes.
+    pub host_len: usize,
+    /// Publish time in Unix seconds, 0 when unknown.
+    pub time: i64,
+    /// The content: HTML bytes or UTF-8 text, as `content_kind` says.
+    pub content: *const u8,
+    /// Length of `content` in bytes.
+    pub content_len: usize,
+    /// [`ND_CONTENT_HTML`] or [`ND_CONTENT_TEXT`].
+    pub content_kind: u32,
+}
+
+/// Reads the content of a page.
+///
+/// # Safety
+/// `ptr` points at `len` readable bytes (or is NULL with `len == 0`).
+pub(crate) unsafe fn content_arg<'a>(
+    ptr: *const u8,
+    len: usize,
+    kind: u32,
+) -> FfiResult<Content<'a>> {
+    // SAFETY: forwarded contract.
+    let bytes = unsafe { bytes_arg(ptr, len, "content")? };
+    match kind {
+        ND_CONTENT_HTML => Ok(Content::Html(bytes)),
+        ND_CONTENT_TEXT => {
+            let s = std::str::from_utf8(bytes).map_err(|e| {
+                super::Fail::new(
+                    super::nd_status::ND_INVALID_UTF8,
+                    format!("text content is not UTF-8 (byte {})", e.valid_up_to()),
+                )
+            })?;
+            Ok(Content::Text(s))
+        }
+        other => Err(super::Fail::new(
+            super::nd_status::ND_INVALID_ARGUMENT,
+            format!("content_kind {other} is neither ND_CONTENT_HTML (0) nor ND_CONTENT_TEXT (1)"),
+        )),
+    }
+}
+
+impl nd_page {
+    /// The page as the library sees it.
+    ///
+    /// # Safety
+    /// Every pointer of the page points at as many readable bytes as its length says.
+    pub(crate) unsafe fn read<'a>(&self) -> FfiResult<Page<'a>> {
+        // SAFETY: forwarded contract, field by field.
+        let key = unsafe { str_arg(self.key, self.key_len, "key")? };
+        // SAFETY: as above.
+        let url = unsafe { str_arg(self.url, self.url_len, "url")? };
+        // SAFETY: as above.
+        let mut host = unsafe { str_arg(self.host, self.host_len, "host")? };
+        if host.is_empty() {
+            host = crate::index::host_of(url);
+        }
+        // SAFETY: as above.
+        let content = unsafe { content_arg(self.content, self.content_len, self.content_kind)? };
+        Ok(Page {
+            key,
+            host,
+            time: self.time,
+            content,
+        })
+    }
+}
+
+/// The answer for one page. The caller owns the struct; the two strings in it are owned by the
+/// library and freed with [`nd_verdict_free`]. Zero-initialize it (`nd_verdict v = {0};` or
+/// `nd_verdict v{};`) so that freeing is safe whether or not a call filled it.
+#[repr(C)]
+#[allow(non_camel_case_types)]
+#[derive(Debug)]
+pub struct nd_verdict {
+    /// True when the page was verified similar to a page of an existing cluster.
+    pub duplicate: bool,
+    /// True when the normalized texts are identical.
+    pub exact: bool,
+    /// True when the key was present and its page was replaced (insert only).
+    pub replaced: bool,
+    /// The page's internal id, [`ND_NO_ID`] for a query.
+    pub doc_id: u32,
+    /// The cluster the page joined or founded; [`ND_NO_ID`] for a query that found no duplicate.
+    pub cluster_id: u32,
+    /// Key of the cluster's representative after the call (empty when `cluster_id` is
+    /// [`ND_NO_ID`]).
+    pub representative: nd_str,
+    /// Key of the page this one was verified against, when a duplicate (else empty).
+    pub similar_to: nd_str,
+    /// Resemble rate with `similar_to`, 0 to 1 (0 when not a duplicate).
+    pub resemble: f64,
+    /// Contain rate with `similar_to`, 0 to 1 (0 when not a duplicate).
+    pub contain: f64,
+    /// Candidate pages found.
+    pub candidates: u64,
+    /// Pairs verified.
+    pub verified: u64,
+    /// Nanoseconds spent on main text and signatures.
+    pub signature_ns: u64,
+    /// Nanoseconds spent gathering candidates.
+    pub candidates_ns: u64,
+    /// Nanoseconds spent verifying.
+    pub verify_ns: u64,
+    /// Nanoseconds spent writing (0 for a query).
+    pub write_ns: u64,
+}
+
+impl nd_verdict {
+    pub(crate) fn from_verdict(v: &Verdict) -> nd_verdict {
+        let ns = |d: std::time::Duration| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
+        nd_verdict {
+            duplicate: v.duplicate,
+            exact: v.exact,
+            replaced: v.replaced,
+            doc_id: v.doc.unwrap_or(ND_NO_ID),
+            cluster_id: v.cluster.unwrap_or(ND_NO_ID),
+            representative: nd_str::from_opt(v.representative.as_deref()),
+            similar_to: nd_str::from_opt(v.similar_to.as_deref()),
+            resemble: v.resemble,
+            contain: v.contain,
+            candidates: v.candidates as u64,
+            verified: v.verified as u64,
+            signature_ns: ns(v.timing.signature),
+            candidates_ns: ns(v.timing.candidates),
+            verify_ns: ns(v.timing.verify),
+            write_ns: ns(v.timing.write),
+        }
+    }
+}
+
+/// Frees the strings of a verdict the library filled and resets them to `{NULL, 0}`; the struct
+/// itself belongs to the caller. Accepts NULL and zeroed verdicts, so freeing twice is harmless.
+///
+/// # Safety
+/// `v` is NULL or points at a verdict that is zeroed or was filled by the library.
+#[no_mangle]
+pub unsafe extern "C" fn nd_verdict_free(v: *mut nd_verdict) {
+    guard_void(|| {
+        // SAFETY: per the contract above.
+        if let Some(v) = unsafe { v.as_mut() } {
+            // SAFETY: the strings are empty or library-made.
+            unsafe {
+                v.representative.release();
+                v.similar_to.release();
+            }
+        }
+    })
+}
+
+/// Figures about an index.
+#[repr(C)]
+#[allow(non_camel_case_types)]
+#[derive(Debug, Default, Clone, Copy)]
+pub struct nd_stats {
+    /// Live pages.
+    pub pages: u64,
+    /// Live clusters.
+    pub clusters: u64,
+    /// Over-frequent fingerprints kept out of candidate generation.
+    pub frequent_fingerprints: u64,
+    /// Bytes on disk and in memtables, all column families.
+    pub bytes: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strings_round_trip_and_free_twice() {
+        let mut s = nd_str::from_str("héllo");
+        assert_eq!(s.len, 6);
+        // SAFETY: made by from_str; NUL-terminated.
+        let c = unsafe { std::ffi::CStr::from_ptr(s.ptr) };
+        assert_eq!(c.to_str().ok(), Some("héllo"));
+        // SAFETY: library-made, then empty.
+        unsafe {
+            nd_str_free(&mut s);
+            nd_str_free(&mut s);
+            nd_str_free(std::ptr::null_mut());
+        }
+        assert!(s.ptr.is_null());
+    }
+
+    #[test]
+    fn key_lists_free_every_key() {
+        let mut l = nd_key_list::from_keys(&["a".to_string(), "bc".to_string()]);
+        assert_eq!(l.len, 2);
+        // SAFETY: library-made.
+        unsafe {
+            assert_eq!((*l.keys.add(1)).len, 2);
+            nd_key_list_free(&mut l);
+            nd_key_list_free(&mut l);
+        }
+        assert!(l.keys.is_null());
+        let mut empty = nd_key_list::from_keys(&[]);
+        // SAFETY: empty value.
+        unsafe { nd_key_list_free(&mut empty) };
+    }
+}

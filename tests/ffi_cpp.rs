@@ -1,0 +1,296 @@
+//! The C ABI from C++: builds `tests/cpp/lifecycle.cpp` with the system C++ compiler against
+//! `include/neardup.h` and the shared library, runs it on pages of the bench's dev corpus, and
+//! checks that its verdicts equal the Rust API's for the same pages. The same program then runs
+//! under valgrind (no leak, no invalid access). The README's C++ example is compiled and run too.
+//!
+//! The shared library is built by `cargo build --release` (the test command does it first); the
+//! test refuses a library older than the sources.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::SystemTime;
+
+use flate2::read::MultiGzDecoder;
+use neardup::{Content, Index, IndexOptions, Page};
+use serde_json::Value;
+
+/// Pages of the dev corpus the C++ program inserts (and, under valgrind, fewer).
+const PAGES: usize = 300;
+const VALGRIND_PAGES: usize = 30;
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// `target/release` (or whichever profile directory this test binary was built in).
+fn profile_dir() -> PathBuf {
+    let exe = std::env::current_exe().expect("test binary path");
+    exe.parent()
+        .and_then(Path::parent)
+        .expect("target/<profile>/deps/<test>")
+        .to_path_buf()
+}
+
+fn newest_mtime(dir: &Path) -> SystemTime {
+    let mut newest = SystemTime::UNIX_EPOCH;
+    for entry in std::fs::read_dir(dir).expect("read dir").flatten() {
+        let p = entry.path();
+        let t = if p.is_dir() {
+            newest_mtime(&p)
+        } else {
+            entry.metadata().and_then(|m| m.modified()).expect("mtime")
+        };
+        newest = newest.max(t);
+    }
+    newest
+}
+
+/// The directory holding an up-to-date `libneardup.so`.
+fn library_dir() -> PathBuf {
+    let dir = profile_dir();
+    let lib = dir.join("libneardup.so");
+    let built = std::fs::metadata(&lib).and_then(|m| m.modified());
+    let sources = newest_mtime(&root().join("src")).max(
+        std::fs::metadata(root().join("Cargo.toml"))
+            .and_then(|m| m.modified())
+            .expect("Cargo.toml"),
+    );
+    match built {
+        Ok(t) if t >= sources => dir,
+        _ => panic!(
+            "{} is missing or older than src/: build it with `cargo build --release` \
+             (scripts/test.sh does) before running this test",
+            lib.display()
+        ),
+    }
+}
+
+fn compile(source: &Path, out: &Path, extra: &[&str]) {
+    let lib = library_dir();
+    let status = Command::new(std::env::var("CXX").unwrap_or_else(|_| "g++".into()))
+        .args([
+            "-std=c++17",
+            "-O1",
+            "-g",
+            "-Wall",
+            "-Wextra",
+            "-Werror",
+            "-pthread",
+        ])
+        .args(extra)
+        .arg(source)
+        .arg("-I")
+        .arg(root().join("include"))
+        .arg("-L")
+        .arg(&lib)
+        .arg(format!("-Wl,-rpath,{}", lib.display()))
+        .args(["-lneardup", "-o"])
+        .arg(out)
+        .status()
+        .expect("run the C++ compiler (g++; scripts/setup.sh installs it)");
+    assert!(status.success(), "compiling {} failed", source.display());
+}
+
+struct DevPage {
+    key: String,
+    url: String,
+    host: String,
+    time: i64,
+    html: String,
+}
+
+fn dev_pages(limit: usize) -> Option<Vec<DevPage>> {
+    let path = root().join("../shared/bench/dev/docs.jsonl.gz");
+    let f = std::fs::File::open(&path).ok()?;
+    let pages = BufReader::new(MultiGzDecoder::new(f))
+        .lines()
+        .take(limit)
+        .map(|l| {
+            let d: Value = serde_json::from_str(&l.expect("line")).expect("JSON");
+            let s = |k: &str| d[k].as_str().unwrap_or("").to_string();
+            DevPage {
+                key: s("id"),
+                url: s("url"),
+                host: s("host"),
+                time: d["time"].as_i64().unwrap_or(0),
+                html: s("html"),
+            }
+        })
+        .collect();
+    Some(pages)
+}
+
+/// Writes pages in the format `lifecycle.cpp` reads.
+fn write_pages(pages: &[DevPage], path: &Path) {
+    let mut b = Vec::new();
+    b.extend_from_slice(b"NDPAGES1");
+    b.extend_from_slice(&(pages.len() as u32).to_le_bytes());
+    let put = |b: &mut Vec<u8>, s: &str| {
+        b.extend_from_slice(&(s.len() as u32).to_le_bytes());
+        b.extend_from_slice(s.as_bytes());
+    };
+    for p in pages {
+        put(&mut b, &p.key);
+        put(&mut b, &p.url);
+        put(&mut b, &p.host);
+        b.extend_from_slice(&p.time.to_le_bytes());
+        put(&mut b, &p.html);
+    }
+    std::fs::write(path, b).expect("write pages");
+}
+
+/// The verdict lines the Rust API gives for the pages, as `lifecycle.cpp` prints them.
+fn rust_verdicts(
+    pages: &[DevPage],
+    dir: &Path,
+) -> Vec<(String, bool, u32, String, String, f64, f64)> {
+    let ix = Index::open(
+        dir.join("rust"),
+        IndexOptions {
+            sync_writes: false,
+            ..IndexOptions::default()
+        },
+    )
+    .expect("open");
+    pages
+        .iter()
+        .map(|p| {
+            let v = ix
+                .insert(&Page {
+                    key: &p.key,
+                    host: &p.host,
+                    time: p.time,
+                    content: Content::Html(p.html.as_bytes()),
+                })
+                .expect("insert");
+            (
+                p.key.clone(),
+                v.duplicate,
+                v.cluster.expect("cluster"),
+                v.representative.unwrap_or_default(),
+                v.similar_to.unwrap_or_default(),
+                v.resemble,
+                v.contain,
+            )
+        })
+        .collect()
+}
+
+fn parse_tsv(path: &Path) -> Vec<(String, bool, u32, String, String, f64, f64)> {
+    std::fs::read_to_string(path)
+        .expect("verdicts")
+        .lines()
+        .map(|l| {
+            let f: Vec<&str> = l.split('\t').collect();
+            assert_eq!(f.len(), 7, "line {l:?}");
+            (
+                f[0].to_string(),
+                f[1] == "1",
+                f[2].parse().expect("cluster"),
+                f[3].to_string(),
+                f[4].to_string(),
+                f[5].parse().expect("resemble"),
+                f[6].parse().expect("contain"),
+            )
+        })
+        .collect()
+}
+
+fn run_lifecycle(pages: &[DevPage], valgrind: bool) -> (tempfile::TempDir, PathBuf) {
+    let work = tempfile::tempdir().expect("tempdir");
+    let exe = work.path().join("lifecycle");
+    compile(&root().join("tests/cpp/lifecycle.cpp"), &exe, &[]);
+    let pages_bin = work.path().join("pages.bin");
+    write_pages(pages, &pages_bin);
+    let indexes = work.path().join("indexes");
+    std::fs::create_dir(&indexes).expect("mkdir");
+    let tsv = work.path().join("verdicts.tsv");
+    let mut cmd = if valgrind {
+        let mut c = Command::new("valgrind");
+        c.args([
+            "--error-exitcode=99",
+            "--leak-check=full",
+            "--errors-for-leak-kinds=definite,indirect",
+            "--show-leak-kinds=definite,indirect",
+            "--track-origins=no",
+            "--quiet",
+        ])
+        .arg(&exe);
+        c
+    } else {
+        Command::new(&exe)
+    };
+    let out = cmd
+        .arg(&pages_bin)
+        .arg(&indexes)
+        .arg(&tsv)
+        .output()
+        .expect("run the C++ program (valgrind: scripts/setup.sh installs it)");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    println!("{stdout}");
+    assert!(
+        out.status.success() && stdout.contains("lifecycle: ok"),
+        "the C++ program failed ({}):\n{stdout}\n{stderr}",
+        out.status
+    );
+    (work, tsv)
+}
+
+#[test]
+fn cpp_lifecycle_matches_the_rust_api() {
+    let Some(pages) = dev_pages(PAGES) else {
+        eprintln!("bench corpus not found; skipping");
+        return;
+    };
+    let (work, tsv) = run_lifecycle(&pages, false);
+    let from_cpp = parse_tsv(&tsv);
+    let from_rust = rust_verdicts(&pages, work.path());
+    assert_eq!(from_cpp.len(), from_rust.len());
+    for (c, r) in from_cpp.iter().zip(&from_rust) {
+        assert_eq!(c, r, "C++ and Rust verdicts differ");
+    }
+    assert!(from_rust.iter().any(|v| v.1), "the slice holds duplicates");
+}
+
+#[test]
+fn cpp_lifecycle_is_clean_under_valgrind() {
+    let Some(pages) = dev_pages(VALGRIND_PAGES) else {
+        eprintln!("bench corpus not found; skipping");
+        return;
+    };
+    run_lifecycle(&pages, true);
+}
+
+/// The first ```cpp block of the README.
+fn readme_example() -> String {
+    let readme = std::fs::read_to_string(root().join("README.md")).expect("README.md");
+    let start = readme
+        .find("```cpp\n")
+        .expect("a ```cpp block in the README")
+        + 7;
+    let len = readme[start..].find("```").expect("closing ```");
+    readme[start..start + len].to_string()
+}
+
+#[test]
+fn readme_cpp_example_compiles_and_runs() {
+    let work = tempfile::tempdir().expect("tempdir");
+    let src = work.path().join("example.cpp");
+    std::fs::File::create(&src)
+        .and_then(|mut f| f.write_all(readme_example().as_bytes()))
+        .expect("write example");
+    let exe = work.path().join("example");
+    compile(&src, &exe, &[]);
+    let out = Command::new(&exe)
+        .current_dir(work.path())
+        .output()
+        .expect("run the example");
+    assert!(
+        out.status.success(),
+        "the README example failed:\n{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
