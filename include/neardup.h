@@ -188,8 +188,9 @@ typedef struct {
   size_t len;
 } nd_key_list;
 
-// Progress of a batch: `done` of `total` pages committed. Called on the calling thread; must
-// not throw and must not close the index.
+// Progress of a batch: `done` of `total` pages handled. Called on the calling thread while the
+// index is locked for writing: it must not call into any index (such calls return
+// `ND_INVALID_ARGUMENT`), and must not throw (mark it `noexcept`; an exception aborts).
 typedef void (*nd_progress_fn)(void *user, size_t done, size_t total);
 
 // Figures about an index.
@@ -208,8 +209,11 @@ typedef struct {
 // page's text (to verify a newcomer against it, or to re-verify members after a representative
 // is deleted). It hands the page's content, as it was inserted, to [`nd_text_sink_put`] and
 // returns true; it returns false when it does not have the page (the call that needed it then
-// fails with `ND_TEXT_UNAVAILABLE`). It is called from the threads that call into the index,
-// possibly several at once, must not call `nd_index_close` and must not throw.
+// fails with `ND_TEXT_UNAVAILABLE`, and nothing is stored: give the version of the page that
+// was inserted, or the index refuses it by its content hash). It is called from the threads
+// that call into the index, possibly several at once, while the index is locked for writing:
+// it must not call into any index (such calls return `ND_INVALID_ARGUMENT`; only
+// `nd_text_sink_put` is for it) and must not throw (mark it `noexcept`; an exception aborts).
 typedef bool (*nd_text_fn)(void *user, const char *key, size_t key_len, nd_text_sink *sink);
 
 #ifdef __cplusplus
@@ -246,11 +250,12 @@ nd_status nd_index_open(const char *path, size_t path_len, const nd_options *opt
 
 // Closes the index: waits for the calls in flight on this handle, flushes and closes the
 // database. The handle stays valid: later calls return `ND_CLOSED` (a second close too) until
-// it is freed with [`nd_index_free`].
+// it is freed with [`nd_index_free`]. When two threads close at once, the second returns
+// `ND_CLOSED` at once, possibly before the first has released the directory.
 //
 // # Errors
 // `ND_NULL_POINTER`, `ND_CLOSED` when already closed, `ND_INVALID_ARGUMENT` when called from a
-// callback running inside a call on an index (it would wait for itself).
+// callback, `ND_STORAGE` when the final flush fails (the index is closed all the same).
 //
 // # Safety
 // `h` is NULL or a live handle.
@@ -258,7 +263,7 @@ nd_status nd_index_close(nd_index *h);
 
 // Releases a handle, closing the index first if [`nd_index_close`] was not called. Accepts
 // NULL. Must be the last use of the handle on every thread: unlike a closed handle, a freed
-// one cannot be detected.
+// one cannot be detected. Called from inside a callback it does nothing.
 //
 // # Safety
 // `h` is NULL or a live handle no other thread uses any more.
@@ -266,12 +271,15 @@ void nd_index_free(nd_index *h);
 
 // Inserts a page: compares it with the pages held, stores it and joins it to the best
 // verified cluster or founds a new one, in one atomic write. Inserting a key that is present
-// replaces its page. On `ND_OK`, `*out` is filled; free its strings with `nd_verdict_free`.
+// replaces its page. On `ND_OK`, `*out` is overwritten (free the strings of a verdict before
+// reusing it) and its strings are freed with `nd_verdict_free`.
 //
 // # Errors
-// `ND_NULL_POINTER`, `ND_INVALID_UTF8`, `ND_INVALID_ARGUMENT` (empty key, host over 255 bytes,
-// unknown content kind), `ND_PAGE_TOO_LARGE`, `ND_BINARY_PAGE`, `ND_TEXT_UNAVAILABLE`,
-// `ND_POISONED`, `ND_FULL`, `ND_STORAGE`, `ND_CORRUPTION`, `ND_CLOSED`.
+// `ND_NULL_POINTER`, `ND_INVALID_UTF8`, `ND_INVALID_ARGUMENT` (empty key or one over 65,536
+// bytes, host — given or taken from the URL — over 255 bytes, unknown content kind),
+// `ND_PAGE_TOO_LARGE`, `ND_BINARY_PAGE`, `ND_TEXT_UNAVAILABLE` (the text source could not give
+// the text of a page this one had to be verified against; nothing is stored), `ND_POISONED`,
+// `ND_FULL`, `ND_STORAGE`, `ND_CORRUPTION`, `ND_CLOSED`.
 //
 // # Safety
 // `h` is NULL or live; `page` is NULL or points at a page whose buffers are readable for their
@@ -321,11 +329,12 @@ nd_status nd_index_representative(const nd_index *h,
 
 // The keys of a cluster's members in insertion order: at most `limit` of them, from position
 // `offset` (page through a large cluster by raising `offset` by `limit` until fewer than `limit`
-// come back). On `ND_OK`, `*out` is filled; free it with `nd_key_list_free`.
+// come back; each page is read from its own snapshot, so writes between pages can shift
+// members). On `ND_OK`, `*out` is filled; free it with `nd_key_list_free`.
 //
 // # Errors
-// `ND_NOT_FOUND` when no cluster has this id, `ND_NULL_POINTER`, `ND_STORAGE`,
-// `ND_CORRUPTION`, `ND_CLOSED`.
+// `ND_NOT_FOUND` when no cluster has this id, `ND_INVALID_ARGUMENT` when `limit` is 0,
+// `ND_NULL_POINTER`, `ND_STORAGE`, `ND_CORRUPTION`, `ND_CLOSED`.
 //
 // # Safety
 // `h` is NULL or live; `out` is NULL or writable.
@@ -343,9 +352,11 @@ nd_status nd_index_cluster_members(const nd_index *h,
 // group with `user`.
 //
 // # Errors
-// `ND_OK` when the batch ran (look at `statuses`), `ND_NULL_POINTER`, `ND_INVALID_ARGUMENT` (an
-// unknown order), `ND_CLOSED`, `ND_POISONED`, `ND_STORAGE` when a failed write stopped it (the
-// groups before it stay committed).
+// `ND_OK` when the batch ran (look at `statuses`: per page `ND_OK`, the page errors of
+// `nd_index_insert`, or `ND_INVALID_ARGUMENT` for a key given twice within 1,024 pages of one
+// another — the later one is inserted); `ND_NULL_POINTER`, `ND_INVALID_ARGUMENT` (an unknown
+// order), `ND_CLOSED`, `ND_POISONED`, `ND_STORAGE` when a failed write stopped it: then neither
+// array is written, and the groups committed before the failure stay in the index.
 //
 // # Safety
 // `h` is NULL or live; `pages` points at `count` pages; `verdicts` and `statuses` point at
@@ -385,8 +396,8 @@ nd_status nd_index_compact(const nd_index *h);
 // (else it is removed and `ND_CHECK_FAILED` returned). `from` is not modified.
 //
 // # Errors
-// `ND_NULL_POINTER`, `ND_INVALID_UTF8`, `ND_IO`, `ND_STORAGE`, `ND_CORRUPTION`,
-// `ND_INCOMPATIBLE_FORMAT`, `ND_CHECK_FAILED`.
+// `ND_NULL_POINTER`, `ND_INVALID_UTF8`, `ND_INVALID_ARGUMENT` (`to` exists, or no index at
+// `from`), `ND_IO`, `ND_STORAGE`, `ND_CORRUPTION`, `ND_INCOMPATIBLE_FORMAT`, `ND_CHECK_FAILED`.
 //
 // # Safety
 // `from` and `to` point at as many readable bytes as their lengths.
@@ -395,7 +406,7 @@ nd_status nd_compact_snapshot(const char *from, size_t from_len, const char *to,
 // Figures about the index. On `ND_OK`, `*out` is filled.
 //
 // # Errors
-// `ND_NULL_POINTER`, `ND_STORAGE`, `ND_CLOSED`.
+// `ND_NULL_POINTER`, `ND_STORAGE`, `ND_CORRUPTION`, `ND_CLOSED`.
 //
 // # Safety
 // `h` is NULL or live; `out` is NULL or writable.
@@ -550,9 +561,31 @@ nd_status nd_options_set_frequent(nd_options *opts,
                                   uint64_t few_hosts_pages,
                                   uint32_t few_hosts);
 
+// The signature parameters (all stored in the index, must match when reopening; the defaults
+// are seed 000 §4.2's: 11, 7, 4, 101, 16, clauses on, sketch 8, CJK bigrams). Widths are in
+// GBK bytes as the paper counts them (a CJK character 2, other characters 1).
+//
+// # Errors
+// `ND_NULL_POINTER`, `ND_INVALID_ARGUMENT` for values the pipeline cannot use (0 groups,
+// rotations outside 1..16…), naming the first one.
+//
+// # Safety
+// `opts` is NULL or a live `nd_options`.
+nd_status nd_options_set_signature(nd_options *opts,
+                                   uint32_t min_sentence_width,
+                                   uint32_t groups,
+                                   uint32_t sentences_per_fingerprint,
+                                   uint32_t min_cover_width,
+                                   uint32_t rotations,
+                                   bool clause_units,
+                                   uint32_t sketch_size,
+                                   uint32_t simhash_cjk_ngram);
+
 // Sets the text source: `callback(user, key, key_len, sink)` gives the content of a page the
 // index holds (see [`nd_text_fn`]). Needed when texts are not stored
-// (`nd_options_set_store_texts(opts, false)`); ignored otherwise. `user` is passed back as is;
+// (`nd_options_set_store_texts(opts, false)`); ignored otherwise. Without it such an index
+// still opens — check, stats, export-like look-ups and deleting members work — but every call
+// that must verify against a held page fails with `ND_TEXT_UNAVAILABLE`. `user` is passed back as is;
 // it and the callback must stay valid, and be safe to call from several threads at once, until
 // the index is closed. A NULL callback removes the source.
 //
@@ -561,7 +594,9 @@ nd_status nd_options_set_frequent(nd_options *opts,
 //
 // # Safety
 // `opts` is NULL or a live `nd_options`; `callback` follows the contract above.
-nd_status nd_options_set_text_source(nd_options *opts, nd_text_fn callback, void *user);
+nd_status nd_options_set_text_source(nd_options *opts,
+                                     nd_text_fn callback,
+                                     void *user);
 
 // Hands a page's content to the index from inside a text source callback. The bytes are
 // copied. `kind` is `ND_CONTENT_HTML` or `ND_CONTENT_TEXT`, as when the page was inserted.

@@ -240,10 +240,7 @@ fn run_lifecycle(pages: &[DevPage], valgrind: bool) -> (tempfile::TempDir, PathB
 
 #[test]
 fn cpp_lifecycle_matches_the_rust_api() {
-    let Some(pages) = dev_pages(PAGES) else {
-        eprintln!("bench corpus not found; skipping");
-        return;
-    };
+    let pages = dev_pages(PAGES).expect("the bench's dev corpus at ../shared/bench/dev");
     let (work, tsv) = run_lifecycle(&pages, false);
     let from_cpp = parse_tsv(&tsv);
     let from_rust = rust_verdicts(&pages, work.path());
@@ -256,11 +253,45 @@ fn cpp_lifecycle_matches_the_rust_api() {
 
 #[test]
 fn cpp_lifecycle_is_clean_under_valgrind() {
-    let Some(pages) = dev_pages(VALGRIND_PAGES) else {
-        eprintln!("bench corpus not found; skipping");
-        return;
-    };
+    let pages = dev_pages(VALGRIND_PAGES).expect("the bench's dev corpus at ../shared/bench/dev");
     run_lifecycle(&pages, true);
+}
+
+#[test]
+fn header_compiles_as_c99_and_c23() {
+    let work = tempfile::tempdir().expect("tempdir");
+    let src = work.path().join("use.c");
+    std::fs::write(
+        &src,
+        "#include \"neardup.h\"\n\
+         static nd_status first(nd_index *ix, const nd_page *p, nd_verdict *v) {\n\
+           nd_status s = nd_index_insert(ix, p, v);\n\
+           if (s == ND_OK) nd_verdict_free(v);\n\
+           return s;\n\
+         }\n\
+         int main(void) { nd_status (*f)(nd_index *, const nd_page *, nd_verdict *) = first; (void)f; return (int)(nd_abi_version() != ND_ABI_VERSION); }\n",
+    )
+    .expect("write");
+    for std in ["-std=c99", "-std=c2x"] {
+        let status = Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()))
+            .args([
+                std,
+                "-Wall",
+                "-Wextra",
+                "-Werror",
+                "-pedantic",
+                "-fsyntax-only",
+                "-I",
+            ])
+            .arg(root().join("include"))
+            .arg(&src)
+            .status()
+            .expect("run the C compiler");
+        assert!(
+            status.success(),
+            "include/neardup.h does not compile as C ({std})"
+        );
+    }
 }
 
 /// The first ```cpp block of the README.

@@ -46,6 +46,21 @@ impl Drop for DepthGuard {
     }
 }
 
+/// Refuses a call made from inside a callback (a text source or progress callback) running in
+/// a call on an index.
+fn refuse_inside_callback(what: &str) -> FfiResult {
+    if DEPTH.with(|d| d.get()) > 0 {
+        return Err(Fail::new(
+            ND_INVALID_ARGUMENT,
+            format!(
+                "{what} was made from inside a callback of another call on an index; callbacks \
+                 must not call into an index"
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// Runs `f` on the open index behind a handle.
 ///
 /// # Safety
@@ -54,14 +69,11 @@ unsafe fn with_index(h: *const nd_index, f: impl FnOnce(&Index) -> FfiResult) ->
     guard(|| {
         // SAFETY: per the contract.
         let h = unsafe { h.as_ref() }.ok_or_else(|| Fail::new(ND_NULL_POINTER, "index is NULL"))?;
-        // A call made from a callback inside another call on this thread takes the lock
-        // recursively, so a waiting close cannot deadlock it; every other call queues behind a
-        // waiting close, so a stream of calls cannot starve it.
-        let g = if DEPTH.with(|d| d.get()) > 0 {
-            h.inner.read_recursive()
-        } else {
-            h.inner.read()
-        };
+        // A callback runs while the index holds its writer lock: calling back in would wait for
+        // itself. Refused, never a hang.
+        refuse_inside_callback("this call")?;
+        // Calls queue behind a waiting close, so a stream of calls cannot starve it.
+        let g = h.inner.read();
         let ix = g
             .as_ref()
             .ok_or_else(|| Fail::new(ND_CLOSED, "the index is closed"))?;
@@ -118,11 +130,12 @@ pub unsafe extern "C" fn nd_index_open(
 
 /// Closes the index: waits for the calls in flight on this handle, flushes and closes the
 /// database. The handle stays valid: later calls return `ND_CLOSED` (a second close too) until
-/// it is freed with [`nd_index_free`].
+/// it is freed with [`nd_index_free`]. When two threads close at once, the second returns
+/// `ND_CLOSED` at once, possibly before the first has released the directory.
 ///
 /// # Errors
 /// `ND_NULL_POINTER`, `ND_CLOSED` when already closed, `ND_INVALID_ARGUMENT` when called from a
-/// callback running inside a call on an index (it would wait for itself).
+/// callback, `ND_STORAGE` when the final flush fails (the index is closed all the same).
 ///
 /// # Safety
 /// `h` is NULL or a live handle.
@@ -131,12 +144,7 @@ pub unsafe extern "C" fn nd_index_close(h: *mut nd_index) -> nd_status {
     guard(|| {
         // SAFETY: per the contract.
         let h = unsafe { h.as_ref() }.ok_or_else(|| Fail::new(ND_NULL_POINTER, "index is NULL"))?;
-        if DEPTH.with(|d| d.get()) > 0 {
-            return Err(Fail::new(
-                ND_INVALID_ARGUMENT,
-                "nd_index_close called from inside a call (a callback): it would wait for itself",
-            ));
-        }
+        refuse_inside_callback("nd_index_close")?;
         let ix = h
             .inner
             .write()
@@ -150,14 +158,16 @@ pub unsafe extern "C" fn nd_index_close(h: *mut nd_index) -> nd_status {
 
 /// Releases a handle, closing the index first if [`nd_index_close`] was not called. Accepts
 /// NULL. Must be the last use of the handle on every thread: unlike a closed handle, a freed
-/// one cannot be detected.
+/// one cannot be detected. Called from inside a callback it does nothing.
 ///
 /// # Safety
 /// `h` is NULL or a live handle no other thread uses any more.
 #[no_mangle]
 pub unsafe extern "C" fn nd_index_free(h: *mut nd_index) {
     guard_void(|| {
-        if !h.is_null() {
+        // From inside a callback the handle is in use by the call around it: leave it (a leak,
+        // not a use after free).
+        if !h.is_null() && refuse_inside_callback("nd_index_free").is_ok() {
             // SAFETY: made by Box::into_raw in nd_index_open; the caller frees it once.
             drop(unsafe { Box::from_raw(h) });
         }
@@ -166,12 +176,15 @@ pub unsafe extern "C" fn nd_index_free(h: *mut nd_index) {
 
 /// Inserts a page: compares it with the pages held, stores it and joins it to the best
 /// verified cluster or founds a new one, in one atomic write. Inserting a key that is present
-/// replaces its page. On `ND_OK`, `*out` is filled; free its strings with `nd_verdict_free`.
+/// replaces its page. On `ND_OK`, `*out` is overwritten (free the strings of a verdict before
+/// reusing it) and its strings are freed with `nd_verdict_free`.
 ///
 /// # Errors
-/// `ND_NULL_POINTER`, `ND_INVALID_UTF8`, `ND_INVALID_ARGUMENT` (empty key, host over 255 bytes,
-/// unknown content kind), `ND_PAGE_TOO_LARGE`, `ND_BINARY_PAGE`, `ND_TEXT_UNAVAILABLE`,
-/// `ND_POISONED`, `ND_FULL`, `ND_STORAGE`, `ND_CORRUPTION`, `ND_CLOSED`.
+/// `ND_NULL_POINTER`, `ND_INVALID_UTF8`, `ND_INVALID_ARGUMENT` (empty key or one over 65,536
+/// bytes, host — given or taken from the URL — over 255 bytes, unknown content kind),
+/// `ND_PAGE_TOO_LARGE`, `ND_BINARY_PAGE`, `ND_TEXT_UNAVAILABLE` (the text source could not give
+/// the text of a page this one had to be verified against; nothing is stored), `ND_POISONED`,
+/// `ND_FULL`, `ND_STORAGE`, `ND_CORRUPTION`, `ND_CLOSED`.
 ///
 /// # Safety
 /// `h` is NULL or live; `page` is NULL or points at a page whose buffers are readable for their
@@ -287,11 +300,12 @@ pub unsafe extern "C" fn nd_index_representative(
 
 /// The keys of a cluster's members in insertion order: at most `limit` of them, from position
 /// `offset` (page through a large cluster by raising `offset` by `limit` until fewer than `limit`
-/// come back). On `ND_OK`, `*out` is filled; free it with `nd_key_list_free`.
+/// come back; each page is read from its own snapshot, so writes between pages can shift
+/// members). On `ND_OK`, `*out` is filled; free it with `nd_key_list_free`.
 ///
 /// # Errors
-/// `ND_NOT_FOUND` when no cluster has this id, `ND_NULL_POINTER`, `ND_STORAGE`,
-/// `ND_CORRUPTION`, `ND_CLOSED`.
+/// `ND_NOT_FOUND` when no cluster has this id, `ND_INVALID_ARGUMENT` when `limit` is 0,
+/// `ND_NULL_POINTER`, `ND_STORAGE`, `ND_CORRUPTION`, `ND_CLOSED`.
 ///
 /// # Safety
 /// `h` is NULL or live; `out` is NULL or writable.
@@ -307,6 +321,9 @@ pub unsafe extern "C" fn nd_index_cluster_members(
     unsafe {
         with_index(h, |ix| {
             let out = out_arg(out, "out")?;
+            if limit == 0 {
+                return Err(Fail::new(ND_INVALID_ARGUMENT, "limit is 0"));
+            }
             let keys = ix
                 .cluster_members(cluster, offset, limit)?
                 .ok_or_else(|| Fail::new(ND_NOT_FOUND, format!("no cluster {cluster}")))?;
@@ -316,11 +333,12 @@ pub unsafe extern "C" fn nd_index_cluster_members(
     }
 }
 
-/// Progress of a batch: `done` of `total` pages committed. Called on the calling thread; must
-/// not throw and must not close the index.
+/// Progress of a batch: `done` of `total` pages handled. Called on the calling thread while the
+/// index is locked for writing: it must not call into any index (such calls return
+/// `ND_INVALID_ARGUMENT`), and must not throw (mark it `noexcept`; an exception aborts).
 #[allow(non_camel_case_types)]
 pub type nd_progress_fn =
-    Option<unsafe extern "C" fn(user: *mut c_void, done: usize, total: usize)>;
+    Option<unsafe extern "C-unwind" fn(user: *mut c_void, done: usize, total: usize)>;
 
 /// Inserts `count` pages as one batch (the daily merge): signatures in parallel, insertion in
 /// `order` ([`ND_ORDER_FINGERPRINTS`] or [`ND_ORDER_INPUT`]), committed in groups. Each page has
@@ -330,9 +348,11 @@ pub type nd_progress_fn =
 /// group with `user`.
 ///
 /// # Errors
-/// `ND_OK` when the batch ran (look at `statuses`), `ND_NULL_POINTER`, `ND_INVALID_ARGUMENT` (an
-/// unknown order), `ND_CLOSED`, `ND_POISONED`, `ND_STORAGE` when a failed write stopped it (the
-/// groups before it stay committed).
+/// `ND_OK` when the batch ran (look at `statuses`: per page `ND_OK`, the page errors of
+/// `nd_index_insert`, or `ND_INVALID_ARGUMENT` for a key given twice within 1,024 pages of one
+/// another — the later one is inserted); `ND_NULL_POINTER`, `ND_INVALID_ARGUMENT` (an unknown
+/// order), `ND_CLOSED`, `ND_POISONED`, `ND_STORAGE` when a failed write stopped it: then neither
+/// array is written, and the groups committed before the failure stay in the index.
 ///
 /// # Safety
 /// `h` is NULL or live; `pages` points at `count` pages; `verdicts` and `statuses` point at
@@ -369,13 +389,15 @@ pub unsafe extern "C" fn nd_index_insert_batch(
                 return Err(Fail::new(ND_INVALID_ARGUMENT, "count is too large"));
             }
             let raw = std::slice::from_raw_parts(pages, count);
-            // Pages that cannot be read get their status now; the rest go in.
+            // Pages that cannot be read get their status; the rest go in. Nothing is written to
+            // the caller's arrays before the batch has run.
+            let mut status = vec![ND_OK; count];
             let mut read: Vec<Option<Page<'_>>> = Vec::with_capacity(count);
             for (i, p) in raw.iter().enumerate() {
                 match p.read() {
                     Ok(page) => read.push(Some(page)),
                     Err(f) => {
-                        *statuses.add(i) = f.status;
+                        status[i] = f.status;
                         read.push(None);
                     }
                 }
@@ -391,19 +413,22 @@ pub unsafe extern "C" fn nd_index_insert_batch(
                 }
             };
             let results = ix.insert_batch(&good, &opts, &mut cb)?;
+            if results.len() != good.len() {
+                return Err(Fail::new(
+                    ND_PANIC,
+                    "the batch gave a result count unlike its pages",
+                ));
+            }
             let mut results = results.into_iter();
             for (i, p) in read.iter().enumerate() {
-                if p.is_none() {
-                    continue;
-                }
-                match results.next() {
-                    Some(Ok(v)) => {
-                        *verdicts.add(i) = nd_verdict::from_verdict(&v);
-                        *statuses.add(i) = ND_OK;
+                if p.is_some() {
+                    match results.next() {
+                        Some(Ok(v)) => *verdicts.add(i) = nd_verdict::from_verdict(&v),
+                        Some(Err(e)) => status[i] = status_of(&e),
+                        None => {}
                     }
-                    Some(Err(e)) => *statuses.add(i) = status_of(&e),
-                    None => *statuses.add(i) = ND_PANIC,
                 }
+                *statuses.add(i) = status[i];
             }
             Ok(())
         })
@@ -459,8 +484,8 @@ pub unsafe extern "C" fn nd_index_compact(h: *const nd_index) -> nd_status {
 /// (else it is removed and `ND_CHECK_FAILED` returned). `from` is not modified.
 ///
 /// # Errors
-/// `ND_NULL_POINTER`, `ND_INVALID_UTF8`, `ND_IO`, `ND_STORAGE`, `ND_CORRUPTION`,
-/// `ND_INCOMPATIBLE_FORMAT`, `ND_CHECK_FAILED`.
+/// `ND_NULL_POINTER`, `ND_INVALID_UTF8`, `ND_INVALID_ARGUMENT` (`to` exists, or no index at
+/// `from`), `ND_IO`, `ND_STORAGE`, `ND_CORRUPTION`, `ND_INCOMPATIBLE_FORMAT`, `ND_CHECK_FAILED`.
 ///
 /// # Safety
 /// `from` and `to` point at as many readable bytes as their lengths.
@@ -484,7 +509,7 @@ pub unsafe extern "C" fn nd_compact_snapshot(
 /// Figures about the index. On `ND_OK`, `*out` is filled.
 ///
 /// # Errors
-/// `ND_NULL_POINTER`, `ND_STORAGE`, `ND_CLOSED`.
+/// `ND_NULL_POINTER`, `ND_STORAGE`, `ND_CORRUPTION`, `ND_CLOSED`.
 ///
 /// # Safety
 /// `h` is NULL or live; `out` is NULL or writable.

@@ -135,7 +135,8 @@ fn set_last_error(message: &str) {
     // Interior NUL bytes (from a key in a message) would cut the C string short: replace them.
     let clean = message.replace('\0', "\\0");
     let c = CString::new(clean).unwrap_or_default();
-    LAST_ERROR.with(|e| *e.borrow_mut() = c);
+    // During thread teardown the thread-local may be gone: the message is dropped then.
+    let _ = LAST_ERROR.try_with(|e| *e.borrow_mut() = c);
 }
 
 /// Runs one entry point: no panic crosses, the status and the thread's message are set.
@@ -180,7 +181,9 @@ fn panic_text(payload: &(dyn Any + Send)) -> String {
 /// and stays valid until the next `nd_` call on the same thread; copy it to keep it.
 #[no_mangle]
 pub extern "C" fn nd_last_error() -> *const c_char {
-    LAST_ERROR.with(|e| e.borrow().as_ptr())
+    LAST_ERROR
+        .try_with(|e| e.borrow().as_ptr())
+        .unwrap_or(c"".as_ptr())
 }
 
 /// The name of a status code (`"ND_NOT_FOUND"`…), a static string; `"ND_UNKNOWN"` for a value

@@ -24,11 +24,14 @@ pub struct nd_text_sink {
 /// page's text (to verify a newcomer against it, or to re-verify members after a representative
 /// is deleted). It hands the page's content, as it was inserted, to [`nd_text_sink_put`] and
 /// returns true; it returns false when it does not have the page (the call that needed it then
-/// fails with `ND_TEXT_UNAVAILABLE`). It is called from the threads that call into the index,
-/// possibly several at once, must not call `nd_index_close` and must not throw.
+/// fails with `ND_TEXT_UNAVAILABLE`, and nothing is stored: give the version of the page that
+/// was inserted, or the index refuses it by its content hash). It is called from the threads
+/// that call into the index, possibly several at once, while the index is locked for writing:
+/// it must not call into any index (such calls return `ND_INVALID_ARGUMENT`; only
+/// `nd_text_sink_put` is for it) and must not throw (mark it `noexcept`; an exception aborts).
 #[allow(non_camel_case_types)]
 pub type nd_text_fn = Option<
-    unsafe extern "C" fn(
+    unsafe extern "C-unwind" fn(
         user: *mut c_void,
         key: *const c_char,
         key_len: usize,
@@ -373,9 +376,55 @@ pub unsafe extern "C" fn nd_options_set_frequent(
     }
 }
 
+/// The signature parameters (all stored in the index, must match when reopening; the defaults
+/// are seed 000 §4.2's: 11, 7, 4, 101, 16, clauses on, sketch 8, CJK bigrams). Widths are in
+/// GBK bytes as the paper counts them (a CJK character 2, other characters 1).
+///
+/// # Errors
+/// `ND_NULL_POINTER`, `ND_INVALID_ARGUMENT` for values the pipeline cannot use (0 groups,
+/// rotations outside 1..16…), naming the first one.
+///
+/// # Safety
+/// `opts` is NULL or a live `nd_options`.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn nd_options_set_signature(
+    opts: *mut nd_options,
+    min_sentence_width: u32,
+    groups: u32,
+    sentences_per_fingerprint: u32,
+    min_cover_width: u32,
+    rotations: u32,
+    clause_units: bool,
+    sketch_size: u32,
+    simhash_cjk_ngram: u32,
+) -> nd_status {
+    // SAFETY: forwarded contract.
+    unsafe {
+        set(opts, |o| {
+            let sig = crate::SignatureConfig {
+                min_sentence_width,
+                groups,
+                sentences_per_fingerprint,
+                min_cover_width,
+                rotations,
+                clause_units,
+                sketch_size,
+                simhash_cjk_ngram,
+                ..o.opts.signature.clone()
+            };
+            sig.validate()?;
+            o.opts.signature = sig;
+            Ok(())
+        })
+    }
+}
+
 /// Sets the text source: `callback(user, key, key_len, sink)` gives the content of a page the
 /// index holds (see [`nd_text_fn`]). Needed when texts are not stored
-/// (`nd_options_set_store_texts(opts, false)`); ignored otherwise. `user` is passed back as is;
+/// (`nd_options_set_store_texts(opts, false)`); ignored otherwise. Without it such an index
+/// still opens — check, stats, export-like look-ups and deleting members work — but every call
+/// that must verify against a held page fails with `ND_TEXT_UNAVAILABLE`. `user` is passed back as is;
 /// it and the callback must stay valid, and be safe to call from several threads at once, until
 /// the index is closed. A NULL callback removes the source.
 ///
@@ -431,7 +480,7 @@ pub unsafe extern "C" fn nd_text_sink_put(
 
 /// The text source callback without its `Option`.
 pub(crate) type RawTextFn =
-    unsafe extern "C" fn(*mut c_void, *const c_char, usize, *mut nd_text_sink) -> bool;
+    unsafe extern "C-unwind" fn(*mut c_void, *const c_char, usize, *mut nd_text_sink) -> bool;
 
 /// The text source of a handle, as the library's [`crate::TextSource`].
 pub(crate) struct CallbackSource {

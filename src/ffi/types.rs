@@ -290,13 +290,14 @@ impl nd_verdict {
 #[no_mangle]
 pub unsafe extern "C" fn nd_verdict_free(v: *mut nd_verdict) {
     guard_void(|| {
-        // SAFETY: per the contract above.
-        if let Some(v) = unsafe { v.as_mut() } {
-            // SAFETY: the strings are empty or library-made.
-            unsafe {
-                v.representative.release();
-                v.similar_to.release();
-            }
+        if v.is_null() {
+            return;
+        }
+        // SAFETY: `v` points at a verdict (per the contract); only its two string fields are
+        // touched, so the other fields need not hold valid values.
+        unsafe {
+            (*std::ptr::addr_of_mut!((*v).representative)).release();
+            (*std::ptr::addr_of_mut!((*v).similar_to)).release();
         }
     })
 }

@@ -91,12 +91,22 @@ impl Index {
         let value = self.get_decoded(cf::TEXTS, &k, "a text", |v| {
             codec::decode_text_value(cf::TEXTS, &k, v)
         })?;
-        Ok(value.map(|v| match v {
-            TextValue::Text(t) => {
+        match value {
+            None => Ok(None),
+            Some(TextValue::Text(t)) if self.opts.store_texts => {
                 let (fps, sketch) = super::signature_sets_of(&t, &self.opts.signature);
-                super::signature_keys(&fps, &sketch)
+                Ok(Some(super::signature_keys(&fps, &sketch)))
             }
-            TextValue::PostingKeys(keys) => keys,
-        }))
+            Some(TextValue::PostingKeys(keys)) if !self.opts.store_texts => Ok(Some(keys)),
+            Some(_) => Err(Error::corruption(
+                cf::TEXTS,
+                &k,
+                if self.opts.store_texts {
+                    "posting keys where the index stores texts"
+                } else {
+                    "a text where the index stores posting keys"
+                },
+            )),
+        }
     }
 }

@@ -178,6 +178,9 @@ void misuse(const std::string& dir, const std::vector<Page>& pages) {
   EXPECT_STATUS(nd_options_set_thresholds(o, 1.5, 0.7), ND_INVALID_ARGUMENT);
   EXPECT_STATUS(nd_options_set_max_clusters_verified(o, 0), ND_INVALID_ARGUMENT);
   EXPECT_STATUS(nd_options_set_frequent(o, 10, 400, 8), ND_INVALID_ARGUMENT);
+  EXPECT_STATUS(nd_options_set_signature(o, 11, 0, 4, 101, 16, true, 8, 2), ND_INVALID_ARGUMENT);
+  EXPECT_STATUS(nd_options_set_signature(o, 11, 7, 4, 101, 17, true, 8, 2), ND_INVALID_ARGUMENT);
+  OK(nd_options_set_signature(o, 11, 7, 4, 101, 16, true, 8, 2));  // the defaults
   OK(nd_options_set_max_page_bytes(o, 1 << 20));
 
   // No index there and create-if-missing off.
@@ -252,6 +255,28 @@ void misuse(const std::string& dir, const std::vector<Page>& pages) {
   EXPECT_STATUS(nd_index_representative(ix, "nope", 4, nullptr, &rep), ND_NOT_FOUND);
   nd_key_list list{};
   EXPECT_STATUS(nd_index_cluster_members(ix, 12345, 0, 10, &list), ND_NOT_FOUND);
+  EXPECT_STATUS(nd_index_cluster_members(ix, 0, 0, 0, &list), ND_INVALID_ARGUMENT);
+  std::string long_key(70000, 'k');
+  bad = page;
+  bad.key = long_key.data();
+  bad.key_len = long_key.size();
+  EXPECT_STATUS(nd_index_insert(ix, &bad, &v), ND_INVALID_ARGUMENT);
+  uint64_t count = 0;
+  nd_stats stats{};
+  EXPECT_STATUS(nd_index_len(nullptr, &count), ND_NULL_POINTER);
+  EXPECT_STATUS(nd_index_stats(nullptr, &stats), ND_NULL_POINTER);
+  EXPECT_STATUS(nd_index_check(nullptr, &count, nullptr), ND_NULL_POINTER);
+  EXPECT_STATUS(nd_index_delete(nullptr, "k", 1), ND_NULL_POINTER);
+  EXPECT_STATUS(nd_index_query(nullptr, page.content, page.content_len, ND_CONTENT_HTML, &v),
+                ND_NULL_POINTER);
+  EXPECT_STATUS(nd_index_representative(nullptr, "k", 1, nullptr, &rep), ND_NULL_POINTER);
+  EXPECT_STATUS(nd_index_cluster_members(nullptr, 0, 0, 10, &list), ND_NULL_POINTER);
+  EXPECT_STATUS(nd_index_checkpoint(nullptr, "x", 1), ND_NULL_POINTER);
+  EXPECT_STATUS(nd_index_compact(nullptr), ND_NULL_POINTER);
+  EXPECT_STATUS(nd_index_insert_batch(nullptr, &page, 1, ND_ORDER_INPUT, &v, nullptr, nullptr,
+                                      nullptr),
+                ND_NULL_POINTER);
+  EXPECT_STATUS(nd_index_len(ix, nullptr), ND_NULL_POINTER);
   EXPECT_STATUS(nd_index_insert_batch(ix, nullptr, 1, ND_ORDER_INPUT, nullptr, nullptr, nullptr,
                                       nullptr),
                 ND_NULL_POINTER);
@@ -279,7 +304,9 @@ void misuse(const std::string& dir, const std::vector<Page>& pages) {
 
   // Offline compaction of a missing snapshot.
   std::string to = dir + "/never";
-  EXPECT(nd_compact_snapshot(missing.data(), missing.size(), to.data(), to.size()) != ND_OK);
+  EXPECT_STATUS(nd_compact_snapshot(missing.data(), missing.size(), to.data(), to.size()),
+                ND_INVALID_ARGUMENT);
+  EXPECT_STATUS(nd_compact_snapshot(nullptr, 4, to.data(), to.size()), ND_NULL_POINTER);
 }
 
 // ----- life cycle -----
@@ -389,9 +416,21 @@ void lifecycle(const std::string& dir, const std::vector<Page>& pages, const cha
 
 // ----- batch -----
 
-void on_progress(void* user, size_t done, size_t total) {
-  auto* calls = static_cast<std::vector<std::pair<size_t, size_t>>*>(user);
-  calls->emplace_back(done, total);
+struct Progress {
+  nd_index* ix = nullptr;
+  std::vector<std::pair<size_t, size_t>> calls;
+  std::vector<nd_status> reentry;  // statuses of calls made into the index from the callback
+};
+
+void on_progress(void* user, size_t done, size_t total) noexcept {
+  auto* p = static_cast<Progress*>(user);
+  p->calls.emplace_back(done, total);
+  if (p->reentry.empty()) {
+    // The index is locked for writing while the callback runs: calls into it are refused.
+    uint64_t n = 0;
+    p->reentry.push_back(nd_index_len(p->ix, &n));
+    p->reentry.push_back(nd_index_close(p->ix));
+  }
 }
 
 void batch(const std::string& dir, const std::vector<Page>& pages) {
@@ -414,9 +453,13 @@ void batch(const std::string& dir, const std::vector<Page>& pages) {
 
   std::vector<nd_verdict> verdicts(in.size());
   std::vector<nd_status> statuses(in.size(), ND_PANIC);
-  std::vector<std::pair<size_t, size_t>> calls;
+  Progress progress;
+  progress.ix = ix;
   OK(nd_index_insert_batch(ix, in.data(), in.size(), ND_ORDER_FINGERPRINTS, verdicts.data(),
-                           statuses.data(), on_progress, &calls));
+                           statuses.data(), on_progress, &progress));
+  EXPECT(progress.reentry.size() == 2 && progress.reentry[0] == ND_INVALID_ARGUMENT &&
+         progress.reentry[1] == ND_INVALID_ARGUMENT);
+  const auto& calls = progress.calls;
   EXPECT(statuses[1] == ND_BINARY_PAGE);
   EXPECT(statuses.back() == ND_NULL_POINTER);
   size_t ok = 0, dups = 0;
@@ -529,11 +572,16 @@ struct Source {
   std::mutex mu;
   std::atomic<bool> refuse{false};
   std::atomic<int> calls{0};
+  nd_index* ix = nullptr;
+  std::atomic<int> reentry_refused{0};
 };
 
-bool give_text(void* user, const char* key, size_t key_len, nd_text_sink* sink) {
+bool give_text(void* user, const char* key, size_t key_len, nd_text_sink* sink) noexcept {
   auto* src = static_cast<Source*>(user);
-  src->calls++;
+  if (src->calls++ == 0) {
+    uint64_t n = 0;
+    if (nd_index_len(src->ix, &n) == ND_INVALID_ARGUMENT) src->reentry_refused++;
+  }
   if (src->refuse.load()) return false;
   std::lock_guard<std::mutex> g(src->mu);
   auto it = src->html.find(std::string(key, key_len));
@@ -557,6 +605,7 @@ void text_source(const std::string& dir, const std::vector<Page>& pages, const c
   OK(nd_options_set_store_texts(o, false));
   OK(nd_options_set_text_source(o, give_text, &src));
   nd_index* ix = open_index(path, o);
+  src.ix = ix;
   // The same verdicts as the index that stores its texts.
   std::vector<std::string> want = read_lines(tsv);
   EXPECT(want.size() == pages.size());
@@ -575,6 +624,7 @@ void text_source(const std::string& dir, const std::vector<Page>& pages, const c
     nd_verdict_free(&v);
   }
   EXPECT(src.calls.load() > 0);
+  EXPECT(src.reentry_refused.load() == 1);
   expect_clean(ix);
 
   // Deleting a representative re-verifies its members through the source.
