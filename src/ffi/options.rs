@@ -96,6 +96,20 @@ unsafe fn set(opts: *mut nd_options, f: impl FnOnce(&mut nd_options) -> FfiResul
     })
 }
 
+/// Applies a setter that cannot fail to options.
+///
+/// # Safety
+/// As [`set`].
+unsafe fn assign(opts: *mut nd_options, f: impl FnOnce(&mut nd_options)) -> nd_status {
+    // SAFETY: forwarded contract.
+    unsafe {
+        set(opts, |o| {
+            f(o);
+            Ok(())
+        })
+    }
+}
+
 fn invalid(msg: String) -> Fail {
     Fail::new(ND_INVALID_ARGUMENT, msg)
 }
@@ -121,12 +135,7 @@ pub unsafe extern "C" fn nd_options_set_create_if_missing(
     value: bool,
 ) -> nd_status {
     // SAFETY: forwarded contract.
-    unsafe {
-        set(opts, |o| {
-            o.opts.create_if_missing = value;
-            Ok(())
-        })
-    }
+    unsafe { assign(opts, |o| o.opts.create_if_missing = value) }
 }
 
 /// Sync the write-ahead log on every write (default true): an acknowledged page survives a
@@ -143,12 +152,7 @@ pub unsafe extern "C" fn nd_options_set_sync_writes(
     value: bool,
 ) -> nd_status {
     // SAFETY: forwarded contract.
-    unsafe {
-        set(opts, |o| {
-            o.opts.sync_writes = value;
-            Ok(())
-        })
-    }
+    unsafe { assign(opts, |o| o.opts.sync_writes = value) }
 }
 
 /// Treat pages whose headings name different model codes as never similar (default true).
@@ -164,12 +168,7 @@ pub unsafe extern "C" fn nd_options_set_heading_codes(
     value: bool,
 ) -> nd_status {
     // SAFETY: forwarded contract.
-    unsafe {
-        set(opts, |o| {
-            o.opts.heading_codes = value;
-            Ok(())
-        })
-    }
+    unsafe { assign(opts, |o| o.opts.heading_codes = value) }
 }
 
 /// Fold traditional Chinese to simplified before fingerprinting (default true; stored in the
@@ -186,12 +185,7 @@ pub unsafe extern "C" fn nd_options_set_fold_traditional(
     value: bool,
 ) -> nd_status {
     // SAFETY: forwarded contract.
-    unsafe {
-        set(opts, |o| {
-            o.opts.signature.fold_traditional = value;
-            Ok(())
-        })
-    }
+    unsafe { assign(opts, |o| o.opts.signature.fold_traditional = value) }
 }
 
 /// Store each page's normalized text in the index (default true; stored, must match). Off,
@@ -209,12 +203,7 @@ pub unsafe extern "C" fn nd_options_set_store_texts(
     value: bool,
 ) -> nd_status {
     // SAFETY: forwarded contract.
-    unsafe {
-        set(opts, |o| {
-            o.opts.store_texts = value;
-            Ok(())
-        })
-    }
+    unsafe { assign(opts, |o| o.opts.store_texts = value) }
 }
 
 /// Representative policy: [`ND_POLICY_FIRST_SEEN`], [`ND_POLICY_EARLIEST_TIME`] or
