@@ -69,7 +69,11 @@ fn unit_digests(text: &str, sentences: &[Sentence], cfg: &SignatureConfig) -> Ve
         let st = s.text(text);
         if cfg.clause_units {
             for clause in st.split([',', ':']) {
-                let w = crate::text::width(clause) - clause.matches(' ').count() as u32;
+                let w: u32 = clause
+                    .chars()
+                    .filter(|&c| c != ' ')
+                    .map(crate::text::char_width)
+                    .sum();
                 if w >= cfg.min_sentence_width {
                     digests.push((sentence_digest(clause), w));
                 }
@@ -146,11 +150,15 @@ fn group_fingerprints_of(
 /// spaces put in or taken out by formatting, or quotes a site puts around a quoted paragraph, do
 /// not change it.
 pub fn sentence_digest(sentence: &str) -> u128 {
-    let kept: Vec<u8> = sentence
-        .bytes()
-        .filter(|b| !matches!(b, b' ' | b'"' | b'\''))
-        .collect();
-    md5_u128(&kept)
+    // The kept runs are fed to MD5 one after another: the digest of their concatenation.
+    let mut h = Md5::new();
+    for run in sentence
+        .as_bytes()
+        .split(|b| matches!(b, b' ' | b'"' | b'\''))
+    {
+        h.update(run);
+    }
+    u128::from_be_bytes(h.finalize().into())
 }
 
 /// MD5 of bytes as a big-endian 128-bit integer.

@@ -31,7 +31,25 @@ pub fn for_each_feature(text: &str, ngram: usize, mut f: impl FnMut(&str)) {
         }
         cjk.clear();
     };
-    for (i, c) in text.char_indices() {
+    let bytes = text.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        if b.is_ascii() {
+            // The same steps as below for an ASCII character, without decoding it.
+            flush_cjk(&mut cjk, i, &mut f);
+            if b.is_ascii_alphanumeric() || b == b'_' {
+                word_start.get_or_insert(i);
+            } else if let Some(s) = word_start.take() {
+                f(&text[s..i]);
+            }
+            i += 1;
+            continue;
+        }
+        let Some(c) = text[i..].chars().next() else {
+            break;
+        };
+        let next = i + c.len_utf8();
         if is_ideograph(c) {
             if let Some(s) = word_start.take() {
                 f(&text[s..i]);
@@ -45,6 +63,7 @@ pub fn for_each_feature(text: &str, ngram: usize, mut f: impl FnMut(&str)) {
                 f(&text[s..i]);
             }
         }
+        i = next;
     }
     flush_cjk(&mut cjk, text.len(), &mut f);
     if let Some(s) = word_start {
@@ -59,7 +78,16 @@ pub fn simhash(text: &str, ngram: usize) -> u64 {
     let mut hashes: Vec<u64> = Vec::with_capacity(text.len() / 4);
     for_each_feature(text, ngram, |feat| {
         hashes.push(if feat.bytes().any(|b| b.is_ascii_uppercase()) {
-            xxh3_64(feat.to_ascii_lowercase().as_bytes())
+            // Lower-cased on the stack for the usual short word.
+            let mut buf = [0u8; 64];
+            match buf.get_mut(..feat.len()) {
+                Some(lower) => {
+                    lower.copy_from_slice(feat.as_bytes());
+                    lower.make_ascii_lowercase();
+                    xxh3_64(lower)
+                }
+                None => xxh3_64(feat.to_ascii_lowercase().as_bytes()),
+            }
         } else {
             xxh3_64(feat.as_bytes())
         });
@@ -69,11 +97,12 @@ pub fn simhash(text: &str, ngram: usize) -> u64 {
     let mut sums = [0f32; 64];
     for run in hashes.chunk_by(|a, b| a == b) {
         let (h, w) = (run[0], 1.0 + (run.len() as f32).ln());
-        for (bit, sum) in sums.iter_mut().enumerate() {
-            if (h >> bit) & 1 == 1 {
-                *sum += w;
-            } else {
-                *sum -= w;
+        // Byte by byte: eight lanes get `w × ±1` at once. The same additions in the same order
+        // as a bit-by-bit loop of `±w`, so the same sums, without a branch per bit.
+        for (k, lanes) in sums.chunks_exact_mut(8).enumerate() {
+            let signs = &SIGNS[((h >> (8 * k)) & 0xff) as usize];
+            for (sum, sign) in lanes.iter_mut().zip(signs) {
+                *sum += w * sign;
             }
         }
     }
@@ -82,6 +111,22 @@ pub fn simhash(text: &str, ngram: usize) -> u64 {
         |acc, (bit, &s)| if s > 0.0 { acc | (1 << bit) } else { acc },
     )
 }
+
+/// For each byte value, the sign (+1 for a set bit, -1 for a clear one) of its eight bits,
+/// lowest bit first.
+static SIGNS: [[f32; 8]; 256] = {
+    let mut t = [[0f32; 8]; 256];
+    let mut b = 0;
+    while b < 256 {
+        let mut i = 0;
+        while i < 8 {
+            t[b][i] = if (b >> i) & 1 == 1 { 1.0 } else { -1.0 };
+            i += 1;
+        }
+        b += 1;
+    }
+    t
+};
 
 /// Hamming distance between two simhashes.
 #[inline]

@@ -24,7 +24,7 @@ use ego_tree::iter::Edge;
 use ego_tree::NodeId;
 use scraper::{Html, Node};
 
-use super::normalize::{char_width, width};
+use super::normalize::char_width;
 
 /// What kind of block a paragraph of the main text is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -290,11 +290,11 @@ impl Walker {
         if text.is_empty() {
             return;
         }
-        let w = width(&text);
-        let commas = text
-            .chars()
-            .filter(|c| matches!(c, ',' | '，' | '、' | '；' | ';'))
-            .count() as u32;
+        let (mut w, mut commas) = (0u32, 0u32);
+        for c in text.chars() {
+            w += char_width(c);
+            commas += u32::from(matches!(c, ',' | '，' | '、' | '；' | ';'));
+        }
         let n = self.frames.len();
         let container = [
             n.checked_sub(1).map(|i| self.frames[i].id),
@@ -343,6 +343,21 @@ fn strip_bullet(text: String) -> String {
 }
 
 /// Collapses white space runs to one space and trims.
+/// The hash of an element's tag and class, `xxh3_64("{tag} {class}")`: elements of one kind
+/// (the same tag and class) are compared as siblings. Built on the stack for the usual short
+/// names.
+fn element_kind(tag: &str, class: &str) -> u64 {
+    let n = tag.len() + 1 + class.len();
+    let mut buf = [0u8; 128];
+    if n > buf.len() {
+        return xxhash_rust::xxh3::xxh3_64(format!("{tag} {class}").as_bytes());
+    }
+    buf[..tag.len()].copy_from_slice(tag.as_bytes());
+    buf[tag.len()] = b' ';
+    buf[tag.len() + 1..n].copy_from_slice(class.as_bytes());
+    xxhash_rust::xxh3::xxh3_64(&buf[..n])
+}
+
 fn collapse_ws(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for word in s.split_whitespace() {
@@ -412,20 +427,20 @@ pub fn extract(html: &str) -> MainText {
                             if let Some(level) = heading_level(tag) {
                                 w.heading = Some(level);
                             }
-                            let names = format!(
-                                "{} {}",
-                                e.attr("class").unwrap_or(""),
-                                e.attr("id").unwrap_or("")
-                            );
-                            let kind = xxhash_rust::xxh3::xxh3_64(
-                                format!("{tag} {}", e.attr("class").unwrap_or("")).as_bytes(),
-                            );
+                            let class = e.attr("class").unwrap_or("");
+                            let id = e.attr("id").unwrap_or("");
+                            let weight = if class.is_empty() && id.is_empty() {
+                                0.0
+                            } else {
+                                class_weight(format!("{class} {id}").trim())
+                            };
+                            let kind = element_kind(tag, class);
                             w.stats.insert(
                                 node.id(),
                                 ElemStats {
                                     open: w.counter,
                                     parent: w.frames.last().map(|f| f.id),
-                                    class_weight: class_weight(names.trim()),
+                                    class_weight: weight,
                                     list_like: matches!(
                                         tag,
                                         "ul" | "ol"
