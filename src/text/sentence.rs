@@ -39,7 +39,9 @@ fn is_closer(c: char) -> bool {
 
 /// Splits normalized text into sentences, in order, with offsets and widths.
 pub fn split(text: &str) -> Vec<Sentence> {
-    let chars: Vec<(usize, char)> = text.char_indices().collect();
+    // At most one character a byte: reserved once, never grown.
+    let mut chars: Vec<(usize, char)> = Vec::with_capacity(text.len());
+    chars.extend(text.char_indices());
     let next_non_space = |from: usize| {
         chars[from..]
             .iter()
