@@ -4,12 +4,20 @@
 //! peak resident memory. Optionally writes the cluster export for `score.py`.
 //!
 //! Usage: `cargo run --release --example index_bench -- DOCS.jsonl.gz THREADS [EXPORT.tsv]`
+//!
+//! With `NEARDUP_BENCH_NO_TEXTS=1` the index stores no texts (`IndexOptions::store_texts` off)
+//! and a `TextSource` hands the pages' HTML back from memory, as an embedding engine would.
 
 use std::io::{BufRead, BufReader, Write};
 use std::time::Instant;
 
 use flate2::read::MultiGzDecoder;
-use neardup::{BatchOptions, BatchOrder, Content, Index, IndexOptions, Page};
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use neardup::{
+    BatchOptions, BatchOrder, Content, Index, IndexOptions, Page, SourcedContent, TextSource,
+};
 use serde_json::Value;
 
 fn peak_rss_mb() -> f64 {
@@ -48,6 +56,15 @@ fn dir_size(p: &std::path::Path) -> u64 {
         .unwrap_or(0)
 }
 
+/// The pages' HTML by key, kept by "the engine".
+struct MemorySource(HashMap<String, Vec<u8>>);
+
+impl TextSource for MemorySource {
+    fn content(&self, key: &str) -> Option<SourcedContent> {
+        self.0.get(key).map(|h| SourcedContent::Html(h.clone()))
+    }
+}
+
 fn main() {
     let mut args = std::env::args().skip(1);
     let corpus = args
@@ -71,7 +88,23 @@ fn main() {
         .sum();
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("index");
-    let ix = Index::open(&path, IndexOptions::default()).expect("open");
+    let external = std::env::var_os("NEARDUP_BENCH_NO_TEXTS").is_some();
+    let ix = if external {
+        let html: HashMap<String, Vec<u8>> = docs
+            .iter()
+            .map(|d| {
+                let key = d["id"].as_str().unwrap_or("").to_string();
+                (key, d["html"].as_str().unwrap_or("").as_bytes().to_vec())
+            })
+            .collect();
+        let opts = IndexOptions {
+            store_texts: false,
+            ..IndexOptions::default()
+        };
+        Index::open_with_text_source(&path, opts, Arc::new(MemorySource(html))).expect("open")
+    } else {
+        Index::open(&path, IndexOptions::default()).expect("open")
+    };
     let pages: Vec<Page<'_>> = docs
         .iter()
         .map(|d| Page {
@@ -111,6 +144,14 @@ fn main() {
     let secs = start.elapsed().as_secs_f64();
     println!("corpus            {corpus}");
     println!("threads           {threads}");
+    println!(
+        "texts             {}",
+        if external {
+            "not stored: a text source gives the HTML back"
+        } else {
+            "stored"
+        }
+    );
     println!(
         "ingest            {} pages, {:.1} MB HTML in {secs:.2} s: {:.0} pages/s, {:.1} MB/s",
         pages.len(),
@@ -154,7 +195,22 @@ fn main() {
         .map(|(_, b)| b)
         .sum();
     let n = stats.pages.max(1) as f64;
-    println!("index size        {:.0} bytes/page with texts, {:.0} bytes/page without texts ({:.1} MB on disk)", total as f64 / n, (total - texts) as f64 / n, dir_size(&path) as f64 / 1e6);
+    if external {
+        println!(
+            "index size        {:.0} bytes/page, texts not stored (the texts column family holds \
+             posting keys) ({:.1} MB on disk)",
+            total as f64 / n,
+            dir_size(&path) as f64 / 1e6
+        );
+    } else {
+        println!(
+            "index size        {:.0} bytes/page with texts, {:.0} bytes/page without the texts \
+             column family ({:.1} MB on disk)",
+            total as f64 / n,
+            (total - texts) as f64 / n,
+            dir_size(&path) as f64 / 1e6
+        );
+    }
     for (name, b) in &stats.bytes {
         println!(
             "                  {name:<9} {:>8.0} bytes/page",
