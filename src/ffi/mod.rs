@@ -262,7 +262,12 @@ pub(crate) unsafe fn bytes_arg<'a>(ptr: *const u8, len: usize, what: &str) -> Ff
 pub(crate) unsafe fn str_arg<'a>(ptr: *const c_char, len: usize, what: &str) -> FfiResult<&'a str> {
     // SAFETY: forwarded contract.
     let b = unsafe { bytes_arg(ptr.cast(), len, what)? };
-    std::str::from_utf8(b).map_err(|e| {
+    utf8_arg(b, what)
+}
+
+/// Checks that caller bytes are UTF-8.
+pub(crate) fn utf8_arg<'a>(bytes: &'a [u8], what: &str) -> FfiResult<&'a str> {
+    std::str::from_utf8(bytes).map_err(|e| {
         Fail::new(
             ND_INVALID_UTF8,
             format!("{what} is not UTF-8 (byte {})", e.valid_up_to()),

@@ -177,15 +177,7 @@ pub(crate) unsafe fn content_arg<'a>(
     let bytes = unsafe { bytes_arg(ptr, len, "content")? };
     match kind {
         ND_CONTENT_HTML => Ok(Content::Html(bytes)),
-        ND_CONTENT_TEXT => {
-            let s = std::str::from_utf8(bytes).map_err(|e| {
-                super::Fail::new(
-                    super::nd_status::ND_INVALID_UTF8,
-                    format!("text content is not UTF-8 (byte {})", e.valid_up_to()),
-                )
-            })?;
-            Ok(Content::Text(s))
-        }
+        ND_CONTENT_TEXT => Ok(Content::Text(super::utf8_arg(bytes, "text content")?)),
         other => Err(super::Fail::new(
             super::nd_status::ND_INVALID_ARGUMENT,
             format!("content_kind {other} is neither ND_CONTENT_HTML (0) nor ND_CONTENT_TEXT (1)"),

@@ -103,17 +103,12 @@ fn group_fingerprints_of(
     cfg: &SignatureConfig,
 ) -> Vec<(u32, u32, Fingerprint)> {
     let y = cfg.sentences_per_fingerprint as usize;
-    let m = cfg.groups as u64;
-    // x mod m for a 128-bit x from two 64-bit halves: x = hi·2⁶⁴ + lo (a software 128-bit
-    // division per digest and rotation is what this avoids).
-    let r64 = ((1u128 << 64) % m as u128) as u64;
-    let modulo = |x: u128| ((((x >> 64) as u64 % m) * r64 + (x as u64 % m)) % m) as usize;
     let mut out = Vec::with_capacity((cfg.rotations * cfg.groups) as usize);
     if digests.len() < y {
         return out;
     }
     let mut groups: Vec<Vec<(u128, u128, u32)>> = vec![Vec::new(); cfg.groups as usize];
-    let mut residues = Residues::new(digests, m, modulo);
+    let mut residues = Residues::new(digests, cfg.groups as u64);
     for rotation in 0..cfg.rotations {
         for g in groups.iter_mut() {
             g.clear();
@@ -153,52 +148,61 @@ fn group_fingerprints_of(
 /// from the previous one by two table look-ups: `(A·r − top·B) mod m` with `A = 256 mod m` and
 /// `B = (2¹²⁸ − 1) mod m`.
 struct Residues {
-    m: usize,
+    m: u64,
+    /// `2⁶⁴ mod m`.
+    r64: u64,
     /// `r·A mod m` for each residue `r` (empty when `m` is too large for tables).
     times_a: Vec<usize>,
     /// `(−top·B) mod m` for each byte `top`.
     minus_top_b: Vec<usize>,
     /// The residue of each digest at the current rotation.
     current: Vec<usize>,
-    direct: fn(u128, u64) -> usize,
 }
 
 /// Residue tables are used up to this many groups.
 const MAX_TABLE_GROUPS: u64 = 1 << 12;
 
 impl Residues {
-    fn new(digests: &[(u128, u32)], m: u64, modulo: impl Fn(u128) -> usize) -> Residues {
-        let direct: fn(u128, u64) -> usize = |x, m| (x % m as u128) as usize;
-        if m > MAX_TABLE_GROUPS {
-            return Residues {
-                m: m as usize,
-                times_a: Vec::new(),
-                minus_top_b: Vec::new(),
-                current: Vec::new(),
-                direct,
-            };
+    fn new(digests: &[(u128, u32)], m: u64) -> Residues {
+        let mut res = Residues {
+            m,
+            r64: ((1u128 << 64) % m as u128) as u64,
+            times_a: Vec::new(),
+            minus_top_b: Vec::new(),
+            current: Vec::new(),
+        };
+        if m <= MAX_TABLE_GROUPS {
+            let mu = m as usize;
+            let a = (256 % m) as usize;
+            let b = (u128::MAX % m as u128) as usize;
+            res.times_a = (0..mu).map(|r| r * a % mu).collect();
+            res.minus_top_b = (0..256).map(|top| (mu - top * b % mu) % mu).collect();
+            res.current = digests.iter().map(|&(d, _)| res.direct(d)).collect();
         }
-        let mu = m as usize;
-        let a = (256 % m) as usize;
-        let b = (u128::MAX % m as u128) as usize;
-        Residues {
-            m: mu,
-            times_a: (0..mu).map(|r| r * a % mu).collect(),
-            minus_top_b: (0..256).map(|top| (mu - top * b % mu) % mu).collect(),
-            current: digests.iter().map(|&(d, _)| modulo(d)).collect(),
-            direct,
-        }
+        res
+    }
+
+    /// `x mod m` from the two 64-bit halves of `x` (`x = hi·2⁶⁴ + lo`), without a software
+    /// 128-bit division.
+    #[inline]
+    fn direct(&self, x: u128) -> usize {
+        let m = self.m;
+        ((((x >> 64) as u64 % m) * self.r64 + (x as u64 % m)) % m) as usize
     }
 
     /// The residue of digest `i` at its current rotation (`rotated`), moving it on to the next.
     #[inline]
     fn take(&mut self, i: usize, rotated: u128) -> usize {
         if self.times_a.is_empty() {
-            return (self.direct)(rotated, self.m as u64);
+            return self.direct(rotated);
         }
         let r = self.current[i];
         let next = self.times_a[r] + self.minus_top_b[(rotated >> 120) as usize];
-        self.current[i] = if next >= self.m { next - self.m } else { next };
+        self.current[i] = if next >= self.m as usize {
+            next - self.m as usize
+        } else {
+            next
+        };
         r
     }
 }
@@ -313,7 +317,7 @@ mod tests {
             })
             .collect();
         for m in [1u64, 2, 3, 7, 10, 97, 256, 4096, 5000] {
-            let mut res = Residues::new(&digests, m, |d| (d % m as u128) as usize);
+            let mut res = Residues::new(&digests, m);
             for rotation in 0..16 {
                 for (i, &(d, _)) in digests.iter().enumerate() {
                     let rotated = d.rotate_left(8 * rotation);

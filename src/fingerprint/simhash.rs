@@ -34,30 +34,28 @@ pub fn for_each_feature(text: &str, ngram: usize, mut f: impl FnMut(&str)) {
     let bytes = text.as_bytes();
     let mut i = 0;
     while i < bytes.len() {
-        let b = bytes[i];
-        if b.is_ascii() {
-            // The same steps as below for an ASCII character, without decoding it.
-            flush_cjk(&mut cjk, i, &mut f);
-            if b.is_ascii_alphanumeric() || b == b'_' {
-                word_start.get_or_insert(i);
-            } else if let Some(s) = word_start.take() {
-                f(&text[s..i]);
-            }
-            i += 1;
-            continue;
-        }
-        let Some(c) = text[i..].chars().next() else {
-            break;
+        // ASCII without decoding: never an ideograph, a word character when alphanumeric.
+        let (ideograph, word_char, next) = if bytes[i].is_ascii() {
+            let b = bytes[i];
+            (false, b.is_ascii_alphanumeric() || b == b'_', i + 1)
+        } else {
+            let Some(c) = text[i..].chars().next() else {
+                break;
+            };
+            (
+                is_ideograph(c),
+                c.is_alphanumeric() || c == '_',
+                i + c.len_utf8(),
+            )
         };
-        let next = i + c.len_utf8();
-        if is_ideograph(c) {
+        if ideograph {
             if let Some(s) = word_start.take() {
                 f(&text[s..i]);
             }
             cjk.push(i);
         } else {
             flush_cjk(&mut cjk, i, &mut f);
-            if c.is_alphanumeric() || c == '_' {
+            if word_char {
                 word_start.get_or_insert(i);
             } else if let Some(s) = word_start.take() {
                 f(&text[s..i]);

@@ -1290,6 +1290,12 @@ pub(crate) fn signature_sets_of(text: &str, cfg: &SignatureConfig) -> (Vec<u128>
     fingerprints_and_sketch(text, &split_sentences(text), cfg, cfg.sketch_size as usize)
 }
 
+/// The posting keys of a normalized text (its fingerprints and sketch, recomputed).
+pub(crate) fn posting_keys_of_text(text: &str, cfg: &SignatureConfig) -> Vec<[u8; 9]> {
+    let (fps, sketch) = signature_sets_of(text, cfg);
+    signature_keys(&fps, &sketch)
+}
+
 /// The posting keys of a page's fingerprints and sketch.
 pub(crate) fn signature_keys(fingerprints: &[u128], sketch: &[u128]) -> Vec<[u8; 9]> {
     fingerprints

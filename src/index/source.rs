@@ -94,8 +94,7 @@ impl Index {
         match value {
             None => Ok(None),
             Some(TextValue::Text(t)) if self.opts.store_texts => {
-                let (fps, sketch) = super::signature_sets_of(&t, &self.opts.signature);
-                Ok(Some(super::signature_keys(&fps, &sketch)))
+                Ok(Some(super::posting_keys_of_text(&t, &self.opts.signature)))
             }
             Some(TextValue::PostingKeys(keys)) if !self.opts.store_texts => Ok(Some(keys)),
             Some(_) => Err(Error::corruption(

@@ -85,10 +85,10 @@ impl<'a> Txn<'a> {
     /// The posting keys of a page (see [`Index::posting_keys_of`]), pending pages included.
     pub(crate) fn posting_keys(&self, id: DocId) -> Result<Option<Vec<[u8; 9]>>> {
         match self.texts.get(&id) {
-            Some(Some(t)) => {
-                let (fps, sketch) = super::signature_sets_of(t, &self.ix.opts.signature);
-                Ok(Some(super::signature_keys(&fps, &sketch)))
-            }
+            Some(Some(t)) => Ok(Some(super::posting_keys_of_text(
+                t,
+                &self.ix.opts.signature,
+            ))),
             Some(None) => Ok(None),
             None => self.ix.posting_keys_of(id),
         }
