@@ -36,6 +36,21 @@ fn peak_rss_mb() -> f64 {
         / 1024.0
 }
 
+/// CPU seconds (user + system) this process has used so far, all threads.
+fn cpu_secs() -> f64 {
+    std::fs::read_to_string("/proc/self/stat")
+        .ok()
+        .and_then(|s| {
+            // Fields after the parenthesised command name; utime and stime are the 12th and
+            // 13th of them, in clock ticks (100 per second on Linux).
+            let rest = s.rsplit_once(')')?.1;
+            let f: Vec<&str> = rest.split_whitespace().collect();
+            let ticks = f.get(11)?.parse::<f64>().ok()? + f.get(12)?.parse::<f64>().ok()?;
+            Some(ticks / 100.0)
+        })
+        .unwrap_or(0.0)
+}
+
 fn dir_size(p: &std::path::Path) -> u64 {
     std::fs::read_dir(p)
         .map(|rd| {
@@ -120,6 +135,7 @@ fn main() {
         window: 1024,
     };
     let start = Instant::now();
+    let cpu0 = cpu_secs();
     let (mut dups, mut errors) = (0usize, 0usize);
     let (mut t_cand, mut t_verify, mut t_write) = (0.0f64, 0.0f64, 0.0f64);
     let mut verified = 0usize;
@@ -142,6 +158,7 @@ fn main() {
     }
     ix.flush().expect("flush");
     let secs = start.elapsed().as_secs_f64();
+    let cpu = cpu_secs() - cpu0;
     println!("corpus            {corpus}");
     println!("threads           {threads}");
     println!(
@@ -159,9 +176,14 @@ fn main() {
         pages.len() as f64 / secs,
         bytes as f64 / 1e6 / secs
     );
+    println!(
+        "                  {cpu:.2} CPU seconds ({:.0} µs a page), {:.2} cores busy",
+        cpu / pages.len() as f64 * 1e6,
+        cpu / secs
+    );
     println!("                  {dups} duplicates, {errors} errors, {verified} verifications");
     println!(
-        "serial part       candidates {t_cand:.2} s, verify {t_verify:.2} s, write {t_write:.2} s"
+        "stage times       candidates {t_cand:.2} s, verify {t_verify:.2} s, write {t_write:.2} s"
     );
 
     if let Some(p) = export {

@@ -67,3 +67,125 @@ fn pages_without_host_are_never_few_hosts() {
     assert!(ix.stats().unwrap().frequent.is_empty());
     assert_eq!(ix.stats().unwrap().clusters, 1);
 }
+
+/// Pages for the batch tests: articles with variants (another template, a few words edited,
+/// an excerpt), near-duplicates landing in the same window and across windows, and a few keys
+/// given again later (a replace inside the batch).
+fn corpus_with_variants(n: u64) -> Vec<(String, String)> {
+    let mut pages = Vec::new();
+    for a in 0..n {
+        let paras = article(1_000 + a, 6 + (a % 5) as usize);
+        let title = format!("Article {a}");
+        pages.push((format!("a{a}"), html(a as usize, &title, &paras)));
+        pages.push((format!("a{a}-t"), html(a as usize + 1, &title, &paras)));
+        pages.push((
+            format!("a{a}-e"),
+            html(a as usize, &title, &edited(&paras, 77 + a)),
+        ));
+        pages.push((format!("a{a}-x"), html(2, &title, &paras[..3])));
+    }
+    let mut r = Rng(5);
+    for i in (1..pages.len()).rev() {
+        let j = r.below(i + 1);
+        pages.swap(i, j);
+    }
+    // Some keys come back later with another page: the batch replaces them.
+    for a in (0..n).step_by(7) {
+        let paras = article(5_000 + a, 5);
+        pages.push((format!("a{a}-e"), html(0, "Replaced", &paras)));
+    }
+    pages
+}
+
+#[test]
+fn batch_decides_as_single_inserts_do() {
+    let docs = corpus_with_variants(60);
+    let pages: Vec<Page<'_>> = docs.iter().map(|(k, h)| page(k, "h", h)).collect();
+    let (da, db) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (batch_ix, single_ix) = (open(da.path()), open(db.path()));
+    // Small windows and groups: pre-decisions, window-local outcomes and postings read ahead
+    // are used across many windows and groups.
+    let opts = BatchOptions {
+        order: BatchOrder::Input,
+        group: 7,
+        window: 40,
+    };
+    let batch = batch_ix
+        .insert_batch(&pages, &opts, &mut |_, _| {})
+        .unwrap();
+    let mut duplicates = 0;
+    for (p, b) in pages.iter().zip(batch) {
+        // A key given twice in one window keeps its last page only: insert that one alone.
+        let b = match b {
+            Err(Error::InvalidArgument(m)) if m.contains("superseded") => continue,
+            b => b.unwrap(),
+        };
+        let s = single_ix.insert(p).unwrap();
+        duplicates += usize::from(s.duplicate);
+        assert_eq!(
+            (b.duplicate, b.exact, b.replaced, b.doc, b.cluster),
+            (s.duplicate, s.exact, s.replaced, s.doc, s.cluster),
+            "page {}",
+            p.key
+        );
+        assert_eq!(
+            (&b.representative, &b.similar_to, b.candidates, b.verified),
+            (&s.representative, &s.similar_to, s.candidates, s.verified),
+            "page {}",
+            p.key
+        );
+        assert_eq!(b.resemble.to_bits(), s.resemble.to_bits(), "page {}", p.key);
+        assert_eq!(b.contain.to_bits(), s.contain.to_bits(), "page {}", p.key);
+    }
+    assert!(
+        duplicates > 100,
+        "the corpus has near-duplicates: {duplicates}"
+    );
+    assert_clean(&batch_ix);
+}
+
+#[test]
+fn a_batch_beside_another_writer_stays_consistent() {
+    let docs = corpus_with_variants(40);
+    let pages: Vec<Page<'_>> = docs.iter().map(|(k, h)| page(k, "h", h)).collect();
+    // Copies of the originals under a third template, inserted one by one meanwhile: postings
+    // read ahead by the batch go stale and must not be used.
+    let copies: Vec<(String, String)> = (0..40u64)
+        .map(|a| {
+            let paras = article(1_000 + a, 6 + (a % 5) as usize);
+            (
+                format!("copy{a}"),
+                html(a as usize + 2, &format!("Article {a}"), &paras),
+            )
+        })
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    let ix = open(dir.path());
+    let opts = BatchOptions {
+        order: BatchOrder::FingerprintCount,
+        group: 5,
+        window: 24,
+    };
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            for (k, h) in &copies {
+                ix.insert(&page(k, "h", h)).unwrap();
+            }
+        });
+        for r in ix.insert_batch(&pages, &opts, &mut |_, _| {}).unwrap() {
+            if let Err(e) = r {
+                assert!(matches!(e, Error::InvalidArgument(m) if m.contains("superseded")));
+            }
+        }
+    });
+    for a in 0..40u64 {
+        let original = ix.representative_of(&format!("a{a}")).unwrap().unwrap().0;
+        let copy = ix
+            .representative_of(&format!("copy{a}"))
+            .unwrap()
+            .unwrap()
+            .0;
+        assert_eq!(original, copy, "article {a} and its copy");
+    }
+    assert_clean(&ix);
+}

@@ -171,10 +171,11 @@ impl Index {
         }
 
         // Postings, simhash tables, keys: nothing may name a deleted page.
-        for item in self
-            .db
-            .iterator_cf(self.cf(cf::POSTINGS), IteratorMode::Start)
-        {
+        for item in self.db.iterator_cf_opt(
+            self.cf(cf::POSTINGS),
+            storage::scan_options(),
+            IteratorMode::Start,
+        ) {
             let (k, v) = item.map_err(it_err)?;
             match codec::decode_posting(&v) {
                 Ok(ids) => {
@@ -192,10 +193,11 @@ impl Index {
             }
         }
         let mut simhash_seen: HashSet<(u8, DocId)> = HashSet::new();
-        for item in self
-            .db
-            .iterator_cf(self.cf(cf::SIMHASH), IteratorMode::Start)
-        {
+        for item in self.db.iterator_cf_opt(
+            self.cf(cf::SIMHASH),
+            storage::scan_options(),
+            IteratorMode::Start,
+        ) {
             let (k, _) = item.map_err(it_err)?;
             match self.tables.decode(&k) {
                 Some((t, _, id)) => {

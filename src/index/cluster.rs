@@ -23,10 +23,10 @@ use crate::{Error, Result};
 const MAX_CANDIDATE_PAGES: usize = 64;
 
 /// A verified match resembling this much ends the search for a better cluster.
-const STRONG_MATCH: f64 = 0.6;
+pub(crate) const STRONG_MATCH: f64 = 0.6;
 
 /// How many candidate members are verified directly when no representative verifies.
-const MEMBER_FALLBACK: usize = 4;
+pub(crate) const MEMBER_FALLBACK: usize = 4;
 
 /// A verified match of a page with a cluster.
 #[derive(Clone, Debug, PartialEq)]
@@ -45,6 +45,38 @@ pub struct Match {
     pub exact: bool,
 }
 
+/// What [`Index::try_match`] found against one stored page. It depends only on the probe and on
+/// the page's immutable parts (heading codes, content hash, text: a `DocId` is never reused), so
+/// an outcome found against one state of the index holds in every later state where the page is
+/// live. Batch ingest finds them in parallel, ahead of the writer.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum Outcome {
+    /// Heading codes conflict: no match.
+    Conflict,
+    /// Identical content.
+    Exact,
+    /// Verified: resemble and contain when similar, `None` when not.
+    Verified(Option<(f64, f64)>),
+}
+
+/// A probe's outcomes by stored page: filled by every decision, and handed from the parallel
+/// pre-decision of a batch page to its decision in the writer, which then verifies only against
+/// pages the pre-decision did not meet.
+#[derive(Debug, Default)]
+pub(crate) struct Memo(HashMap<DocId, Outcome>);
+
+impl Memo {
+    /// Records the outcome against a page.
+    pub(crate) fn insert(&mut self, against: DocId, outcome: Outcome) {
+        self.0.insert(against, outcome);
+    }
+
+    /// Forgets the outcomes against pages from `first` on (ids a failed write had given out).
+    pub(crate) fn forget_from(&mut self, first: DocId) {
+        self.0.retain(|&id, _| id < first);
+    }
+}
+
 pub(crate) struct Decision {
     pub(crate) best: Option<Match>,
     pub(crate) verified: usize,
@@ -57,10 +89,13 @@ pub(crate) struct Placed {
 
 /// Candidate cluster ranking: (exact content match, shared fingerprints).
 #[derive(Clone, Copy, Default)]
-struct Rank {
-    exact: bool,
-    shared: u32,
-    best_member: DocId,
+pub(crate) struct Rank {
+    /// A member has the probe's content hash.
+    pub(crate) exact: bool,
+    /// Most fingerprints a member shares with the probe.
+    pub(crate) shared: u32,
+    /// That member.
+    pub(crate) best_member: DocId,
 }
 
 fn better(m: &Match, than: &Option<Match>) -> bool {
@@ -92,18 +127,18 @@ impl Index {
         }
     }
 
-    /// Finds the cluster a probe belongs to (see the module docs). Returns the decision and the
-    /// number of candidate pages.
-    pub(crate) fn decide(
+    /// The clusters a probe is compared with, best first (exact content match, then most shared
+    /// fingerprints), at most `max_clusters_verified` of them, and the number of candidate pages.
+    /// Without a transaction, `keep` receives every posting read.
+    pub(crate) fn rank(
         &self,
         mut txn: Option<&mut Txn<'_>>,
         probe: &Probe<'_>,
         exclude_doc: Option<DocId>,
         exclude_cluster: Option<ClusterId>,
-        timing: &mut Timing,
-    ) -> Result<(Decision, usize)> {
-        let tc = Instant::now();
-        let mut cands = self.gather(txn.as_deref_mut(), probe)?;
+        keep: Option<&mut Vec<([u8; 9], roaring::RoaringBitmap)>>,
+    ) -> Result<(Vec<(ClusterId, Rank)>, usize)> {
+        let mut cands = self.gather(txn.as_deref_mut(), probe, keep)?;
         if let Some(x) = exclude_doc {
             cands.remove(&x);
         }
@@ -150,6 +185,29 @@ impl Index {
             ))
         });
         ranked.truncate(self.opts.max_clusters_verified);
+        Ok((ranked, cands.len()))
+    }
+
+    /// Finds the cluster a probe belongs to (see the module docs). Returns the decision and the
+    /// number of candidate pages.
+    pub(crate) fn decide(
+        &self,
+        mut txn: Option<&mut Txn<'_>>,
+        probe: &Probe<'_>,
+        exclude_doc: Option<DocId>,
+        exclude_cluster: Option<ClusterId>,
+        timing: &mut Timing,
+        memo: &mut Memo,
+    ) -> Result<(Decision, usize)> {
+        let tc = Instant::now();
+        let (ranked, candidates) = self.rank(
+            txn.as_deref_mut(),
+            probe,
+            exclude_doc,
+            exclude_cluster,
+            None,
+        )?;
+        let txr = txn.as_deref();
         timing.candidates += tc.elapsed();
 
         let tv = Instant::now();
@@ -165,7 +223,7 @@ impl Index {
             if Some(rep) == exclude_doc {
                 continue;
             }
-            if let Some(m) = self.try_match(txr, probe, cid, rep, rep, &mut verified)? {
+            if let Some(m) = self.try_match(txr, probe, cid, rep, rep, &mut verified, memo)? {
                 if better(&m, &best) {
                     best = Some(m);
                 }
@@ -185,7 +243,7 @@ impl Index {
                     continue;
                 }
                 if let Some(m) =
-                    self.try_match(txr, probe, cid, rep, rank.best_member, &mut verified)?
+                    self.try_match(txr, probe, cid, rep, rank.best_member, &mut verified, memo)?
                 {
                     if better(&m, &best) {
                         best = Some(m);
@@ -194,11 +252,13 @@ impl Index {
             }
         }
         timing.verify += tv.elapsed();
-        Ok((Decision { best, verified }, cands.len()))
+        Ok((Decision { best, verified }, candidates))
     }
 
-    /// Verifies a probe against one page of a cluster.
-    fn try_match(
+    /// Verifies a probe against one page of a cluster; an outcome already in `memo` is used
+    /// when the page is live, and a new one is added to it.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn try_match(
         &self,
         txr: Option<&Txn<'_>>,
         probe: &Probe<'_>,
@@ -206,36 +266,75 @@ impl Index {
         representative: DocId,
         against: DocId,
         verified: &mut usize,
+        memo: &mut Memo,
     ) -> Result<Option<Match>> {
-        let Some(rec) = self.rd_doc(txr, against)? else {
-            return Ok(None);
+        let live = |id| match txr {
+            Some(t) => t.cluster_of(id).is_some(),
+            None => self.cluster_of(id).is_some(),
         };
-        if self.opts.heading_codes && codes_conflict(probe.codes, &rec.codes) {
-            return Ok(None);
-        }
-        if rec.content_hash == probe.content_hash {
-            return Ok(Some(Match {
-                cluster,
-                representative,
-                against,
-                resemble: 1.0,
-                contain: 1.0,
-                exact: true,
-            }));
-        }
-        let Some(text) = self.rd_text(txr, against)? else {
-            return Ok(None);
+        let outcome = match memo.0.get(&against) {
+            Some(&o) if live(against) => o,
+            _ => {
+                let Some(rec) = self.rd_doc(txr, against)? else {
+                    return Ok(None);
+                };
+                let text =
+                    if self.rejects(probe, &rec.codes) || rec.content_hash == probe.content_hash {
+                        None
+                    } else {
+                        match self.rd_text(txr, against)? {
+                            Some(t) => Some(t),
+                            None => return Ok(None),
+                        }
+                    };
+                let o = self.outcome(probe, &rec.codes, rec.content_hash, text.as_deref());
+                memo.0.insert(against, o);
+                o
+            }
         };
-        *verified += 1;
-        let sim = verify(probe.text, &text, &self.opts.verify);
-        Ok(sim.similar.then_some(Match {
+        let (resemble, contain, exact) = match outcome {
+            Outcome::Conflict => return Ok(None),
+            Outcome::Exact => (1.0, 1.0, true),
+            Outcome::Verified(r) => {
+                *verified += 1;
+                let Some((resemble, contain)) = r else {
+                    return Ok(None);
+                };
+                (resemble, contain, false)
+            }
+        };
+        Ok(Some(Match {
             cluster,
             representative,
             against,
-            resemble: sim.resemble,
-            contain: sim.contain,
-            exact: false,
+            resemble,
+            contain,
+            exact,
         }))
+    }
+
+    /// Do heading codes keep the probe apart from a page with these codes?
+    fn rejects(&self, probe: &Probe<'_>, codes: &[u32]) -> bool {
+        self.opts.heading_codes && codes_conflict(probe.codes, codes)
+    }
+
+    /// The outcome of a probe against a stored page with these codes, content hash and text
+    /// (the text is needed, and read, only when neither codes nor content hash decide).
+    pub(crate) fn outcome(
+        &self,
+        probe: &Probe<'_>,
+        codes: &[u32],
+        content_hash: u128,
+        text: Option<&str>,
+    ) -> Outcome {
+        if self.rejects(probe, codes) {
+            return Outcome::Conflict;
+        }
+        if content_hash == probe.content_hash {
+            return Outcome::Exact;
+        }
+        let sim = verify(probe.text, text.unwrap_or(""), &self.opts.verify);
+        Outcome::Verified(sim.similar.then_some((sim.resemble, sim.contain)))
     }
 
     /// Should page `a` lead a cluster rather than page `b`, under the policy?
@@ -373,6 +472,7 @@ impl Index {
             simhash: rec.simhash,
             content_hash: rec.content_hash,
             codes: &codes,
+            known: None,
         };
         let (decision, _) = self.decide(
             Some(txn),
@@ -380,6 +480,7 @@ impl Index {
             Some(m),
             Some(old),
             &mut Timing::default(),
+            &mut Memo::default(),
         )?;
         self.place(txn, m, &mut rec, decision.best.as_ref())?;
         txn.put_doc(m, rec);

@@ -145,7 +145,11 @@ impl Index {
             let (k, _) = item.map_err(it_err)?;
             frequent.insert(k.to_vec());
         }
-        for item in src.iterator_cf(handle(cf::POSTINGS)?, IteratorMode::Start) {
+        for item in src.iterator_cf_opt(
+            handle(cf::POSTINGS)?,
+            storage::scan_options(),
+            IteratorMode::Start,
+        ) {
             let (k, v) = item.map_err(it_err)?;
             if frequent.contains(k.as_ref()) {
                 report.frequent_postings_dropped += 1;
@@ -163,7 +167,11 @@ impl Index {
             batch.put_cf(dst.cf(cf::POSTINGS), &k, codec::encode_posting(&ids));
             flush(&mut batch, false)?;
         }
-        for item in src.iterator_cf(handle(cf::SIMHASH)?, IteratorMode::Start) {
+        for item in src.iterator_cf_opt(
+            handle(cf::SIMHASH)?,
+            storage::scan_options(),
+            IteratorMode::Start,
+        ) {
             let (k, v) = item.map_err(it_err)?;
             let (_, _, id) = tables
                 .decode(&k)

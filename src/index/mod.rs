@@ -5,6 +5,7 @@
 //! one atomic `WriteBatch` with the WAL on; signatures are computed before the section, in
 //! parallel. Readers (`query`, look-ups, `export`) never take the writer lock.
 
+mod batch;
 mod check;
 mod cluster;
 mod compact;
@@ -13,24 +14,26 @@ mod txn;
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use parking_lot::{Mutex, RwLock};
-use rayon::prelude::*;
 use roaring::RoaringBitmap;
 use rocksdb::{ColumnFamily, Direction, IteratorMode, ReadOptions, WriteOptions, DB};
 use serde::{Deserialize, Serialize};
 
+pub use batch::{BatchOptions, BatchOrder};
 pub use check::CheckReport;
 pub use cluster::Match;
+use cluster::Memo;
 pub use compact::{dir_bytes, CompactReport};
 pub use source::{SourcedContent, TextSource};
 
 use crate::fingerprint::{fingerprints_and_sketch, hamming, Content, Signatures};
 use crate::options::{IndexOptions, RepresentativePolicy, SignatureConfig};
 use crate::storage::codec::{self, ClusterId, ClusterRecord, DocId, DocRecord};
+use crate::storage::merge::Delta;
 use crate::storage::{self, cf, id_key, kind, meta, posting_key, SimhashTables, FORMAT_VERSION};
 use crate::text::split_sentences;
 use crate::{Error, Result};
@@ -92,39 +95,6 @@ pub struct Verdict {
     pub verified: usize,
     /// Where the time went.
     pub timing: Timing,
-}
-
-/// Order in which a batch is inserted.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum BatchOrder {
-    /// Descending number of sentence fingerprints, so that large clusters form first and
-    /// similarity spreads one way, larger to smaller (seed 000 §4.2). The default.
-    #[default]
-    FingerprintCount,
-    /// The order given (corpus order).
-    Input,
-}
-
-/// Options of [`Index::insert_batch`].
-#[derive(Clone, Copy, Debug)]
-pub struct BatchOptions {
-    /// Insertion order.
-    pub order: BatchOrder,
-    /// Pages per committed `WriteBatch`.
-    pub group: usize,
-    /// Pages whose signatures are computed together; the next window's are computed while
-    /// this one is inserted.
-    pub window: usize,
-}
-
-impl Default for BatchOptions {
-    fn default() -> Self {
-        BatchOptions {
-            order: BatchOrder::FingerprintCount,
-            group: 256,
-            window: 1024,
-        }
-    }
 }
 
 /// Figures about an index.
@@ -206,6 +176,9 @@ pub struct Index {
     opts: IndexOptions,
     tables: SimhashTables,
     writer: Mutex<Counters>,
+    /// Writes committed since the index was opened: batch ingest checks it to know whether
+    /// postings it read ahead are still current.
+    commits: AtomicU64,
     poisoned: AtomicBool,
     frequent: RwLock<HashSet<[u8; 9]>>,
     /// The cluster of every live page, by `DocId` ([`NO_CLUSTER`] for none): candidates are
@@ -226,6 +199,48 @@ pub(crate) struct Probe<'p> {
     pub(crate) simhash: u64,
     pub(crate) content_hash: u128,
     pub(crate) codes: &'p [u32],
+    /// Postings of the probe's keys read ahead of the writer (batch ingest), if still valid.
+    pub(crate) known: Option<Known<'p>>,
+}
+
+impl<'p> Probe<'p> {
+    /// The probe of a new page.
+    fn of(sig: &'p Signatures) -> Self {
+        Probe {
+            text: &sig.text,
+            fingerprints: &sig.fingerprints,
+            sketch: &sig.sketch,
+            simhash: sig.simhash,
+            content_hash: sig.content_hash,
+            codes: &sig.codes,
+            known: None,
+        }
+    }
+}
+
+/// Postings read for one page ahead of the writer, and the posting changes committed since by
+/// the writer that uses them. Valid only while no other write has been committed since the
+/// read: the batch checks the index's commit count before handing them over.
+#[derive(Clone, Copy)]
+pub(crate) struct Known<'p> {
+    /// Postings as they were read, sorted by key.
+    pub(crate) read: &'p [([u8; 9], RoaringBitmap)],
+    /// Posting changes committed since, oldest first.
+    pub(crate) since: &'p [HashMap<[u8; 9], Delta>],
+}
+
+impl Known<'_> {
+    /// The posting of a key as committed now, when it was read ahead.
+    pub(crate) fn get(&self, key: &[u8; 9]) -> Option<RoaringBitmap> {
+        let i = self.read.binary_search_by(|(k, _)| k.cmp(key)).ok()?;
+        let mut bm = self.read[i].1.clone();
+        for changes in self.since {
+            if let Some(d) = changes.get(key) {
+                d.apply(&mut bm);
+            }
+        }
+        Some(bm)
+    }
 }
 
 impl Index {
@@ -262,6 +277,7 @@ impl Index {
             opts,
             tables,
             writer: Mutex::new(Counters::default()),
+            commits: AtomicU64::new(0),
             poisoned: AtomicBool::new(false),
             frequent: RwLock::new(HashSet::new()),
             page_cluster: RwLock::new(Vec::new()),
@@ -616,20 +632,26 @@ impl Index {
     // ----- candidates and decisions -----
 
     /// Candidate pages of a probe: id → (shared fingerprints, exact content, simhash near).
+    /// Without a transaction, `keep` receives every posting read.
     fn gather(
         &self,
         txn: Option<&mut Txn<'_>>,
         probe: &Probe<'_>,
+        mut keep: Option<&mut Vec<([u8; 9], RoaringBitmap)>>,
     ) -> Result<HashMap<DocId, (u32, bool)>> {
         let mut cands: HashMap<DocId, (u32, bool)> = HashMap::new();
-        let posting = |txn: &Option<&mut Txn<'_>>, key: &[u8; 9]| -> Result<RoaringBitmap> {
-            match txn {
-                Some(t) => t.posting(key),
-                None => self.posting(key),
+        let mut txn = txn;
+        let content = posting_key(kind::CONTENT, probe.content_hash);
+        let exact = match txn.as_deref() {
+            Some(t) => t.posting_known(&content, probe.known)?,
+            None => {
+                let bm = self.posting(&content)?;
+                if let Some(k) = keep.as_deref_mut() {
+                    k.push((content, bm.clone()));
+                }
+                bm
             }
         };
-        let mut txn = txn;
-        let exact = posting(&txn, &posting_key(kind::CONTENT, probe.content_hash))?;
         for id in &exact {
             cands.entry(id).or_default().1 = true;
         }
@@ -645,8 +667,14 @@ impl Index {
                 .collect()
         };
         let postings = match txn.as_deref() {
-            Some(t) => t.postings(&keys)?,
-            None => self.postings(&keys)?,
+            Some(t) => t.postings_known(&keys, probe.known)?,
+            None => {
+                let read = self.postings(&keys)?;
+                if let Some(k) = keep {
+                    k.extend(keys.iter().copied().zip(read.iter().cloned()));
+                }
+                read
+            }
         };
         for (key, ids) in keys.into_iter().zip(postings) {
             let n = ids.len();
@@ -719,7 +747,15 @@ impl Index {
         Ok(())
     }
 
-    fn commit(&self, mut txn: Txn<'_>, counters: &mut Counters) -> Result<()> {
+    /// Commits a transaction in one atomic write. `sync` syncs the WAL before returning (the
+    /// groups of a batch are written without it, and the batch syncs once at its end).
+    /// Returns the posting changes it committed.
+    fn commit(
+        &self,
+        mut txn: Txn<'_>,
+        counters: &mut Counters,
+        sync: bool,
+    ) -> Result<HashMap<[u8; 9], Delta>> {
         txn.finish();
         let frequent_added = std::mem::take(&mut txn.frequent_added);
         let new_counters = Counters {
@@ -729,12 +765,13 @@ impl Index {
             live_clusters: txn.live_clusters,
         };
         let mut wo = WriteOptions::default();
-        wo.set_sync(self.opts.sync_writes);
+        wo.set_sync(sync && self.opts.sync_writes);
         let batch = std::mem::take(&mut txn.batch);
         if let Err(e) = self.db.write_opt(batch, &wo) {
             self.poisoned.store(true, Ordering::Release);
             return Err(Error::storage("committing a write batch", e));
         }
+        self.commits.fetch_add(1, Ordering::AcqRel);
         *counters = new_counters;
         if !frequent_added.is_empty() {
             self.frequent.write().extend(frequent_added);
@@ -750,7 +787,7 @@ impl Index {
                 map[i] = cluster.unwrap_or(NO_CLUSTER);
             }
         }
-        Ok(())
+        Ok(txn.take_postings())
     }
 
     /// Inserts a page: compares it with the pages already held, stores it, and joins it to the
@@ -767,9 +804,9 @@ impl Index {
         let signature = t0.elapsed();
         let mut counters = self.lock_writer()?;
         let mut txn = Txn::new(self, &counters);
-        let mut verdict = self.insert_in(&mut txn, page, &sig)?;
+        let mut verdict = self.insert_in(&mut txn, page, &sig, &mut Memo::default(), None)?;
         let tw = Instant::now();
-        self.commit(txn, &mut counters)?;
+        self.commit(txn, &mut counters, true)?;
         verdict.timing.write += tw.elapsed();
         verdict.timing.signature = signature;
         Ok(verdict)
@@ -783,19 +820,18 @@ impl Index {
         let t0 = Instant::now();
         let sig = Signatures::compute(content, &self.opts.signature)?;
         let signature = t0.elapsed();
-        let probe = Probe {
-            text: &sig.text,
-            fingerprints: &sig.fingerprints,
-            sketch: &sig.sketch,
-            simhash: sig.simhash,
-            content_hash: sig.content_hash,
-            codes: &sig.codes,
-        };
         let mut timing = Timing {
             signature,
             ..Timing::default()
         };
-        let (decision, cands) = self.decide(None, &probe, None, None, &mut timing)?;
+        let (decision, cands) = self.decide(
+            None,
+            &Probe::of(&sig),
+            None,
+            None,
+            &mut timing,
+            &mut Memo::default(),
+        )?;
         let mut v = Verdict {
             duplicate: false,
             doc: None,
@@ -837,169 +873,17 @@ impl Index {
             .key_id(key)?
             .ok_or_else(|| Error::NotFound(key.to_string()))?;
         self.delete_in(&mut txn, id)?;
-        self.commit(txn, &mut counters)
+        self.commit(txn, &mut counters, true).map(|_| ())
     }
 
-    /// Inserts many pages: signatures in parallel, then insertion in `opts.order`, committed in
-    /// groups of `opts.group` pages per write. Pages are taken in windows of `opts.window`: the
-    /// signatures of the next window are computed while the current one is inserted, and the
-    /// fingerprint-count order applies within a window. Returns one result per page, in input
-    /// order; a page that fails (bad content) does not stop the others. `progress(done, total)` is
-    /// called after every committed group.
-    ///
-    /// # Errors
-    /// The outer error is a storage failure that stopped the batch (the index is then poisoned;
-    /// groups committed before it stay).
-    pub fn insert_batch(
+    fn insert_in(
         &self,
-        pages: &[Page<'_>],
-        opts: &BatchOptions,
-        progress: &mut dyn FnMut(usize, usize),
-    ) -> Result<Vec<Result<Verdict>>> {
-        self.check_writable()?;
-        let window = opts.window.max(1);
-        let ranges: Vec<std::ops::Range<usize>> = (0..pages.len())
-            .step_by(window)
-            .map(|a| a..(a + window).min(pages.len()))
-            .collect();
-        let cfg = &self.opts.signature;
-        let compute =
-            |range: std::ops::Range<usize>| -> (Vec<Option<Result<Signatures>>>, Duration) {
-                let t0 = Instant::now();
-                let sigs = pages[range]
-                    .par_iter()
-                    .map(|p| Some(check_page(p).and_then(|_| Signatures::compute(p.content, cfg))))
-                    .collect();
-                (sigs, t0.elapsed())
-            };
-        let mut results: Vec<Option<Result<Verdict>>> = (0..pages.len()).map(|_| None).collect();
-        let mut done = 0;
-        std::thread::scope(|scope| -> Result<()> {
-            let spawn = |r: &std::ops::Range<usize>| {
-                let r = r.clone();
-                scope.spawn(move || compute(r))
-            };
-            let mut pending = ranges.first().map(spawn);
-            for (wi, range) in ranges.iter().enumerate() {
-                let Some(handle) = pending.take() else { break };
-                let (sigs, took) = handle
-                    .join()
-                    .map_err(|_| Error::InvalidArgument("a signature worker panicked".into()))?;
-                pending = ranges.get(wi + 1).map(spawn);
-                let per_page = took / range.len().max(1) as u32;
-                self.insert_window(
-                    &pages[range.clone()],
-                    sigs,
-                    opts,
-                    per_page,
-                    &mut results[range.clone()],
-                    &mut |n| {
-                        done += n;
-                        progress(done, pages.len());
-                    },
-                )?;
-            }
-            Ok(())
-        })?;
-        Ok(results
-            .into_iter()
-            .map(|r| {
-                r.unwrap_or_else(|| Err(Error::InvalidArgument("page was not processed".into())))
-            })
-            .collect())
-    }
-
-    /// Inserts one window of a batch whose signatures are computed.
-    fn insert_window(
-        &self,
-        pages: &[Page<'_>],
-        mut sigs: Vec<Option<Result<Signatures>>>,
-        opts: &BatchOptions,
-        per_page_signature: Duration,
-        results: &mut [Option<Result<Verdict>>],
-        progress: &mut dyn FnMut(usize),
-    ) -> Result<()> {
-        // A key given twice in one window: only its last page is inserted (the order within the
-        // window may change, the outcome must not).
-        let mut last: HashMap<&str, usize> = HashMap::new();
-        for (i, p) in pages.iter().enumerate() {
-            last.insert(p.key, i);
-        }
-        for (i, p) in pages.iter().enumerate() {
-            if last.get(p.key) != Some(&i) && matches!(sigs[i], Some(Ok(_))) {
-                sigs[i] = Some(Err(Error::InvalidArgument(format!(
-                    "page {:?} superseded by a later page with the same key in the batch",
-                    p.key
-                ))));
-            }
-        }
-        let mut order: Vec<usize> = (0..pages.len()).collect();
-        if opts.order == BatchOrder::FingerprintCount {
-            let count = |i: usize| match &sigs[i] {
-                Some(Ok(s)) => s.fingerprints.len(),
-                _ => 0,
-            };
-            order.sort_by_key(|&i| std::cmp::Reverse(count(i)));
-        }
-        for chunk in order.chunks(opts.group.max(1)) {
-            let mut counters = self.lock_writer()?;
-            let mut txn = Txn::new(self, &counters);
-            let mut verdicts = Vec::with_capacity(chunk.len());
-            let mut failed = false;
-            for &i in chunk {
-                if let Some(Ok(sig)) = &sigs[i] {
-                    match self.insert_in(&mut txn, &pages[i], sig) {
-                        Ok(v) => verdicts.push((i, v)),
-                        Err(_) => {
-                            failed = true;
-                            break;
-                        }
-                    }
-                }
-            }
-            if failed {
-                // One page failed inside the shared write: redo the group page by page, so that
-                // only that page is left out.
-                drop(txn);
-                for &i in chunk {
-                    if let Some(Ok(sig)) = &sigs[i] {
-                        let mut one = Txn::new(self, &counters);
-                        let r = self.insert_in(&mut one, &pages[i], sig);
-                        let r = match r {
-                            Ok(v) => self.commit(one, &mut counters).map(|_| v),
-                            Err(e) => Err(e),
-                        };
-                        if matches!(r, Err(Error::Storage { .. }))
-                            && self.poisoned.load(Ordering::Acquire)
-                        {
-                            return r.map(|_| ());
-                        }
-                        results[i] = Some(r);
-                    }
-                }
-            } else {
-                self.commit(txn, &mut counters)?;
-                for (i, v) in verdicts {
-                    results[i] = Some(Ok(v));
-                }
-            }
-            drop(counters);
-            for &i in chunk {
-                if results[i].is_none() {
-                    if let Some(Err(e)) = sigs[i].take() {
-                        results[i] = Some(Err(e));
-                    }
-                }
-                if let Some(Ok(v)) = results[i].as_mut() {
-                    v.timing.signature = per_page_signature;
-                }
-            }
-            progress(chunk.len());
-        }
-        Ok(())
-    }
-
-    fn insert_in(&self, txn: &mut Txn<'_>, page: &Page<'_>, sig: &Signatures) -> Result<Verdict> {
+        txn: &mut Txn<'_>,
+        page: &Page<'_>,
+        sig: &Signatures,
+        memo: &mut Memo,
+        known: Option<Known<'_>>,
+    ) -> Result<Verdict> {
         let mut timing = Timing::default();
         let replaced = match txn.key_id(page.key)? {
             Some(old) => {
@@ -1009,14 +893,10 @@ impl Index {
             None => false,
         };
         let probe = Probe {
-            text: &sig.text,
-            fingerprints: &sig.fingerprints,
-            sketch: &sig.sketch,
-            simhash: sig.simhash,
-            content_hash: sig.content_hash,
-            codes: &sig.codes,
+            known,
+            ..Probe::of(sig)
         };
-        let (decision, cands) = self.decide(Some(txn), &probe, None, None, &mut timing)?;
+        let (decision, cands) = self.decide(Some(txn), &probe, None, None, &mut timing, memo)?;
         let tw = Instant::now();
         let id = txn.alloc_doc()?;
         let mut rec = DocRecord {

@@ -1,14 +1,20 @@
 //! A write transaction: one RocksDB `WriteBatch` plus a read-your-writes overlay, so that a
 //! delete with its hand-over, a replace, or a group of batch inserts is decided on the state it
 //! is building and committed in one atomic write.
+//!
+//! Changes are kept in the overlay and turned into the batch only by [`Txn::finish`]: a record
+//! written several times in one transaction (a cluster that several pages join) is written once,
+//! a posting changed by several pages gets one merge operand, and every column family's entries
+//! go in key order. Inserting sorted keys into a RocksDB memtable is several times cheaper than
+//! inserting them in hash order, and the commit is the serial part of batch ingest.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
 use roaring::RoaringBitmap;
 use rocksdb::WriteBatch;
 
-use super::Index;
+use super::{Index, Known};
 use crate::storage::codec::{self, ClusterId, ClusterRecord, DocId, DocRecord};
 use crate::storage::merge::{add_operand, remove_operand, Delta};
 use crate::storage::{cf, id_key, meta};
@@ -22,10 +28,16 @@ pub(crate) struct Txn<'a> {
     keys: HashMap<String, Option<DocId>>,
     clusters: HashMap<ClusterId, Option<ClusterRecord>>,
     texts: HashMap<DocId, Option<Arc<str>>>,
+    /// The value each changed text key gets (`None`: deleted).
+    text_values: BTreeMap<DocId, Option<Vec<u8>>>,
     postings: HashMap<[u8; 9], Delta>,
     simhash_added: Vec<(u64, DocId)>,
+    /// Simhash table keys written (`true`) or deleted (`false`).
+    simhash_keys: BTreeMap<[u8; 13], bool>,
     pub(crate) deleted: HashSet<DocId>,
     pub(crate) frequent_added: HashSet<[u8; 9]>,
+    /// Over-frequent fingerprints marked by this write, with their reason byte.
+    frequent_reasons: BTreeMap<[u8; 9], u8>,
     pub(crate) next_doc: DocId,
     pub(crate) next_cluster: ClusterId,
     pub(crate) live_docs: u64,
@@ -41,10 +53,13 @@ impl<'a> Txn<'a> {
             keys: HashMap::new(),
             clusters: HashMap::new(),
             texts: HashMap::new(),
+            text_values: BTreeMap::new(),
             postings: HashMap::new(),
             simhash_added: Vec::new(),
+            simhash_keys: BTreeMap::new(),
             deleted: HashSet::new(),
             frequent_added: HashSet::new(),
+            frequent_reasons: BTreeMap::new(),
             next_doc: counters.next_doc,
             next_cluster: counters.next_cluster,
             live_docs: counters.live_docs,
@@ -97,27 +112,68 @@ impl<'a> Txn<'a> {
     /// The posting of a key with pending changes applied and deleted ids left out.
     pub(crate) fn posting(&self, key: &[u8; 9]) -> Result<RoaringBitmap> {
         let mut bm = self.ix.posting(key)?;
+        self.overlay(key, &mut bm);
+        Ok(bm)
+    }
+
+    /// [`Txn::posting`], from the postings read ahead when they hold the key.
+    pub(crate) fn posting_known(
+        &self,
+        key: &[u8; 9],
+        known: Option<Known<'_>>,
+    ) -> Result<RoaringBitmap> {
+        match known.and_then(|k| k.get(key)) {
+            Some(mut bm) => {
+                self.overlay(key, &mut bm);
+                Ok(bm)
+            }
+            None => self.posting(key),
+        }
+    }
+
+    /// Postings of several keys, pending changes applied, deleted ids out: from the postings
+    /// read ahead when they hold a key, the others in one batched read.
+    pub(crate) fn postings_known(
+        &self,
+        keys: &[[u8; 9]],
+        known: Option<Known<'_>>,
+    ) -> Result<Vec<RoaringBitmap>> {
+        let mut out: Vec<Option<RoaringBitmap>> = match known {
+            Some(k) => keys.iter().map(|key| k.get(key)).collect(),
+            None => vec![None; keys.len()],
+        };
+        let missing: Vec<[u8; 9]> = keys
+            .iter()
+            .zip(&out)
+            .filter(|(_, bm)| bm.is_none())
+            .map(|(key, _)| *key)
+            .collect();
+        let mut read = self.ix.postings(&missing)?.into_iter();
+        let mut all = Vec::with_capacity(keys.len());
+        for (key, bm) in keys.iter().zip(out.iter_mut()) {
+            let mut bm = match bm.take() {
+                Some(bm) => bm,
+                None => read.next().unwrap_or_default(),
+            };
+            self.overlay(key, &mut bm);
+            all.push(bm);
+        }
+        Ok(all)
+    }
+
+    /// Applies this write's pending changes of a posting and leaves its deleted pages out.
+    fn overlay(&self, key: &[u8; 9], bm: &mut RoaringBitmap) {
         if let Some(d) = self.postings.get(key) {
-            d.apply(&mut bm);
+            d.apply(bm);
         }
         for id in &self.deleted {
             bm.remove(*id);
         }
-        Ok(bm)
     }
 
-    /// Postings of several keys (one batched read), pending changes applied, deleted ids out.
-    pub(crate) fn postings(&self, keys: &[[u8; 9]]) -> Result<Vec<RoaringBitmap>> {
-        let mut out = self.ix.postings(keys)?;
-        for (key, bm) in keys.iter().zip(out.iter_mut()) {
-            if let Some(d) = self.postings.get(key) {
-                d.apply(bm);
-            }
-            for id in &self.deleted {
-                bm.remove(*id);
-            }
-        }
-        Ok(out)
+    /// The posting changes of this write (after [`Txn::finish`]).
+    pub(crate) fn take_postings(&mut self) -> HashMap<[u8; 9], Delta> {
+        std::mem::take(&mut self.postings)
     }
 
     /// The cluster of a page as this write sees it.
@@ -154,17 +210,13 @@ impl<'a> Txn<'a> {
         Ok(out)
     }
 
-    // ----- writes -----
+    // ----- writes (into the overlay; `finish` builds the batch) -----
 
     pub(crate) fn put_doc(&mut self, id: DocId, rec: DocRecord) {
-        self.batch
-            .put_cf(self.ix.cf(cf::DOCS), id_key(id), rec.encode());
         self.docs.insert(id, Some(rec));
     }
 
     pub(crate) fn put_key(&mut self, key: &str, id: DocId) {
-        self.batch
-            .put_cf(self.ix.cf(cf::KEYS), key.as_bytes(), id_key(id));
         self.keys.insert(key.to_string(), Some(id));
     }
 
@@ -176,40 +228,36 @@ impl<'a> Txn<'a> {
         } else {
             codec::encode_posting_keys(posting_keys)
         };
-        self.batch.put_cf(self.ix.cf(cf::TEXTS), id_key(id), value);
+        self.text_values.insert(id, Some(value));
         self.texts.insert(id, Some(text));
     }
 
     pub(crate) fn put_cluster(&mut self, cid: ClusterId, rec: ClusterRecord) {
-        self.batch
-            .put_cf(self.ix.cf(cf::CLUSTERS), id_key(cid), rec.encode());
         self.clusters.insert(cid, Some(rec));
     }
 
     pub(crate) fn delete_cluster(&mut self, cid: ClusterId) {
-        self.batch.delete_cf(self.ix.cf(cf::CLUSTERS), id_key(cid));
         self.clusters.insert(cid, None);
         self.live_clusters = self.live_clusters.saturating_sub(1);
     }
 
     pub(crate) fn posting_add(&mut self, key: [u8; 9], id: DocId) {
-        let op = add_operand(id);
-        self.batch.merge_cf(self.ix.cf(cf::POSTINGS), key, op);
         // Pushing a well-formed operand cannot fail.
-        let _ = self.postings.entry(key).or_default().push(&op);
+        let _ = self.postings.entry(key).or_default().push(&add_operand(id));
     }
 
     pub(crate) fn posting_remove(&mut self, key: [u8; 9], id: DocId) {
-        let op = remove_operand(id);
-        self.batch.merge_cf(self.ix.cf(cf::POSTINGS), key, op);
-        let _ = self.postings.entry(key).or_default().push(&op);
+        let _ = self
+            .postings
+            .entry(key)
+            .or_default()
+            .push(&remove_operand(id));
     }
 
     pub(crate) fn simhash_add(&mut self, h: u64, id: DocId) {
         let tables = self.ix.tables;
         for t in 0..tables.tables {
-            self.batch
-                .put_cf(self.ix.cf(cf::SIMHASH), tables.key(t, h, id), []);
+            self.simhash_keys.insert(tables.key(t, h, id), true);
         }
         self.simhash_added.push((h, id));
     }
@@ -217,27 +265,23 @@ impl<'a> Txn<'a> {
     pub(crate) fn simhash_remove(&mut self, h: u64, id: DocId) {
         let tables = self.ix.tables;
         for t in 0..tables.tables {
-            self.batch
-                .delete_cf(self.ix.cf(cf::SIMHASH), tables.key(t, h, id));
+            self.simhash_keys.insert(tables.key(t, h, id), false);
         }
     }
 
     pub(crate) fn mark_frequent(&mut self, key: [u8; 9], reason: u8) {
         if self.frequent_added.insert(key) {
-            self.batch.put_cf(self.ix.cf(cf::FREQUENT), key, [reason]);
+            self.frequent_reasons.insert(key, reason);
         }
     }
 
     /// Removes a page's own entries (key, record, text, simhash); postings are the caller's.
     pub(crate) fn forget_doc(&mut self, id: DocId, rec: &DocRecord) {
-        self.batch
-            .delete_cf(self.ix.cf(cf::KEYS), rec.key.as_bytes());
-        self.batch.delete_cf(self.ix.cf(cf::DOCS), id_key(id));
-        self.batch.delete_cf(self.ix.cf(cf::TEXTS), id_key(id));
         self.simhash_remove(rec.simhash, id);
         self.keys.insert(rec.key.clone(), None);
         self.docs.insert(id, None);
         self.texts.insert(id, None);
+        self.text_values.insert(id, None);
         self.deleted.insert(id);
         self.live_docs = self.live_docs.saturating_sub(1);
     }
@@ -256,16 +300,81 @@ impl<'a> Txn<'a> {
         Ok(id)
     }
 
-    /// Writes the counters into the batch; the caller commits.
+    /// Builds the write batch from the overlay — every column family in key order, each record
+    /// once with its last value, one merge operand per changed posting — and adds the counters;
+    /// the caller commits.
     pub(crate) fn finish(&mut self) {
-        let m = self.ix.cf(cf::META);
-        self.batch
-            .put_cf(m, meta::NEXT_DOC, self.next_doc.to_be_bytes());
-        self.batch
-            .put_cf(m, meta::NEXT_CLUSTER, self.next_cluster.to_be_bytes());
-        self.batch
-            .put_cf(m, meta::LIVE_DOCS, self.live_docs.to_be_bytes());
-        self.batch
-            .put_cf(m, meta::LIVE_CLUSTERS, self.live_clusters.to_be_bytes());
+        let ix = self.ix;
+        let batch = &mut self.batch;
+
+        let mut keys: Vec<(&String, &Option<DocId>)> = self.keys.iter().collect();
+        keys.sort_unstable_by(|a, b| a.0.cmp(b.0));
+        let h = ix.cf(cf::KEYS);
+        for (key, id) in keys {
+            match id {
+                Some(id) => batch.put_cf(h, key.as_bytes(), id_key(*id)),
+                None => batch.delete_cf(h, key.as_bytes()),
+            }
+        }
+
+        let mut docs: Vec<(&DocId, &Option<DocRecord>)> = self.docs.iter().collect();
+        docs.sort_unstable_by_key(|(id, _)| **id);
+        let h = ix.cf(cf::DOCS);
+        for (id, rec) in docs {
+            match rec {
+                Some(rec) => batch.put_cf(h, id_key(*id), rec.encode()),
+                None => batch.delete_cf(h, id_key(*id)),
+            }
+        }
+
+        let h = ix.cf(cf::TEXTS);
+        for (id, value) in &self.text_values {
+            match value {
+                Some(v) => batch.put_cf(h, id_key(*id), v),
+                None => batch.delete_cf(h, id_key(*id)),
+            }
+        }
+
+        let mut postings: Vec<(&[u8; 9], &Delta)> = self
+            .postings
+            .iter()
+            .filter(|(_, d)| !d.add.is_empty() || !d.remove.is_empty())
+            .collect();
+        postings.sort_unstable_by_key(|(k, _)| **k);
+        let h = ix.cf(cf::POSTINGS);
+        for (key, delta) in postings {
+            batch.merge_cf(h, key, delta.operand());
+        }
+
+        let h = ix.cf(cf::SIMHASH);
+        for (key, put) in &self.simhash_keys {
+            if *put {
+                batch.put_cf(h, key, []);
+            } else {
+                batch.delete_cf(h, key);
+            }
+        }
+
+        let mut clusters: Vec<(&ClusterId, &Option<ClusterRecord>)> =
+            self.clusters.iter().collect();
+        clusters.sort_unstable_by_key(|(id, _)| **id);
+        let h = ix.cf(cf::CLUSTERS);
+        for (cid, rec) in clusters {
+            match rec {
+                Some(rec) => batch.put_cf(h, id_key(*cid), rec.encode()),
+                None => batch.delete_cf(h, id_key(*cid)),
+            }
+        }
+
+        let h = ix.cf(cf::FREQUENT);
+        for (key, reason) in &self.frequent_reasons {
+            batch.put_cf(h, key, [*reason]);
+        }
+
+        let m = ix.cf(cf::META);
+        batch.put_cf(m, meta::NEXT_DOC, self.next_doc.to_be_bytes());
+        batch.put_cf(m, meta::NEXT_CLUSTER, self.next_cluster.to_be_bytes());
+        batch.put_cf(m, meta::LIVE_DOCS, self.live_docs.to_be_bytes());
+        batch.put_cf(m, meta::LIVE_CLUSTERS, self.live_clusters.to_be_bytes());
     }
 }

@@ -89,6 +89,20 @@ impl Delta {
         *base |= &self.add;
     }
 
+    /// The delta as one operand: a plain add operand when it removes nothing (the usual
+    /// case, and the smaller encoding for a few ids), otherwise a delta operand.
+    pub fn operand(&self) -> Vec<u8> {
+        if !self.remove.is_empty() {
+            return self.encode();
+        }
+        let mut b = Vec::with_capacity(1 + 4 * self.add.len() as usize);
+        b.push(OP_ADD);
+        for id in &self.add {
+            b.extend_from_slice(&id.to_be_bytes());
+        }
+        b
+    }
+
     /// Encodes the delta as one operand.
     pub fn encode(&self) -> Vec<u8> {
         let mut b =
@@ -161,6 +175,26 @@ mod tests {
         folded.apply(&mut base);
         let expected: RoaringBitmap = [2u32, 3].into_iter().collect();
         assert_eq!(base, expected);
+    }
+
+    #[test]
+    fn one_operand_per_delta_reproduces_the_delta() {
+        let mut adds = Delta::default();
+        for id in [7u32, 3, 70_000] {
+            adds.push(&add_operand(id)).unwrap();
+        }
+        let op = adds.operand();
+        assert_eq!(op[0], OP_ADD);
+        assert_eq!(op.len(), 1 + 3 * 4);
+        let mut mixed = adds.clone();
+        mixed.push(&remove_operand(3)).unwrap();
+        mixed.push(&remove_operand(9)).unwrap();
+        assert_eq!(mixed.operand()[0], OP_DELTA);
+        for d in [adds, mixed] {
+            let mut again = Delta::default();
+            again.push(&d.operand()).unwrap();
+            assert_eq!(again, d);
+        }
     }
 
     #[test]

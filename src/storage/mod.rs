@@ -18,7 +18,8 @@ pub mod merge;
 use std::path::Path;
 
 use rocksdb::{
-    BlockBasedOptions, ColumnFamilyDescriptor, DBCompressionType, Options, SliceTransform, DB,
+    BlockBasedOptions, ColumnFamilyDescriptor, DBCompressionType, Options, ReadOptions,
+    SliceTransform, DB,
 };
 
 use crate::{Error, Result};
@@ -74,6 +75,14 @@ pub mod kind {
     pub const CONTENT: u8 = b'C';
     /// A digest of the bottom-k unit sketch.
     pub const SKETCH: u8 = b'K';
+}
+
+/// Read options for a scan of a whole column family in key order, whatever its prefix
+/// extractor (the simhash tables' is their block prefix).
+pub fn scan_options() -> ReadOptions {
+    let mut ro = ReadOptions::default();
+    ro.set_total_order_seek(true);
+    ro
 }
 
 /// Key of a posting: kind ‖ high 64 bits of a 128-bit hash. Two hashes that share their high
