@@ -20,7 +20,10 @@ use std::time::{Duration, Instant};
 
 use parking_lot::{Mutex, RwLock};
 use roaring::RoaringBitmap;
-use rocksdb::{ColumnFamily, Direction, IteratorMode, ReadOptions, WriteOptions, DB};
+use rocksdb::{
+    BottommostLevelCompaction, ColumnFamily, CompactOptions, Direction, IteratorMode, ReadOptions,
+    WriteOptions, DB,
+};
 use serde::{Deserialize, Serialize};
 
 pub use batch::{BatchOptions, BatchOrder};
@@ -987,7 +990,12 @@ impl Index {
             self.db
                 .flush_cf(h)
                 .map_err(|e| Error::storage("flushing", e))?;
-            self.db.compact_range_cf(h, None::<&[u8]>, None::<&[u8]>);
+            // Force the bottommost level too: files already there are rewritten, so every
+            // merge operand is folded and every block gets the bottommost compression.
+            let mut co = CompactOptions::default();
+            co.set_bottommost_level_compaction(BottommostLevelCompaction::Force);
+            self.db
+                .compact_range_cf_opt(h, None::<&[u8]>, None::<&[u8]>, &co);
         }
         Ok(())
     }
