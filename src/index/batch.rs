@@ -3,23 +3,25 @@
 //! one way, larger to smaller), grouped `WriteBatch`es.
 //!
 //! The writer is the serial part: it must decide page after page, each on the state the pages
-//! before it built. To keep it short, each window of the batch goes through three stages:
+//! before it built. To keep it short, each window of the batch goes through three stages, the
+//! first two in the background (on rayon's pool) while the writer inserts the window before:
 //!
-//! 1. **Prepare** (in the background while the writer inserts the previous window): signatures,
-//!    the insertion order, and the window's own postings — which pages of the window share
-//!    which keys.
-//! 2. **Pre-decide** (on every worker): each page is decided against the index as it stands, and
-//!    verified against the pages of its own window it is likely to meet — the earliest one it
-//!    shares a key with (the founder of their cluster, when the window forms one) and the one it
-//!    shares the most keys with. Every verification outcome found is kept in the page's
-//!    [`Memo`].
-//! 3. **Insert** (the writer): the real decision, which verifies only against pages the
-//!    outcomes do not cover. An outcome depends on the two pages alone (see
-//!    [`super::cluster::Outcome`]), so the writer's decisions are exactly those it would make
-//!    on its own; the stages change only where the work is done.
+//! 1. **Prepare**: signatures, the insertion order, and the window's own postings — which pages
+//!    of the window share which keys.
+//! 2. **Pre-decide**: each page is decided against the index as a snapshot shows it, and
+//!    verified against the pages of its own window and of the window before (being inserted
+//!    meanwhile) it is likely to meet — the earliest one it shares a key with (the founder of
+//!    their cluster, when those windows form one) and the one it shares the most keys with. Every
+//!    verification outcome is kept in the page's [`Memo`], and the postings read are kept.
+//! 3. **Insert** (the writer): the real decision, which verifies only against pages the outcomes
+//!    do not cover, and reads postings only where the snapshot's, with the changes the batch
+//!    committed since applied, are not known to be current. An outcome depends on the two pages
+//!    alone (see [`super::cluster::Outcome`]), so the writer's decisions are exactly those it
+//!    would make on its own; the stages change only where the work is done.
 
 use std::collections::HashMap;
 use std::sync::atomic::Ordering;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
@@ -27,10 +29,11 @@ use roaring::RoaringBitmap;
 
 use super::cluster::{Memo, Outcome, MEMBER_FALLBACK, STRONG_MATCH};
 use super::txn::Txn;
-use super::{check_page, signature_keys, Index, Known, Page, Probe, Timing, Verdict};
+use super::{
+    check_page, signature_keys, Ahead, Committed, Index, Known, Page, Probe, Timing, Verdict,
+};
 use crate::fingerprint::Signatures;
 use crate::storage::codec::{ClusterId, DocId};
-use crate::storage::merge::Delta;
 use crate::storage::{kind, posting_key};
 use crate::{Error, Result};
 
@@ -69,9 +72,9 @@ impl Default for BatchOptions {
 
 /// A window of a batch, prepared off the writer.
 struct Window {
-    /// Signatures by page (an `Err` for a page that cannot be inserted, including a page
-    /// superseded by a later one with the same key).
-    sigs: Vec<Option<Result<Signatures>>>,
+    /// Signatures by page (`None` for a page that cannot be inserted; its error is in
+    /// [`Prepared::errors`]).
+    sigs: Vec<Option<Signatures>>,
     /// Insertion order (indexes into `sigs`).
     order: Vec<usize>,
     /// Rank of each page in `order`.
@@ -82,12 +85,27 @@ struct Window {
     signature: Duration,
 }
 
+/// A window with its pages' errors and pre-decisions.
+struct Prepared {
+    window: Arc<Window>,
+    /// Why a page cannot be inserted (bad content, superseded by a later page of the same key).
+    errors: Vec<Option<Error>>,
+    /// Pre-decisions by page.
+    pre: Vec<Pre>,
+    /// Number of the last commit the pre-decisions' snapshot holds (`None`: their postings are
+    /// not to be used).
+    read_at: Option<u64>,
+    /// Pages in the window before it (`Target::Window` indexes below it are that window's).
+    before: u32,
+}
+
 /// A page a pre-decision verifies against.
 #[derive(Clone, Copy, Debug)]
 enum Target {
     /// A page in the index, of this cluster.
     Index(ClusterId, DocId),
-    /// A page of the window.
+    /// A page of the window before (below [`Prepared::before`]) or of this one (the index minus
+    /// `before`).
     Window(u32),
 }
 
@@ -118,7 +136,7 @@ fn outcome_match(o: Outcome) -> Option<(bool, f64)> {
 struct Pre {
     /// Outcomes against pages already in the index.
     memo: Memo,
-    /// Outcomes against pages of the same window (by index in the window).
+    /// Outcomes against pages of this window and the one before (see [`Target::Window`]).
     in_window: Vec<(u32, Outcome)>,
     /// The postings its candidate search read, sorted by key.
     postings: Vec<([u8; 9], RoaringBitmap)>,
@@ -158,35 +176,50 @@ impl Index {
             .collect();
         let mut results: Vec<Option<Result<Verdict>>> = (0..pages.len()).map(|_| None).collect();
         let mut done = 0;
+        // This batch's commits, with their posting changes, for as long as a snapshot older than
+        // them is in use.
+        let mut history: Vec<Committed> = Vec::new();
         std::thread::scope(|scope| -> Result<()> {
-            let spawn = |r: &std::ops::Range<usize>| {
-                let r = r.clone();
-                scope.spawn(move || self.prepare(&pages[r], opts.order))
+            let Some(first) = ranges.first() else {
+                return Ok(());
             };
-            let mut pending = ranges.first().map(spawn);
+            let mut cur = self.prepare_and_pre_decide(&pages[first.clone()], opts.order, None);
+            let mut doc_of_before: Vec<Option<DocId>> = Vec::new();
             for (wi, range) in ranges.iter().enumerate() {
-                let Some(handle) = pending.take() else { break };
-                let w = handle
-                    .join()
-                    .map_err(|_| Error::InvalidArgument("a signature worker panicked".into()))?;
-                // Pre-decisions first, on every worker, then the next window's preparation in
-                // the background while the writer inserts this one: the workers never hold a
-                // job the writer waits for behind one it does not.
-                let start = self.commits.load(Ordering::Acquire);
-                let (pre, current) = self.pre_decide(&w);
-                pending = ranges.get(wi + 1).map(spawn);
-                self.insert_window(
+                // The next window is prepared and pre-decided while this one is inserted.
+                let next = ranges.get(wi + 1).map(|r| {
+                    let (r, before) = (r.clone(), Arc::clone(&cur.window));
+                    scope.spawn(move || {
+                        self.prepare_and_pre_decide(&pages[r], opts.order, Some(&before))
+                    })
+                });
+                let prune = cur
+                    .read_at
+                    .unwrap_or_else(|| self.commits.load(Ordering::Acquire));
+                history.retain(|(n, _)| *n > prune);
+                let doc_of = self.insert_window(
                     &pages[range.clone()],
-                    w,
-                    pre,
-                    current.then_some(start),
+                    &mut cur,
+                    &doc_of_before,
+                    &mut history,
                     opts,
                     &mut results[range.clone()],
                     &mut |n| {
                         done += n;
                         progress(done, pages.len());
                     },
-                )?;
+                );
+                // Wait for the background work before leaving, even on an error.
+                let next = next.map(|h| h.join());
+                let doc_of = doc_of?;
+                match next {
+                    None => break,
+                    Some(Ok(n)) => cur = n,
+                    Some(Err(_)) => {
+                        return Err(Error::InvalidArgument("a batch worker panicked".into()))
+                    }
+                }
+                doc_of_before = doc_of;
             }
             Ok(())
         })?;
@@ -206,16 +239,41 @@ impl Index {
             .collect())
     }
 
+    /// Stages 1 and 2 for one window; `before` is the window inserted meanwhile.
+    fn prepare_and_pre_decide(
+        &self,
+        pages: &[Page<'_>],
+        order_by: BatchOrder,
+        before: Option<&Window>,
+    ) -> Prepared {
+        let (window, errors) = self.prepare(pages, order_by);
+        let (pre, read_at) = self.pre_decide(before, &window);
+        Prepared {
+            window: Arc::new(window),
+            errors,
+            pre,
+            read_at,
+            before: before.map_or(0, |b| b.sigs.len() as u32),
+        }
+    }
+
     /// Stage 1: signatures in parallel, pages superseded within the window, insertion order,
     /// and the window's own postings.
-    fn prepare(&self, pages: &[Page<'_>], order_by: BatchOrder) -> Window {
+    fn prepare(&self, pages: &[Page<'_>], order_by: BatchOrder) -> (Window, Vec<Option<Error>>) {
         let cfg = &self.opts.signature;
         let t0 = Instant::now();
-        let mut sigs: Vec<Option<Result<Signatures>>> = pages
+        let computed: Vec<Result<Signatures>> = pages
             .par_iter()
-            .map(|p| Some(check_page(p).and_then(|_| Signatures::compute(p.content, cfg))))
+            .map(|p| check_page(p).and_then(|_| Signatures::compute(p.content, cfg)))
             .collect();
         let signature = t0.elapsed() / pages.len().max(1) as u32;
+        let (mut sigs, mut errors): (Vec<Option<Signatures>>, Vec<Option<Error>>) = computed
+            .into_iter()
+            .map(|r| match r {
+                Ok(s) => (Some(s), None),
+                Err(e) => (None, Some(e)),
+            })
+            .unzip();
         // A key given twice in one window: only its last page is inserted (the order within the
         // window may change, the outcome must not).
         let mut last: HashMap<&str, usize> = HashMap::new();
@@ -223,19 +281,17 @@ impl Index {
             last.insert(p.key, i);
         }
         for (i, p) in pages.iter().enumerate() {
-            if last.get(p.key) != Some(&i) && matches!(sigs[i], Some(Ok(_))) {
-                sigs[i] = Some(Err(Error::InvalidArgument(format!(
+            if last.get(p.key) != Some(&i) && sigs[i].is_some() {
+                sigs[i] = None;
+                errors[i] = Some(Error::InvalidArgument(format!(
                     "page {:?} superseded by a later page with the same key in the batch",
                     p.key
-                ))));
+                )));
             }
         }
         let mut order: Vec<usize> = (0..pages.len()).collect();
         if order_by == BatchOrder::FingerprintCount {
-            let count = |i: usize| match &sigs[i] {
-                Some(Ok(s)) => s.fingerprints.len(),
-                _ => 0,
-            };
+            let count = |i: usize| sigs[i].as_ref().map_or(0, |s| s.fingerprints.len());
             order.sort_by_key(|&i| std::cmp::Reverse(count(i)));
         }
         let mut rank = vec![0u32; pages.len()];
@@ -246,7 +302,7 @@ impl Index {
         if self.source.is_none() {
             let frequent = self.frequent.read();
             for &i in &order {
-                if let Some(Ok(s)) = &sigs[i] {
+                if let Some(s) = &sigs[i] {
                     let keys = signature_keys(&s.fingerprints, &s.sketch);
                     let content = posting_key(kind::CONTENT, s.content_hash);
                     for key in keys.into_iter().chain(std::iter::once(content)) {
@@ -257,51 +313,67 @@ impl Index {
                 }
             }
         }
-        Window {
+        let w = Window {
             sigs,
             order,
             rank,
             postings,
             signature,
-        }
+        };
+        (w, errors)
     }
 
-    /// Stage 2: each page of the window pre-decided in parallel (see the module docs). An error
-    /// is left for the writer to meet. An index that takes texts from a [`super::TextSource`]
-    /// skips this stage.
+    /// Stage 2: each page of the window pre-decided in parallel (see the module docs), against
+    /// a snapshot of the index and the pages of `before` and `w`. An error is left for the
+    /// writer to meet. An index that takes texts from a [`super::TextSource`] skips this stage.
     ///
-    /// Returns the pre-decisions and whether the postings they read are the index's current
-    /// ones (no write was committed while they were read).
-    fn pre_decide(&self, w: &Window) -> (Vec<Pre>, bool) {
+    /// Returns the pre-decisions and the number of the last commit the snapshot holds.
+    fn pre_decide(&self, before: Option<&Window>, w: &Window) -> (Vec<Pre>, Option<u64>) {
         if self.source.is_some() {
-            return (w.sigs.iter().map(|_| Pre::default()).collect(), false);
+            return (w.sigs.iter().map(|_| Pre::default()).collect(), None);
         }
-        let before = self.commits.load(Ordering::Acquire);
+        let (snapshot, read_at) = {
+            // Commits happen under the writer lock: the snapshot and the count agree.
+            let _writer = self.writer.lock();
+            (self.db.snapshot(), self.commits.load(Ordering::Acquire))
+        };
         let pre = (0..w.sigs.len())
             .into_par_iter()
             .map(|i| {
                 let mut pre = Pre::default();
-                if let Some(Ok(sig)) = &w.sigs[i] {
-                    let _ = self.pre_decide_one(w, i, sig, &mut pre);
+                if let Some(sig) = &w.sigs[i] {
+                    let _ = self.pre_decide_one(before, w, i, sig, &snapshot, &mut pre);
                 }
                 pre
             })
             .collect();
-        (pre, self.commits.load(Ordering::Acquire) == before)
+        (pre, Some(read_at))
     }
 
     /// Verifies page `i` the way the writer is likely to: against the representatives of the
-    /// clusters it ranks first in the index, and against the earliest page of its window it
+    /// clusters it ranks first in the index, and against the earliest page of the two windows it
     /// shares a key with, best ranked first (exact content, then most shared fingerprints), until
     /// a strong match, as [`Index::decide`] does; with no match at all, against the best
     /// candidate members too.
-    fn pre_decide_one(&self, w: &Window, i: usize, sig: &Signatures, pre: &mut Pre) -> Result<()> {
+    fn pre_decide_one(
+        &self,
+        before: Option<&Window>,
+        w: &Window,
+        i: usize,
+        sig: &Signatures,
+        snapshot: &rocksdb::Snapshot<'_>,
+        pre: &mut Pre,
+    ) -> Result<()> {
         let probe = Probe::of(sig);
         let tc = Instant::now();
-        let (ranked, _) = self.rank(None, &probe, None, None, Some(&mut pre.postings))?;
+        let ahead = Ahead {
+            snapshot,
+            keep: &mut pre.postings,
+        };
+        let (ranked, _) = self.rank(None, &probe, None, None, Some(ahead))?;
         pre.postings.sort_unstable_by_key(|p| p.0);
         pre.postings.dedup_by(|a, b| a.0 == b.0);
-        let near = self.in_window(w, i, sig);
+        let near = near_pages(before, w, i, sig);
         let mut targets: Vec<(bool, u32, Target)> = Vec::with_capacity(ranked.len() + 1);
         for &(cid, rank) in &ranked {
             if let Some(cl) = self.cluster(cid)? {
@@ -309,8 +381,8 @@ impl Index {
                 targets.push((rank.exact, rank.shared, t));
             }
         }
-        if let Some(j) = near.earliest {
-            targets.push((near.exact, near.shared, Target::Window(j)));
+        if let Some(g) = near.earliest {
+            targets.push((near.exact, near.shared, Target::Window(g)));
         }
         // Stable: on a tie the index's clusters stay first.
         targets.sort_by_key(|t| std::cmp::Reverse((t.0, t.1)));
@@ -320,7 +392,7 @@ impl Index {
         let tv = Instant::now();
         let mut found = None;
         for &(_, _, target) in &targets {
-            let m = self.pre_match(w, &probe, target, pre)?;
+            let m = self.pre_match(before, w, &probe, target, pre)?;
             found = found.max(m);
             if m == Some(true) {
                 break;
@@ -328,10 +400,11 @@ impl Index {
         }
         if found.is_none() {
             for (cid, rank) in ranked.iter().take(MEMBER_FALLBACK) {
-                self.pre_match(w, &probe, Target::Index(*cid, rank.best_member), pre)?;
+                let t = Target::Index(*cid, rank.best_member);
+                self.pre_match(before, w, &probe, t, pre)?;
             }
-            if let Some(j) = near.most.filter(|&j| Some(j) != near.earliest) {
-                self.pre_match(w, &probe, Target::Window(j), pre)?;
+            if let Some(g) = near.most.filter(|&g| Some(g) != near.earliest) {
+                self.pre_match(before, w, &probe, Target::Window(g), pre)?;
             }
         }
         pre.timing.verify += tv.elapsed();
@@ -342,6 +415,7 @@ impl Index {
     /// `Some(strong)` for a match.
     fn pre_match(
         &self,
+        before: Option<&Window>,
         w: &Window,
         probe: &Probe<'_>,
         target: Target,
@@ -354,86 +428,60 @@ impl Index {
                     self.try_match(None, probe, cid, against, against, &mut 0, &mut pre.memo)?;
                 Ok(m.map(|m| strong(m.exact, m.resemble)))
             }
-            Target::Window(j) => {
-                if let Some(&(_, o)) = pre.in_window.iter().find(|(k, _)| *k == j) {
+            Target::Window(g) => {
+                if let Some(&(_, o)) = pre.in_window.iter().find(|(k, _)| *k == g) {
                     return Ok(outcome_match(o).map(|(e, r)| strong(e, r)));
                 }
-                let Some(Ok(other)) = &w.sigs[j as usize] else {
+                let Some(other) = window_page(before, w, g) else {
                     return Ok(None);
                 };
                 let text = Some(other.text.as_str());
                 let o = self.outcome(probe, &other.codes, other.content_hash, text);
-                pre.in_window.push((j, o));
+                pre.in_window.push((g, o));
                 Ok(outcome_match(o).map(|(e, r)| strong(e, r)))
             }
         }
     }
 
-    /// The pages of the window inserted before page `i` that share posting keys with it.
-    fn in_window(&self, w: &Window, i: usize, sig: &Signatures) -> Near {
-        let me = w.rank[i];
-        let mut shared: HashMap<u32, u32> = HashMap::new();
-        let mut near = Near::default();
-        let content = posting_key(kind::CONTENT, sig.content_hash);
-        if let Some(pages) = w.postings.get(&content) {
-            for &j in pages.iter().take_while(|&&j| w.rank[j as usize] < me) {
-                near.exact = true;
-                shared.entry(j).or_default();
-            }
-        }
-        for key in signature_keys(&sig.fingerprints, &sig.sketch) {
-            let Some(pages) = w.postings.get(&key) else {
-                continue;
-            };
-            // Pages are listed in insertion order: the ones before page `i` come first.
-            for &j in pages.iter().take_while(|&&j| w.rank[j as usize] < me) {
-                *shared.entry(j).or_default() += 1;
-            }
-        }
-        near.earliest = shared.keys().copied().min_by_key(|&j| w.rank[j as usize]);
-        if let Some((&j, &n)) = shared
-            .iter()
-            .max_by_key(|&(&j, &n)| (n, std::cmp::Reverse(w.rank[j as usize])))
-        {
-            near.most = Some(j);
-            near.shared = n;
-        }
-        near
-    }
-
-    /// Stage 3: the writer inserts the window in its order, a group per write.
+    /// Stage 3: the writer inserts the window in its order, a group per write. Returns the id
+    /// each page got.
     #[allow(clippy::too_many_arguments)]
     fn insert_window(
         &self,
         pages: &[Page<'_>],
-        mut w: Window,
-        mut pre: Vec<Pre>,
-        read_at: Option<u64>,
+        cur: &mut Prepared,
+        doc_of_before: &[Option<DocId>],
+        history: &mut Vec<Committed>,
         opts: &BatchOptions,
         results: &mut [Option<Result<Verdict>>],
         progress: &mut dyn FnMut(usize),
-    ) -> Result<()> {
-        // The id each page of the window got, once inserted: outcomes against pages of the
-        // window join a page's memo under those ids.
+    ) -> Result<Vec<Option<DocId>>> {
+        let w = Arc::clone(&cur.window);
+        let (pre, errors, before) = (&mut cur.pre, &mut cur.errors, cur.before);
+        // The id each page of the window got, once inserted: outcomes against pages of this
+        // window and the one before join a page's memo under those ids.
         let mut doc_of: Vec<Option<DocId>> = vec![None; pages.len()];
-        // The postings the pre-decisions read stay usable, with the changes this window commits
-        // applied on top, as long as no other write comes between (`read_at` counts commits).
-        let mut since: Vec<HashMap<[u8; 9], Delta>> = Vec::new();
-        let order = std::mem::take(&mut w.order);
-        for chunk in order.chunks(opts.group.max(1)) {
+        let read_at = cur.read_at;
+        for chunk in w.order.chunks(opts.group.max(1)) {
             let mut counters = self.lock_writer()?;
             let first_id = counters.next_doc;
-            let current = |since: &[HashMap<[u8; 9], Delta>]| {
-                read_at
-                    .is_some_and(|c| self.commits.load(Ordering::Acquire) == c + since.len() as u64)
+            // The postings the pre-decisions read are current, with this batch's commits since
+            // applied on top, while no other write has come between.
+            let since = |history: &[Committed]| -> Option<usize> {
+                let c = read_at?;
+                let from = history.partition_point(|(n, _)| *n <= c);
+                let ours = (history.len() - from) as u64;
+                (self.commits.load(Ordering::Acquire) == c + ours).then_some(from)
             };
             let mut txn = Txn::new(self, &counters);
             let mut verdicts = Vec::with_capacity(chunk.len());
             let mut failed = false;
-            let use_reads = current(&since);
+            let from = since(history);
             for &i in chunk {
-                if let Some(Ok(sig)) = &w.sigs[i] {
-                    let (memo, known) = known_outcomes(&mut pre[i], &doc_of, use_reads, &since);
+                if let Some(sig) = &w.sigs[i] {
+                    let ids = (doc_of_before, doc_of.as_slice(), before);
+                    let known = from.map(|f| &history[f..]);
+                    let (memo, known) = known_outcomes(&mut pre[i], ids, known);
                     match self.insert_in(&mut txn, &pages[i], sig, memo, known) {
                         Ok(v) => {
                             doc_of[i] = v.doc;
@@ -455,15 +503,17 @@ impl Index {
                     pre[i].memo.forget_from(first_id);
                 }
                 for &i in chunk {
-                    if let Some(Ok(sig)) = &w.sigs[i] {
+                    if let Some(sig) = &w.sigs[i] {
                         let mut one = Txn::new(self, &counters);
-                        let use_reads = current(&since);
-                        let (memo, known) = known_outcomes(&mut pre[i], &doc_of, use_reads, &since);
+                        let from = since(history);
+                        let ids = (doc_of_before, doc_of.as_slice(), before);
+                        let known = from.map(|f| &history[f..]);
+                        let (memo, known) = known_outcomes(&mut pre[i], ids, known);
                         let r = self.insert_in(&mut one, &pages[i], sig, memo, known);
                         let r = match r {
                             Ok(v) => match self.commit(one, &mut counters, false) {
-                                Ok(changes) => {
-                                    since.push(changes);
+                                Ok(committed) => {
+                                    history.push(committed);
                                     Ok(v)
                                 }
                                 Err(e) => Err(e),
@@ -473,7 +523,7 @@ impl Index {
                         if matches!(r, Err(Error::Storage { .. }))
                             && self.poisoned.load(Ordering::Acquire)
                         {
-                            return r.map(|_| ());
+                            return r.map(|_| Vec::new());
                         }
                         if let Ok(v) = &r {
                             doc_of[i] = v.doc;
@@ -483,7 +533,7 @@ impl Index {
                 }
             } else {
                 let tw = Instant::now();
-                since.push(self.commit(txn, &mut counters, false)?);
+                history.push(self.commit(txn, &mut counters, false)?);
                 // The group's commit is shared by its pages.
                 let share = tw.elapsed() / verdicts.len().max(1) as u32;
                 for (i, mut v) in verdicts {
@@ -494,7 +544,7 @@ impl Index {
             drop(counters);
             for &i in chunk {
                 if results[i].is_none() {
-                    if let Some(Err(e)) = w.sigs[i].take() {
+                    if let Some(e) = errors[i].take() {
                         results[i] = Some(Err(e));
                     }
                 }
@@ -507,26 +557,89 @@ impl Index {
             }
             progress(chunk.len());
         }
-        Ok(())
+        Ok(doc_of)
     }
 }
 
 /// What the writer takes from a page's pre-decision: its memo, with its outcomes against pages
-/// of its window that are in the index by now, and the postings it read when `current`.
+/// of the two windows that are in the index by now (`ids`: the ids of the window before, of
+/// this one, and where this one starts in [`Target::Window`] indexes), and the postings it read
+/// with the changes committed since (`since`), when those are current.
 fn known_outcomes<'m>(
     pre: &'m mut Pre,
-    doc_of: &[Option<DocId>],
-    current: bool,
-    since: &'m [HashMap<[u8; 9], Delta>],
+    ids: (&[Option<DocId>], &[Option<DocId>], u32),
+    since: Option<&'m [Committed]>,
 ) -> (&'m mut Memo, Option<Known<'m>>) {
-    for &(j, o) in &pre.in_window {
-        if let Some(id) = doc_of[j as usize] {
+    let (before, this, n) = ids;
+    for &(g, o) in &pre.in_window {
+        let id = if g < n {
+            before.get(g as usize).copied().flatten()
+        } else {
+            this.get((g - n) as usize).copied().flatten()
+        };
+        if let Some(id) = id {
             pre.memo.insert(id, o);
         }
     }
-    let known = current.then_some(Known {
+    let known = since.map(|since| Known {
         read: &pre.postings,
         since,
     });
     (&mut pre.memo, known)
+}
+
+/// The signatures of page `g` of the two windows (see [`Target::Window`]).
+fn window_page<'w>(before: Option<&'w Window>, w: &'w Window, g: u32) -> Option<&'w Signatures> {
+    let n = before.map_or(0, |b| b.sigs.len());
+    match before {
+        Some(b) if (g as usize) < n => b.sigs[g as usize].as_ref(),
+        _ => w.sigs.get(g as usize - n)?.as_ref(),
+    }
+}
+
+/// The pages inserted before page `i` of `w`, in `w` and in the window before, that share
+/// posting keys with it (indexes as in [`Target::Window`]).
+fn near_pages(before: Option<&Window>, w: &Window, i: usize, sig: &Signatures) -> Near {
+    let n = before.map_or(0, |b| b.sigs.len() as u32);
+    // Insertion rank over both windows: all of `before` comes first.
+    let rank = |g: u32| match before {
+        Some(b) if g < n => b.rank[g as usize],
+        _ => n + w.rank[(g - n) as usize],
+    };
+    let me = n + w.rank[i];
+    let mut shared: HashMap<u32, u32> = HashMap::new();
+    let mut near = Near::default();
+    let mut visit = |key: &[u8; 9], content: bool| {
+        let lists = before
+            .map(|b| (0, b))
+            .into_iter()
+            .chain(std::iter::once((n, w)));
+        for (offset, win) in lists {
+            let Some(pages) = win.postings.get(key) else {
+                continue;
+            };
+            // Pages are listed in insertion order: the ones before page `i` come first.
+            for &j in pages.iter().take_while(|&&j| rank(offset + j) < me) {
+                let count = shared.entry(offset + j).or_default();
+                if content {
+                    near.exact = true;
+                } else {
+                    *count += 1;
+                }
+            }
+        }
+    };
+    visit(&posting_key(kind::CONTENT, sig.content_hash), true);
+    for key in signature_keys(&sig.fingerprints, &sig.sketch) {
+        visit(&key, false);
+    }
+    near.earliest = shared.keys().copied().min_by_key(|&g| rank(g));
+    if let Some((&g, &c)) = shared
+        .iter()
+        .max_by_key(|&(&g, &c)| (c, std::cmp::Reverse(rank(g))))
+    {
+        near.most = Some(g);
+        near.shared = c;
+    }
+    near
 }

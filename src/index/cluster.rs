@@ -129,16 +129,16 @@ impl Index {
 
     /// The clusters a probe is compared with, best first (exact content match, then most shared
     /// fingerprints), at most `max_clusters_verified` of them, and the number of candidate pages.
-    /// Without a transaction, `keep` receives every posting read.
+    /// Without a transaction, `ahead` reads postings at its snapshot and keeps them.
     pub(crate) fn rank(
         &self,
         mut txn: Option<&mut Txn<'_>>,
         probe: &Probe<'_>,
         exclude_doc: Option<DocId>,
         exclude_cluster: Option<ClusterId>,
-        keep: Option<&mut Vec<([u8; 9], roaring::RoaringBitmap)>>,
+        ahead: Option<super::Ahead<'_, '_>>,
     ) -> Result<(Vec<(ClusterId, Rank)>, usize)> {
-        let mut cands = self.gather(txn.as_deref_mut(), probe, keep)?;
+        let mut cands = self.gather(txn.as_deref_mut(), probe, ahead)?;
         if let Some(x) = exclude_doc {
             cands.remove(&x);
         }

@@ -228,8 +228,19 @@ impl<'p> Probe<'p> {
 pub(crate) struct Known<'p> {
     /// Postings as they were read, sorted by key.
     pub(crate) read: &'p [([u8; 9], RoaringBitmap)],
-    /// Posting changes committed since, oldest first.
-    pub(crate) since: &'p [HashMap<[u8; 9], Delta>],
+    /// Posting changes committed since, oldest first, with their commits' numbers.
+    pub(crate) since: &'p [Committed],
+}
+
+/// A commit's number and the posting changes it committed.
+pub(crate) type Committed = (u64, HashMap<[u8; 9], Delta>);
+
+/// A candidate search made ahead of the writer: it reads postings at `snapshot` and keeps them.
+pub(crate) struct Ahead<'a, 's> {
+    /// Where to read.
+    pub(crate) snapshot: &'a rocksdb::Snapshot<'s>,
+    /// Every posting read.
+    pub(crate) keep: &'a mut Vec<([u8; 9], RoaringBitmap)>,
 }
 
 impl Known<'_> {
@@ -237,7 +248,7 @@ impl Known<'_> {
     pub(crate) fn get(&self, key: &[u8; 9]) -> Option<RoaringBitmap> {
         let i = self.read.binary_search_by(|(k, _)| k.cmp(key)).ok()?;
         let mut bm = self.read[i].1.clone();
-        for changes in self.since {
+        for (_, changes) in self.since {
             if let Some(d) = changes.get(key) {
                 d.apply(&mut bm);
             }
@@ -447,11 +458,24 @@ impl Index {
 
     /// Postings of several keys in one batched read.
     pub(crate) fn postings(&self, keys: &[[u8; 9]]) -> Result<Vec<RoaringBitmap>> {
+        self.postings_at(keys, None)
+    }
+
+    /// Postings of several keys in one batched read, at a snapshot when one is given.
+    pub(crate) fn postings_at(
+        &self,
+        keys: &[[u8; 9]],
+        snapshot: Option<&rocksdb::Snapshot<'_>>,
+    ) -> Result<Vec<RoaringBitmap>> {
         let h = self.cf(cf::POSTINGS);
+        let mut ro = ReadOptions::default();
+        if let Some(s) = snapshot {
+            ro.set_snapshot(s);
+        }
         let mut out = Vec::with_capacity(keys.len());
-        for (key, v) in keys
-            .iter()
-            .zip(self.db.batched_multi_get_cf(h, keys.iter(), false))
+        for (key, v) in
+            keys.iter()
+                .zip(self.db.batched_multi_get_cf_opt(h, keys.iter(), false, &ro))
         {
             let v = v.map_err(|e| Error::storage("reading postings", e))?;
             out.push(match v {
@@ -635,25 +659,29 @@ impl Index {
     // ----- candidates and decisions -----
 
     /// Candidate pages of a probe: id → (shared fingerprints, exact content, simhash near).
-    /// Without a transaction, `keep` receives every posting read.
+    /// Without a transaction, `ahead` reads postings at its snapshot and keeps them.
     fn gather(
         &self,
         txn: Option<&mut Txn<'_>>,
         probe: &Probe<'_>,
-        mut keep: Option<&mut Vec<([u8; 9], RoaringBitmap)>>,
+        mut ahead: Option<Ahead<'_, '_>>,
     ) -> Result<HashMap<DocId, (u32, bool)>> {
         let mut cands: HashMap<DocId, (u32, bool)> = HashMap::new();
         let mut txn = txn;
         let content = posting_key(kind::CONTENT, probe.content_hash);
         let exact = match txn.as_deref() {
             Some(t) => t.posting_known(&content, probe.known)?,
-            None => {
-                let bm = self.posting(&content)?;
-                if let Some(k) = keep.as_deref_mut() {
-                    k.push((content, bm.clone()));
+            None => match ahead.as_mut() {
+                Some(a) => {
+                    let bm = self
+                        .postings_at(&[content], Some(a.snapshot))?
+                        .pop()
+                        .unwrap_or_default();
+                    a.keep.push((content, bm.clone()));
+                    bm
                 }
-                bm
-            }
+                None => self.posting(&content)?,
+            },
         };
         for id in &exact {
             cands.entry(id).or_default().1 = true;
@@ -672,9 +700,10 @@ impl Index {
         let postings = match txn.as_deref() {
             Some(t) => t.postings_known(&keys, probe.known)?,
             None => {
-                let read = self.postings(&keys)?;
-                if let Some(k) = keep {
-                    k.extend(keys.iter().copied().zip(read.iter().cloned()));
+                let read = self.postings_at(&keys, ahead.as_ref().map(|a| a.snapshot))?;
+                if let Some(a) = ahead {
+                    a.keep
+                        .extend(keys.iter().copied().zip(read.iter().cloned()));
                 }
                 read
             }
@@ -752,13 +781,8 @@ impl Index {
 
     /// Commits a transaction in one atomic write. `sync` syncs the WAL before returning (the
     /// groups of a batch are written without it, and the batch syncs once at its end).
-    /// Returns the posting changes it committed.
-    fn commit(
-        &self,
-        mut txn: Txn<'_>,
-        counters: &mut Counters,
-        sync: bool,
-    ) -> Result<HashMap<[u8; 9], Delta>> {
+    /// Returns the commit's number (see [`Index::commits`]) and the posting changes it committed.
+    fn commit(&self, mut txn: Txn<'_>, counters: &mut Counters, sync: bool) -> Result<Committed> {
         txn.finish();
         let frequent_added = std::mem::take(&mut txn.frequent_added);
         let new_counters = Counters {
@@ -774,7 +798,7 @@ impl Index {
             self.poisoned.store(true, Ordering::Release);
             return Err(Error::storage("committing a write batch", e));
         }
-        self.commits.fetch_add(1, Ordering::AcqRel);
+        let number = self.commits.fetch_add(1, Ordering::AcqRel) + 1;
         *counters = new_counters;
         if !frequent_added.is_empty() {
             self.frequent.write().extend(frequent_added);
@@ -790,7 +814,7 @@ impl Index {
                 map[i] = cluster.unwrap_or(NO_CLUSTER);
             }
         }
-        Ok(txn.take_postings())
+        Ok((number, txn.take_postings()))
     }
 
     /// Inserts a page: compares it with the pages already held, stores it, and joins it to the
