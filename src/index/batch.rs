@@ -20,11 +20,11 @@
 //!    would make on its own; the stages change only where the work is done.
 
 use std::collections::HashMap;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use rayon::prelude::*;
+use parking_lot::{Condvar, Mutex};
 use roaring::RoaringBitmap;
 
 use super::cluster::{Memo, Outcome, MEMBER_FALLBACK, STRONG_MATCH};
@@ -144,6 +144,112 @@ struct Pre {
     timing: Timing,
 }
 
+/// A parallel step's items, taken one at a time by whoever is free: rayon's workers, and the
+/// writer once it has inserted its window (so that it never idles while work is left).
+trait Job: Send + Sync {
+    /// Takes and does items until none is left.
+    fn work(&self);
+}
+
+/// The items of one step: `f(i)` for `i` in `0..slots.len()`.
+struct Items<T, F> {
+    f: F,
+    next: AtomicUsize,
+    /// Results (`None` for an item whose work panicked).
+    slots: Vec<Mutex<Option<T>>>,
+    done: Mutex<usize>,
+    all_done: Condvar,
+}
+
+impl<T: Send, F: Fn(usize) -> T + Send + Sync> Job for Items<T, F> {
+    fn work(&self) {
+        loop {
+            let i = self.next.fetch_add(1, Ordering::Relaxed);
+            let Some(slot) = self.slots.get(i) else {
+                return;
+            };
+            // A panicking item is recorded as missing, so that the step still ends.
+            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| (self.f)(i)));
+            *slot.lock() = r.ok();
+            let mut done = self.done.lock();
+            *done += 1;
+            if *done == self.slots.len() {
+                self.all_done.notify_all();
+            }
+        }
+    }
+}
+
+/// Where the background step posts the job it is running, for the writer to help with.
+#[derive(Default)]
+struct Board<'env> {
+    /// A counter of posts and the job posted last.
+    job: Mutex<(u64, Option<Arc<dyn Job + 'env>>)>,
+    changed: Condvar,
+}
+
+impl<'env> Board<'env> {
+    /// `f` over `0..n` on rayon's pool, in order; the calling thread takes items too when
+    /// `here` (the writer's own first window), and the writer may (see [`Board::help`]). `None`
+    /// for an item whose work panicked.
+    fn map<T, F>(&self, n: usize, here: bool, f: F) -> Vec<Option<T>>
+    where
+        T: Send + 'env,
+        F: Fn(usize) -> T + Sync + Send + 'env,
+    {
+        let job = Arc::new(Items {
+            f,
+            next: AtomicUsize::new(0),
+            slots: (0..n).map(|_| Mutex::new(None)).collect(),
+            done: Mutex::new(0),
+            all_done: Condvar::new(),
+        });
+        self.post(Some(job.clone()));
+        rayon::in_place_scope(|s| {
+            for _ in 0..rayon::current_num_threads() {
+                let job = &job;
+                s.spawn(move |_| job.work());
+            }
+            if here {
+                job.work();
+            }
+        });
+        let mut done = job.done.lock();
+        while *done < n {
+            job.all_done.wait(&mut done);
+        }
+        drop(done);
+        self.post(None);
+        job.slots.iter().map(|s| s.lock().take()).collect()
+    }
+
+    fn post(&self, job: Option<Arc<dyn Job + 'env>>) {
+        let mut g = self.job.lock();
+        g.0 += 1;
+        g.1 = job;
+        self.changed.notify_all();
+    }
+
+    /// The writer takes items of the posted jobs until `finished()`.
+    fn help(&self, finished: impl Fn() -> bool) {
+        while !finished() {
+            let (seen, job) = {
+                let g = self.job.lock();
+                (g.0, g.1.clone())
+            };
+            if let Some(job) = job {
+                job.work();
+            }
+            let mut g = self.job.lock();
+            if g.0 == seen {
+                // Nothing new yet: wait for the next job, or look again shortly (the step may
+                // be between jobs or just ending).
+                self.changed.wait_for(&mut g, Duration::from_millis(1));
+            }
+        }
+    }
+}
+
 impl Index {
     /// Inserts many pages: signatures in parallel, then insertion in `opts.order`, committed in
     /// groups of `opts.group` pages per write. Pages are taken in windows of `opts.window`: the
@@ -179,18 +285,27 @@ impl Index {
         // This batch's commits, with their posting changes, for as long as a snapshot older than
         // them is in use.
         let mut history: Vec<Committed> = Vec::new();
+        let board = Board::default();
         std::thread::scope(|scope| -> Result<()> {
             let Some(first) = ranges.first() else {
                 return Ok(());
             };
-            let mut cur = self.prepare_and_pre_decide(&pages[first.clone()], opts.order, None);
+            let board = &board;
+            let mut cur =
+                self.prepare_and_pre_decide(&pages[first.clone()], opts.order, None, board, true);
             let mut doc_of_before: Vec<Option<DocId>> = Vec::new();
             for (wi, range) in ranges.iter().enumerate() {
                 // The next window is prepared and pre-decided while this one is inserted.
                 let next = ranges.get(wi + 1).map(|r| {
                     let (r, before) = (r.clone(), Arc::clone(&cur.window));
                     scope.spawn(move || {
-                        self.prepare_and_pre_decide(&pages[r], opts.order, Some(&before))
+                        self.prepare_and_pre_decide(
+                            &pages[r],
+                            opts.order,
+                            Some(before),
+                            board,
+                            false,
+                        )
                     })
                 });
                 let prune = cur
@@ -209,8 +324,11 @@ impl Index {
                         progress(done, pages.len());
                     },
                 );
-                // Wait for the background work before leaving, even on an error.
-                let next = next.map(|h| h.join());
+                // Help with the background work, then wait for it, even after an error.
+                let next = next.map(|h| {
+                    board.help(|| h.is_finished());
+                    h.join()
+                });
                 let doc_of = doc_of?;
                 match next {
                     None => break,
@@ -239,32 +357,46 @@ impl Index {
             .collect())
     }
 
-    /// Stages 1 and 2 for one window; `before` is the window inserted meanwhile.
-    fn prepare_and_pre_decide(
-        &self,
-        pages: &[Page<'_>],
+    /// Stages 1 and 2 for one window; `before` is the window inserted meanwhile. Parallel work
+    /// is posted on `board`; the calling thread takes part in it when `here`.
+    fn prepare_and_pre_decide<'env>(
+        &'env self,
+        pages: &'env [Page<'env>],
         order_by: BatchOrder,
-        before: Option<&Window>,
+        before: Option<Arc<Window>>,
+        board: &Board<'env>,
+        here: bool,
     ) -> Prepared {
-        let (window, errors) = self.prepare(pages, order_by);
-        let (pre, read_at) = self.pre_decide(before, &window);
+        let (window, errors) = self.prepare(pages, order_by, board, here);
+        let window = Arc::new(window);
+        let n_before = before.as_ref().map_or(0, |b| b.sigs.len() as u32);
+        let (pre, read_at) = self.pre_decide(before, Arc::clone(&window), board, here);
         Prepared {
-            window: Arc::new(window),
+            window,
             errors,
             pre,
             read_at,
-            before: before.map_or(0, |b| b.sigs.len() as u32),
+            before: n_before,
         }
     }
 
     /// Stage 1: signatures in parallel, pages superseded within the window, insertion order,
     /// and the window's own postings.
-    fn prepare(&self, pages: &[Page<'_>], order_by: BatchOrder) -> (Window, Vec<Option<Error>>) {
+    fn prepare<'env>(
+        &'env self,
+        pages: &'env [Page<'env>],
+        order_by: BatchOrder,
+        board: &Board<'env>,
+        here: bool,
+    ) -> (Window, Vec<Option<Error>>) {
         let cfg = &self.opts.signature;
         let t0 = Instant::now();
-        let computed: Vec<Result<Signatures>> = pages
-            .par_iter()
-            .map(|p| check_page(p).and_then(|_| Signatures::compute(p.content, cfg)))
+        let computed: Vec<Result<Signatures>> = board
+            .map(pages.len(), here, move |i| {
+                check_page(&pages[i]).and_then(|_| Signatures::compute(pages[i].content, cfg))
+            })
+            .into_iter()
+            .map(|r| r.unwrap_or_else(|| Err(worker_panicked())))
             .collect();
         let signature = t0.elapsed() / pages.len().max(1) as u32;
         let (mut sigs, mut errors): (Vec<Option<Signatures>>, Vec<Option<Error>>) = computed
@@ -328,7 +460,13 @@ impl Index {
     /// writer to meet. An index that takes texts from a [`super::TextSource`] skips this stage.
     ///
     /// Returns the pre-decisions and the number of the last commit the snapshot holds.
-    fn pre_decide(&self, before: Option<&Window>, w: &Window) -> (Vec<Pre>, Option<u64>) {
+    fn pre_decide<'env>(
+        &'env self,
+        before: Option<Arc<Window>>,
+        w: Arc<Window>,
+        board: &Board<'env>,
+        here: bool,
+    ) -> (Vec<Pre>, Option<u64>) {
         if self.source.is_some() {
             return (w.sigs.iter().map(|_| Pre::default()).collect(), None);
         }
@@ -337,16 +475,16 @@ impl Index {
             let _writer = self.writer.lock();
             (self.db.snapshot(), self.commits.load(Ordering::Acquire))
         };
-        let pre = (0..w.sigs.len())
-            .into_par_iter()
-            .map(|i| {
-                let mut pre = Pre::default();
-                if let Some(sig) = &w.sigs[i] {
-                    let _ = self.pre_decide_one(before, w, i, sig, &snapshot, &mut pre);
-                }
-                pre
-            })
-            .collect();
+        let n = w.sigs.len();
+        let pre = board.map(n, here, move |i| {
+            let mut pre = Pre::default();
+            if let Some(sig) = &w.sigs[i] {
+                let b = before.as_deref();
+                let _ = self.pre_decide_one(b, &w, i, sig, &snapshot, &mut pre);
+            }
+            pre
+        });
+        let pre = pre.into_iter().map(Option::unwrap_or_default).collect();
         (pre, Some(read_at))
     }
 
@@ -586,6 +724,11 @@ fn known_outcomes<'m>(
         since,
     });
     (&mut pre.memo, known)
+}
+
+/// The error of a page whose work panicked in a batch worker.
+fn worker_panicked() -> Error {
+    Error::InvalidArgument("a batch worker panicked on this page".into())
 }
 
 /// The signatures of page `g` of the two windows (see [`Target::Window`]).
