@@ -210,8 +210,11 @@ fn parse_page(line: &[u8]) -> std::result::Result<OwnedPage, String> {
     })
 }
 
-/// A file of pages, read in chunks.
-pub trait PageSource {
+/// Pages read together, with the records that had to be skipped.
+pub type Chunk = (Vec<(String, OwnedPage)>, Vec<Skip>);
+
+/// A file of pages, read in chunks (on a reader thread of its own).
+pub trait PageSource: Send {
     /// Up to `n` pages, with the records that had to be skipped.
     fn next_chunk(&mut self, n: usize) -> (Vec<(String, OwnedPage)>, Vec<Skip>);
     /// True when the file is finished.

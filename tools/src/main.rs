@@ -257,10 +257,28 @@ fn ingest(
     let (mut pages, mut dups, mut new_clusters, mut replaced, mut bytes) =
         (0u64, 0u64, 0u64, 0u64, 0u64);
     let mut skipped: Vec<String> = Vec::new();
-    for path in files {
-        let mut reader = open_source(path, max_page)?;
-        while !reader.is_done() {
-            let (chunk, skips) = reader.next_chunk(batch.max(1));
+    // Input is read (gunzipped, parsed) on a thread of its own, one chunk ahead of the index.
+    let (tx, rx) = std::sync::mpsc::sync_channel::<Result<input::Chunk>>(1);
+    std::thread::scope(|scope| -> Result<()> {
+        scope.spawn(move || {
+            for path in files {
+                let mut reader = match open_source(path, max_page) {
+                    Ok(r) => r,
+                    Err(e) => {
+                        let _ = tx.send(Err(e));
+                        return;
+                    }
+                };
+                while !reader.is_done() {
+                    // The receiver is gone when ingest stopped on an error: stop reading too.
+                    if tx.send(Ok(reader.next_chunk(batch.max(1)))).is_err() {
+                        return;
+                    }
+                }
+            }
+        });
+        for item in rx {
+            let (chunk, skips) = item?;
             for s in skips {
                 say(&pb, format!("skipped {}: {}", s.place, s.reason));
                 skipped.push(s.reason);
@@ -308,7 +326,8 @@ fn ingest(
                 );
             }
         }
-    }
+        Ok(())
+    })?;
     ix.flush()?;
     pb.finish_and_clear();
     let secs = start.elapsed().as_secs_f64();
