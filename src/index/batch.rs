@@ -11,8 +11,9 @@
 //! 2. **Pre-decide**: each page is decided against the index as a snapshot shows it, and
 //!    verified against the pages of its own window and of the window before (being inserted
 //!    meanwhile) it is likely to meet — the earliest one it shares a key with (the founder of
-//!    their cluster, when those windows form one) and the one it shares the most keys with. Every
-//!    verification outcome is kept in the page's [`Memo`], and the postings read are kept.
+//!    their cluster, when those windows form one), and when nothing matches, the one it shares
+//!    the most keys with. Every verification outcome is kept in the page's [`Memo`], and the
+//!    postings read are kept.
 //! 3. **Insert** (the writer): the real decision, which verifies only against pages the outcomes
 //!    do not cover, and reads postings only where the snapshot's, with the changes the batch
 //!    committed since applied, are not known to be current. An outcome depends on the two pages
@@ -240,6 +241,13 @@ impl<'env> Board<'env> {
             if let Some(job) = job {
                 job.work();
             }
+            // A writer that is itself one of rayon's workers runs pool jobs meanwhile: the
+            // background step may wait for jobs queued behind it.
+            if rayon::current_thread_index().is_some()
+                && rayon::yield_now() == Some(rayon::Yield::Executed)
+            {
+                continue;
+            }
             let mut g = self.job.lock();
             if g.0 == seen {
                 // Nothing new yet: wait for the next job, or look again shortly (the step may
@@ -251,6 +259,12 @@ impl<'env> Board<'env> {
 }
 
 impl Index {
+    /// Does batch ingest verify ahead of the writer? Only when texts are stored: otherwise the
+    /// writer reads them through the text source (or fails to), on the caller's thread.
+    fn verifies_ahead(&self) -> bool {
+        self.opts.store_texts
+    }
+
     /// Inserts many pages: signatures in parallel, then insertion in `opts.order`, committed in
     /// groups of `opts.group` pages per write. Pages are taken in windows of `opts.window`: the
     /// signatures of the next window are computed while the current one is inserted, and the
@@ -262,12 +276,14 @@ impl Index {
     /// crash of the process at once.
     ///
     /// Verification runs on rayon's global pool ahead of the writer, except for an index that
-    /// takes its texts from a [`super::TextSource`], whose callback is only ever called from the
-    /// caller's thread. The decisions are the same either way.
+    /// does not store texts (they come from a [`super::TextSource`], whose callback is only ever
+    /// called from the caller's thread). The decisions are the same either way.
     ///
     /// # Errors
     /// The outer error is a storage failure that stopped the batch (the index is then poisoned;
-    /// groups committed before it stay, durable against a crash of the process).
+    /// groups committed before it stay, durable against a crash of the process), or
+    /// [`Error::InvalidArgument`] when a batch worker panicked (groups committed before it stay,
+    /// synced).
     pub fn insert_batch(
         &self,
         pages: &[Page<'_>],
@@ -286,6 +302,7 @@ impl Index {
         // them is in use.
         let mut history: Vec<Committed> = Vec::new();
         let board = Board::default();
+        let mut panicked = false;
         std::thread::scope(|scope| -> Result<()> {
             let Some(first) = ranges.first() else {
                 return Ok(());
@@ -334,7 +351,8 @@ impl Index {
                     None => break,
                     Some(Ok(n)) => cur = n,
                     Some(Err(_)) => {
-                        return Err(Error::InvalidArgument("a batch worker panicked".into()))
+                        panicked = true;
+                        break;
                     }
                 }
                 doc_of_before = doc_of;
@@ -348,6 +366,11 @@ impl Index {
                 self.poisoned.store(true, Ordering::Release);
                 return Err(Error::storage("syncing the write-ahead log", e));
             }
+        }
+        if panicked {
+            return Err(Error::InvalidArgument(
+                "a batch worker panicked; the groups committed before it stay".into(),
+            ));
         }
         Ok(results
             .into_iter()
@@ -431,7 +454,7 @@ impl Index {
             rank[i] = r as u32;
         }
         let mut postings: HashMap<[u8; 9], Vec<u32>> = HashMap::new();
-        if self.source.is_none() {
+        if self.verifies_ahead() {
             let frequent = self.frequent.read();
             for &i in &order {
                 if let Some(s) = &sigs[i] {
@@ -457,7 +480,7 @@ impl Index {
 
     /// Stage 2: each page of the window pre-decided in parallel (see the module docs), against
     /// a snapshot of the index and the pages of `before` and `w`. An error is left for the
-    /// writer to meet. An index that takes texts from a [`super::TextSource`] skips this stage.
+    /// writer to meet. An index that does not store texts skips this stage.
     ///
     /// Returns the pre-decisions and the number of the last commit the snapshot holds.
     fn pre_decide<'env>(
@@ -467,7 +490,7 @@ impl Index {
         board: &Board<'env>,
         here: bool,
     ) -> (Vec<Pre>, Option<u64>) {
-        if self.source.is_some() {
+        if !self.verifies_ahead() {
             return (w.sigs.iter().map(|_| Pre::default()).collect(), None);
         }
         let (snapshot, read_at) = {
@@ -508,9 +531,11 @@ impl Index {
             snapshot,
             keep: &mut pre.postings,
         };
-        let (ranked, _) = self.rank(None, &probe, None, None, Some(ahead))?;
+        let ranked = self.rank(None, &probe, None, None, Some(ahead));
+        // Sorted even when the search failed: the writer looks keys up by binary search.
         pre.postings.sort_unstable_by_key(|p| p.0);
         pre.postings.dedup_by(|a, b| a.0 == b.0);
+        let (ranked, _) = ranked?;
         let near = near_pages(before, w, i, sig);
         let mut targets: Vec<(bool, u32, Target)> = Vec::with_capacity(ranked.len() + 1);
         for &(cid, rank) in &ranked {
@@ -519,6 +544,8 @@ impl Index {
                 targets.push((rank.exact, rank.shared, t));
             }
         }
+        // The windows' pages rank as one cluster would: by any exact match and the most shared
+        // fingerprints among them (they are likely one cluster, led by the earliest).
         if let Some(g) = near.earliest {
             targets.push((near.exact, near.shared, Target::Window(g)));
         }

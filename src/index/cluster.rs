@@ -46,9 +46,10 @@ pub struct Match {
 }
 
 /// What [`Index::try_match`] found against one stored page. It depends only on the probe and on
-/// the page's immutable parts (heading codes, content hash, text: a `DocId` is never reused), so
-/// an outcome found against one state of the index holds in every later state where the page is
-/// live. Batch ingest finds them in parallel, ahead of the writer.
+/// the page's immutable parts (heading codes, content hash, text: once committed, a `DocId`
+/// names one page for good; ids a failed write gave out are given anew, and batch ingest forgets
+/// its outcomes under them), so an outcome found against one state of the index holds in every
+/// later state where the page is live. Batch ingest finds them in parallel, ahead of the writer.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) enum Outcome {
     /// Heading codes conflict: no match.
