@@ -345,7 +345,8 @@ nd_status nd_index_cluster_members(const nd_index *h,
                                    nd_key_list *out);
 
 // Inserts `count` pages as one batch (the daily merge): signatures in parallel, insertion in
-// `order` ([`ND_ORDER_FINGERPRINTS`] or [`ND_ORDER_INPUT`]), committed in groups. Each page has
+// `order` ([`ND_ORDER_FINGERPRINTS`] or [`ND_ORDER_INPUT`]), committed in groups, the
+// write-ahead log synced once before it returns (with sync on). Each page has
 // its own result: `statuses[i]` is its status and, when `ND_OK`, `verdicts[i]` its verdict
 // (free each filled one with `nd_verdict_free`; the others are left as they were). A page that
 // fails does not stop the others. `progress` (may be NULL) is called after every committed
@@ -458,8 +459,9 @@ void nd_options_free(nd_options *opts);
 // `opts` is NULL or a live `nd_options`.
 nd_status nd_options_set_create_if_missing(nd_options *opts, bool value);
 
-// Sync the write-ahead log on every write (default true): an acknowledged page survives a
-// power loss. Off, writes are faster and survive process crashes only.
+// Sync the write-ahead log on every write, and once per batch before it returns (default
+// true): an acknowledged page survives a power loss. Off, writes are faster and survive process
+// crashes only.
 //
 // # Errors
 // `ND_NULL_POINTER` when `opts` is NULL.

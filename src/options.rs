@@ -150,9 +150,9 @@ pub struct IndexOptions {
     pub heading_codes: bool,
     /// Create the index when the directory holds none.
     pub create_if_missing: bool,
-    /// Sync the WAL on every commit (default): an acknowledged page survives an operating-system
-    /// crash or a power loss, not only a crash of the process. Off, commits are faster and survive
-    /// process crashes only.
+    /// Sync the WAL on every commit, and once per batch before it returns (default): an
+    /// acknowledged page survives an operating-system crash or a power loss, not only a crash of
+    /// the process. Off, commits are faster and survive process crashes only.
     pub sync_writes: bool,
     /// Store each page's normalized text in the index (default; stored, must match). Off, the
     /// index keeps only the page's signatures and posting keys, and asks the

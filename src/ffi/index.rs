@@ -341,7 +341,8 @@ pub type nd_progress_fn =
     Option<unsafe extern "C-unwind" fn(user: *mut c_void, done: usize, total: usize)>;
 
 /// Inserts `count` pages as one batch (the daily merge): signatures in parallel, insertion in
-/// `order` ([`ND_ORDER_FINGERPRINTS`] or [`ND_ORDER_INPUT`]), committed in groups. Each page has
+/// `order` ([`ND_ORDER_FINGERPRINTS`] or [`ND_ORDER_INPUT`]), committed in groups, the
+/// write-ahead log synced once before it returns (with sync on). Each page has
 /// its own result: `statuses[i]` is its status and, when `ND_OK`, `verdicts[i]` its verdict
 /// (free each filled one with `nd_verdict_free`; the others are left as they were). A page that
 /// fails does not stop the others. `progress` (may be NULL) is called after every committed

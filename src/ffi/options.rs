@@ -138,8 +138,9 @@ pub unsafe extern "C" fn nd_options_set_create_if_missing(
     unsafe { assign(opts, |o| o.opts.create_if_missing = value) }
 }
 
-/// Sync the write-ahead log on every write (default true): an acknowledged page survives a
-/// power loss. Off, writes are faster and survive process crashes only.
+/// Sync the write-ahead log on every write, and once per batch before it returns (default
+/// true): an acknowledged page survives a power loss. Off, writes are faster and survive process
+/// crashes only.
 ///
 /// # Errors
 /// `ND_NULL_POINTER` when `opts` is NULL.
