@@ -123,15 +123,6 @@ struct Near {
     exact: bool,
 }
 
-/// An outcome as a match: `(exact, resemble)`, `None` for no match.
-fn outcome_match(o: Outcome) -> Option<(bool, f64)> {
-    match o {
-        Outcome::Conflict | Outcome::Verified(None) => None,
-        Outcome::Exact => Some((true, 1.0)),
-        Outcome::Verified(Some((resemble, _))) => Some((false, resemble)),
-    }
-}
-
 /// What a page's pre-decision found.
 #[derive(Default)]
 struct Pre {
@@ -594,16 +585,23 @@ impl Index {
                 Ok(m.map(|m| strong(m.exact, m.resemble)))
             }
             Target::Window(g) => {
-                if let Some(&(_, o)) = pre.in_window.iter().find(|(k, _)| *k == g) {
-                    return Ok(outcome_match(o).map(|(e, r)| strong(e, r)));
-                }
-                let Some(other) = window_page(before, w, g) else {
-                    return Ok(None);
+                let o = match pre.in_window.iter().find(|(k, _)| *k == g) {
+                    Some(&(_, o)) => o,
+                    None => {
+                        let Some(other) = window_page(before, w, g) else {
+                            return Ok(None);
+                        };
+                        let text = || Ok(Some(other.text.as_str()));
+                        let Some(o) =
+                            self.outcome(probe, &other.codes, other.content_hash, text)?
+                        else {
+                            return Ok(None);
+                        };
+                        pre.in_window.push((g, o));
+                        o
+                    }
                 };
-                let text = Some(other.text.as_str());
-                let o = self.outcome(probe, &other.codes, other.content_hash, text);
-                pre.in_window.push((g, o));
-                Ok(outcome_match(o).map(|(e, r)| strong(e, r)))
+                Ok(o.matched().map(|(e, r, _)| strong(e, r)))
             }
         }
     }

@@ -60,6 +60,17 @@ pub(crate) enum Outcome {
     Verified(Option<(f64, f64)>),
 }
 
+impl Outcome {
+    /// The match it is: `(exact, resemble, contain)`, `None` for no match.
+    pub(crate) fn matched(self) -> Option<(bool, f64, f64)> {
+        match self {
+            Outcome::Conflict | Outcome::Verified(None) => None,
+            Outcome::Exact => Some((true, 1.0, 1.0)),
+            Outcome::Verified(Some((resemble, contain))) => Some((false, resemble, contain)),
+        }
+    }
+}
+
 /// A probe's outcomes by stored page: filled by every decision, and handed from the parallel
 /// pre-decision of a batch page to its decision in the writer, which then verifies only against
 /// pages the pre-decision did not meet.
@@ -121,6 +132,14 @@ impl Index {
         }
     }
 
+    /// The cluster of a live page (`None`: not live).
+    fn rd_cluster_of(&self, txn: Option<&Txn<'_>>, id: DocId) -> Option<ClusterId> {
+        match txn {
+            Some(t) => t.cluster_of(id),
+            None => self.cluster_of(id),
+        }
+    }
+
     fn rd_text(&self, txn: Option<&Txn<'_>>, id: DocId) -> Result<Option<std::sync::Arc<str>>> {
         match txn {
             Some(t) => t.text(id),
@@ -152,11 +171,7 @@ impl Index {
         ranked_pages.truncate(MAX_CANDIDATE_PAGES);
         let mut clusters: HashMap<ClusterId, Rank> = HashMap::new();
         for &(id, shared, exact) in &ranked_pages {
-            let cluster = match txr {
-                Some(t) => t.cluster_of(id),
-                None => self.cluster_of(id),
-            };
-            let Some(cluster) = cluster else {
+            let Some(cluster) = self.rd_cluster_of(txr, id) else {
                 continue;
             };
             if Some(cluster) == exclude_cluster {
@@ -269,40 +284,25 @@ impl Index {
         verified: &mut usize,
         memo: &mut Memo,
     ) -> Result<Option<Match>> {
-        let live = |id| match txr {
-            Some(t) => t.cluster_of(id).is_some(),
-            None => self.cluster_of(id).is_some(),
-        };
         let outcome = match memo.0.get(&against) {
-            Some(&o) if live(against) => o,
+            Some(&o) if self.rd_cluster_of(txr, against).is_some() => o,
             _ => {
                 let Some(rec) = self.rd_doc(txr, against)? else {
                     return Ok(None);
                 };
-                let text =
-                    if self.rejects(probe, &rec.codes) || rec.content_hash == probe.content_hash {
-                        None
-                    } else {
-                        match self.rd_text(txr, against)? {
-                            Some(t) => Some(t),
-                            None => return Ok(None),
-                        }
-                    };
-                let o = self.outcome(probe, &rec.codes, rec.content_hash, text.as_deref());
+                let text = || self.rd_text(txr, against);
+                let Some(o) = self.outcome(probe, &rec.codes, rec.content_hash, text)? else {
+                    return Ok(None);
+                };
                 memo.0.insert(against, o);
                 o
             }
         };
-        let (resemble, contain, exact) = match outcome {
-            Outcome::Conflict => return Ok(None),
-            Outcome::Exact => (1.0, 1.0, true),
-            Outcome::Verified(r) => {
-                *verified += 1;
-                let Some((resemble, contain)) = r else {
-                    return Ok(None);
-                };
-                (resemble, contain, false)
-            }
+        if matches!(outcome, Outcome::Verified(_)) {
+            *verified += 1;
+        }
+        let Some((exact, resemble, contain)) = outcome.matched() else {
+            return Ok(None);
         };
         Ok(Some(Match {
             cluster,
@@ -314,28 +314,29 @@ impl Index {
         }))
     }
 
-    /// Do heading codes keep the probe apart from a page with these codes?
-    fn rejects(&self, probe: &Probe<'_>, codes: &[u32]) -> bool {
-        self.opts.heading_codes && codes_conflict(probe.codes, codes)
-    }
-
-    /// The outcome of a probe against a stored page with these codes, content hash and text
-    /// (the text is needed, and read, only when neither codes nor content hash decide).
-    pub(crate) fn outcome(
+    /// The outcome of a probe against a stored page with these codes and content hash; `text`
+    /// gives the page's text, asked for only when neither codes nor content hash decide. `None`
+    /// when the text is needed and missing.
+    pub(crate) fn outcome<T: AsRef<str>>(
         &self,
         probe: &Probe<'_>,
         codes: &[u32],
         content_hash: u128,
-        text: Option<&str>,
-    ) -> Outcome {
-        if self.rejects(probe, codes) {
-            return Outcome::Conflict;
+        text: impl FnOnce() -> Result<Option<T>>,
+    ) -> Result<Option<Outcome>> {
+        if self.opts.heading_codes && codes_conflict(probe.codes, codes) {
+            return Ok(Some(Outcome::Conflict));
         }
         if content_hash == probe.content_hash {
-            return Outcome::Exact;
+            return Ok(Some(Outcome::Exact));
         }
-        let sim = verify(probe.text, text.unwrap_or(""), &self.opts.verify);
-        Outcome::Verified(sim.similar.then_some((sim.resemble, sim.contain)))
+        let Some(text) = text()? else {
+            return Ok(None);
+        };
+        let sim = verify(probe.text, text.as_ref(), &self.opts.verify);
+        Ok(Some(Outcome::Verified(
+            sim.similar.then_some((sim.resemble, sim.contain)),
+        )))
     }
 
     /// Should page `a` lead a cluster rather than page `b`, under the policy?

@@ -664,37 +664,23 @@ impl Index {
         &self,
         txn: Option<&mut Txn<'_>>,
         probe: &Probe<'_>,
-        mut ahead: Option<Ahead<'_, '_>>,
+        ahead: Option<Ahead<'_, '_>>,
     ) -> Result<HashMap<DocId, (u32, bool)>> {
         let mut cands: HashMap<DocId, (u32, bool)> = HashMap::new();
         let mut txn = txn;
-        let content = posting_key(kind::CONTENT, probe.content_hash);
-        let exact = match txn.as_deref() {
-            Some(t) => t.posting_known(&content, probe.known)?,
-            None => match ahead.as_mut() {
-                Some(a) => {
-                    let bm = self
-                        .postings_at(&[content], Some(a.snapshot))?
-                        .pop()
-                        .unwrap_or_default();
-                    a.keep.push((content, bm.clone()));
-                    bm
-                }
-                None => self.posting(&content)?,
-            },
-        };
-        for id in &exact {
-            cands.entry(id).or_default().1 = true;
-        }
         let freq = &self.opts.frequent;
+        // The content hash's posting first, then the fingerprints', in one read.
         let keys: Vec<[u8; 9]> = {
             let frequent = self.frequent.read();
-            signature_keys(probe.fingerprints, probe.sketch)
-                .into_iter()
-                .filter(|key| {
-                    !frequent.contains(key)
-                        && !txn.as_ref().is_some_and(|t| t.frequent_added.contains(key))
-                })
+            std::iter::once(posting_key(kind::CONTENT, probe.content_hash))
+                .chain(
+                    signature_keys(probe.fingerprints, probe.sketch)
+                        .into_iter()
+                        .filter(|key| {
+                            !frequent.contains(key)
+                                && !txn.as_ref().is_some_and(|t| t.frequent_added.contains(key))
+                        }),
+                )
                 .collect()
         };
         let postings = match txn.as_deref() {
@@ -708,7 +694,11 @@ impl Index {
                 read
             }
         };
-        for (key, ids) in keys.into_iter().zip(postings) {
+        let mut postings = postings.into_iter();
+        for id in &postings.next().unwrap_or_default() {
+            cands.entry(id).or_default().1 = true;
+        }
+        for (key, ids) in keys.into_iter().skip(1).zip(postings) {
             let n = ids.len();
             if n > freq.max_pages {
                 if let Some(t) = txn.as_deref_mut() {

@@ -12,7 +12,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
 use roaring::RoaringBitmap;
-use rocksdb::WriteBatch;
+use rocksdb::{ColumnFamily, WriteBatch};
 
 use super::{Index, Known};
 use crate::storage::codec::{self, ClusterId, ClusterRecord, DocId, DocRecord};
@@ -106,28 +106,6 @@ impl<'a> Txn<'a> {
             ))),
             Some(None) => Ok(None),
             None => self.ix.posting_keys_of(id),
-        }
-    }
-
-    /// The posting of a key with pending changes applied and deleted ids left out.
-    pub(crate) fn posting(&self, key: &[u8; 9]) -> Result<RoaringBitmap> {
-        let mut bm = self.ix.posting(key)?;
-        self.overlay(key, &mut bm);
-        Ok(bm)
-    }
-
-    /// [`Txn::posting`], from the postings read ahead when they hold the key.
-    pub(crate) fn posting_known(
-        &self,
-        key: &[u8; 9],
-        known: Option<Known<'_>>,
-    ) -> Result<RoaringBitmap> {
-        match known.and_then(|k| k.get(key)) {
-            Some(mut bm) => {
-                self.overlay(key, &mut bm);
-                Ok(bm)
-            }
-            None => self.posting(key),
         }
     }
 
@@ -311,28 +289,19 @@ impl<'a> Txn<'a> {
         keys.sort_unstable_by(|a, b| a.0.cmp(b.0));
         let h = ix.cf(cf::KEYS);
         for (key, id) in keys {
-            match id {
-                Some(id) => batch.put_cf(h, key.as_bytes(), id_key(*id)),
-                None => batch.delete_cf(h, key.as_bytes()),
-            }
+            put_or_delete(batch, h, key, id.map(id_key));
         }
 
         let mut docs: Vec<(&DocId, &Option<DocRecord>)> = self.docs.iter().collect();
         docs.sort_unstable_by_key(|(id, _)| **id);
         let h = ix.cf(cf::DOCS);
         for (id, rec) in docs {
-            match rec {
-                Some(rec) => batch.put_cf(h, id_key(*id), rec.encode()),
-                None => batch.delete_cf(h, id_key(*id)),
-            }
+            put_or_delete(batch, h, id_key(*id), rec.as_ref().map(DocRecord::encode));
         }
 
         let h = ix.cf(cf::TEXTS);
         for (id, value) in &self.text_values {
-            match value {
-                Some(v) => batch.put_cf(h, id_key(*id), v),
-                None => batch.delete_cf(h, id_key(*id)),
-            }
+            put_or_delete(batch, h, id_key(*id), value.as_ref());
         }
 
         let mut postings: Vec<(&[u8; 9], &Delta)> = self
@@ -348,11 +317,7 @@ impl<'a> Txn<'a> {
 
         let h = ix.cf(cf::SIMHASH);
         for (key, put) in &self.simhash_keys {
-            if *put {
-                batch.put_cf(h, key, []);
-            } else {
-                batch.delete_cf(h, key);
-            }
+            put_or_delete(batch, h, key, put.then_some([]));
         }
 
         let mut clusters: Vec<(&ClusterId, &Option<ClusterRecord>)> =
@@ -360,10 +325,12 @@ impl<'a> Txn<'a> {
         clusters.sort_unstable_by_key(|(id, _)| **id);
         let h = ix.cf(cf::CLUSTERS);
         for (cid, rec) in clusters {
-            match rec {
-                Some(rec) => batch.put_cf(h, id_key(*cid), rec.encode()),
-                None => batch.delete_cf(h, id_key(*cid)),
-            }
+            put_or_delete(
+                batch,
+                h,
+                id_key(*cid),
+                rec.as_ref().map(ClusterRecord::encode),
+            );
         }
 
         let h = ix.cf(cf::FREQUENT);
@@ -376,5 +343,18 @@ impl<'a> Txn<'a> {
         batch.put_cf(m, meta::NEXT_CLUSTER, self.next_cluster.to_be_bytes());
         batch.put_cf(m, meta::LIVE_DOCS, self.live_docs.to_be_bytes());
         batch.put_cf(m, meta::LIVE_CLUSTERS, self.live_clusters.to_be_bytes());
+    }
+}
+
+/// Writes `value` under `key`, or deletes `key` when there is none.
+fn put_or_delete(
+    batch: &mut WriteBatch,
+    h: &ColumnFamily,
+    key: impl AsRef<[u8]>,
+    value: Option<impl AsRef<[u8]>>,
+) {
+    match value {
+        Some(v) => batch.put_cf(h, key, v),
+        None => batch.delete_cf(h, key),
     }
 }
