@@ -16,7 +16,7 @@
 
 // Version of the C ABI described by `include/neardup.h`. It changes whenever a declaration
 // changes incompatibly; compare it with [`nd_abi_version`] at start-up.
-#define ND_ABI_VERSION 1
+#define ND_ABI_VERSION 2
 
 // Batch order: descending number of sentence fingerprints, so large clusters form first
 // (seed 000 §4.2; the default of the Rust API).
@@ -147,12 +147,16 @@ typedef struct {
 // library and freed with [`nd_verdict_free`]. Zero-initialize it (`nd_verdict v = {0};` or
 // `nd_verdict v{};`) so that freeing is safe whether or not a call filled it.
 typedef struct {
-  // True when the page was verified similar to a page of an existing cluster.
+  // True when the page was verified similar to a page already held (`similar_to`); it joins
+  // that page's cluster only when it verifies against the cluster's representative too.
   bool duplicate;
   // True when the normalized texts are identical.
   bool exact;
   // True when the key was present and its page was replaced (insert only).
   bool replaced;
+  // True when the page has (almost) no main text: stored in a cluster of its own, never
+  // compared, never a duplicate (ABI version 2).
+  bool no_main_text;
   // The page's internal id, [`ND_NO_ID`] for a query.
   uint32_t doc_id;
   // The cluster the page joined or founded; [`ND_NO_ID`] for a query that found no duplicate.
@@ -160,7 +164,8 @@ typedef struct {
   // Key of the cluster's representative after the call (empty when `cluster_id` is
   // [`ND_NO_ID`]).
   nd_str representative;
-  // Key of the page this one was verified against, when a duplicate (else empty).
+  // Key of the closest page this one was verified similar to, when a duplicate (else empty):
+  // the representative of the cluster it joined, or a member of any cluster.
   nd_str similar_to;
   // Resemble rate with `similar_to`, 0 to 1 (0 when not a duplicate).
   double resemble;

@@ -35,6 +35,15 @@ pub struct SignatureConfig {
     /// share of (original, variant) pairs found as candidates from 0.92 to 0.997 without adding
     /// hard-negative candidates; verification still decides.
     pub sketch_size: u32,
+    /// Local keys (see [`crate::fingerprint::local_minima`]): texts of more than this many
+    /// fingerprint units (clauses) also index the smallest unit digest of every run of this many
+    /// consecutive units (winnowing), so that a chapter finds the manual that contains it.
+    /// Default 32 (about 1,300 characters of English): the pages of the bench's synthetic corpus
+    /// give a handful each.
+    pub local_window: u32,
+    /// Local keys per page, about (the window grows with the text to keep to it). Default 256.
+    /// 0 turns local keys off.
+    pub local_keys: u32,
     /// CJK character n-gram length used as simhash feature (2: bigrams).
     pub simhash_cjk_ngram: u32,
     /// Pages larger than this are refused with [`crate::Error::PageTooLarge`].
@@ -53,6 +62,8 @@ impl Default for SignatureConfig {
             rotations: 16,
             clause_units: true,
             sketch_size: 8,
+            local_window: 32,
+            local_keys: 256,
             simhash_cjk_ngram: 2,
             max_page_bytes: 16 << 20,
             fold_traditional: true,
@@ -148,6 +159,13 @@ pub struct IndexOptions {
     /// [`crate::fingerprint::codes_conflict`]) are never similar, however much text they share:
     /// models of one product series share their description, claims and service text.
     pub heading_codes: bool,
+    /// Pages whose normalized main text is narrower than this (in GBK bytes: a CJK character
+    /// counts 2) have "no main text": they are stored in a cluster of their own and never
+    /// compared, so a failed extraction (an empty body, a script-only shell) never makes them
+    /// duplicates of one another by their content hash. Default 20: ten Chinese characters or
+    /// a short English sentence; the paper's shortest fingerprinted sentence is 11 (seed 000
+    /// §4.2). 0 compares every page.
+    pub min_text_width: u32,
     /// Create the index when the directory holds none.
     pub create_if_missing: bool,
     /// Sync the WAL on every commit, and once per batch before it returns (default): an
@@ -176,6 +194,7 @@ impl Default for IndexOptions {
             representative: RepresentativePolicy::default(),
             max_clusters_verified: 8,
             heading_codes: true,
+            min_text_width: 20,
             create_if_missing: true,
             sync_writes: true,
             store_texts: true,

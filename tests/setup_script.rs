@@ -11,7 +11,10 @@ fn check(root: &Path, check: &str) -> bool {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/setup.sh");
     let status = Command::new("bash")
         .arg("-c")
-        .arg(format!("ND_SETUP_DEFINE_ONLY=1; source '{}'; {check}", script.display()))
+        .arg(format!(
+            "ND_SETUP_DEFINE_ONLY=1; source '{}'; {check}",
+            script.display()
+        ))
         .env("ND_SETUP_ROOT", root)
         .env_remove("LIBCLANG_PATH")
         .status()
@@ -61,7 +64,10 @@ fn each_name_bindgen_loads_is_accepted() {
         "usr/lib/x86_64-linux-gnu/libclang-16.so",
     ] {
         let root = tree(&[name, HEADERS]);
-        assert!(check(root.path(), "have_libclang"), "{name} should count as libclang");
+        assert!(
+            check(root.path(), "have_libclang"),
+            "{name} should count as libclang"
+        );
     }
 }
 
@@ -83,6 +89,9 @@ fn file_names_are_matched_whole() {
         "usr/lib/llvm-14/lib/libclang.so.bak/x",
     ] {
         let root = tree(&[look_alike, HEADERS]);
-        assert!(!check(root.path(), "have_libclang_library"), "{look_alike} is not libclang");
+        assert!(
+            !check(root.path(), "have_libclang_library"),
+            "{look_alike} is not libclang"
+        );
     }
 }

@@ -218,12 +218,16 @@ impl nd_page {
 #[allow(non_camel_case_types)]
 #[derive(Debug)]
 pub struct nd_verdict {
-    /// True when the page was verified similar to a page of an existing cluster.
+    /// True when the page was verified similar to a page already held (`similar_to`); it joins
+    /// that page's cluster only when it verifies against the cluster's representative too.
     pub duplicate: bool,
     /// True when the normalized texts are identical.
     pub exact: bool,
     /// True when the key was present and its page was replaced (insert only).
     pub replaced: bool,
+    /// True when the page has (almost) no main text: stored in a cluster of its own, never
+    /// compared, never a duplicate (ABI version 2).
+    pub no_main_text: bool,
     /// The page's internal id, [`ND_NO_ID`] for a query.
     pub doc_id: u32,
     /// The cluster the page joined or founded; [`ND_NO_ID`] for a query that found no duplicate.
@@ -231,7 +235,8 @@ pub struct nd_verdict {
     /// Key of the cluster's representative after the call (empty when `cluster_id` is
     /// [`ND_NO_ID`]).
     pub representative: nd_str,
-    /// Key of the page this one was verified against, when a duplicate (else empty).
+    /// Key of the closest page this one was verified similar to, when a duplicate (else empty):
+    /// the representative of the cluster it joined, or a member of any cluster.
     pub similar_to: nd_str,
     /// Resemble rate with `similar_to`, 0 to 1 (0 when not a duplicate).
     pub resemble: f64,
@@ -258,6 +263,7 @@ impl nd_verdict {
             duplicate: v.duplicate,
             exact: v.exact,
             replaced: v.replaced,
+            no_main_text: v.no_main_text,
             doc_id: v.doc.unwrap_or(ND_NO_ID),
             cluster_id: v.cluster.unwrap_or(ND_NO_ID),
             representative: nd_str::from_opt(v.representative.as_deref()),

@@ -5,8 +5,8 @@ mod sentence;
 mod simhash;
 
 pub use sentence::{
-    fingerprints_and_sketch, md5_u128, sentence_digest, sentence_fingerprints, unit_sketch,
-    Fingerprint,
+    fingerprints_and_sketch, local_minima, md5_u128, sentence_digest, sentence_fingerprints,
+    unit_sketch, Fingerprint,
 };
 pub use simhash::{for_each_feature, hamming, simhash};
 
@@ -36,7 +36,8 @@ pub struct Signatures {
     pub sentences: Vec<Sentence>,
     /// Sentence fingerprints, sorted and distinct (at most rotations × groups).
     pub fingerprints: Vec<Fingerprint>,
-    /// The smallest unit digests (see [`SignatureConfig::sketch_size`]), sorted.
+    /// Clause keys: the smallest unit digests (see [`SignatureConfig::sketch_size`]) and, for
+    /// long texts, the local keys of [`local_minima`]; sorted and distinct.
     pub sketch: Vec<u128>,
     /// 64-bit simhash of the normalized text.
     pub simhash: u64,

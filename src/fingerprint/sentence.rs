@@ -43,15 +43,25 @@ pub fn unit_sketch(
     digests.into_iter().map(|(d, _)| d).collect()
 }
 
-/// The sentence fingerprints and the bottom-`k` sketch of a text, from one pass over its units.
+/// The sentence fingerprints and the clause keys of a text, from one pass over its units. The
+/// clause keys are the bottom-`k` sketch plus, when `k > 0` and `cfg.local_keys > 0`, the local
+/// keys of [`local_minima`]; sorted and distinct.
 pub fn fingerprints_and_sketch(
     text: &str,
     sentences: &[Sentence],
     cfg: &SignatureConfig,
     k: usize,
 ) -> (Vec<Fingerprint>, Vec<u128>) {
-    let digests = unit_digests(text, sentences, cfg);
-    let sketch = digests.iter().take(k).map(|d| d.0).collect();
+    let ordered = ordered_unit_digests(text, sentences, cfg);
+    let mut sketch = if k > 0 && cfg.local_keys > 0 {
+        local_minima(&ordered, cfg.local_window as usize, cfg.local_keys as usize)
+    } else {
+        Vec::new()
+    };
+    let digests = sorted_distinct(ordered);
+    sketch.extend(digests.iter().take(k).map(|d| d.0));
+    sketch.sort_unstable();
+    sketch.dedup();
     let mut fps: Vec<Fingerprint> = group_fingerprints_of(&digests, cfg)
         .into_iter()
         .map(|g| g.2)
@@ -61,9 +71,74 @@ pub fn fingerprints_and_sketch(
     (fps, sketch)
 }
 
+/// Local keys of a long text: winnowing (Schleimer, Wilkerson and Aiken 2003; the "winnowing"
+/// of seed 002) over the sequence of unit digests in text order — the smallest digest of every
+/// `w` consecutive units, the rightmost on a tie, each position once — sorted and distinct.
+///
+/// The fingerprints and the sketch are global minima of a page, so a chapter shares none of them
+/// with the whole manual it sits in (issue: "containment in long documents has no candidates").
+/// Winnowing guarantees a shared key for every run of at least `w` units the two texts share.
+/// The window grows with the text so that a page gives at most about `max_keys` keys
+/// (winnowing selects about `2 / (w + 1)` of the positions): `w = max(min_window, ⌈2n / max_keys⌉)`
+/// for `n` units. A shorter text thus uses a window no larger than a longer one's, and the
+/// smallest digest of a longer text's window is also the smallest of every shorter window
+/// inside it that holds it: a chapter still shares a key with the manual wherever they share a
+/// run of the manual's window. Texts of at most `min_window` units give none (their minimum is
+/// already in the sketch).
+pub fn local_minima(ordered: &[(u128, u32)], min_window: usize, max_keys: usize) -> Vec<u128> {
+    let n = ordered.len();
+    let min_window = min_window.max(1);
+    if n <= min_window || max_keys == 0 {
+        return Vec::new();
+    }
+    let w = min_window.max((2 * n).div_ceil(max_keys));
+    let mut out: Vec<u128> = Vec::new();
+    // A monotone deque of positions whose digests increase; the front is the window's minimum
+    // (the rightmost of equal minima, since equal digests replace older ones at the back).
+    let mut deque: std::collections::VecDeque<usize> = std::collections::VecDeque::new();
+    let mut last: Option<usize> = None;
+    for i in 0..n {
+        while deque.back().is_some_and(|&j| ordered[j].0 >= ordered[i].0) {
+            deque.pop_back();
+        }
+        deque.push_back(i);
+        if deque.front().is_some_and(|&j| j + w <= i) {
+            deque.pop_front();
+        }
+        if i + 1 >= w {
+            if let Some(&j) = deque.front() {
+                if last != Some(j) {
+                    out.push(ordered[j].0);
+                    last = Some(j);
+                }
+            }
+        }
+    }
+    out.sort_unstable();
+    out.dedup();
+    // Distinct digests repeat in texts that repeat themselves; the bound holds for any input.
+    out.truncate(2 * max_keys);
+    out
+}
+
 /// The digests of the fingerprint units of a text (sentences, or clauses), with their widths,
 /// sorted and distinct.
 fn unit_digests(text: &str, sentences: &[Sentence], cfg: &SignatureConfig) -> Vec<(u128, u32)> {
+    sorted_distinct(ordered_unit_digests(text, sentences, cfg))
+}
+
+fn sorted_distinct(mut digests: Vec<(u128, u32)>) -> Vec<(u128, u32)> {
+    digests.sort_unstable();
+    digests.dedup_by_key(|d| d.0);
+    digests
+}
+
+/// The digests of the fingerprint units of a text with their widths, in text order.
+fn ordered_unit_digests(
+    text: &str,
+    sentences: &[Sentence],
+    cfg: &SignatureConfig,
+) -> Vec<(u128, u32)> {
     let mut digests: Vec<(u128, u32)> = Vec::with_capacity(sentences.len());
     for s in sentences {
         let st = s.text(text);
@@ -82,8 +157,6 @@ fn unit_digests(text: &str, sentences: &[Sentence], cfg: &SignatureConfig) -> Ve
             digests.push((sentence_digest(st), s.width));
         }
     }
-    digests.sort_unstable();
-    digests.dedup_by_key(|d| d.0);
     digests
 }
 
@@ -234,6 +307,46 @@ mod tests {
 
     fn fps(text: &str) -> Vec<Fingerprint> {
         sentence_fingerprints(text, &split_sentences(text), &SignatureConfig::default())
+    }
+
+    fn keys(text: &str) -> (Vec<Fingerprint>, Vec<u128>) {
+        let cfg = SignatureConfig::default();
+        fingerprints_and_sketch(text, &split_sentences(text), &cfg, cfg.sketch_size as usize)
+    }
+
+    #[test]
+    fn a_chapter_shares_local_keys_with_the_manual_that_contains_it() {
+        // A manual of 6,000 distinct sentences and one 400-sentence chapter from its middle:
+        // every global signature of the chapter is a minimum the manual's other chapters beat.
+        let manual = article(6000);
+        let chapter: String = manual.split_inclusive(". ").skip(3000).take(400).collect();
+        let (mf, ms) = keys(&manual);
+        let (cf, cs) = keys(&chapter);
+        assert!(!mf.iter().any(|f| cf.binary_search(f).is_ok()));
+        let shared = ms.iter().filter(|k| cs.binary_search(k).is_ok()).count();
+        assert!(shared >= 2, "chapter and manual share {shared} clause keys");
+        // Bounded: about `local_keys` keys however long the text.
+        assert!(ms.len() <= 2 * 256 + 8, "{} keys", ms.len());
+        // Without local keys they share nothing.
+        let cfg = SignatureConfig {
+            local_keys: 0,
+            ..SignatureConfig::default()
+        };
+        let (_, ms0) = fingerprints_and_sketch(&manual, &split_sentences(&manual), &cfg, 8);
+        let (_, cs0) = fingerprints_and_sketch(&chapter, &split_sentences(&chapter), &cfg, 8);
+        assert!(!ms0.iter().any(|k| cs0.binary_search(k).is_ok()));
+    }
+
+    #[test]
+    fn winnowing_picks_the_rightmost_minimum_once_per_position() {
+        let seq: Vec<(u128, u32)> = [5u128, 3, 7, 3, 9, 8, 1, 6]
+            .iter()
+            .map(|&d| (d, 20))
+            .collect();
+        // Windows of 3: [5 3 7]→3@1, [3 7 3]→3@3, [7 3 9]→3@3, [3 9 8]→3@3, [9 8 1]→1@6, [8 1 6]→1@6.
+        assert_eq!(local_minima(&seq, 3, 1000), vec![1, 3]);
+        // Texts no longer than the window give none.
+        assert!(local_minima(&seq[..3], 3, 1000).is_empty());
     }
 
     fn article(n: usize) -> String {

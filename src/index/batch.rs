@@ -505,7 +505,7 @@ impl Index {
     /// Verifies page `i` the way the writer is likely to: against the representatives of the
     /// clusters it ranks first in the index, and against the earliest page of the two windows it
     /// shares a key with, best ranked first (exact content, then most shared fingerprints), until
-    /// a strong match, as [`Index::decide`] does; with no match at all, against the best
+    /// a strong match, as [`Index::decide`] does; without a strong match, against the best
     /// candidate members too.
     fn pre_decide_one(
         &self,
@@ -554,7 +554,8 @@ impl Index {
                 break;
             }
         }
-        if found.is_none() {
+        // Without a strong match the writer verifies the best-sharing members too.
+        if found != Some(true) {
             for (cid, rank) in ranked.iter().take(MEMBER_FALLBACK) {
                 let t = Target::Index(*cid, rank.best_member);
                 self.pre_match(before, w, &probe, t, pre)?;

@@ -2,10 +2,16 @@
 //!
 //! A new page is compared with the representatives of the clusters its candidates belong to,
 //! clusters sharing the most fingerprints first (seed 000 §3.3: "compare with the first document
-//! of each existing subset"); it joins the verified one it resembles most. When no representative
-//! verifies, the best-scoring candidate members themselves are tried (a page can resemble a
-//! variant more than the cluster's original), and the page joins that member's cluster. Otherwise
-//! it founds a cluster.
+//! of each existing subset"); it joins the verified one it resembles most. Unless a
+//! representative matched strongly, the best-sharing candidate members are verified too: a page
+//! can resemble a variant more than the cluster's original.
+//!
+//! Membership stays honest: a page joins a cluster only when it verifies against that cluster's
+//! representative. Resemblance and containment are not transitive (a chapter inside a manual, a
+//! chain of edits), so a page that verifies only against a member of a cluster founds a cluster
+//! of its own; it is still a near duplicate, and the verdict (and the page's record, for
+//! [`Index::export`]) names the closest page it verified against (`similar_to`), which need not be
+//! its cluster's representative.
 
 use std::collections::HashMap;
 use std::time::Instant;
@@ -14,7 +20,7 @@ use super::txn::Txn;
 use super::{signature_sets_of, Index, Probe, Timing};
 use crate::fingerprint::codes_conflict;
 use crate::options::RepresentativePolicy;
-use crate::storage::codec::{ClusterId, ClusterRecord, DocId, DocRecord};
+use crate::storage::codec::{ClusterId, ClusterRecord, DocId, DocRecord, NO_DOC};
 use crate::storage::{cf, id_key};
 use crate::verify::verify;
 use crate::{Error, Result};
@@ -90,8 +96,14 @@ impl Memo {
 }
 
 pub(crate) struct Decision {
+    /// The cluster to join: a match against its representative.
     pub(crate) best: Option<Match>,
+    /// The closest page verified similar, in any cluster (`best` or a better member match).
+    pub(crate) nearest: Option<Match>,
     pub(crate) verified: usize,
+    /// The probe has (almost) no main text, so nothing was compared (see
+    /// [`crate::IndexOptions::min_text_width`]).
+    pub(crate) no_main_text: bool,
 }
 
 pub(crate) struct Placed {
@@ -215,6 +227,19 @@ impl Index {
         timing: &mut Timing,
         memo: &mut Memo,
     ) -> Result<(Decision, usize)> {
+        if crate::text::width(probe.text) < self.opts.min_text_width {
+            // A page whose extraction came out (almost) empty says nothing about its content: all
+            // such pages would share one content hash and be "exact duplicates" of each other.
+            return Ok((
+                Decision {
+                    best: None,
+                    nearest: None,
+                    verified: 0,
+                    no_main_text: true,
+                },
+                0,
+            ));
+        }
         let tc = Instant::now();
         let (ranked, candidates) = self.rank(
             txn.as_deref_mut(),
@@ -230,6 +255,10 @@ impl Index {
         let mut best: Option<Match> = None;
         let mut verified = 0;
         let mut reps = Vec::with_capacity(ranked.len());
+        let strong = |m: &Option<Match>| {
+            m.as_ref()
+                .is_some_and(|b| b.exact || b.resemble >= STRONG_MATCH)
+        };
         for &(cid, _) in &ranked {
             let Some(cl) = self.rd_cluster(txr, cid)? else {
                 continue;
@@ -245,15 +274,16 @@ impl Index {
                 }
                 // Clusters come best first (most shared fingerprints): a strong match ends the
                 // search.
-                if best
-                    .as_ref()
-                    .is_some_and(|b| b.exact || b.resemble >= STRONG_MATCH)
-                {
+                if strong(&best) {
                     break;
                 }
             }
         }
-        if best.is_none() {
+        let mut nearest = best.clone();
+        if !strong(&best) {
+            // The best-sharing members of the first clusters: a closer page than any
+            // representative. A match there names the page (`nearest`) but joins its cluster
+            // only through the representative's own match.
             for (&(cid, rank), &rep) in ranked.iter().zip(&reps).take(MEMBER_FALLBACK) {
                 if rank.best_member == rep || Some(rank.best_member) == exclude_doc {
                     continue;
@@ -261,14 +291,22 @@ impl Index {
                 if let Some(m) =
                     self.try_match(txr, probe, cid, rep, rank.best_member, &mut verified, memo)?
                 {
-                    if better(&m, &best) {
-                        best = Some(m);
+                    if better(&m, &nearest) {
+                        nearest = Some(m);
                     }
                 }
             }
         }
         timing.verify += tv.elapsed();
-        Ok((Decision { best, verified }, candidates))
+        Ok((
+            Decision {
+                best,
+                nearest,
+                verified,
+                no_main_text: false,
+            },
+            candidates,
+        ))
     }
 
     /// Verifies a probe against one page of a cluster; an outcome already in `memo` is used
@@ -485,6 +523,7 @@ impl Index {
             &mut Memo::default(),
         )?;
         self.place(txn, m, &mut rec, decision.best.as_ref())?;
+        rec.similar_to = decision.nearest.map_or(NO_DOC, |n| n.against);
         txn.put_doc(m, rec);
         Ok(())
     }

@@ -9,6 +9,7 @@ mod batch;
 mod check;
 mod cluster;
 mod compact;
+mod explain;
 mod source;
 mod txn;
 
@@ -31,11 +32,12 @@ pub use check::CheckReport;
 pub use cluster::Match;
 use cluster::Memo;
 pub use compact::{dir_bytes, CompactReport};
+pub use explain::{explain_pair, ExplainedPage, Explanation};
 pub use source::{SourcedContent, TextSource};
 
 use crate::fingerprint::{fingerprints_and_sketch, hamming, Content, Signatures};
 use crate::options::{IndexOptions, RepresentativePolicy, SignatureConfig};
-use crate::storage::codec::{self, ClusterId, ClusterRecord, DocId, DocRecord};
+use crate::storage::codec::{self, ClusterId, ClusterRecord, DocId, DocRecord, NO_DOC};
 use crate::storage::merge::Delta;
 use crate::storage::{self, cf, id_key, kind, meta, posting_key, SimhashTables, FORMAT_VERSION};
 use crate::text::split_sentences;
@@ -72,7 +74,9 @@ pub struct Timing {
 /// The answer for one page: is it a near duplicate, of what, how similar.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Verdict {
-    /// True when the page was verified similar to a page of an existing cluster.
+    /// True when the page was verified similar to a page already held (`similar_to`). The page
+    /// joins that page's cluster only when it also verifies against the cluster's representative;
+    /// otherwise it founds a cluster of its own (see `representative`).
     pub duplicate: bool,
     /// The page's internal id (`None` for a query).
     pub doc: Option<DocId>,
@@ -81,8 +85,9 @@ pub struct Verdict {
     /// Key of the cluster's representative after this operation (`None` for a query that found
     /// no duplicate).
     pub representative: Option<String>,
-    /// Key of the page this one was verified against (the representative at the time, or the
-    /// member that matched), when a duplicate.
+    /// Key of the closest page this one was verified similar to, when a duplicate: the
+    /// representative of the cluster it joined, or a member of any cluster that it resembles
+    /// more.
     pub similar_to: Option<String>,
     /// Resemble rate with `similar_to` (0 when not a duplicate).
     pub resemble: f64,
@@ -92,6 +97,10 @@ pub struct Verdict {
     pub exact: bool,
     /// True when the key was already present and its page was replaced.
     pub replaced: bool,
+    /// True when the page has (almost) no main text — narrower than
+    /// [`IndexOptions::min_text_width`]: it was stored, in a cluster of its own, without being
+    /// compared, and is never a duplicate (an empty extraction says nothing about the page).
+    pub no_main_text: bool,
     /// How many candidate pages were found.
     pub candidates: usize,
     /// How many pairs were verified.
@@ -859,14 +868,17 @@ impl Index {
             contain: 0.0,
             exact: false,
             replaced: false,
+            no_main_text: decision.no_main_text,
             candidates: cands,
             verified: 0,
             timing,
         };
-        if let Some(m) = decision.best {
-            v.duplicate = true;
+        if let Some(m) = &decision.best {
             v.cluster = Some(m.cluster);
             v.representative = self.doc(m.representative)?.map(|r| r.key);
+        }
+        if let Some(m) = decision.nearest {
+            v.duplicate = true;
             v.similar_to = self.doc(m.against)?.map(|r| r.key);
             v.resemble = m.resemble;
             v.contain = m.contain;
@@ -926,6 +938,7 @@ impl Index {
             simhash: sig.simhash,
             content_hash: sig.content_hash,
             codes: sig.codes.clone(),
+            similar_to: decision.nearest.as_ref().map_or(NO_DOC, |m| m.against),
         };
         let placed = self.place(txn, id, &mut rec, decision.best.as_ref())?;
         txn.put_key(page.key, id);
@@ -939,7 +952,7 @@ impl Index {
         txn.simhash_add(sig.simhash, id);
         timing.write = tw.elapsed();
         let representative = txn.doc(placed.representative)?.map(|r| r.key);
-        let (similar_to, resemble, contain, exact) = match &decision.best {
+        let (similar_to, resemble, contain, exact) = match &decision.nearest {
             Some(m) => (
                 txn.doc(m.against)?.map(|r| r.key),
                 m.resemble,
@@ -949,7 +962,7 @@ impl Index {
             None => (None, 0.0, 0.0, false),
         };
         Ok(Verdict {
-            duplicate: decision.best.is_some(),
+            duplicate: decision.nearest.is_some(),
             doc: Some(id),
             cluster: Some(placed.cluster),
             representative,
@@ -958,6 +971,7 @@ impl Index {
             contain,
             exact,
             replaced,
+            no_main_text: decision.no_main_text,
             candidates: cands,
             verified: decision.verified,
             timing,
@@ -1095,8 +1109,12 @@ impl Index {
         })
     }
 
-    /// Calls `f(key, representative_key)` for every page, in insertion order: the input of the
-    /// bench's `score.py`.
+    /// Calls `f(key, target_key)` for every page, in insertion order: the input of the bench's
+    /// scorers. The target is the page this one was judged a near duplicate of — the closest page
+    /// it verified against when it was placed (see [`Verdict::similar_to`]) — or, when that page
+    /// has been deleted since or there was none, its cluster's representative (the page itself
+    /// when it leads its cluster). Every target is a page the key verified against, or the
+    /// representative of its cluster, which it verified against too.
     ///
     /// # Errors
     /// Storage and corruption errors.
@@ -1112,6 +1130,12 @@ impl Index {
         for item in snap.iterator_cf(self.cf(cf::DOCS), IteratorMode::Start) {
             let (k, v) = item.map_err(|e| Error::storage("reading pages", e))?;
             let rec = DocRecord::decode(cf::DOCS, &k, &v)?;
+            if rec.similar_to != NO_DOC {
+                if let Some(near) = view.doc_if_live(rec.similar_to)? {
+                    f(&rec.key, &near.key);
+                    continue;
+                }
+            }
             let rep = match reps.entry(rec.cluster) {
                 std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
                 std::collections::hash_map::Entry::Vacant(e) => {
@@ -1174,6 +1198,14 @@ impl SnapshotView<'_> {
             .get(cf::DOCS, &k)?
             .ok_or_else(|| Error::corruption(cf::DOCS, &k, "a cluster member is missing"))?;
         DocRecord::decode(cf::DOCS, &k, &v)
+    }
+
+    /// A page's record, `None` when it is not live (ids are never given out twice).
+    fn doc_if_live(&self, id: DocId) -> Result<Option<DocRecord>> {
+        let k = id_key(id);
+        self.get(cf::DOCS, &k)?
+            .map(|v| DocRecord::decode(cf::DOCS, &k, &v))
+            .transpose()
     }
 
     /// A live page's cluster; its absence is corruption.

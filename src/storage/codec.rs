@@ -9,6 +9,8 @@ use crate::Result;
 
 /// Internal document id: dense, allocated in insertion order, never reused.
 pub type DocId = u32;
+/// "No page": the `similar_to` of a page that was not a near duplicate of any page.
+pub const NO_DOC: DocId = u32::MAX;
 /// Cluster id: allocated when a cluster is founded, stable while its representative changes.
 pub type ClusterId = u32;
 
@@ -141,6 +143,9 @@ pub struct DocRecord {
     pub content_hash: u128,
     /// Hashes of the model codes of the page's heading (at most 255).
     pub codes: Vec<u32>,
+    /// The closest page this one was verified similar to when it was placed ([`NO_DOC`]: none).
+    /// It may sit in another cluster (see `index::cluster`), and may have been deleted since.
+    pub similar_to: DocId,
 }
 
 impl DocRecord {
@@ -160,6 +165,7 @@ impl DocRecord {
         b.extend_from_slice(&self.fingerprints.to_be_bytes());
         b.extend_from_slice(&self.simhash.to_be_bytes());
         b.extend_from_slice(&self.content_hash.to_be_bytes());
+        b.extend_from_slice(&self.similar_to.to_be_bytes());
         let codes = &self.codes[..self.codes.len().min(255)];
         b.push(codes.len() as u8);
         for c in codes {
@@ -189,6 +195,7 @@ impl DocRecord {
                 fingerprints: r.u16()?,
                 simhash: r.u64()?,
                 content_hash: r.u128()?,
+                similar_to: r.u32()?,
                 codes: Vec::new(),
             };
             let n = r.take(1)?[0] as usize;
@@ -366,6 +373,7 @@ mod tests {
             simhash: 0xdead_beef,
             content_hash: 42,
             codes: vec![7, 9],
+            similar_to: 3,
         }
     }
 

@@ -25,7 +25,7 @@ use rocksdb::{
 use crate::{Error, Result};
 
 /// The on-disk format version this build reads and writes.
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 2;
 
 /// Column family names.
 pub mod cf {

@@ -1,4 +1,4 @@
-//! Normalization (SPEC §2.1): NFKC, traditional → simplified Chinese, one canonical
+//! Normalization (SPEC §2.1): NFKC, traditional → simplified Chinese (with mainland vocabulary), one canonical
 //! form for punctuation, white space collapsed.
 //!
 //! The aim is that formatting noise (full-width vs half-width forms, curly vs straight quotes,
@@ -93,13 +93,53 @@ fn nfkc(raw: &str) -> String {
     out
 }
 
+/// Share of the ideographs that must change under character folding for a text to be read as
+/// traditional script. Traditional Chinese text changes about a quarter to a third of its
+/// characters; simplified text almost none (a few variant forms).
+const TRADITIONAL_SHARE: f64 = 0.05;
+
+/// Folds Chinese text to mainland simplified usage. Every text has its characters folded
+/// (zhconv's zh-Hans tables, fast). A text written in traditional script — at least
+/// [`TRADITIONAL_SHARE`] of its ideographs change — is instead converted with OpenCC's `tw2sp`
+/// tables (`ferrous-opencc`), which also fold Taiwan's and Hong Kong's vocabulary to the
+/// mainland's (檔案 → 文件, 程式 → 程序, 資訊 → 信息, 使用者 → 用户, 預設 → 默认): a zh-TW edition
+/// of a manual otherwise differs from the zh-CN one every ~17 characters. The vocabulary tables
+/// are not applied to simplified text, where they would be wrong (mainland 程序 is not Taiwan's
+/// 程序, "process").
+fn fold_to_mainland(text: String) -> String {
+    let hans = zhconv::zhconv(&text, zhconv::Variant::ZhHans);
+    let (mut ideographs, mut changed) = (0usize, 0usize);
+    for (a, b) in text.chars().zip(hans.chars()) {
+        if is_ideograph(a) {
+            ideographs += 1;
+            changed += usize::from(a != b);
+        }
+    }
+    if (changed as f64) < TRADITIONAL_SHARE * ideographs as f64 {
+        return hans;
+    }
+    match tw2sp() {
+        Some(cc) => cc.convert(&text),
+        None => hans,
+    }
+}
+
+/// OpenCC's `tw2sp` converter, built once (from tables compiled into the crate).
+fn tw2sp() -> Option<&'static ferrous_opencc::OpenCC> {
+    static CC: std::sync::OnceLock<Option<ferrous_opencc::OpenCC>> = std::sync::OnceLock::new();
+    CC.get_or_init(|| {
+        ferrous_opencc::OpenCC::from_config(ferrous_opencc::config::BuiltinConfig::Tw2sp).ok()
+    })
+    .as_ref()
+}
+
 /// Normalizes text (see the module docs). `fold_traditional` folds traditional Chinese
 /// characters to simplified ones. Letter case is kept (it tells sentence starts apart); the
 /// consumers that want case-insensitive text fold it themselves.
 pub fn normalize(raw: &str, fold_traditional: bool) -> String {
     let nfkc = nfkc(raw);
     let folded = if fold_traditional && nfkc.chars().any(is_ideograph) {
-        zhconv::zhconv(&nfkc, zhconv::Variant::ZhHans)
+        fold_to_mainland(nfkc)
     } else {
         nfkc
     };
@@ -176,6 +216,20 @@ mod tests {
             normalize("網頁相似性檢測", true),
             normalize("网页相似性检测", true)
         );
+    }
+
+    #[test]
+    fn regional_vocabulary_folds_to_mainland_usage() {
+        // A zh-TW and a zh-CN edition of one manual sentence.
+        let tw = normalize("使用者可以在程式中開啟檔案並查看資訊。", true);
+        let cn = normalize("用户可以在程序中打开文件并查看信息。", true);
+        assert_eq!(tw, cn);
+        assert_eq!(
+            normalize("這個軟體的記憶體不足，預設值", true),
+            normalize("这个软件的内存不足,默认值", true)
+        );
+        // Simplified text keeps its own vocabulary: mainland 程序 and 文件 stay.
+        assert_eq!(normalize("程序打开文件", true), "程序打开文件");
     }
 
     #[test]

@@ -80,7 +80,9 @@ enum Command {
         #[arg(required = true)]
         keys: Vec<String>,
     },
-    /// Export `doc_id<TAB>representative_id` for every page, in ingest order.
+    /// Export `doc_id<TAB>representative_id` for every page, in ingest order: the page each one
+    /// was judged a near duplicate of (its cluster's representative when that page is gone; the
+    /// page itself when it leads its cluster).
     Export {
         #[arg(long)]
         index: PathBuf,
@@ -119,6 +121,20 @@ enum Command {
         /// The new index directory (must not exist).
         #[arg(long)]
         out: PathBuf,
+    },
+    /// Why two pages are, or are not, near duplicates: main texts, shared fingerprints and clause
+    /// keys, simhash distance, skeleton LCS, trustable regions, r, c, the decision and its rule.
+    /// With `--index`, two stored keys; without, two files (HTML when the name ends in .htm,
+    /// .html or .xhtml or the content starts with `<`, plain text otherwise).
+    Explain {
+        #[arg(long)]
+        index: Option<PathBuf>,
+        /// Two keys (with `--index`) or two files.
+        #[arg(num_args = 2, required = true)]
+        pages: Vec<String>,
+        /// One JSON object instead of text.
+        #[arg(long)]
+        json: bool,
     },
     /// Extract the main text of every page and compute its signatures, without an index:
     /// prints pages, MB/s and how many pages gave no sentence fingerprint.
@@ -254,7 +270,7 @@ fn ingest(
         window: 1024,
     };
     let max_page = ix.options().signature.max_page_bytes;
-    let (mut pages, mut dups, mut new_clusters, mut replaced, mut bytes) =
+    let (mut pages, mut dups, mut no_text, mut replaced, mut bytes) =
         (0u64, 0u64, 0u64, 0u64, 0u64);
     let mut skipped: Vec<String> = Vec::new();
     // Input is read (gunzipped, parsed) on a thread of its own, one chunk ahead of the index.
@@ -302,11 +318,8 @@ fn ingest(
                     Ok(v) => {
                         pages += 1;
                         bytes += p.body.len() as u64;
-                        if v.duplicate {
-                            dups += 1;
-                        } else {
-                            new_clusters += 1;
-                        }
+                        dups += u64::from(v.duplicate);
+                        no_text += u64::from(v.no_main_text);
                         replaced += u64::from(v.replaced);
                     }
                     Err(e) => {
@@ -337,7 +350,7 @@ fn ingest(
         pages as f64 / secs.max(1e-9)
     );
     println!("duplicates       {dups}");
-    println!("new clusters     {new_clusters}");
+    println!("no main text     {no_text}");
     println!("replaced         {replaced}");
     if delete_list.is_some() {
         println!("deleted          {deleted} ({missing} keys not present)");
@@ -383,6 +396,7 @@ fn query(index: &Path, files: &[PathBuf]) -> Result<()> {
                             "key": p.key, "duplicate": v.duplicate, "cluster": v.cluster,
                             "representative": v.representative, "similar_to": v.similar_to,
                             "resemble": v.resemble, "contain": v.contain, "exact": v.exact,
+                            "no_main_text": v.no_main_text,
                         })
                     )?,
                     Err(e) => eprintln!("skipped {place}: page {}: {e}", p.key),
@@ -586,5 +600,65 @@ fn main() -> Result<()> {
             Ok(())
         }
         Command::Signatures { files, threads } => signatures(&files, threads),
+        Command::Explain { index, pages, json } => explain(index.as_deref(), &pages, json),
     }
+}
+
+/// `neardup explain`: see [`Command::Explain`].
+fn explain(index: Option<&std::path::Path>, pages: &[String], json: bool) -> Result<()> {
+    let e = match index {
+        Some(path) => open_index(path, None, false)?.explain(&pages[0], &pages[1])?,
+        None => {
+            let opts = IndexOptions::default();
+            let read = |name: &String| -> Result<Signatures> {
+                let bytes = std::fs::read(name).with_context(|| format!("cannot read {name}"))?;
+                let lower = name.to_ascii_lowercase();
+                let html = [".htm", ".html", ".xhtml"]
+                    .iter()
+                    .any(|x| lower.ends_with(x))
+                    || bytes.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'<');
+                let content = if html {
+                    neardup::Content::Html(&bytes)
+                } else {
+                    neardup::Content::Text(
+                        std::str::from_utf8(&bytes)
+                            .with_context(|| format!("{name} is not UTF-8 text"))?,
+                    )
+                };
+                Signatures::compute(content, &opts.signature)
+                    .with_context(|| format!("computing the signatures of {name}"))
+            };
+            let (a, b) = (read(&pages[0])?, read(&pages[1])?);
+            neardup::explain_pair((&pages[0], &a), (&pages[1], &b), &opts)
+        }
+    };
+    if json {
+        println!("{}", serde_json::to_string_pretty(&e)?);
+        return Ok(());
+    }
+    let s = &e.similarity;
+    for p in [&e.a, &e.b] {
+        println!(
+            "{}: {} chars, {} fingerprints, {} clause keys, simhash {}",
+            p.name, p.chars, p.fingerprints, p.clause_keys, p.simhash
+        );
+        println!("  text: {}…", p.start);
+        if !p.regions.is_empty() {
+            println!("  trustable regions (chars): {:?}", p.regions);
+        }
+    }
+    println!(
+        "shared fingerprints {}  shared clause keys {}  simhash distance {}",
+        e.shared_fingerprints, e.shared_clause_keys, e.simhash_distance
+    );
+    println!(
+        "units {} / {}  skeletons {} / {}  skeleton LCS {}  trustable LCS {} in {} round(s)",
+        s.len_a, s.len_b, s.skeleton_a, s.skeleton_b, s.lcs, s.tlcs, s.rounds
+    );
+    println!(
+        "resemble {:.4}  contain {:.4}  exact {}  heading codes conflict {}",
+        s.resemble, s.contain, e.exact, e.codes_conflict
+    );
+    println!("{}", e.rule);
+    Ok(())
 }

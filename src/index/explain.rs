@@ -1,0 +1,200 @@
+//! Why two pages are, or are not, near duplicates: every signal the index uses for a pair, and the
+//! rule that decided it — what an operator needs to answer "why were these called duplicates?".
+
+use serde::Serialize;
+
+use super::{signature_sets_of, Index};
+use crate::fingerprint::{codes_conflict, hamming, Signatures};
+use crate::options::IndexOptions;
+use crate::verify::{unit_spans, verify, Similarity};
+use crate::{Error, Result};
+
+/// One side of an explained pair.
+#[derive(Clone, Debug, Serialize)]
+pub struct ExplainedPage {
+    /// The page's key, or the file it was read from.
+    pub name: String,
+    /// Characters of the normalized main text.
+    pub chars: usize,
+    /// Sentence fingerprints.
+    pub fingerprints: usize,
+    /// Clause keys (sketch and local keys).
+    pub clause_keys: usize,
+    /// 64-bit simhash, hex.
+    pub simhash: String,
+    /// The first characters of the normalized main text.
+    pub start: String,
+    /// The trustable regions of the verification in this page's text, as character ranges
+    /// `[start, end)` (empty unless this page is the one regions are measured on: the longer).
+    pub regions: Vec<(usize, usize)>,
+}
+
+/// Every signal of a pair and the decision (see [`Index::explain`] and [`explain_pair`]).
+#[derive(Clone, Debug, Serialize)]
+pub struct Explanation {
+    /// The first page.
+    pub a: ExplainedPage,
+    /// The second page.
+    pub b: ExplainedPage,
+    /// Sentence fingerprints both carry (seed 000 §4.2): one is enough to be candidates.
+    pub shared_fingerprints: usize,
+    /// Clause keys both carry (sketch and local keys): one shared whole clause.
+    pub shared_clause_keys: usize,
+    /// Hamming distance of the simhashes (candidates at ≤ the index's k when they share no key).
+    pub simhash_distance: u32,
+    /// Identical normalized texts.
+    pub exact: bool,
+    /// The headings name different model codes.
+    pub codes_conflict: bool,
+    /// One of the pages has (almost) no main text.
+    pub no_main_text: bool,
+    /// The verification (skeleton, LCS, trustable LCS, rates).
+    pub similarity: Similarity,
+    /// The decision: near duplicates or not.
+    pub duplicate: bool,
+    /// The rule that made the decision, in words.
+    pub rule: String,
+}
+
+/// Explains a pair of pages from their signatures, under `opts` (as [`Index::insert`] would
+/// decide it for the two pages alone).
+pub fn explain_pair(
+    (name_a, a): (&str, &Signatures),
+    (name_b, b): (&str, &Signatures),
+    opts: &IndexOptions,
+) -> Explanation {
+    let shared = |x: &[u128], y: &[u128]| x.iter().filter(|k| y.binary_search(k).is_ok()).count();
+    let sim = verify(&a.text, &b.text, &opts.verify);
+    let width = |s: &Signatures| crate::text::width(&s.text);
+    let no_main_text = width(a) < opts.min_text_width || width(b) < opts.min_text_width;
+    let conflict = opts.heading_codes && codes_conflict(&a.codes, &b.codes);
+    let exact = a.content_hash == b.content_hash;
+    let v = &opts.verify;
+    let (duplicate, rule) = if no_main_text {
+        (
+            false,
+            format!(
+                "not compared: a page has (almost) no main text (width below {})",
+                opts.min_text_width
+            ),
+        )
+    } else if conflict {
+        (
+            false,
+            "not duplicates: the headings name different model codes".to_string(),
+        )
+    } else if exact {
+        (true, "duplicates: identical normalized texts".to_string())
+    } else if sim.similar && sim.resemble >= v.resemble_threshold {
+        (
+            true,
+            format!(
+                "duplicates: resemble {:.3} ≥ {}",
+                sim.resemble, v.resemble_threshold
+            ),
+        )
+    } else if sim.similar {
+        (
+            true,
+            format!(
+                "duplicates: contain {:.3} ≥ {}",
+                sim.contain, v.contain_threshold
+            ),
+        )
+    } else if sim.early_reject {
+        (
+            false,
+            "not duplicates: the filter skeletons are too short to reach a threshold".to_string(),
+        )
+    } else if sim.bound_exceeded {
+        (
+            false,
+            "not duplicates: the skeletons' edit distance exceeds what a similar pair can have"
+                .to_string(),
+        )
+    } else {
+        (
+            false,
+            format!(
+                "not duplicates: resemble {:.3} < {} and contain {:.3} < {}",
+                sim.resemble, v.resemble_threshold, sim.contain, v.contain_threshold
+            ),
+        )
+    };
+    let side = |name: &str, s: &Signatures, regions: Vec<(usize, usize)>| ExplainedPage {
+        name: name.to_string(),
+        chars: s.text.chars().count(),
+        fingerprints: s.fingerprints.len(),
+        clause_keys: s.sketch.len(),
+        simhash: format!("{:016x}", s.simhash),
+        start: s.text.chars().take(160).collect(),
+        regions,
+    };
+    // Regions are in units of the longer text; map them to its characters.
+    let char_regions = |s: &Signatures| -> Vec<(usize, usize)> {
+        let spans = unit_spans(&s.text);
+        sim.regions
+            .iter()
+            .filter_map(|&(x, y)| {
+                let start = spans.get(x)?.0;
+                let end = spans.get(y.checked_sub(1)?)?.1;
+                Some((start, end))
+            })
+            .collect()
+    };
+    let a_is_region = matches!(sim.region_side, crate::verify::Side::A);
+    let (ra, rb) = if a_is_region {
+        (char_regions(a), Vec::new())
+    } else {
+        (Vec::new(), char_regions(b))
+    };
+    Explanation {
+        shared_fingerprints: shared(&a.fingerprints, &b.fingerprints),
+        shared_clause_keys: shared(&a.sketch, &b.sketch),
+        simhash_distance: hamming(a.simhash, b.simhash),
+        exact,
+        codes_conflict: conflict,
+        no_main_text,
+        a: side(name_a, a, ra),
+        b: side(name_b, b, rb),
+        similarity: sim,
+        duplicate,
+        rule,
+    }
+}
+
+impl Index {
+    /// Explains a pair of stored pages (see [`Explanation`]): signatures are recomputed from the
+    /// stored texts, so the index must store them.
+    ///
+    /// # Errors
+    /// [`Error::NotFound`] for an absent key, [`Error::TextUnavailable`] when the index stores no
+    /// texts, storage and corruption errors.
+    pub fn explain(&self, key_a: &str, key_b: &str) -> Result<Explanation> {
+        let sig_of = |key: &str| -> Result<Signatures> {
+            let id = self
+                .key_id(key)?
+                .ok_or_else(|| Error::NotFound(key.to_string()))?;
+            let rec = self
+                .doc(id)?
+                .ok_or_else(|| Error::NotFound(key.to_string()))?;
+            let text = self.text(id)?.ok_or_else(|| Error::TextUnavailable {
+                key: key.to_string(),
+                reason: "the index stores no texts".to_string(),
+            })?;
+            let (fingerprints, sketch) = signature_sets_of(&text, &self.opts.signature);
+            Ok(Signatures {
+                main: crate::text::MainText::default(),
+                text: text.to_string(),
+                sentences: crate::text::split_sentences(&text),
+                fingerprints,
+                sketch,
+                simhash: rec.simhash,
+                content_hash: rec.content_hash,
+                codes: rec.codes,
+            })
+        };
+        let (a, b) = (sig_of(key_a)?, sig_of(key_b)?);
+        Ok(explain_pair((key_a, &a), (key_b, &b), &self.opts))
+    }
+}
