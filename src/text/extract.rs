@@ -691,6 +691,18 @@ mod tests {
         assert_eq!(m.body(), "中文文本内容很长很长很长");
     }
 
+    /// A formatting element left open around blocks makes html5ever's adoption agency move a
+    /// block's children into a copy of it (`reparent_children`). ego-tree before 0.11 updated the
+    /// parent of the first and last moved child only, so the walk climbed out of the tree from a
+    /// middle one and lost every block after it: here the whole body.
+    #[test]
+    fn misnested_formatting_around_blocks_keeps_the_text() {
+        let m = extract(
+            "<b><article><span></span> <div>Body text in bold</b> and after it.</div></article>",
+        );
+        assert_eq!(m.body(), "Body text in bold and after it.");
+    }
+
     #[test]
     fn empty_and_garbage_inputs() {
         assert!(extract("").paragraphs.is_empty());
