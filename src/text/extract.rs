@@ -11,7 +11,7 @@
 //! paragraph's parent a score of `1 + commas + min(width / 100, 3)` and the grandparent half of
 //! it. A block that shares its element with other blocks (text split by `<br>`) is its own
 //! paragraph, so its element is the parent. An element's final score is its vote times
-//! `1 − link density` (text inside `<a>` against all its text), plus a small bonus or malus for
+//! `1 − link density` (text inside `<a href>` against all its text), plus a small bonus or malus for
 //! class and id names that usually mean content or furniture. The best element wins, and so do its
 //! siblings scoring at least a fifth of it (a body split over several containers). The main text
 //! is every block inside the winners that is not mostly link text. The first `<h1>` is kept apart
@@ -122,6 +122,13 @@ fn is_skipped(tag: &str) -> bool {
             | "aside"
             | "head"
     )
+}
+
+/// True for an element whose text is link text: an `<a>` with an `href`. An `<a>` without one
+/// (`<a id="x"/>`, `<a name="x">`) is a target, not a link; XHTML pages write it self-closing, which
+/// an HTML5 parser reads as an open `<a>` holding the rest of its block.
+fn is_link(e: &scraper::node::Element) -> bool {
+    e.name() == "a" && e.attr("href").is_some()
 }
 
 /// Tags that start and end a block of text.
@@ -416,7 +423,7 @@ pub fn extract(html: &str) -> MainText {
                             w.flush();
                             continue;
                         }
-                        if tag == "a" {
+                        if is_link(e) {
                             w.link_depth += 1;
                         }
                         if tag == "pre" {
@@ -490,7 +497,7 @@ pub fn extract(html: &str) -> MainText {
                 }
                 if let Node::Element(e) = node.value() {
                     let tag = e.name();
-                    if tag == "a" {
+                    if is_link(e) {
                         w.link_depth = w.link_depth.saturating_sub(1);
                     }
                     if tag == "pre" {
@@ -701,6 +708,22 @@ mod tests {
             "<b><article><span></span> <div>Body text in bold</b> and after it.</div></article>",
         );
         assert_eq!(m.body(), "Body text in bold and after it.");
+    }
+
+    /// XHTML (DocBook, EPUB) writes anchors as `<a id="x"/>`; an HTML5 parser opens an `<a>`
+    /// there that holds the rest of the block. An `<a>` without `href` is not a link: its text is
+    /// body text.
+    #[test]
+    fn anchors_without_href_are_not_links() {
+        let para = "A paragraph of the manual, long enough to vote, with commas, and more words.";
+        let page = format!(
+            "<html><body><div class=nav><a href=/a>Previous page</a> <a href=/b>Next page</a></div>\
+             <div class=section><h2><a id=s1/>Installing</h2>\
+             <p><a id=p1/>{para}</p><p><a name=p2/>{para}</p><p>{para}</p></div></body></html>"
+        );
+        let m = extract(&page);
+        let texts: Vec<&str> = m.paragraphs.iter().map(|p| p.text.as_str()).collect();
+        assert_eq!(texts, vec!["Installing", para, para, para]);
     }
 
     #[test]
