@@ -1,7 +1,8 @@
 //! HTML → main text (SPEC §2.1; seed 003 §4.1: the page as a tree, the nodes that carry the body
 //! chosen by how much text they hold).
 //!
-//! The page is parsed by html5ever (through `scraper`) into a DOM. One iterative walk cuts the
+//! The page is parsed by html5ever into scraper's DOM ([`super::parse`], which also tells the links
+//! the page wrote from the copies the parser made of a link left open). One iterative walk cuts the
 //! visible text into *blocks*: runs of text between block-level boundaries (`<p>`, `<div>`, `<li>`,
 //! `<br>`, headings…). Scripts, styles, forms' widgets and the HTML5 page furniture (`<nav>`,
 //! `<header>`, `<footer>`, `<aside>`) contribute nothing.
@@ -22,7 +23,7 @@ use std::collections::HashMap;
 
 use ego_tree::iter::Edge;
 use ego_tree::NodeId;
-use scraper::{Html, Node};
+use scraper::Node;
 
 use super::normalize::char_width;
 
@@ -122,13 +123,6 @@ fn is_skipped(tag: &str) -> bool {
             | "aside"
             | "head"
     )
-}
-
-/// True for an element whose text is link text: an `<a>` with an `href`. An `<a>` without one
-/// (`<a id="x"/>`, `<a name="x">`) is a target, not a link; XHTML pages write it self-closing, which
-/// an HTML5 parser reads as an open `<a>` holding the rest of its block.
-fn is_link(e: &scraper::node::Element) -> bool {
-    e.name() == "a" && e.attr("href").is_some()
 }
 
 /// Tags that start and end a block of text.
@@ -275,13 +269,19 @@ struct Frame {
     id: NodeId,
     width: u32,
     link_width: u32,
+    /// The link state outside this block, when the block opened inside a link left open (its text
+    /// is not link text; restored when the block closes).
+    outer_links: Option<(u32, u32)>,
 }
 
 struct Walker {
     blocks: Vec<Block>,
     cur: String,
     cur_link_width: u32,
+    /// Links (see `is_link` in [`extract`]) around the current text.
     link_depth: u32,
+    /// Of those, the links the page left open (no `</a>`).
+    unclosed_links: u32,
     pre_depth: u32,
     heading: Option<u8>,
     frames: Vec<Frame>,
@@ -382,13 +382,24 @@ pub fn extract(html: &str) -> MainText {
     if super::flat::nesting_depth(html) > super::flat::MAX_DEPTH {
         return super::flat::extract_flat(html);
     }
-    let doc = Html::parse_document(html);
+    let parsed = super::parse::parse(html);
+    let doc = &parsed.html;
+    // Link text is text under an `<a href>` the page wrote. An `<a>` without `href`
+    // (`<a id="x"/>`, `<a name="x">`) is a target, not a link: XHTML pages write it self-closing,
+    // which an HTML5 parser reads as an open `<a>` holding the rest of its block. A link the page
+    // left open (no `</a>`) holds the blocks that follow it, or the parser re-creates it in each
+    // of them (see `super::parse`): those copies are not links, and the blocks opened inside a
+    // link left open are not link text; its own inline text (the label) still is.
+    let is_link = |node: &ego_tree::NodeRef<'_, Node>, e: &scraper::node::Element| {
+        e.name() == "a" && e.attr("href").is_some() && !parsed.copied_links.contains(&node.id())
+    };
     let mut title = String::new();
     let mut w = Walker {
         blocks: Vec::new(),
         cur: String::new(),
         cur_link_width: 0,
         link_depth: 0,
+        unclosed_links: 0,
         pre_depth: 0,
         heading: None,
         frames: Vec::new(),
@@ -423,8 +434,11 @@ pub fn extract(html: &str) -> MainText {
                             w.flush();
                             continue;
                         }
-                        if is_link(e) {
+                        if is_link(&node, e) {
                             w.link_depth += 1;
+                            if parsed.unclosed_links.contains(&node.id()) {
+                                w.unclosed_links += 1;
+                            }
                         }
                         if tag == "pre" {
                             w.pre_depth += 1;
@@ -465,10 +479,17 @@ pub fn extract(html: &str) -> MainText {
                                     ..ElemStats::default()
                                 },
                             );
+                            let outer_links = (w.unclosed_links > 0).then(|| {
+                                (
+                                    std::mem::take(&mut w.link_depth),
+                                    std::mem::take(&mut w.unclosed_links),
+                                )
+                            });
                             w.frames.push(Frame {
                                 id: node.id(),
                                 width: 0,
                                 link_width: 0,
+                                outer_links,
                             });
                         }
                     }
@@ -497,8 +518,11 @@ pub fn extract(html: &str) -> MainText {
                 }
                 if let Node::Element(e) = node.value() {
                     let tag = e.name();
-                    if is_link(e) {
+                    if is_link(&node, e) {
                         w.link_depth = w.link_depth.saturating_sub(1);
+                        if parsed.unclosed_links.contains(&node.id()) {
+                            w.unclosed_links = w.unclosed_links.saturating_sub(1);
+                        }
                     }
                     if tag == "pre" {
                         w.pre_depth = w.pre_depth.saturating_sub(1);
@@ -509,6 +533,10 @@ pub fn extract(html: &str) -> MainText {
                             w.heading = None;
                         }
                         if let Some(frame) = w.frames.pop() {
+                            if let Some((depth, unclosed)) = frame.outer_links {
+                                w.link_depth = depth;
+                                w.unclosed_links = unclosed;
+                            }
                             if let Some(s) = w.stats.get_mut(&frame.id) {
                                 s.width = frame.width;
                                 s.link_width = frame.link_width;
@@ -724,6 +752,31 @@ mod tests {
         let m = extract(&page);
         let texts: Vec<&str> = m.paragraphs.iter().map(|p| p.text.as_str()).collect();
         assert_eq!(texts, vec!["Installing", para, para, para]);
+    }
+
+    /// A hand-written page that forgets one `</a>`: the HTML5 parser re-creates that link in every
+    /// block up to the next `<a>`, so the whole body was link text and dropped. Those copies are
+    /// not links; the link itself still is.
+    #[test]
+    fn a_link_left_open_does_not_make_the_body_link_text() {
+        let para = "A paragraph of the post, long enough to vote, with commas, and more words.";
+        let page = format!(
+            "<html><body><div class=crumbs><a href=/>Board index</a> &rsaquo; \
+             <a href=/forum>Forum &rsaquo; General</div>\
+             <div class=post><p>{para}</p><p>{para}</p><p>{para}</p></div>\
+             <div class=links><a href=/1>Related thread one</a> <a href=/2>Related thread two</a>\
+             </div></body></html>"
+        );
+        let m = extract(&page);
+        let texts: Vec<&str> = m.paragraphs.iter().map(|p| p.text.as_str()).collect();
+        assert_eq!(texts, vec![para, para, para]);
+        // The breadcrumb's block left open too: the body opens inside the link itself.
+        let page = page.replace("General</div>", "General");
+        assert_eq!(extract(&page).paragraphs, m.paragraphs);
+        // A link the page closes may hold blocks (a card): that is link text.
+        let card = format!("<a href=/card><div><h3>Card title</h3><p>{para}</p></div></a>");
+        let page = page.replace("<div class=links>", &format!("<div class=links>{card}"));
+        assert_eq!(extract(&page).paragraphs, m.paragraphs);
     }
 
     #[test]
