@@ -26,6 +26,7 @@ use ego_tree::NodeId;
 use scraper::Node;
 
 use super::normalize::char_width;
+use super::parse::LinkOrigin;
 
 /// What kind of block a paragraph of the main text is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -384,14 +385,23 @@ pub fn extract(html: &str) -> MainText {
     }
     let parsed = super::parse::parse(html);
     let doc = &parsed.html;
-    // Link text is text under an `<a href>` the page wrote. An `<a>` without `href`
-    // (`<a id="x"/>`, `<a name="x">`) is a target, not a link: XHTML pages write it self-closing,
-    // which an HTML5 parser reads as an open `<a>` holding the rest of its block. A link the page
-    // left open (no `</a>`) holds the blocks that follow it, or the parser re-creates it in each
-    // of them (see `super::parse`): those copies are not links, and the blocks opened inside a
-    // link left open are not link text; its own inline text (the label) still is.
+    // Link text is text under an `<a>` the page wrote as a link (see `super::parse` for how the
+    // parser's copies and the links left open are told). Not links:
+    // - an `<a>` written self-closing (`<a id="x"/>`, XHTML's empty element; an HTML5 parser
+    //   leaves it open over the rest of its block);
+    // - an `<a>` without `href` that names a target (`id`, `name`): `<a name="s1">Title</a>`;
+    //   one without either is a placeholder link (a scripted button) and stays a link;
+    // - a copy of a link left open, which the parser re-creates in the blocks that follow it.
+    // A link left open (no `</a>`) also holds the blocks that follow it when their container was
+    // left open too: the blocks opened inside it are not link text, its own inline text is.
+    let origin = |node: &ego_tree::NodeRef<'_, Node>| parsed.links.get(&node.id()).copied();
     let is_link = |node: &ego_tree::NodeRef<'_, Node>, e: &scraper::node::Element| {
-        e.name() == "a" && e.attr("href").is_some() && !parsed.copied_links.contains(&node.id())
+        e.name() == "a"
+            && matches!(
+                origin(node),
+                Some(LinkOrigin::Closed | LinkOrigin::LeftOpen)
+            )
+            && (e.attr("href").is_some() || (e.attr("id").is_none() && e.attr("name").is_none()))
     };
     let mut title = String::new();
     let mut w = Walker {
@@ -436,7 +446,7 @@ pub fn extract(html: &str) -> MainText {
                         }
                         if is_link(&node, e) {
                             w.link_depth += 1;
-                            if parsed.unclosed_links.contains(&node.id()) {
+                            if origin(&node) == Some(LinkOrigin::LeftOpen) {
                                 w.unclosed_links += 1;
                             }
                         }
@@ -520,7 +530,7 @@ pub fn extract(html: &str) -> MainText {
                     let tag = e.name();
                     if is_link(&node, e) {
                         w.link_depth = w.link_depth.saturating_sub(1);
-                        if parsed.unclosed_links.contains(&node.id()) {
+                        if origin(&node) == Some(LinkOrigin::LeftOpen) {
                             w.unclosed_links = w.unclosed_links.saturating_sub(1);
                         }
                     }
@@ -739,19 +749,24 @@ mod tests {
     }
 
     /// XHTML (DocBook, EPUB) writes anchors as `<a id="x"/>`; an HTML5 parser opens an `<a>`
-    /// there that holds the rest of the block. An `<a>` without `href` is not a link: its text is
-    /// body text.
+    /// there that holds the rest of the block. Such an `<a>` is not a link, nor is an `<a>`
+    /// without `href` that names a target: their text is body text.
     #[test]
-    fn anchors_without_href_are_not_links() {
+    fn anchors_are_not_links() {
         let para = "A paragraph of the manual, long enough to vote, with commas, and more words.";
         let page = format!(
             "<html><body><div class=nav><a href=/a>Previous page</a> <a href=/b>Next page</a></div>\
-             <div class=section><h2><a id=s1/>Installing</h2>\
-             <p><a id=p1/>{para}</p><p><a name=p2/>{para}</p><p>{para}</p></div></body></html>"
+             <div class=section><h2><a id=\"s1\"/>Installing</h2>\
+             <p><a id=\"p1\"/>{para}</p><p><a class=\"indexterm\"/>{para}</p>\
+             <p><a name=\"p3\">{para}</a></p><p>{para}</p></div></body></html>"
         );
         let m = extract(&page);
         let texts: Vec<&str> = m.paragraphs.iter().map(|p| p.text.as_str()).collect();
-        assert_eq!(texts, vec!["Installing", para, para, para]);
+        assert_eq!(texts, vec!["Installing", para, para, para, para]);
+        // A placeholder link (no `href`, no target: a scripted button) is still a link.
+        let share = "<div class=share>Share: <a>Facebook</a> <a>X</a> <a>LinkedIn</a></div>";
+        let m2 = extract(&page.replace("</div></body>", &format!("{share}</div></body>")));
+        assert_eq!(m2.paragraphs, m.paragraphs);
     }
 
     /// A hand-written page that forgets one `</a>`: the HTML5 parser re-creates that link in every

@@ -21,11 +21,13 @@
 //!   link); an `<a>` element created while it handles anything else is a copy;
 //! - a link the page wrote is *closed* when an `</a>` end tag comes while it (or a copy of it) is
 //!   the open link; one that the next `<a>`, the end of a table cell or the end of the page closes
-//!   instead was left open.
+//!   instead was left open;
+//! - `<a id="x"/>`, written self-closing as XHTML (DocBook, EPUB) does for an empty element, is
+//!   left open by an HTML5 parser like any `<a>`, and holds the rest of its block.
 
 use std::borrow::Cow;
 use std::cell::RefCell;
-use std::collections::HashSet;
+use std::collections::HashMap;
 
 use ego_tree::NodeId;
 use html5ever::tendril::StrTendril;
@@ -42,11 +44,21 @@ use scraper::{Html, HtmlTreeSink};
 pub(crate) struct Parsed {
     /// The tree, exactly as `scraper::Html::parse_document` builds it.
     pub html: Html,
-    /// The `<a>` elements the tree builder re-created (copies of a link left open), not written
-    /// by the page's author.
-    pub copied_links: HashSet<NodeId>,
-    /// The `<a>` elements the page wrote but never closed with `</a>`.
-    pub unclosed_links: HashSet<NodeId>,
+    /// Where each HTML `<a>` element of the tree comes from.
+    pub links: HashMap<NodeId, LinkOrigin>,
+}
+
+/// Where an `<a>` element comes from (see the module docs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum LinkOrigin {
+    /// Written by the page and closed by its `</a>`.
+    Closed,
+    /// Written by the page, never closed by an `</a>`.
+    LeftOpen,
+    /// Written self-closing (`<a id="x"/>`): empty in XHTML, left open by an HTML5 parser.
+    SelfClosing,
+    /// Re-created by the tree builder: a copy of a link left open.
+    Copy,
 }
 
 /// Parses a whole document (see the module docs).
@@ -67,27 +79,16 @@ pub(crate) fn parse(html: &str) -> Parsed {
     while !matches!(tokenizer.feed(&input), TokenizerResult::Done) {}
     tokenizer.end();
     let TokenTap { builder, links } = tokenizer.sink;
-    let links = links.into_inner();
     Parsed {
         html: builder.sink.inner.finish(),
-        copied_links: links.copied,
-        unclosed_links: links
-            .written
-            .into_iter()
-            .filter(|id| !links.closed.contains(id))
-            .collect(),
+        links: links.into_inner().origin,
     }
 }
 
 /// What the token tap learns about the `<a>` elements.
 #[derive(Default)]
 struct Links {
-    /// Written by the page, in order.
-    written: Vec<NodeId>,
-    /// Re-created by the tree builder.
-    copied: HashSet<NodeId>,
-    /// Written and closed by an `</a>`.
-    closed: HashSet<NodeId>,
+    origin: HashMap<NodeId, LinkOrigin>,
     /// The written link that is open now (the tree builder keeps at most one `<a>` open outside
     /// table cells: a new `<a>` closes the previous one).
     open: Option<NodeId>,
@@ -105,24 +106,37 @@ impl TokenSink for TokenTap {
 
     fn process_token(&self, token: Token, line_number: u64) -> TokenSinkResult<NodeId> {
         let link_tag = match &token {
-            Token::TagToken(tag) if tag.name == local_name!("a") => Some(tag.kind),
+            Token::TagToken(tag) if tag.name == local_name!("a") => {
+                Some((tag.kind, tag.self_closing))
+            }
             _ => None,
         };
         let result = self.builder.process_token(token, line_number);
         let mut created = self.builder.sink.created_links.borrow_mut();
         let mut links = self.links.borrow_mut();
-        if link_tag == Some(TagKind::StartTag) {
-            // The element the start tag itself opened is created last.
-            if let Some(id) = created.pop() {
-                links.written.push(id);
-                links.open = Some(id);
+        match link_tag {
+            Some((TagKind::StartTag, self_closing)) => {
+                // The element the start tag itself opened is created last.
+                if let Some(id) = created.pop() {
+                    if self_closing {
+                        links.origin.insert(id, LinkOrigin::SelfClosing);
+                        links.open = None;
+                    } else {
+                        links.origin.insert(id, LinkOrigin::LeftOpen);
+                        links.open = Some(id);
+                    }
+                }
             }
-        } else if link_tag == Some(TagKind::EndTag) {
-            if let Some(id) = links.open.take() {
-                links.closed.insert(id);
+            Some((TagKind::EndTag, _)) => {
+                if let Some(id) = links.open.take() {
+                    links.origin.insert(id, LinkOrigin::Closed);
+                }
             }
+            None => {}
         }
-        links.copied.extend(created.drain(..));
+        for id in created.drain(..) {
+            links.origin.insert(id, LinkOrigin::Copy);
+        }
         result
     }
 
@@ -282,8 +296,8 @@ impl TreeSink for LinkSink {
 mod tests {
     use super::*;
 
-    /// Each `<a>` of the tree: its text, whether it is a copy, whether it was left open.
-    fn links(p: &Parsed) -> Vec<(String, bool, bool)> {
+    /// Each `<a>` of the tree: its text and origin.
+    fn links(p: &Parsed) -> Vec<(String, LinkOrigin)> {
         p.html
             .tree
             .nodes()
@@ -294,11 +308,7 @@ mod tests {
                         .descendants()
                         .filter_map(|d| d.value().as_text().map(|t| t.to_string()))
                         .collect();
-                    (
-                        text,
-                        p.copied_links.contains(&n.id()),
-                        p.unclosed_links.contains(&n.id()),
-                    )
+                    (text, p.links[&n.id()])
                 })
             })
             .collect()
@@ -317,7 +327,7 @@ mod tests {
             "<ul><li><a href=/1>one</a></li><li><a href=/2>two</a> <a href=/2>2</a></ul>\
              <a href=/card><div><h3>Card</h3><p>teaser</p></div></a>",
         );
-        let t = |s: &str| (s.to_string(), false, false);
+        let t = |s: &str| (s.to_string(), LinkOrigin::Closed);
         assert_eq!(links(&p), vec![t("one"), t("two"), t("2"), t("Cardteaser")]);
     }
 
@@ -328,18 +338,25 @@ mod tests {
         assert_eq!(
             links(&p),
             vec![
-                ("Forum".into(), false, true),
-                ("Body one.".into(), true, false),
-                ("Body two.".into(), true, false),
-                ("next".into(), false, false)
+                ("Forum".into(), LinkOrigin::LeftOpen),
+                ("Body one.".into(), LinkOrigin::Copy),
+                ("Body two.".into(), LinkOrigin::Copy),
+                ("next".into(), LinkOrigin::Closed)
             ]
         );
     }
 
     #[test]
-    fn a_list_of_links_left_open_are_links_left_open() {
-        let p = parse("<ul><li><a href=/1>one</li><li><a href=/2>two</li></ul>");
-        let t = |s: &str| (s.to_string(), false, true);
-        assert_eq!(links(&p), vec![t("one"), t("two")]);
+    fn links_left_open_and_self_closing() {
+        let p =
+            parse("<ul><li><a href=/1>one</li><li><a href=/2>two</li></ul><p><a id=\"x\"/>text");
+        assert_eq!(
+            links(&p),
+            vec![
+                ("one".into(), LinkOrigin::LeftOpen),
+                ("two".into(), LinkOrigin::LeftOpen),
+                ("text".into(), LinkOrigin::SelfClosing)
+            ]
+        );
     }
 }
