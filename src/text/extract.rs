@@ -190,50 +190,99 @@ fn heading_level(tag: &str) -> Option<u8> {
     }
 }
 
-/// Bonus or malus for class and id names (the usual words for content and for furniture).
-fn class_weight(names: &str) -> f64 {
-    if names.is_empty() {
-        return 0.0;
+/// Words of class and id names that usually mean furniture.
+const NEGATIVE_WORDS: &[&str] = &[
+    "comment",
+    "footer",
+    "sidebar",
+    "side",
+    "nav",
+    "navbar",
+    "navigation",
+    "menu",
+    "related",
+    "recommend",
+    "share",
+    "social",
+    "banner",
+    "sponsor",
+    "widget",
+    "breadcrumb",
+    "crumb",
+    "pager",
+    "pagination",
+    "popup",
+    "login",
+    "also",
+    "hot",
+    "rank",
+    "reply",
+    "replies",
+    "tag",
+];
+/// Words of class and id names that usually mean content.
+const POSITIVE_WORDS: &[&str] = &[
+    "article", "content", "entry", "main", "post", "text", "story", "body", "detail",
+];
+
+/// Bonus or malus for an element's class and id names (the usual words for content and for
+/// furniture).
+///
+/// The names are matched word by word, never as substrings (`notetext` is not "text",
+/// `screenshot` is not "hot"): a word is a run of ASCII letters and digits, and a new one starts
+/// at any other character (white space, `-`, `_`…) and where a lower-case letter or a digit is
+/// followed by an upper-case one (`articleBody` is "article" and "body"). A word matches a listed
+/// word equal to it, ignoring case, or to it plus a plural `s` (`contents`, `comments`).
+fn class_weight(class: &str, id: &str) -> f64 {
+    let (mut negative, mut positive) = (false, false);
+    for names in [class, id] {
+        for_each_word(names, |word| {
+            negative |= is_listed(word, NEGATIVE_WORDS);
+            positive |= is_listed(word, POSITIVE_WORDS);
+        });
     }
-    let lower = names.to_ascii_lowercase();
-    const NEGATIVE: &[&str] = &[
-        "comment",
-        "footer",
-        "sidebar",
-        "side-",
-        "nav",
-        "menu",
-        "related",
-        "recommend",
-        "share",
-        "social",
-        "banner",
-        "sponsor",
-        "widget",
-        "breadcrumb",
-        "crumb",
-        "pager",
-        "pagination",
-        "popup",
-        "login",
-        "also-",
-        "hot",
-        "rank",
-        "reply",
-        "replies",
-        "tags",
-    ];
-    const POSITIVE: &[&str] = &[
-        "article", "content", "entry", "main", "post", "text", "story", "body", "detail",
-    ];
     let mut w = 0.0;
-    if NEGATIVE.iter().any(|n| lower.contains(n)) {
+    if negative {
         w -= CLASS_WEIGHT;
     }
-    if POSITIVE.iter().any(|p| lower.contains(p)) {
+    if positive {
         w += CLASS_WEIGHT;
     }
     w
+}
+
+/// Calls `f` with each word of class or id names (see [`class_weight`]).
+fn for_each_word(names: &str, mut f: impl FnMut(&str)) {
+    let b = names.as_bytes();
+    let mut start: Option<usize> = None;
+    for i in 0..=b.len() {
+        let c = b.get(i).copied().unwrap_or(b' ');
+        let alnum = c.is_ascii_alphanumeric();
+        let camel = c.is_ascii_uppercase()
+            && i > 0
+            && (b[i - 1].is_ascii_lowercase() || b[i - 1].is_ascii_digit());
+        if let Some(s) = start {
+            if !alnum || camel {
+                // `s` and `i` are at ASCII bytes or at the end: char boundaries.
+                f(&names[s..i]);
+                start = None;
+            }
+        }
+        if alnum && start.is_none() {
+            start = Some(i);
+        }
+    }
+}
+
+/// True when `word` is one of `list` or its plural in `s`, ignoring ASCII case.
+fn is_listed(word: &str, list: &[&str]) -> bool {
+    let singular = match word.as_bytes().last() {
+        Some(b's' | b'S') => Some(&word[..word.len() - 1]),
+        _ => None,
+    };
+    list.iter().any(|w| {
+        word.eq_ignore_ascii_case(w) || singular.is_some_and(|s| s.eq_ignore_ascii_case(w))
+    })
 }
 
 /// A run of text between block boundaries.
@@ -460,11 +509,7 @@ pub fn extract(html: &str) -> MainText {
                             }
                             let class = e.attr("class").unwrap_or("");
                             let id = e.attr("id").unwrap_or("");
-                            let weight = if class.is_empty() && id.is_empty() {
-                                0.0
-                            } else {
-                                class_weight(format!("{class} {id}").trim())
-                            };
+                            let weight = class_weight(class, id);
                             let kind = element_kind(tag, class);
                             w.stats.insert(
                                 node.id(),
@@ -792,6 +837,42 @@ mod tests {
         let card = format!("<a href=/card><div><h3>Card title</h3><p>{para}</p></div></a>");
         let page = page.replace("<div class=links>", &format!("<div class=links>{card}"));
         assert_eq!(extract(&page).paragraphs, m.paragraphs);
+    }
+
+    /// Class and id hints are whole words: `notetext` is not "text", `howtogetbody` is not "body",
+    /// so a small note box that every page shares does not beat the real body.
+    #[test]
+    fn class_hints_match_whole_words() {
+        let note = "<div class=\"note notetext\" id=howtogetbody><p>To get the package, open the \
+                    software centre, search for it, click Install, and wait a moment.</p></div>";
+        let page = format!(
+            "<html><body><div class=col1><div class=page>{BODY}</div></div>\
+             <div class=col2>{note}</div></body></html>"
+        );
+        let m = extract(&page);
+        assert_eq!(m.body(), extract(&page.replace(note, "")).body());
+        assert_eq!(m.paragraphs.len(), 3);
+        // Words still count inside longer names: split on `-`, `_`, white space and camelCase.
+        for names in [
+            "post-content",
+            "entry_content",
+            "articleBody",
+            "main contents",
+        ] {
+            assert!(class_weight(names, "") > 0.0, "{names}");
+        }
+        for names in ["nav-bar", "sideBar x", "comments", "see_also", "hot-rank"] {
+            assert!(class_weight("", names) < 0.0, "{names}");
+        }
+        for names in [
+            "notetext",
+            "howtogetbody",
+            "screenshot",
+            "context",
+            "navigating",
+        ] {
+            assert_eq!(class_weight(names, names), 0.0, "{names}");
+        }
     }
 
     #[test]
