@@ -304,6 +304,11 @@ struct Block {
 struct ElemStats {
     width: u32,
     link_width: u32,
+    /// Width of the qualifying text inside: blocks wide enough to vote, not mostly link text, not
+    /// the `<h1>`, outside furniture (elements with a negative class weight).
+    text: u32,
+    /// Sub-titles (`<h2>`–`<h6>`) inside, outside furniture.
+    headings: u32,
     blocks: u32,
     open: u32,
     close: u32,
@@ -311,6 +316,8 @@ struct ElemStats {
     class_weight: f64,
     /// A list or table part (`ul`, `ol`, `dl`, `table`, `tbody`, `tr`, `td`…).
     list_like: bool,
+    /// A list item (`li`, `dt`, `dd`).
+    list_item: bool,
     /// Hash of the tag name and class attribute (siblings of the same kind join the body).
     kind: u64,
 }
@@ -319,6 +326,10 @@ struct Frame {
     id: NodeId,
     width: u32,
     link_width: u32,
+    text: u32,
+    headings: u32,
+    /// Named like furniture (a negative class weight): its text is not the page's text.
+    furniture: bool,
     /// The link state outside this block, when the block opened inside a link left open (its text
     /// is not link text; restored when the block closes).
     outer_links: Option<(u32, u32)>,
@@ -335,6 +346,8 @@ struct Walker {
     pre_depth: u32,
     heading: Option<u8>,
     frames: Vec<Frame>,
+    /// Width of the page's qualifying text (see [`ElemStats::text`]).
+    page_text: u64,
     stats: HashMap<NodeId, ElemStats>,
     counter: u32,
 }
@@ -358,9 +371,16 @@ impl Walker {
             n.checked_sub(2).map(|i| self.frames[i].id),
             n.checked_sub(3).map(|i| self.frames[i].id),
         ];
+        let heading1 = self.heading == Some(1);
         if let Some(top) = self.frames.last_mut() {
             top.width += w;
             top.link_width += link_width.min(w);
+            if matches!(self.heading, Some(level) if level > 1) {
+                top.headings += 1;
+            }
+            if !heading1 && w >= MIN_VOTE_WIDTH && !mostly_links(link_width.min(w), w) {
+                top.text += w;
+            }
             if let Some(s) = self.stats.get_mut(&top.id) {
                 s.blocks += 1;
             }
@@ -376,11 +396,16 @@ impl Walker {
             link_width: link_width.min(w),
             commas,
             kind,
-            heading1: self.heading == Some(1),
+            heading1,
             pos: self.counter,
             container,
         });
     }
+}
+
+/// True when more than [`MAX_LINK_SHARE`] of a block's (or an element's) width is link text.
+fn mostly_links(link_width: u32, width: u32) -> bool {
+    link_width as f64 > MAX_LINK_SHARE * width as f64
 }
 
 /// Drops a leading list bullet (`• item`, `· item`, `- item`): the same list is written with
@@ -462,6 +487,7 @@ pub fn extract(html: &str) -> MainText {
         pre_depth: 0,
         heading: None,
         frames: Vec::new(),
+        page_text: 0,
         stats: HashMap::new(),
         counter: 0,
     };
@@ -530,6 +556,7 @@ pub fn extract(html: &str) -> MainText {
                                             | "th"
                                             | "li"
                                     ),
+                                    list_item: matches!(tag, "li" | "dt" | "dd"),
                                     kind,
                                     ..ElemStats::default()
                                 },
@@ -544,6 +571,9 @@ pub fn extract(html: &str) -> MainText {
                                 id: node.id(),
                                 width: 0,
                                 link_width: 0,
+                                text: 0,
+                                headings: 0,
+                                furniture: weight < 0.0,
                                 outer_links,
                             });
                         }
@@ -595,11 +625,22 @@ pub fn extract(html: &str) -> MainText {
                             if let Some(s) = w.stats.get_mut(&frame.id) {
                                 s.width = frame.width;
                                 s.link_width = frame.link_width;
+                                s.text = frame.text;
+                                s.headings = frame.headings;
                                 s.close = w.counter;
                             }
+                            let (text, headings) = if frame.furniture {
+                                (0, 0)
+                            } else {
+                                (frame.text, frame.headings)
+                            };
                             if let Some(parent) = w.frames.last_mut() {
                                 parent.width += frame.width;
                                 parent.link_width += frame.link_width;
+                                parent.text += text;
+                                parent.headings += headings;
+                            } else {
+                                w.page_text += u64::from(text);
                             }
                         }
                     }
@@ -613,7 +654,12 @@ pub fn extract(html: &str) -> MainText {
 
 /// The density vote and the selection of the body (see the module docs).
 fn choose(w: Walker, title: String) -> MainText {
-    let Walker { blocks, stats, .. } = w;
+    let Walker {
+        blocks,
+        stats,
+        page_text,
+        ..
+    } = w;
     let heading = blocks
         .iter()
         .find(|b| b.heading1)
@@ -660,6 +706,8 @@ fn choose(w: Walker, title: String) -> MainText {
     });
 
     let mut ranges: Vec<(u32, u32)> = Vec::new();
+    // Furniture inside an ancestor the body climbed to (see below), left out.
+    let mut furniture: Vec<(u32, u32)> = Vec::new();
     if let Some(&(mut top, top_score)) = best {
         // A list or table is a part of a body, not a body: its enclosing block is.
         while let Some(st) = stats.get(&top) {
@@ -677,26 +725,51 @@ fn choose(w: Walker, title: String) -> MainText {
         let threshold = (top_score * SIBLING_SHARE).max(10.0);
         let votes_by_id: HashMap<NodeId, f64> = scored.iter().copied().collect();
         let vote_of = |id: &NodeId| votes_by_id.get(id).copied().unwrap_or(0.0);
+        let mut held = 0u64;
         for (id, st) in &stats {
             let joins = *id == top
                 || (parent.is_some()
                     && st.parent == parent
                     && st.width > 0
-                    && (st.link_width as f64) <= MAX_LINK_SHARE * st.width as f64
+                    && !mostly_links(st.link_width, st.width)
                     && (st.kind == kind || (st.class_weight >= 0.0 && vote_of(id) >= threshold)));
             if joins {
                 ranges.push((st.open, st.close));
+                held += u64::from(st.text);
+            }
+        }
+        // A page of nested sections (a one-page manual, a man page), or a body whose paragraphs
+        // sit at many depths (lists in wrappers, note boxes), scatters the vote: the winner is one
+        // section or one box, and its same-kind siblings only the rest of that part. When the
+        // winners hold less than half of the page's qualifying text (`ElemStats::text`: blocks
+        // that vote, outside furniture), the body is the nearest ancestor holding at least half
+        // of it (seed 003 §4.1: the node is chosen by how much text it holds) — unless most of
+        // what that ancestor adds are items of the same kind as the one the winners sit in,
+        // without sub-titles: the replies of a thread, a list of comments or cards
+        // (`list_of_items`), which are not sections of one body. Inside the ancestor, the
+        // furniture around the winners stays out: elements named like furniture and elements
+        // that are mostly link text (navigation, link lists).
+        if held * 2 < page_text {
+            if let Some((open, close)) = climb(&stats, top, page_text) {
+                let beside_winners =
+                    |o: u32, c: u32| !ranges.iter().any(|&(ro, rc)| o <= rc && c >= ro);
+                furniture = stats
+                    .values()
+                    .filter(|e| e.open > open && e.close <= close)
+                    .filter(|e| e.class_weight < 0.0 || mostly_links(e.link_width, e.width))
+                    .filter(|e| beside_winners(e.open, e.close))
+                    .map(|e| (e.open, e.close))
+                    .collect();
+                ranges = vec![(open, close)];
             }
         }
     }
+    let within = |pos: u32, rs: &[(u32, u32)]| rs.iter().any(|&(o, c)| pos >= o && pos <= c);
     let keep = |b: &Block| -> bool {
-        if b.heading1 {
+        if b.heading1 || mostly_links(b.link_width, b.width) {
             return false;
         }
-        if (b.link_width as f64) > MAX_LINK_SHARE * b.width as f64 {
-            return false;
-        }
-        ranges.is_empty() || ranges.iter().any(|&(o, c)| b.pos >= o && b.pos <= c)
+        (ranges.is_empty() || within(b.pos, &ranges)) && !within(b.pos, &furniture)
     };
     let paragraphs = blocks
         .into_iter()
@@ -711,6 +784,45 @@ fn choose(w: Walker, title: String) -> MainText {
         heading,
         paragraphs,
     }
+}
+
+/// The pre-order range of the nearest ancestor of `top` holding at least half of the page's
+/// qualifying text, unless that ancestor is a list of items (see [`list_of_items`]).
+fn climb(stats: &HashMap<NodeId, ElemStats>, top: NodeId, page_text: u64) -> Option<(u32, u32)> {
+    let mut child = top;
+    let mut up = stats.get(&top)?.parent;
+    while let Some(id) = up {
+        let st = stats.get(&id)?;
+        if u64::from(st.text) * 2 >= page_text {
+            return (!list_of_items(stats, id, child)).then_some((st.open, st.close));
+        }
+        child = id;
+        up = st.parent;
+    }
+    None
+}
+
+/// True when most of the qualifying text `ancestor` holds beyond its child `child` is in other
+/// children of `child`'s kind (tag and class) that have no sub-title: `child` is one item of a
+/// list of posts, comments or cards, not one section of a body. A list the body writes itself
+/// (`child` is an `<li>`, `<dt>` or `<dd>`) is not such a list.
+fn list_of_items(stats: &HashMap<NodeId, ElemStats>, ancestor: NodeId, child: NodeId) -> bool {
+    let (Some(a), Some(c)) = (stats.get(&ancestor), stats.get(&child)) else {
+        return false;
+    };
+    if c.list_item {
+        // `<li>`, `<dt>`, `<dd>`: the items of a list the body itself writes.
+        return false;
+    }
+    let added = a.text.saturating_sub(c.text);
+    let items: u32 = stats
+        .iter()
+        .filter(|(id, e)| {
+            **id != child && e.parent == Some(ancestor) && e.kind == c.kind && e.headings == 0
+        })
+        .map(|(_, e)| e.text)
+        .sum();
+    items * 2 > added
 }
 
 fn stats_open(stats: &HashMap<NodeId, ElemStats>, id: &NodeId) -> u32 {
@@ -873,6 +985,79 @@ mod tests {
         ] {
             assert_eq!(class_weight(names, names), 0.0, "{names}");
         }
+    }
+
+    /// A page of nested sections (a one-page manual): the densest section wins the vote, but it
+    /// holds a small part of the page's text, so the body climbs to the ancestor that holds most
+    /// of it, leaving out the furniture inside that ancestor (a "related" box, a link list).
+    #[test]
+    fn nested_sections_keep_the_whole_body() {
+        let p = |n: u32| format!("<p>Paragraph {n} of the manual, which says what it says.</p>");
+        let dense = "<p>A dense paragraph, with commas, lists, clauses, and more, and more.</p>";
+        let page = format!(
+            "<html><body><div class=top><a href=/>Home</a> <a href=/docs>Docs</a></div>\
+             <div class=manual><h1>Manual</h1>\
+             <div class=section><h2>One</h2>{}{}</div>\
+             <div class=section><h2>Two</h2>{}\
+               <div class=subsection><h3>Two.One</h3>{dense}{dense}</div></div>\
+             <div class=section><h2>Three</h2>{}{}</div>\
+             <div class=section><h2>Four</h2>{}{}</div>\
+             <ul><li><a href=/a>A link to another manual page</a></li>\
+             <li><a href=/b>Another link to another manual page</a></li></ul>\
+             <div class=related><p>Related: other manuals you may like to read, and more.</p></div>\
+             </div><div class=copyright><p>Copyright 2024 The Manual Writers, all rights reserved.</p>\
+             </div></body></html>",
+            p(1),
+            p(2),
+            p(3),
+            p(4),
+            p(5),
+            p(6),
+            p(7)
+        );
+        let m = extract(&page);
+        let texts: Vec<&str> = m.paragraphs.iter().map(|p| p.text.as_str()).collect();
+        let para = |n: u32| format!("Paragraph {n} of the manual, which says what it says.");
+        let dense = "A dense paragraph, with commas, lists, clauses, and more, and more.";
+        let (p1, p2, p3, p4, p5, p6, p7) = (
+            para(1),
+            para(2),
+            para(3),
+            para(4),
+            para(5),
+            para(6),
+            para(7),
+        );
+        assert_eq!(
+            texts,
+            vec![
+                "One", &p1, &p2, "Two", &p3, "Two.One", dense, dense, "Three", &p4, &p5, "Four",
+                &p6, &p7
+            ]
+        );
+    }
+
+    /// A thread: the first post wins the vote and holds less than half of the page's text, the
+    /// replies the rest. Replies are items of the first post's kind without sub-titles, not
+    /// sections of its body: the body stays the first post.
+    #[test]
+    fn a_thread_keeps_its_first_post() {
+        let post = |user: &str, text: &str| {
+            format!(
+                "<table class=post><tr><td class=author>{user}</td>\
+                 <td><div class=message>{text}</div></td></tr></table>"
+            )
+        };
+        let reply = "<p>A reply that is long enough to vote, with a comma, and one more.</p>";
+        let thread = format!(
+            "<html><body><div id=thread><h1>Thread</h1>{}{}{}{}{}</div></body></html>",
+            post("first", BODY),
+            post("second", reply),
+            post("third", reply),
+            post("fourth", reply),
+            post("fifth", reply)
+        );
+        assert_eq!(extract(&thread).body(), extract(&page(0, BODY)).body());
     }
 
     #[test]
