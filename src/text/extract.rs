@@ -232,13 +232,16 @@ const POSITIVE_WORDS: &[&str] = &[
 /// `screenshot` is not "hot"): a word is a run of ASCII letters and digits, and a new one starts
 /// at any other character (white space, `-`, `_`…) and where a lower-case letter or a digit is
 /// followed by an upper-case one (`articleBody` is "article" and "body"). A word matches a listed
-/// word equal to it, ignoring case, or to it plus a plural `s` (`contents`, `comments`).
+/// word equal to it, ignoring case, or to it plus a plural `s` (`contents`, `comments`); a word
+/// made only of listed words written together (`maincontent`, `articlebody`) matches each of
+/// them.
 fn class_weight(class: &str, id: &str) -> f64 {
     let (mut negative, mut positive) = (false, false);
     for names in [class, id] {
         for_each_word(names, |word| {
-            negative |= is_listed(word, NEGATIVE_WORDS);
-            positive |= is_listed(word, POSITIVE_WORDS);
+            let (n, p) = hint_words(word);
+            negative |= n;
+            positive |= p;
         });
     }
     let mut w = 0.0;
@@ -272,6 +275,45 @@ fn for_each_word(names: &str, mut f: impl FnMut(&str)) {
             start = Some(i);
         }
     }
+}
+
+/// Whether a word of class or id names is, or is made only of, furniture words and content
+/// words (see [`class_weight`]): `(furniture, content)`.
+fn hint_words(word: &str) -> (bool, bool) {
+    let (negative, positive) = (
+        is_listed(word, NEGATIVE_WORDS),
+        is_listed(word, POSITIVE_WORDS),
+    );
+    if negative || positive {
+        return (negative, positive);
+    }
+    // Listed words written together: reach[i] is set when word[..i] is a sequence of listed
+    // words (each possibly plural), with the kinds of the words on the way.
+    const MAX: usize = 40;
+    let b = word.as_bytes();
+    if b.len() > MAX {
+        return (false, false);
+    }
+    let mut reach = [None::<(bool, bool)>; MAX + 2];
+    reach[0] = Some((false, false));
+    for i in 0..b.len() {
+        let Some((n, p)) = reach[i] else { continue };
+        for (list, furniture) in [(NEGATIVE_WORDS, true), (POSITIVE_WORDS, false)] {
+            for w in list {
+                let end = i + w.len();
+                if end > b.len() || !b[i..end].eq_ignore_ascii_case(w.as_bytes()) {
+                    continue;
+                }
+                let kinds = (n || furniture, p || !furniture);
+                let plural = b.get(end).is_some_and(|c| c.eq_ignore_ascii_case(&b's'));
+                for e in [Some(end), plural.then_some(end + 1)].into_iter().flatten() {
+                    let r = reach[e].get_or_insert((false, false));
+                    *r = (r.0 || kinds.0, r.1 || kinds.1);
+                }
+            }
+        }
+    }
+    reach[b.len()].unwrap_or((false, false))
 }
 
 /// True when `word` is one of `list` or its plural in `s`, ignoring ASCII case.
@@ -970,10 +1012,20 @@ mod tests {
             "entry_content",
             "articleBody",
             "main contents",
+            "maincontent",
+            "postBody",
+            "articlecontents",
         ] {
             assert!(class_weight(names, "") > 0.0, "{names}");
         }
-        for names in ["nav-bar", "sideBar x", "comments", "see_also", "hot-rank"] {
+        for names in [
+            "nav-bar",
+            "sideBar x",
+            "comments",
+            "see_also",
+            "hot-rank",
+            "hotrank",
+        ] {
             assert!(class_weight("", names) < 0.0, "{names}");
         }
         for names in [
@@ -982,6 +1034,9 @@ mod tests {
             "screenshot",
             "context",
             "navigating",
+            "postmessage",
+            "bodywrapper",
+            "relatedposts",
         ] {
             assert_eq!(class_weight(names, names), 0.0, "{names}");
         }
