@@ -5,19 +5,27 @@
 //! the page wrote from the copies the parser made of a link left open). One iterative walk cuts the
 //! visible text into *blocks*: runs of text between block-level boundaries (`<p>`, `<div>`, `<li>`,
 //! `<br>`, headings…). Scripts, styles, forms' widgets and the HTML5 page furniture (`<nav>`,
-//! `<header>`, `<footer>`, `<aside>`) contribute nothing.
+//! `<header>`, `<footer>`, `<aside>`) contribute nothing; elements with the ARIA roles of those
+//! count as furniture, like furniture class names. Link text is text under a link the page wrote: an `<a>` with `href` (or a scripted
+//! placeholder without `href`, `id` or `name`), not an anchor (`<a id="x"/>`, `<a name="x">`), not
+//! a copy the parser made of a link left open, and not the blocks opened inside a link left open.
 //!
 //! Choosing the body is a text-density vote: every block of some length (width ≥ 25 GBK bytes,
 //! a Chinese character counting 2 as in seed 003, which counts Chinese characters) gives its
 //! paragraph's parent a score of `1 + commas + min(width / 100, 3)` and the grandparent half of
 //! it. A block that shares its element with other blocks (text split by `<br>`) is its own
 //! paragraph, so its element is the parent. An element's final score is its vote times
-//! `1 − link density` (text inside `<a href>` against all its text), plus a small bonus or malus for
-//! class and id names that usually mean content or furniture. The best element wins, and so do its
-//! siblings scoring at least a fifth of it (a body split over several containers). The main text
-//! is every block inside the winners that is not mostly link text. The first `<h1>` is kept apart
-//! as the heading, `<h2>`–`<h6>` inside the body as sub-titles; a page without any qualifying
-//! block falls back to all of its blocks that are not mostly links.
+//! `1 − link density` (link text against all its text), plus a small bonus or malus for words of
+//! its class and id names that usually mean content or furniture (whole words, see
+//! `class_weight`). The best element wins, and so do its siblings of the same kind, or scoring at
+//! least a fifth of it (a body split over several containers). When the winners hold less than
+//! half of the page's qualifying text (the voting blocks outside furniture), the body climbs to
+//! the nearest ancestor holding at least half (nested sections, bodies at many depths), unless
+//! that ancestor only adds more items of the winners' kind (the replies of a thread); the
+//! furniture inside it stays out. The main text is every block inside the body that is not mostly
+//! link text. The first `<h1>` is kept apart as the heading, `<h2>`–`<h6>` inside the body as
+//! sub-titles; a page without any qualifying block falls back to all of its blocks that are not
+//! mostly links.
 
 use std::collections::HashMap;
 
@@ -124,6 +132,25 @@ fn is_skipped(tag: &str) -> bool {
             | "aside"
             | "head"
     )
+}
+
+/// ARIA landmark roles of page furniture: what `<nav>`, `<header>` (`banner`), `<footer>`
+/// (`contentinfo`), `<aside>` (`complementary`) and a search form are, on pages that mark their
+/// furniture with roles instead of those elements. Such an element counts as furniture (as a
+/// furniture class name does) rather than being skipped: a hand-written page that leaves it open
+/// would otherwise lose everything after it.
+fn is_furniture_role(role: &str) -> bool {
+    role.split_ascii_whitespace().any(|r| {
+        [
+            "navigation",
+            "banner",
+            "contentinfo",
+            "complementary",
+            "search",
+        ]
+        .iter()
+        .any(|f| r.eq_ignore_ascii_case(f))
+    })
 }
 
 /// Tags that start and end a block of text.
@@ -577,7 +604,11 @@ pub fn extract(html: &str) -> MainText {
                             }
                             let class = e.attr("class").unwrap_or("");
                             let id = e.attr("id").unwrap_or("");
-                            let weight = class_weight(class, id);
+                            let weight = if e.attr("role").is_some_and(is_furniture_role) {
+                                -CLASS_WEIGHT
+                            } else {
+                                class_weight(class, id)
+                            };
                             let kind = element_kind(tag, class);
                             w.stats.insert(
                                 node.id(),
@@ -1113,6 +1144,36 @@ mod tests {
             post("fifth", reply)
         );
         assert_eq!(extract(&thread).body(), extract(&page(0, BODY)).body());
+    }
+
+    /// ARIA landmarks are the page furniture of pages that do not use `<nav>`, `<footer>`…: a
+    /// "See also" list whose entries describe the pages they link to is navigation all the same,
+    /// and stays out when the body climbs to the ancestor holding it.
+    #[test]
+    fn aria_furniture_is_not_body() {
+        let p = |n: u32| format!("<p>Paragraph {n} of the manual, which says what it says.</p>");
+        let dense = "<p>A dense paragraph, with commas, lists, clauses, and more, and more.</p>";
+        let see_also = "<section class=links role=navigation><h2>See Also</h2><ul>\
+            <li><a href=/a>Page A</a> - what page A explains, at some length, and more.</li>\
+            <li><a href=/b>Page B</a> - what page B explains, at some length, and more.</li></ul>\
+            </section><div role=contentinfo><p>This page is licensed under a free licence, \
+            see the about page.</p></div>";
+        let page = |extra: &str| {
+            format!(
+                "<html><body><div class=manual>\
+                 <div class=section><h2>One</h2>{}{}</div>\
+                 <div class=section><h2>Two</h2>{}<div class=sub><h3>Two.One</h3>{dense}{dense}</div>\
+                 </div><div class=section><h2>Three</h2>{}{}</div>{extra}</div></body></html>",
+                p(1),
+                p(2),
+                p(3),
+                p(4),
+                p(5)
+            )
+        };
+        let m = extract(&page(""));
+        assert_eq!(m.paragraphs.len(), 11);
+        assert_eq!(extract(&page(see_also)).body(), m.body());
     }
 
     #[test]
