@@ -1,30 +1,40 @@
 //! HTML → main text (SPEC §2.1; seed 003 §4.1: the page as a tree, the nodes that carry the body
 //! chosen by how much text they hold).
 //!
-//! The page is parsed by html5ever (through `scraper`) into a DOM. One iterative walk cuts the
+//! The page is parsed by html5ever into scraper's DOM ([`super::parse`], which also tells the links
+//! the page wrote from the copies the parser made of a link left open). One iterative walk cuts the
 //! visible text into *blocks*: runs of text between block-level boundaries (`<p>`, `<div>`, `<li>`,
 //! `<br>`, headings…). Scripts, styles, forms' widgets and the HTML5 page furniture (`<nav>`,
-//! `<header>`, `<footer>`, `<aside>`) contribute nothing.
+//! `<header>`, `<footer>`, `<aside>`) contribute nothing; elements with the ARIA roles of those
+//! count as furniture, like furniture class names. Link text is text under a link the page wrote: an `<a>` with `href` (or a scripted
+//! placeholder without `href`, `id` or `name`), not an anchor (`<a id="x"/>`, `<a name="x">`), not
+//! a copy the parser made of a link left open, and not the blocks opened inside a link left open.
 //!
 //! Choosing the body is a text-density vote: every block of some length (width ≥ 25 GBK bytes,
 //! a Chinese character counting 2 as in seed 003, which counts Chinese characters) gives its
 //! paragraph's parent a score of `1 + commas + min(width / 100, 3)` and the grandparent half of
 //! it. A block that shares its element with other blocks (text split by `<br>`) is its own
 //! paragraph, so its element is the parent. An element's final score is its vote times
-//! `1 − link density` (text inside `<a>` against all its text), plus a small bonus or malus for
-//! class and id names that usually mean content or furniture. The best element wins, and so do its
-//! siblings scoring at least a fifth of it (a body split over several containers). The main text
-//! is every block inside the winners that is not mostly link text. The first `<h1>` is kept apart
-//! as the heading, `<h2>`–`<h6>` inside the body as sub-titles; a page without any qualifying
-//! block falls back to all of its blocks that are not mostly links.
+//! `1 − link density` (link text against all its text), plus a small bonus or malus for words of
+//! its class and id names that usually mean content or furniture (whole words, see
+//! `class_weight`). The best element wins, and so do its siblings of the same kind, or scoring at
+//! least a fifth of it (a body split over several containers). When the winners hold less than
+//! half of the page's qualifying text (the voting blocks outside furniture), the body climbs to
+//! the nearest ancestor holding at least half (nested sections, bodies at many depths), unless
+//! that ancestor only adds more items of the winners' kind (the replies of a thread); the
+//! furniture inside it stays out. The main text is every block inside the body that is not mostly
+//! link text. The first `<h1>` is kept apart as the heading, `<h2>`–`<h6>` inside the body as
+//! sub-titles; a page without any qualifying block falls back to all of its blocks that are not
+//! mostly links.
 
 use std::collections::HashMap;
 
 use ego_tree::iter::Edge;
 use ego_tree::NodeId;
-use scraper::{Html, Node};
+use scraper::Node;
 
 use super::normalize::char_width;
+use super::parse::LinkOrigin;
 
 /// What kind of block a paragraph of the main text is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -124,6 +134,25 @@ fn is_skipped(tag: &str) -> bool {
     )
 }
 
+/// ARIA landmark roles of page furniture: what `<nav>`, `<header>` (`banner`), `<footer>`
+/// (`contentinfo`), `<aside>` (`complementary`) and a search form are, on pages that mark their
+/// furniture with roles instead of those elements. Such an element counts as furniture (as a
+/// furniture class name does) rather than being skipped: a hand-written page that leaves it open
+/// would otherwise lose everything after it.
+fn is_furniture_role(role: &str) -> bool {
+    role.split_ascii_whitespace().any(|r| {
+        [
+            "navigation",
+            "banner",
+            "contentinfo",
+            "complementary",
+            "search",
+        ]
+        .iter()
+        .any(|f| r.eq_ignore_ascii_case(f))
+    })
+}
+
 /// Tags that start and end a block of text.
 fn is_block(tag: &str) -> bool {
     matches!(
@@ -188,50 +217,141 @@ fn heading_level(tag: &str) -> Option<u8> {
     }
 }
 
-/// Bonus or malus for class and id names (the usual words for content and for furniture).
-fn class_weight(names: &str) -> f64 {
-    if names.is_empty() {
-        return 0.0;
+/// Words of class and id names that usually mean furniture.
+const NEGATIVE_WORDS: &[&str] = &[
+    "comment",
+    "footer",
+    "sidebar",
+    "side",
+    "nav",
+    "navbar",
+    "navigation",
+    "menu",
+    "related",
+    "recommend",
+    "share",
+    "social",
+    "banner",
+    "sponsor",
+    "widget",
+    "breadcrumb",
+    "crumb",
+    "pager",
+    "pagination",
+    "popup",
+    "login",
+    "also",
+    "hot",
+    "rank",
+    "reply",
+    "replies",
+    "tag",
+];
+/// Words of class and id names that usually mean content.
+const POSITIVE_WORDS: &[&str] = &[
+    "article", "content", "entry", "main", "post", "text", "story", "body", "detail",
+];
+
+/// Bonus or malus for an element's class and id names (the usual words for content and for
+/// furniture).
+///
+/// The names are matched word by word, never as substrings (`notetext` is not "text",
+/// `screenshot` is not "hot"): a word is a run of ASCII letters and digits, and a new one starts
+/// at any other character (white space, `-`, `_`…) and where a lower-case letter or a digit is
+/// followed by an upper-case one (`articleBody` is "article" and "body"). A word matches a listed
+/// word equal to it, ignoring case, or to it plus a plural `s` (`contents`, `comments`); a word
+/// made only of listed words written together (`maincontent`, `articlebody`) matches each of
+/// them.
+fn class_weight(class: &str, id: &str) -> f64 {
+    let (mut negative, mut positive) = (false, false);
+    for names in [class, id] {
+        for_each_word(names, |word| {
+            let (n, p) = hint_words(word);
+            negative |= n;
+            positive |= p;
+        });
     }
-    let lower = names.to_ascii_lowercase();
-    const NEGATIVE: &[&str] = &[
-        "comment",
-        "footer",
-        "sidebar",
-        "side-",
-        "nav",
-        "menu",
-        "related",
-        "recommend",
-        "share",
-        "social",
-        "banner",
-        "sponsor",
-        "widget",
-        "breadcrumb",
-        "crumb",
-        "pager",
-        "pagination",
-        "popup",
-        "login",
-        "also-",
-        "hot",
-        "rank",
-        "reply",
-        "replies",
-        "tags",
-    ];
-    const POSITIVE: &[&str] = &[
-        "article", "content", "entry", "main", "post", "text", "story", "body", "detail",
-    ];
     let mut w = 0.0;
-    if NEGATIVE.iter().any(|n| lower.contains(n)) {
+    if negative {
         w -= CLASS_WEIGHT;
     }
-    if POSITIVE.iter().any(|p| lower.contains(p)) {
+    if positive {
         w += CLASS_WEIGHT;
     }
     w
+}
+
+/// Calls `f` with each word of class or id names (see [`class_weight`]).
+fn for_each_word(names: &str, mut f: impl FnMut(&str)) {
+    let b = names.as_bytes();
+    let mut start: Option<usize> = None;
+    for i in 0..=b.len() {
+        let c = b.get(i).copied().unwrap_or(b' ');
+        let alnum = c.is_ascii_alphanumeric();
+        let camel = c.is_ascii_uppercase()
+            && i > 0
+            && (b[i - 1].is_ascii_lowercase() || b[i - 1].is_ascii_digit());
+        if let Some(s) = start {
+            if !alnum || camel {
+                // `s` and `i` are at ASCII bytes or at the end: char boundaries.
+                f(&names[s..i]);
+                start = None;
+            }
+        }
+        if alnum && start.is_none() {
+            start = Some(i);
+        }
+    }
+}
+
+/// Whether a word of class or id names is, or is made only of, furniture words and content
+/// words (see [`class_weight`]): `(furniture, content)`.
+fn hint_words(word: &str) -> (bool, bool) {
+    let (negative, positive) = (
+        is_listed(word, NEGATIVE_WORDS),
+        is_listed(word, POSITIVE_WORDS),
+    );
+    if negative || positive {
+        return (negative, positive);
+    }
+    // Listed words written together: reach[i] is set when word[..i] is a sequence of listed
+    // words (each possibly plural), with the kinds of the words on the way.
+    const MAX: usize = 40;
+    let b = word.as_bytes();
+    if b.len() > MAX {
+        return (false, false);
+    }
+    let mut reach = [None::<(bool, bool)>; MAX + 2];
+    reach[0] = Some((false, false));
+    for i in 0..b.len() {
+        let Some((n, p)) = reach[i] else { continue };
+        for (list, furniture) in [(NEGATIVE_WORDS, true), (POSITIVE_WORDS, false)] {
+            for w in list {
+                let end = i + w.len();
+                if end > b.len() || !b[i..end].eq_ignore_ascii_case(w.as_bytes()) {
+                    continue;
+                }
+                let kinds = (n || furniture, p || !furniture);
+                let plural = b.get(end).is_some_and(|c| c.eq_ignore_ascii_case(&b's'));
+                for e in [Some(end), plural.then_some(end + 1)].into_iter().flatten() {
+                    let r = reach[e].get_or_insert((false, false));
+                    *r = (r.0 || kinds.0, r.1 || kinds.1);
+                }
+            }
+        }
+    }
+    reach[b.len()].unwrap_or((false, false))
+}
+
+/// True when `word` is one of `list` or its plural in `s`, ignoring ASCII case.
+fn is_listed(word: &str, list: &[&str]) -> bool {
+    let singular = match word.as_bytes().last() {
+        Some(b's' | b'S') => Some(&word[..word.len() - 1]),
+        _ => None,
+    };
+    list.iter().any(|w| {
+        word.eq_ignore_ascii_case(w) || singular.is_some_and(|s| s.eq_ignore_ascii_case(w))
+    })
 }
 
 /// A run of text between block boundaries.
@@ -253,6 +373,11 @@ struct Block {
 struct ElemStats {
     width: u32,
     link_width: u32,
+    /// Width of the qualifying text inside: blocks wide enough to vote, not mostly link text, not
+    /// the `<h1>`, outside furniture (elements with a negative class weight).
+    text: u32,
+    /// Sub-titles (`<h2>`–`<h6>`) inside, outside furniture.
+    headings: u32,
     blocks: u32,
     open: u32,
     close: u32,
@@ -260,6 +385,8 @@ struct ElemStats {
     class_weight: f64,
     /// A list or table part (`ul`, `ol`, `dl`, `table`, `tbody`, `tr`, `td`…).
     list_like: bool,
+    /// A list item (`li`, `dt`, `dd`).
+    list_item: bool,
     /// Hash of the tag name and class attribute (siblings of the same kind join the body).
     kind: u64,
 }
@@ -268,16 +395,28 @@ struct Frame {
     id: NodeId,
     width: u32,
     link_width: u32,
+    text: u32,
+    headings: u32,
+    /// Named like furniture (a negative class weight): its text is not the page's text.
+    furniture: bool,
+    /// The link state outside this block, when the block opened inside a link left open (its text
+    /// is not link text; restored when the block closes).
+    outer_links: Option<(u32, u32)>,
 }
 
 struct Walker {
     blocks: Vec<Block>,
     cur: String,
     cur_link_width: u32,
+    /// Links (see `is_link` in [`extract`]) around the current text.
     link_depth: u32,
+    /// Of those, the links the page left open (no `</a>`).
+    unclosed_links: u32,
     pre_depth: u32,
     heading: Option<u8>,
     frames: Vec<Frame>,
+    /// Width of the page's qualifying text (see [`ElemStats::text`]).
+    page_text: u64,
     stats: HashMap<NodeId, ElemStats>,
     counter: u32,
 }
@@ -301,9 +440,16 @@ impl Walker {
             n.checked_sub(2).map(|i| self.frames[i].id),
             n.checked_sub(3).map(|i| self.frames[i].id),
         ];
+        let heading1 = self.heading == Some(1);
         if let Some(top) = self.frames.last_mut() {
             top.width += w;
             top.link_width += link_width.min(w);
+            if matches!(self.heading, Some(level) if level > 1) {
+                top.headings += 1;
+            }
+            if !heading1 && w >= MIN_VOTE_WIDTH && !mostly_links(link_width.min(w), w) {
+                top.text += w;
+            }
             if let Some(s) = self.stats.get_mut(&top.id) {
                 s.blocks += 1;
             }
@@ -319,11 +465,16 @@ impl Walker {
             link_width: link_width.min(w),
             commas,
             kind,
-            heading1: self.heading == Some(1),
+            heading1,
             pos: self.counter,
             container,
         });
     }
+}
+
+/// True when more than [`MAX_LINK_SHARE`] of a block's (or an element's) width is link text.
+fn mostly_links(link_width: u32, width: u32) -> bool {
+    link_width as f64 > MAX_LINK_SHARE * width as f64
 }
 
 /// Drops a leading list bullet (`• item`, `· item`, `- item`): the same list is written with
@@ -375,16 +526,37 @@ pub fn extract(html: &str) -> MainText {
     if super::flat::nesting_depth(html) > super::flat::MAX_DEPTH {
         return super::flat::extract_flat(html);
     }
-    let doc = Html::parse_document(html);
+    let parsed = super::parse::parse(html);
+    let doc = &parsed.html;
+    // Link text is text under an `<a>` the page wrote as a link (see `super::parse` for how the
+    // parser's copies and the links left open are told). Not links:
+    // - an `<a>` written self-closing (`<a id="x"/>`, XHTML's empty element; an HTML5 parser
+    //   leaves it open over the rest of its block);
+    // - an `<a>` without `href` that names a target (`id`, `name`): `<a name="s1">Title</a>`;
+    //   one without either is a placeholder link (a scripted button) and stays a link;
+    // - a copy of a link left open, which the parser re-creates in the blocks that follow it.
+    // A link left open (no `</a>`) also holds the blocks that follow it when their container was
+    // left open too: the blocks opened inside it are not link text, its own inline text is.
+    let origin = |node: &ego_tree::NodeRef<'_, Node>| parsed.links.get(&node.id()).copied();
+    let is_link = |node: &ego_tree::NodeRef<'_, Node>, e: &scraper::node::Element| {
+        e.name() == "a"
+            && matches!(
+                origin(node),
+                Some(LinkOrigin::Closed | LinkOrigin::LeftOpen)
+            )
+            && (e.attr("href").is_some() || (e.attr("id").is_none() && e.attr("name").is_none()))
+    };
     let mut title = String::new();
     let mut w = Walker {
         blocks: Vec::new(),
         cur: String::new(),
         cur_link_width: 0,
         link_depth: 0,
+        unclosed_links: 0,
         pre_depth: 0,
         heading: None,
         frames: Vec::new(),
+        page_text: 0,
         stats: HashMap::new(),
         counter: 0,
     };
@@ -416,8 +588,11 @@ pub fn extract(html: &str) -> MainText {
                             w.flush();
                             continue;
                         }
-                        if tag == "a" {
+                        if is_link(&node, e) {
                             w.link_depth += 1;
+                            if origin(&node) == Some(LinkOrigin::LeftOpen) {
+                                w.unclosed_links += 1;
+                            }
                         }
                         if tag == "pre" {
                             w.pre_depth += 1;
@@ -429,10 +604,10 @@ pub fn extract(html: &str) -> MainText {
                             }
                             let class = e.attr("class").unwrap_or("");
                             let id = e.attr("id").unwrap_or("");
-                            let weight = if class.is_empty() && id.is_empty() {
-                                0.0
+                            let weight = if e.attr("role").is_some_and(is_furniture_role) {
+                                -CLASS_WEIGHT
                             } else {
-                                class_weight(format!("{class} {id}").trim())
+                                class_weight(class, id)
                             };
                             let kind = element_kind(tag, class);
                             w.stats.insert(
@@ -454,14 +629,25 @@ pub fn extract(html: &str) -> MainText {
                                             | "th"
                                             | "li"
                                     ),
+                                    list_item: matches!(tag, "li" | "dt" | "dd"),
                                     kind,
                                     ..ElemStats::default()
                                 },
                             );
+                            let outer_links = (w.unclosed_links > 0).then(|| {
+                                (
+                                    std::mem::take(&mut w.link_depth),
+                                    std::mem::take(&mut w.unclosed_links),
+                                )
+                            });
                             w.frames.push(Frame {
                                 id: node.id(),
                                 width: 0,
                                 link_width: 0,
+                                text: 0,
+                                headings: 0,
+                                furniture: weight < 0.0,
+                                outer_links,
                             });
                         }
                     }
@@ -490,8 +676,11 @@ pub fn extract(html: &str) -> MainText {
                 }
                 if let Node::Element(e) = node.value() {
                     let tag = e.name();
-                    if tag == "a" {
+                    if is_link(&node, e) {
                         w.link_depth = w.link_depth.saturating_sub(1);
+                        if origin(&node) == Some(LinkOrigin::LeftOpen) {
+                            w.unclosed_links = w.unclosed_links.saturating_sub(1);
+                        }
                     }
                     if tag == "pre" {
                         w.pre_depth = w.pre_depth.saturating_sub(1);
@@ -502,14 +691,29 @@ pub fn extract(html: &str) -> MainText {
                             w.heading = None;
                         }
                         if let Some(frame) = w.frames.pop() {
+                            if let Some((depth, unclosed)) = frame.outer_links {
+                                w.link_depth = depth;
+                                w.unclosed_links = unclosed;
+                            }
                             if let Some(s) = w.stats.get_mut(&frame.id) {
                                 s.width = frame.width;
                                 s.link_width = frame.link_width;
+                                s.text = frame.text;
+                                s.headings = frame.headings;
                                 s.close = w.counter;
                             }
+                            let (text, headings) = if frame.furniture {
+                                (0, 0)
+                            } else {
+                                (frame.text, frame.headings)
+                            };
                             if let Some(parent) = w.frames.last_mut() {
                                 parent.width += frame.width;
                                 parent.link_width += frame.link_width;
+                                parent.text += text;
+                                parent.headings += headings;
+                            } else {
+                                w.page_text += u64::from(text);
                             }
                         }
                     }
@@ -523,7 +727,12 @@ pub fn extract(html: &str) -> MainText {
 
 /// The density vote and the selection of the body (see the module docs).
 fn choose(w: Walker, title: String) -> MainText {
-    let Walker { blocks, stats, .. } = w;
+    let Walker {
+        blocks,
+        stats,
+        page_text,
+        ..
+    } = w;
     let heading = blocks
         .iter()
         .find(|b| b.heading1)
@@ -570,6 +779,8 @@ fn choose(w: Walker, title: String) -> MainText {
     });
 
     let mut ranges: Vec<(u32, u32)> = Vec::new();
+    // Furniture inside an ancestor the body climbed to (see below), left out.
+    let mut furniture: Vec<(u32, u32)> = Vec::new();
     if let Some(&(mut top, top_score)) = best {
         // A list or table is a part of a body, not a body: its enclosing block is.
         while let Some(st) = stats.get(&top) {
@@ -587,26 +798,51 @@ fn choose(w: Walker, title: String) -> MainText {
         let threshold = (top_score * SIBLING_SHARE).max(10.0);
         let votes_by_id: HashMap<NodeId, f64> = scored.iter().copied().collect();
         let vote_of = |id: &NodeId| votes_by_id.get(id).copied().unwrap_or(0.0);
+        let mut held = 0u64;
         for (id, st) in &stats {
             let joins = *id == top
                 || (parent.is_some()
                     && st.parent == parent
                     && st.width > 0
-                    && (st.link_width as f64) <= MAX_LINK_SHARE * st.width as f64
+                    && !mostly_links(st.link_width, st.width)
                     && (st.kind == kind || (st.class_weight >= 0.0 && vote_of(id) >= threshold)));
             if joins {
                 ranges.push((st.open, st.close));
+                held += u64::from(st.text);
+            }
+        }
+        // A page of nested sections (a one-page manual, a man page), or a body whose paragraphs
+        // sit at many depths (lists in wrappers, note boxes), scatters the vote: the winner is one
+        // section or one box, and its same-kind siblings only the rest of that part. When the
+        // winners hold less than half of the page's qualifying text (`ElemStats::text`: blocks
+        // that vote, outside furniture), the body is the nearest ancestor holding at least half
+        // of it (seed 003 §4.1: the node is chosen by how much text it holds) — unless most of
+        // what that ancestor adds are items of the same kind as the one the winners sit in,
+        // without sub-titles: the replies of a thread, a list of comments or cards
+        // (`list_of_items`), which are not sections of one body. Inside the ancestor, the
+        // furniture around the winners stays out: elements named like furniture and elements
+        // that are mostly link text (navigation, link lists).
+        if held * 2 < page_text {
+            if let Some((open, close)) = climb(&stats, top, page_text) {
+                let beside_winners =
+                    |o: u32, c: u32| !ranges.iter().any(|&(ro, rc)| o <= rc && c >= ro);
+                furniture = stats
+                    .values()
+                    .filter(|e| e.open > open && e.close <= close)
+                    .filter(|e| e.class_weight < 0.0 || mostly_links(e.link_width, e.width))
+                    .filter(|e| beside_winners(e.open, e.close))
+                    .map(|e| (e.open, e.close))
+                    .collect();
+                ranges = vec![(open, close)];
             }
         }
     }
+    let within = |pos: u32, rs: &[(u32, u32)]| rs.iter().any(|&(o, c)| pos >= o && pos <= c);
     let keep = |b: &Block| -> bool {
-        if b.heading1 {
+        if b.heading1 || mostly_links(b.link_width, b.width) {
             return false;
         }
-        if (b.link_width as f64) > MAX_LINK_SHARE * b.width as f64 {
-            return false;
-        }
-        ranges.is_empty() || ranges.iter().any(|&(o, c)| b.pos >= o && b.pos <= c)
+        (ranges.is_empty() || within(b.pos, &ranges)) && !within(b.pos, &furniture)
     };
     let paragraphs = blocks
         .into_iter()
@@ -621,6 +857,45 @@ fn choose(w: Walker, title: String) -> MainText {
         heading,
         paragraphs,
     }
+}
+
+/// The pre-order range of the nearest ancestor of `top` holding at least half of the page's
+/// qualifying text, unless that ancestor is a list of items (see [`list_of_items`]).
+fn climb(stats: &HashMap<NodeId, ElemStats>, top: NodeId, page_text: u64) -> Option<(u32, u32)> {
+    let mut child = top;
+    let mut up = stats.get(&top)?.parent;
+    while let Some(id) = up {
+        let st = stats.get(&id)?;
+        if u64::from(st.text) * 2 >= page_text {
+            return (!list_of_items(stats, id, child)).then_some((st.open, st.close));
+        }
+        child = id;
+        up = st.parent;
+    }
+    None
+}
+
+/// True when most of the qualifying text `ancestor` holds beyond its child `child` is in other
+/// children of `child`'s kind (tag and class) that have no sub-title: `child` is one item of a
+/// list of posts, comments or cards, not one section of a body. A list the body writes itself
+/// (`child` is an `<li>`, `<dt>` or `<dd>`) is not such a list.
+fn list_of_items(stats: &HashMap<NodeId, ElemStats>, ancestor: NodeId, child: NodeId) -> bool {
+    let (Some(a), Some(c)) = (stats.get(&ancestor), stats.get(&child)) else {
+        return false;
+    };
+    if c.list_item {
+        // `<li>`, `<dt>`, `<dd>`: the items of a list the body itself writes.
+        return false;
+    }
+    let added = a.text.saturating_sub(c.text);
+    let items: u32 = stats
+        .iter()
+        .filter(|(id, e)| {
+            **id != child && e.parent == Some(ancestor) && e.kind == c.kind && e.headings == 0
+        })
+        .map(|(_, e)| e.text)
+        .sum();
+    items * 2 > added
 }
 
 fn stats_open(stats: &HashMap<NodeId, ElemStats>, id: &NodeId) -> u32 {
@@ -689,6 +964,216 @@ mod tests {
     fn numeric_character_references_are_text() {
         let m = extract("<p>&#x4E2D;&#25991;&#x6587;&#x672C;&#x5185;&#x5BB9;&#x5F88;&#x957F;&#x5F88;&#x957F;&#x5F88;&#x957F;</p>");
         assert_eq!(m.body(), "中文文本内容很长很长很长");
+    }
+
+    /// A formatting element left open around blocks makes html5ever's adoption agency move a
+    /// block's children into a copy of it (`reparent_children`). ego-tree before 0.11 updated the
+    /// parent of the first and last moved child only, so the walk climbed out of the tree from a
+    /// middle one and lost every block after it: here the whole body.
+    #[test]
+    fn misnested_formatting_around_blocks_keeps_the_text() {
+        let m = extract(
+            "<b><article><span></span> <div>Body text in bold</b> and after it.</div></article>",
+        );
+        assert_eq!(m.body(), "Body text in bold and after it.");
+    }
+
+    /// XHTML (DocBook, EPUB) writes anchors as `<a id="x"/>`; an HTML5 parser opens an `<a>`
+    /// there that holds the rest of the block. Such an `<a>` is not a link, nor is an `<a>`
+    /// without `href` that names a target: their text is body text.
+    #[test]
+    fn anchors_are_not_links() {
+        let para = "A paragraph of the manual, long enough to vote, with commas, and more words.";
+        let page = format!(
+            "<html><body><div class=nav><a href=/a>Previous page</a> <a href=/b>Next page</a></div>\
+             <div class=section><h2><a id=\"s1\"/>Installing</h2>\
+             <p><a id=\"p1\"/>{para}</p><p><a class=\"indexterm\"/>{para}</p>\
+             <p><a name=\"p3\">{para}</a></p><p>{para}</p></div></body></html>"
+        );
+        let m = extract(&page);
+        let texts: Vec<&str> = m.paragraphs.iter().map(|p| p.text.as_str()).collect();
+        assert_eq!(texts, vec!["Installing", para, para, para, para]);
+        // A placeholder link (no `href`, no target: a scripted button) is still a link.
+        let share = "<div class=share>Share: <a>Facebook</a> <a>X</a> <a>LinkedIn</a></div>";
+        let m2 = extract(&page.replace("</div></body>", &format!("{share}</div></body>")));
+        assert_eq!(m2.paragraphs, m.paragraphs);
+    }
+
+    /// A hand-written page that forgets one `</a>`: the HTML5 parser re-creates that link in every
+    /// block up to the next `<a>`, so the whole body was link text and dropped. Those copies are
+    /// not links; the link itself still is.
+    #[test]
+    fn a_link_left_open_does_not_make_the_body_link_text() {
+        let para = "A paragraph of the post, long enough to vote, with commas, and more words.";
+        let page = format!(
+            "<html><body><div class=crumbs><a href=/>Board index</a> &rsaquo; \
+             <a href=/forum>Forum &rsaquo; General</div>\
+             <div class=post><p>{para}</p><p>{para}</p><p>{para}</p></div>\
+             <div class=links><a href=/1>Related thread one</a> <a href=/2>Related thread two</a>\
+             </div></body></html>"
+        );
+        let m = extract(&page);
+        let texts: Vec<&str> = m.paragraphs.iter().map(|p| p.text.as_str()).collect();
+        assert_eq!(texts, vec![para, para, para]);
+        // The breadcrumb's block left open too: the body opens inside the link itself.
+        let page = page.replace("General</div>", "General");
+        assert_eq!(extract(&page).paragraphs, m.paragraphs);
+        // A link the page closes may hold blocks (a card): that is link text.
+        let card = format!("<a href=/card><div><h3>Card title</h3><p>{para}</p></div></a>");
+        let page = page.replace("<div class=links>", &format!("<div class=links>{card}"));
+        assert_eq!(extract(&page).paragraphs, m.paragraphs);
+    }
+
+    /// Class and id hints are whole words: `notetext` is not "text", `howtogetbody` is not "body",
+    /// so a small note box that every page shares does not beat the real body.
+    #[test]
+    fn class_hints_match_whole_words() {
+        let note = "<div class=\"note notetext\" id=howtogetbody><p>To get the package, open the \
+                    software centre, search for it, click Install, and wait a moment.</p></div>";
+        let page = format!(
+            "<html><body><div class=col1><div class=page>{BODY}</div></div>\
+             <div class=col2>{note}</div></body></html>"
+        );
+        let m = extract(&page);
+        assert_eq!(m.body(), extract(&page.replace(note, "")).body());
+        assert_eq!(m.paragraphs.len(), 3);
+        // Words still count inside longer names: split on `-`, `_`, white space and camelCase.
+        for names in [
+            "post-content",
+            "entry_content",
+            "articleBody",
+            "main contents",
+            "maincontent",
+            "postBody",
+            "articlecontents",
+        ] {
+            assert!(class_weight(names, "") > 0.0, "{names}");
+        }
+        for names in [
+            "nav-bar",
+            "sideBar x",
+            "comments",
+            "see_also",
+            "hot-rank",
+            "hotrank",
+        ] {
+            assert!(class_weight("", names) < 0.0, "{names}");
+        }
+        for names in [
+            "notetext",
+            "howtogetbody",
+            "screenshot",
+            "context",
+            "navigating",
+            "postmessage",
+            "bodywrapper",
+            "relatedposts",
+        ] {
+            assert_eq!(class_weight(names, names), 0.0, "{names}");
+        }
+    }
+
+    /// A page of nested sections (a one-page manual): the densest section wins the vote, but it
+    /// holds a small part of the page's text, so the body climbs to the ancestor that holds most
+    /// of it, leaving out the furniture inside that ancestor (a "related" box, a link list).
+    #[test]
+    fn nested_sections_keep_the_whole_body() {
+        let p = |n: u32| format!("<p>Paragraph {n} of the manual, which says what it says.</p>");
+        let dense = "<p>A dense paragraph, with commas, lists, clauses, and more, and more.</p>";
+        let page = format!(
+            "<html><body><div class=top><a href=/>Home</a> <a href=/docs>Docs</a></div>\
+             <div class=manual><h1>Manual</h1>\
+             <div class=section><h2>One</h2>{}{}</div>\
+             <div class=section><h2>Two</h2>{}\
+               <div class=subsection><h3>Two.One</h3>{dense}{dense}</div></div>\
+             <div class=section><h2>Three</h2>{}{}</div>\
+             <div class=section><h2>Four</h2>{}{}</div>\
+             <ul><li><a href=/a>A link to another manual page</a></li>\
+             <li><a href=/b>Another link to another manual page</a></li></ul>\
+             <div class=related><p>Related: other manuals you may like to read, and more.</p></div>\
+             </div><div class=copyright><p>Copyright 2024 The Manual Writers, all rights reserved.</p>\
+             </div></body></html>",
+            p(1),
+            p(2),
+            p(3),
+            p(4),
+            p(5),
+            p(6),
+            p(7)
+        );
+        let m = extract(&page);
+        let texts: Vec<&str> = m.paragraphs.iter().map(|p| p.text.as_str()).collect();
+        let para = |n: u32| format!("Paragraph {n} of the manual, which says what it says.");
+        let dense = "A dense paragraph, with commas, lists, clauses, and more, and more.";
+        let (p1, p2, p3, p4, p5, p6, p7) = (
+            para(1),
+            para(2),
+            para(3),
+            para(4),
+            para(5),
+            para(6),
+            para(7),
+        );
+        assert_eq!(
+            texts,
+            vec![
+                "One", &p1, &p2, "Two", &p3, "Two.One", dense, dense, "Three", &p4, &p5, "Four",
+                &p6, &p7
+            ]
+        );
+    }
+
+    /// A thread: the first post wins the vote and holds less than half of the page's text, the
+    /// replies the rest. Replies are items of the first post's kind without sub-titles, not
+    /// sections of its body: the body stays the first post.
+    #[test]
+    fn a_thread_keeps_its_first_post() {
+        let post = |user: &str, text: &str| {
+            format!(
+                "<table class=post><tr><td class=author>{user}</td>\
+                 <td><div class=message>{text}</div></td></tr></table>"
+            )
+        };
+        let reply = "<p>A reply that is long enough to vote, with a comma, and one more.</p>";
+        let thread = format!(
+            "<html><body><div id=thread><h1>Thread</h1>{}{}{}{}{}</div></body></html>",
+            post("first", BODY),
+            post("second", reply),
+            post("third", reply),
+            post("fourth", reply),
+            post("fifth", reply)
+        );
+        assert_eq!(extract(&thread).body(), extract(&page(0, BODY)).body());
+    }
+
+    /// ARIA landmarks are the page furniture of pages that do not use `<nav>`, `<footer>`…: a
+    /// "See also" list whose entries describe the pages they link to is navigation all the same,
+    /// and stays out when the body climbs to the ancestor holding it.
+    #[test]
+    fn aria_furniture_is_not_body() {
+        let p = |n: u32| format!("<p>Paragraph {n} of the manual, which says what it says.</p>");
+        let dense = "<p>A dense paragraph, with commas, lists, clauses, and more, and more.</p>";
+        let see_also = "<section class=links role=navigation><h2>See Also</h2><ul>\
+            <li><a href=/a>Page A</a> - what page A explains, at some length, and more.</li>\
+            <li><a href=/b>Page B</a> - what page B explains, at some length, and more.</li></ul>\
+            </section><div role=contentinfo><p>This page is licensed under a free licence, \
+            see the about page.</p></div>";
+        let page = |extra: &str| {
+            format!(
+                "<html><body><div class=manual>\
+                 <div class=section><h2>One</h2>{}{}</div>\
+                 <div class=section><h2>Two</h2>{}<div class=sub><h3>Two.One</h3>{dense}{dense}</div>\
+                 </div><div class=section><h2>Three</h2>{}{}</div>{extra}</div></body></html>",
+                p(1),
+                p(2),
+                p(3),
+                p(4),
+                p(5)
+            )
+        };
+        let m = extract(&page(""));
+        assert_eq!(m.paragraphs.len(), 11);
+        assert_eq!(extract(&page(see_also)).body(), m.body());
     }
 
     #[test]

@@ -4,6 +4,7 @@ mod decode;
 mod extract;
 mod flat;
 mod normalize;
+mod parse;
 mod sentence;
 
 pub use decode::decode;
