@@ -3,11 +3,13 @@
 //! restricted to those pages, and fail when duplicate-detection F1 falls more than 0.02 below the
 //! figure measured when this test landed. Skipped (with a message) when the corpus is absent.
 
+mod common;
+
 use std::collections::HashSet;
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use flate2::read::MultiGzDecoder;
+use common::{export_tsv, gz_lines, run_scorer};
 use neardup::{BatchOptions, BatchOrder, Content, Index, IndexOptions, Page};
 use serde_json::Value;
 
@@ -18,12 +20,6 @@ const BASELINE_F1: f64 = 0.8725;
 
 fn corpus_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/bench/natural-dev")
-}
-
-fn gz_lines(path: &Path) -> impl Iterator<Item = String> {
-    BufReader::new(MultiGzDecoder::new(std::fs::File::open(path).unwrap()))
-        .lines()
-        .map(|l| l.unwrap())
 }
 
 /// Writes meta.tsv, pairs.tsv and maintext.jsonl.gz of the corpus, restricted to `ids`, into
@@ -89,10 +85,7 @@ fn natural_slice_f1_does_not_regress() {
     assert!(results.iter().all(|r| r.is_ok()));
 
     let system = tmp.path().join("system.tsv");
-    let mut out = std::fs::File::create(&system).unwrap();
-    ix.export(|k, r| writeln!(out, "{k}\t{r}").unwrap())
-        .unwrap();
-    drop(out);
+    export_tsv(&ix, &system);
 
     let ids: HashSet<String> = docs
         .iter()
@@ -102,25 +95,14 @@ fn natural_slice_f1_does_not_regress() {
     std::fs::create_dir(&truth).unwrap();
     restrict_truth(&dir, &ids, &truth);
 
-    let out = std::process::Command::new("python3")
-        .arg(dir.join("score_natural.py"))
-        .arg(&truth)
-        .arg(&system)
-        .arg("--json")
-        .arg("--cache")
-        .arg(tmp.path().join("cache.tsv"))
-        .output()
-        .expect("python3 runs score_natural.py (scripts/setup.sh installs rapidfuzz)");
-    assert!(
-        out.status.success(),
-        "score_natural.py failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let res: Value = serde_json::from_slice(&out.stdout).unwrap();
-    eprintln!(
-        "{}",
-        serde_json::to_string(&res["overall"]).unwrap_or_default()
-    );
+    let cache = tmp.path().join("cache.tsv");
+    let res = run_scorer(&[
+        dir.join("score_natural.py").as_os_str(),
+        truth.as_os_str(),
+        system.as_os_str(),
+        "--cache".as_ref(),
+        cache.as_os_str(),
+    ]);
     let d = &res["overall"];
     let f1 = d["f1"].as_f64().unwrap();
     eprintln!(

@@ -3,10 +3,12 @@
 //! to those pages, and fail when duplicate-detection F1 falls more than 0.02 below the figure
 //! measured when the index landed. Skipped (with a message) when the bench folder is absent.
 
-use std::io::{BufRead, BufReader, Write};
+mod common;
+
+use std::io::Write;
 use std::path::PathBuf;
 
-use flate2::read::MultiGzDecoder;
+use common::{export_tsv, gz_lines, run_scorer};
 use neardup::{BatchOptions, BatchOrder, Content, Index, IndexOptions, Page};
 use serde_json::Value;
 
@@ -20,11 +22,9 @@ fn bench_dir() -> PathBuf {
 }
 
 fn read_gz_lines(path: &std::path::Path, limit: usize) -> Vec<Value> {
-    let f = std::fs::File::open(path).unwrap();
-    BufReader::new(MultiGzDecoder::new(f))
-        .lines()
+    gz_lines(path)
         .take(limit)
-        .map(|l| serde_json::from_str(&l.unwrap()).unwrap())
+        .map(|l| serde_json::from_str(&l).unwrap())
         .collect()
 }
 
@@ -56,10 +56,7 @@ fn dev_slice_f1_does_not_regress() {
     assert!(results.iter().all(|r| r.is_ok()));
 
     let system = dir.path().join("system.tsv");
-    let mut out = std::fs::File::create(&system).unwrap();
-    ix.export(|k, r| writeln!(out, "{k}\t{r}").unwrap())
-        .unwrap();
-    drop(out);
+    export_tsv(&ix, &system);
 
     // The truth restricted to the slice.
     let ids: std::collections::HashSet<&str> =
@@ -85,19 +82,11 @@ fn dev_slice_f1_does_not_regress() {
     }
     drop(t);
 
-    let out = std::process::Command::new("python3")
-        .arg(bench.join("score.py"))
-        .arg(&truth)
-        .arg(&system)
-        .arg("--json")
-        .output()
-        .expect("python3 runs score.py");
-    assert!(
-        out.status.success(),
-        "score.py failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let res: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let res = run_scorer(&[
+        bench.join("score.py").as_os_str(),
+        truth.as_os_str(),
+        system.as_os_str(),
+    ]);
     let d = &res["duplicate_detection"];
     let f1 = d["f1"].as_f64().unwrap();
     eprintln!(

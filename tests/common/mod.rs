@@ -210,3 +210,36 @@ pub fn assert_clean(ix: &Index) {
     let r = ix.check().expect("check runs");
     assert!(r.is_clean(), "check found problems: {:#?}", r.problems);
 }
+
+/// The lines of a gzip file (one or more members).
+pub fn gz_lines(path: &std::path::Path) -> impl Iterator<Item = String> {
+    use std::io::BufRead;
+    let f = std::fs::File::open(path).unwrap();
+    std::io::BufReader::new(flate2::read::MultiGzDecoder::new(f))
+        .lines()
+        .map(|l| l.unwrap())
+}
+
+/// Writes the index's export (`key<TAB>target`) to `path`, the input of the bench scorers.
+pub fn export_tsv(ix: &Index, path: &std::path::Path) {
+    use std::io::Write;
+    let mut out = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
+    ix.export(|k, r| writeln!(out, "{k}\t{r}").unwrap())
+        .unwrap();
+    out.flush().unwrap();
+}
+
+/// Runs a bench scorer with python3 and `--json`, and returns its JSON report.
+pub fn run_scorer(args: &[&std::ffi::OsStr]) -> serde_json::Value {
+    let out = std::process::Command::new("python3")
+        .args(args)
+        .arg("--json")
+        .output()
+        .expect("python3 runs the scorer (scripts/setup.sh installs what it needs)");
+    assert!(
+        out.status.success(),
+        "the scorer failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
