@@ -72,7 +72,9 @@ pub(crate) fn trustable_region_with(
     curve: &mut Vec<usize>,
 ) -> Option<(usize, usize)> {
     let n = matched.len();
-    if n == 0 {
+    // No region has a negative slope, and NaN compares false: nothing can be trustable (and
+    // the quadratic scan below must not run for nothing).
+    if n == 0 || theta.is_nan() || theta < 0.0 {
         return None;
     }
     let s = block_size.max(1);
