@@ -7,7 +7,8 @@
 //! kind (a heading-code conflict counts as not similar, as in the index). Also how often the candidate stage would bring the pair together at all (a shared
 //! sentence fingerprint, simhash within 3, identical text), and verification time per pair.
 //!
-//! Usage: `cargo run --release --example verify_report -- [BENCH_DIR]`
+//! Usage: `cargo run --release --example verify_report -- [BENCH_DIR]` (knobs for experiments,
+//! as environment variables: `NEARDUP_Y`, `NEARDUP_CLAUSES`, `NEARDUP_ITER`, `NEARDUP_THETA`).
 
 #[path = "support/corpus.rs"]
 mod corpus;
@@ -69,7 +70,16 @@ fn main() {
     {
         vcfg.max_iterations = it;
     }
-    println!("verify config: max_iterations = {}", vcfg.max_iterations);
+    if let Some(t) = std::env::var("NEARDUP_THETA")
+        .ok()
+        .and_then(|v| v.parse().ok())
+    {
+        vcfg.theta = t;
+    }
+    println!(
+        "verify config: max_iterations = {}, theta = {}",
+        vcfg.max_iterations, vcfg.theta
+    );
     let sigs: HashMap<String, Signatures> = docs
         .par_iter()
         .filter_map(|d| {

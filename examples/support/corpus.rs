@@ -16,6 +16,7 @@ pub fn read_jsonl(path: &str) -> Vec<Value> {
 
 /// The bench directory from the first argument (default `../shared/bench/dev`), and its pages
 /// and truth.
+#[allow(dead_code)] // not every report reads the bench corpus
 pub fn load_bench() -> (Vec<Value>, Vec<Value>) {
     let dir = std::env::args()
         .nth(1)

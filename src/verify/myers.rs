@@ -9,6 +9,12 @@
 //! bound (the top-level middle-snake search finds D itself: it is `2d - 1` or `2d` in round `d`).
 //! The bound is only checked at the top level, so a bounded run that succeeds returns exactly the
 //! alignment of an unbounded run.
+//!
+//! Inside the crate the search can also be given a *work budget* (diagonals visited plus units
+//! compared, summed over the whole recursion): the O(ND) worst case of two long texts that differ
+//! a lot is then cut off after a known amount of work rather than run for minutes, and the caller
+//! falls back to an anchored approximation (`super::anchored`). A run that stays within its budget
+//! returns exactly the alignment of an unbounded run.
 
 use std::fmt;
 
@@ -60,8 +66,37 @@ pub fn myers_lcs<T: PartialEq>(
     max_d: Option<usize>,
 ) -> Result<Alignment, BoundExceeded> {
     let mut pairs = Vec::with_capacity(a.len().min(b.len()));
-    let d = lcs_into(a, b, max_d, &mut MyersBuf::default(), &mut pairs)?;
-    Ok(Alignment { pairs, d })
+    let mut unlimited = u64::MAX;
+    match lcs_into(
+        a,
+        b,
+        max_d,
+        &mut unlimited,
+        &mut MyersBuf::default(),
+        &mut pairs,
+    ) {
+        Ok(d) => Ok(Alignment { pairs, d }),
+        Err(Stop::Bound(e)) => Err(e),
+        // An unlimited budget is never exhausted: u64::MAX units of work are out of reach.
+        Err(Stop::Budget) => Err(BoundExceeded {
+            max_d: max_d.unwrap_or(usize::MAX),
+        }),
+    }
+}
+
+/// Why a bounded search stopped without an alignment.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Stop {
+    /// The shortest edit script is longer than the bound `max_d`.
+    Bound(BoundExceeded),
+    /// The work budget ran out before the alignment was found (nothing known about `D`).
+    Budget,
+}
+
+impl From<BoundExceeded> for Stop {
+    fn from(e: BoundExceeded) -> Self {
+        Stop::Bound(e)
+    }
 }
 
 /// Reusable working memory of [`myers_lcs`]: the forward and reverse V arrays.
@@ -71,25 +106,32 @@ pub(crate) struct MyersBuf {
     vb: Vec<isize>,
 }
 
-/// [`myers_lcs`] writing the pairs into `pairs` (cleared first) with reusable buffers; returns
-/// the SES length. On `Err`, `pairs` holds a partial result.
+/// [`myers_lcs`] appending the pairs to `pairs` with reusable buffers; returns the SES length.
+/// `budget`: the work (diagonals visited plus units compared) the search may still do; the work
+/// done is subtracted from it, and exhausting it gives `Err(Stop::Budget)`. On `Err`, `pairs`
+/// holds a partial result past its old length (the caller truncates).
 pub(crate) fn lcs_into<T: PartialEq>(
     a: &[T],
     b: &[T],
     max_d: Option<usize>,
+    budget: &mut u64,
     buf: &mut MyersBuf,
     pairs: &mut Vec<(usize, usize)>,
-) -> Result<usize, BoundExceeded> {
-    pairs.clear();
+) -> Result<usize, Stop> {
+    let before = pairs.len();
     let mut ctx = Ctx {
         a,
         b,
         vf: &mut buf.vf,
         vb: &mut buf.vb,
         pairs,
+        work: 0,
+        budget: *budget,
     };
-    ctx.diff(0, a.len(), 0, b.len(), max_d)?;
-    Ok(a.len() + b.len() - 2 * ctx.pairs.len())
+    let r = ctx.diff(0, a.len(), 0, b.len(), max_d);
+    *budget = budget.saturating_sub(ctx.work);
+    r?;
+    Ok(a.len() + b.len() - 2 * (ctx.pairs.len() - before))
 }
 
 /// Working state shared by the recursion.
@@ -99,6 +141,10 @@ struct Ctx<'s, T> {
     vf: &'s mut Vec<isize>,
     vb: &'s mut Vec<isize>,
     pairs: &'s mut Vec<(usize, usize)>,
+    /// Work done so far: diagonals visited plus units compared (prefixes, suffixes, snakes).
+    work: u64,
+    /// The most work allowed ([`lcs_into`]).
+    budget: u64,
 }
 
 /// Where the middle-snake search says to split a sub-problem.
@@ -135,18 +181,19 @@ impl<T: PartialEq> Ctx<'_, T> {
         mut b0: usize,
         b1: usize,
         bound: Option<usize>,
-    ) -> Result<(), BoundExceeded> {
+    ) -> Result<(), Stop> {
         let pre = prefix_len(&self.a[a0..a1], &self.b[b0..b1]);
         self.pairs.extend((0..pre).map(|i| (a0 + i, b0 + i)));
         a0 += pre;
         b0 += pre;
         let suf = suffix_len(&self.a[a0..a1], &self.b[b0..b1]);
+        self.work += (pre + suf) as u64 + 1;
         let (ae, be) = (a1 - suf, b1 - suf);
         if a0 == ae || b0 == be {
             let d = (ae - a0) + (be - b0);
             if let Some(m) = bound {
                 if d > m {
-                    return Err(BoundExceeded { max_d: m });
+                    return Err(BoundExceeded { max_d: m }.into());
                 }
             }
         } else {
@@ -174,7 +221,7 @@ impl<T: PartialEq> Ctx<'_, T> {
         b0: usize,
         b1: usize,
         bound: Option<usize>,
-    ) -> Result<Split, BoundExceeded> {
+    ) -> Result<Split, Stop> {
         let (a, b) = (&self.a[a0..a1], &self.b[b0..b1]);
         let n = a.len() as isize;
         let m = b.len() as isize;
@@ -201,7 +248,12 @@ impl<T: PartialEq> Ctx<'_, T> {
             let ix = |k: isize| (k + off) as usize;
             // Forward search, round d: an overlap here means D = 2d - 1.
             if let Some(mx) = bound.filter(|&mx| exceeds(2 * d - 1, mx)) {
-                return Err(BoundExceeded { max_d: mx });
+                return Err(BoundExceeded { max_d: mx }.into());
+            }
+            // Both searches of round d visit 2d + 1 diagonals each (snakes are counted below).
+            self.work += 4 * d as u64 + 2;
+            if self.work > self.budget {
+                return Err(Stop::Budget);
             }
             let mut k = -d;
             while k <= d {
@@ -220,6 +272,7 @@ impl<T: PartialEq> Ctx<'_, T> {
                     x += 1;
                     y += 1;
                 }
+                self.work += (x - x0) as u64;
                 vf[ix(k)] = x;
                 if odd && (k - delta).abs() < d && x + vb[ix(delta - k)] >= n {
                     return Ok(split(x0, y0, n, m, a0, b0));
@@ -228,7 +281,7 @@ impl<T: PartialEq> Ctx<'_, T> {
             }
             // Reverse search, round d: an overlap here means D = 2d.
             if let Some(mx) = bound.filter(|&mx| exceeds(2 * d, mx)) {
-                return Err(BoundExceeded { max_d: mx });
+                return Err(BoundExceeded { max_d: mx }.into());
             }
             let mut k = -d;
             while k <= d {
@@ -238,6 +291,7 @@ impl<T: PartialEq> Ctx<'_, T> {
                     vb[ix(k - 1)] + 1
                 };
                 let mut y = x - k;
+                let x0 = x;
                 // Positions n - 1 - x and m - 1 - y; -1 or less wraps and is refused by `get`.
                 while let (Some(p), Some(q)) =
                     (a.get((n - 1 - x) as usize), b.get((m - 1 - y) as usize))
@@ -248,6 +302,7 @@ impl<T: PartialEq> Ctx<'_, T> {
                     x += 1;
                     y += 1;
                 }
+                self.work += (x - x0) as u64;
                 vb[ix(k)] = x;
                 if !odd && (k - delta).abs() <= d && x + vf[ix(delta - k)] >= n {
                     return Ok(split(n - x, m - y, n, m, a0, b0));
@@ -359,6 +414,38 @@ mod tests {
         assert_eq!(myers_lcs(&e, &e, Some(0)).map(|a| a.d), Ok(0));
         assert!(myers_lcs(b"ab", b"ba", Some(1)).is_err());
         assert_eq!(myers_lcs(b"ab", b"ba", Some(2)).map(|a| a.len()), Ok(1));
+    }
+
+    #[test]
+    fn work_budget_stops_the_search() {
+        let a: Vec<u32> = (0..2000).map(|i| i % 7).collect();
+        let b: Vec<u32> = (0..2000).map(|i| (i * 3) % 11).collect();
+        let exact = myers_lcs(&a, &b, None).map(|al| al.pairs);
+        let mut pairs = Vec::new();
+        let mut budget = 1000u64;
+        let r = lcs_into(
+            &a,
+            &b,
+            None,
+            &mut budget,
+            &mut MyersBuf::default(),
+            &mut pairs,
+        );
+        assert_eq!(r, Err(Stop::Budget));
+        assert_eq!(budget, 0);
+        // A large enough budget gives the exact alignment and reports the work done.
+        let mut budget = 1u64 << 40;
+        pairs.clear();
+        let r = lcs_into(
+            &a,
+            &b,
+            None,
+            &mut budget,
+            &mut MyersBuf::default(),
+            &mut pairs,
+        );
+        assert!(r.is_ok() && budget < 1 << 40);
+        assert_eq!(Ok(pairs), exact);
     }
 
     /// Strings over a small alphabet (long shared runs), ASCII or Chinese.

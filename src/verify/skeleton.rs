@@ -53,7 +53,7 @@ pub fn window_hashes(text: &[u32], s: usize) -> Vec<u64> {
 }
 
 /// Replaces `out` with the [`window_hashes`] of `text`.
-fn fill_hashes(text: &[u32], s: usize, out: &mut Vec<u64>) {
+pub(crate) fn fill_hashes(text: &[u32], s: usize, out: &mut Vec<u64>) {
     out.clear();
     if s == 0 || text.len() < s {
         return;
@@ -248,6 +248,112 @@ pub(crate) fn skeleton_into(
     };
     keep(small, win_small, s, out_small);
     keep(big, win_big, s, out_big);
+}
+
+/// Diagonals `j − i + |small|` of the pairs (window `j` of `big`, window `i` of `small`) with
+/// equal hashes, where window `i`'s hash occurs only once in `small` (windows repeated within
+/// `small` — table rules, repeated phrases — say nothing about where it sits): used to locate
+/// where `small`'s content sits in a much longer `big` (its windows there vote for one narrow
+/// band of diagonals; chance matches spread out). With `sample`, only windows whose hash falls
+/// in a fixed eighth of the hash values are considered, the same ones in both texts (a
+/// content-defined sample, as in winnowing), which makes the look-ups eight times fewer.
+/// O(|big| + |small|); `big`'s hashes are rolled, not stored. `s == 0` is treated as 1.
+pub(crate) fn shared_window_diagonals(
+    big: &[u32],
+    small: &[u32],
+    s: usize,
+    sample: bool,
+    buf: &mut SkeletonBuf,
+    out: &mut Vec<u32>,
+) {
+    out.clear();
+    let s = s.max(1);
+    let big = &big[..big.len().min(MAX_SKELETON_INPUT)];
+    let small = &small[..small.len().min(MAX_SKELETON_INPUT / 2)];
+    if big.len() < s || small.len() < s {
+        return;
+    }
+    // Fibonacci hashing of the whole 64 bits picks the slot (top bits); an independent mix picks
+    // the sample.
+    let mix = |h: u64| h.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    let kept = |h: u64| !sample || ((h ^ (h >> 31)).wrapping_mul(0xBF58_476D_1CE4_E5B9) >> 61) == 0;
+    fill_hashes(small, s, &mut buf.hashes);
+    let n = buf.hashes.iter().filter(|&&h| kept(h)).count();
+    let size = (2 * n).next_power_of_two().max(16);
+    let mask = size - 1;
+    let shift = 64 - size.trailing_zeros();
+    let SkeletonBuf {
+        slots,
+        next: pos,
+        hashes,
+        ..
+    } = buf;
+    slots.clear();
+    slots.resize(size, 0);
+    pos.clear();
+    pos.resize(size, NONE);
+    for (i, &h) in hashes.iter().enumerate() {
+        if !kept(h) {
+            continue;
+        }
+        let key = h.max(1);
+        let mut at = (mix(h) >> shift) as usize;
+        while let Some(e) = slots.get_mut(at) {
+            if *e == 0 {
+                *e = key;
+                if let Some(p) = pos.get_mut(at) {
+                    *p = u32::try_from(i).unwrap_or(NONE);
+                }
+                break;
+            }
+            if *e == key {
+                if let Some(p) = pos.get_mut(at) {
+                    *p = NONE; // repeated within `small`
+                }
+                break;
+            }
+            at = (at + 1) & mask;
+        }
+    }
+    let lsmall = small.len();
+    let probe = |h: u64, out: &mut Vec<u32>, j: usize| {
+        if !kept(h) {
+            return;
+        }
+        let key = h.max(1);
+        let mut at = (mix(h) >> shift) as usize;
+        while let Some(&e) = slots.get(at) {
+            if e == 0 {
+                return;
+            }
+            if e == key {
+                let i = pos.get(at).copied().unwrap_or(NONE);
+                if i != NONE {
+                    // j + |small| − i ≤ |big| + |small| fits: both are cut above.
+                    out.push(u32::try_from(j + lsmall - i as usize).unwrap_or(u32::MAX));
+                }
+                return;
+            }
+            at = (at + 1) & mask;
+        }
+    };
+    // Rolling hash of `big` (as `fill_hashes`, without storing it).
+    let mut top = 1u64;
+    for _ in 1..s {
+        top = top.wrapping_mul(RABIN_BASE);
+    }
+    let (head, tail) = big.split_at(s);
+    let mut h = head.iter().fold(0u64, |h, &c| {
+        h.wrapping_mul(RABIN_BASE).wrapping_add(u64::from(c))
+    });
+    probe(h, out, 0);
+    for (j, (&gone, &new)) in big.iter().zip(tail).enumerate() {
+        h = h
+            .wrapping_sub(u64::from(gone).wrapping_mul(top))
+            .wrapping_mul(RABIN_BASE)
+            .wrapping_add(u64::from(new));
+        probe(h, out, j + 1);
+    }
 }
 
 /// Appends to `out` the units of `text` covered by a matched window (`matched[i]`: window `i`,

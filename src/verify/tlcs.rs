@@ -11,7 +11,7 @@
 //! non-decreasing, flat where A runs along the LCS and rising by 1 per unit where it does not.
 //! The slope of a region `[p, q)` is the slope of the chord between its ends,
 //! `(d(q) - d(p)) / (q - p)`: the fraction of the region's units that are not in the LCS, a number
-//! in `[0, 1]`. `θ = 0.10` thus means "at most 10 % of the region is outside the LCS". A site
+//! in `[0, 1]`. `θ = 0.20` (the default) thus means "at most 20 % of the region is outside the LCS". A site
 //! template (header, footer) shared by two different pages is flat only at A's two ends, so the
 //! centred, continuous region with slope ≤ θ does not include it.
 //!
@@ -72,7 +72,9 @@ pub(crate) fn trustable_region_with(
     curve: &mut Vec<usize>,
 ) -> Option<(usize, usize)> {
     let n = matched.len();
-    if n == 0 {
+    // No region has a negative slope, and NaN compares false: nothing can be trustable (and
+    // the quadratic scan below must not run for nothing).
+    if n == 0 || theta.is_nan() || theta < 0.0 {
         return None;
     }
     let s = block_size.max(1);
