@@ -72,7 +72,7 @@ pub(crate) fn bit_lcs(
         let col = &cols[j * w..(j + 1) * w];
         let full = i / 64;
         let mut z: usize = col[..full].iter().map(|x| x.count_zeros() as usize).sum();
-        if i % 64 != 0 {
+        if !i.is_multiple_of(64) {
             let low = (1u64 << (i % 64)) - 1;
             z += (!col[full] & low).count_ones() as usize;
         }

@@ -564,7 +564,6 @@ fn any_cfg() -> impl Strategy<Value = VerifyConfig> {
                     iteration_min_gain,
                     iteration_min_gain_alphabetic,
                     d_bound: true,
-                    ..VerifyConfig::default()
                 }
             },
         )
