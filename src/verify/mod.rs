@@ -47,8 +47,8 @@
 //!   the containment the paper means (§3.2: "A contains B"), the region weights centred on the
 //!   shared content instead of on A's centre, and it costs O(|A| + |B|) instead of
 //!   O(|A| · D).
-//! - *Work budget.* Myers' search gets a fixed budget per pair (`EXACT_WORK`, diagonals visited
-//!   plus units compared, all rounds together). Past it, the LCS of the skeletons comes from a
+//! - *Work budget.* Myers' search gets a budget per pair (`EXACT_WORK`: diagonals visited plus
+//!   units compared, all rounds together; 16 per unit of the skeletons, within 2¹⁸..=2²⁴). Past it, the LCS of the skeletons comes from a
 //!   bit-parallel dynamic programme when one skeleton is short (exact, O(N · M / 64)), else it
 //!   is approximated by anchors (windows unique in both skeletons chained in order, exact
 //!   searches between them: O((N + M) log N); [`Similarity::approximate`]). The approximation
@@ -426,16 +426,26 @@ struct Work {
     curve: Vec<usize>,
 }
 
-/// Myers' work budget per pair (diagonals visited plus units compared, all rounds together):
-/// 262,144, well under a millisecond. Skeletons whose edit distance is up to about 700 units
-/// fit (the search's work is about `D²` plus the lengths); past it the LCS comes from the
-/// bit-parallel programme when one skeleton has at most 1,024 units (exact), else from anchors
-/// (module doc, "Long texts"). On natural-dev (every 8th labeled pair) 39 % of the pairs are
-/// approximated, mostly PaddleX pages built from one template (tables of model names); the
-/// sample's verification takes 74 s of CPU with a budget of 2²⁴, 11.5 s with 2¹⁸, and the
-/// verdicts of the approximated pairs differ from the exact ones in 17 of 7,852 (6 near duplicates lost, 5 gained; 5 false
-/// pairs fewer, 1 more).
+/// Myers' smallest work budget per pair (diagonals visited plus units compared, all rounds
+/// together): 262,144, well under a millisecond. The budget is [`EXACT_WORK_PER_UNIT`] per unit
+/// of the two skeletons, within `EXACT_WORK..=EXACT_WORK_MAX`, so a wasted search never costs
+/// more than a pass over the texts. Skeletons of a few thousand units whose edit distance is up
+/// to about 700 fit (the search's work is about `D²` plus the lengths), those of 100,000 units
+/// with a few thousand scattered edits too; past it the LCS comes from the bit-parallel
+/// programme when one skeleton has at most 1,024 units (exact), else from anchors (module doc,
+/// "Long texts"). On natural-dev (every 8th labeled pair) 39 % of the pairs are approximated,
+/// mostly PaddleX pages built from one template (tables of model names); the sample's
+/// verification takes 74 s of CPU with a fixed budget of 2²⁴ (on a loaded machine), 11.5 s with
+/// 2¹⁸, and the verdicts of the approximated pairs differ from the exact ones in 17 of 7,852 (6
+/// near duplicates lost, 5 gained; 5 false pairs fewer, 1 more).
 const EXACT_WORK: u64 = 1 << 18;
+
+/// Myers' work budget grows with the skeletons' total length by this much per unit, up to
+/// [`EXACT_WORK_MAX`].
+const EXACT_WORK_PER_UNIT: u64 = 16;
+
+/// The largest work budget of Myers' search, whatever the lengths.
+const EXACT_WORK_MAX: u64 = 1 << 24;
 
 /// [`locate`] samples the shared windows when the shorter text has more windows than this.
 const LOCATE_SAMPLE_ABOVE: usize = 4096;
@@ -672,7 +682,8 @@ fn compare_in(
         .max(1)
         .min((ROUND_UNITS / (la + lb)).max(2));
     // Myers' work budget, shared by the rounds; past it the LCS is approximated by anchors.
-    let mut budget = EXACT_WORK;
+    let mut budget = (EXACT_WORK_PER_UNIT * (cur_a.len() + cur_b.len()) as u64)
+        .clamp(EXACT_WORK, EXACT_WORK_MAX);
     let min_gain = params.min_gain.max(1);
     let mut first_tlcs = 0;
     for round in 1..=rounds {
