@@ -286,9 +286,11 @@ pub struct Similarity {
     pub len_a: usize,
     /// Length of the second text in units, `|b|`.
     pub len_b: usize,
-    /// Length of the first text's filter skeleton, in units (seed 000 §4.3).
+    /// Length of the first text's filter skeleton, in units (seed 000 §4.3); of its located
+    /// `window` only, when it has one.
     pub skeleton_a: usize,
-    /// Length of the second text's filter skeleton, in units.
+    /// Length of the second text's filter skeleton, in units (of its located `window` only,
+    /// when it has one).
     pub skeleton_b: usize,
     /// Length of the LCS of the two skeletons (first round), in units; 0 when the pair was
     /// rejected before or during the LCS (`early_reject` or `bound_exceeded`).
@@ -420,7 +422,7 @@ struct Work {
     sk_b: Skeleton,
     myers: myers::MyersBuf,
     anchors: anchored::AnchorBuf,
-    starts: Vec<u32>,
+    votes: Vec<u32>,
     pairs: Vec<(usize, usize)>,
     matched: Vec<bool>,
     curve: Vec<usize>,
@@ -604,7 +606,7 @@ fn locate(
         return Located::Whole;
     }
     let window = params.window.min(lb).max(1);
-    let votes = &mut work.starts;
+    let votes = &mut work.votes;
     skeleton::shared_window_diagonals(
         a,
         b,
@@ -652,7 +654,7 @@ fn compare_in(
         myers: myers_buf,
         anchors: anchor_buf,
         pairs,
-        starts: _,
+        votes: _,
         matched,
         curve,
     } = work;
