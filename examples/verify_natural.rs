@@ -15,8 +15,9 @@
 //! [--every N] [--dump FILE]` (DIR defaults to `../shared/bench/natural-dev`; `--every N` takes
 //! every N-th labeled pair only; `--dump` writes one line per pair: ids, languages, kind, label,
 //! verdict, max(r, c), seconds, approximated, windowed; `--only FILE` verifies only the pairs
-//! listed in FILE, one `a_id<TAB>b_id` a line, e.g. lines of a dump). Knobs for experiments, as environment
-//! variables: `NEARDUP_THETA`, `NEARDUP_ITER` (max_iterations).
+//! listed in FILE, one `a_id<TAB>b_id` a line, e.g. lines of a dump). Knobs for experiments,
+//! as environment variables: `NEARDUP_THETA`, `NEARDUP_ITER` (max_iterations),
+//! `NEARDUP_SHORTER=0` (the TLCS on the longer text's curve only).
 
 #[path = "support/corpus.rs"]
 mod corpus;
@@ -118,6 +119,9 @@ fn main() {
         .and_then(|v| v.parse().ok())
     {
         vcfg.theta = t;
+    }
+    if std::env::var("NEARDUP_SHORTER").is_ok_and(|v| v == "0") {
+        vcfg.shorter_side = false;
     }
     if let Some(it) = std::env::var("NEARDUP_ITER")
         .ok()

@@ -8,7 +8,8 @@
 //! sentence fingerprint, simhash within 3, identical text), and verification time per pair.
 //!
 //! Usage: `cargo run --release --example verify_report -- [BENCH_DIR]` (knobs for experiments,
-//! as environment variables: `NEARDUP_Y`, `NEARDUP_CLAUSES`, `NEARDUP_ITER`, `NEARDUP_THETA`).
+//! as environment variables: `NEARDUP_Y`, `NEARDUP_CLAUSES`, `NEARDUP_ITER`, `NEARDUP_THETA`,
+//! `NEARDUP_SHORTER=0`).
 
 #[path = "support/corpus.rs"]
 mod corpus;
@@ -69,6 +70,9 @@ fn main() {
         .and_then(|v| v.parse().ok())
     {
         vcfg.max_iterations = it;
+    }
+    if std::env::var("NEARDUP_SHORTER").is_ok_and(|v| v == "0") {
+        vcfg.shorter_side = false;
     }
     if let Some(t) = std::env::var("NEARDUP_THETA")
         .ok()

@@ -15,8 +15,9 @@ use serde_json::Value;
 
 /// Pages of the slice (in corpus order: releases by date, so versions of one page meet).
 const PAGES: usize = 2000;
-/// Duplicate-detection F1 on that slice when this test landed (see CHANGELOG).
-const BASELINE_F1: f64 = 0.9074;
+/// Duplicate-detection F1 on that slice, raised with each change that lifts it (see CHANGELOG):
+/// 0.9074 when this test landed, 0.9194 with the trustable region on both curves.
+const BASELINE_F1: f64 = 0.9194;
 
 fn corpus_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/bench/natural-dev")

@@ -25,7 +25,9 @@ pub struct ExplainedPage {
     /// The first characters of the normalized main text.
     pub start: String,
     /// The trustable regions of the verification in this page's text, as character ranges
-    /// `[start, end)` (empty unless this page is the one regions are measured on: the longer).
+    /// `[start, end)`: those of the longer text's curve (all rounds) on the longer page, the one
+    /// on the shorter text's own curve on the shorter page (see
+    /// [`crate::verify::VerifyConfig::shorter_side`]); empty when there is none.
     pub regions: Vec<(usize, usize)>,
 }
 
@@ -130,10 +132,10 @@ pub fn explain_pair(
         start: s.text.chars().take(160).collect(),
         regions,
     };
-    // Regions are in units of the longer text; map them to its characters.
-    let char_regions = |s: &Signatures| -> Vec<(usize, usize)> {
+    // Regions are in units of their text; map them to its characters.
+    let char_regions = |s: &Signatures, regions: &[(usize, usize)]| -> Vec<(usize, usize)> {
         let spans = unit_spans(&s.text);
-        sim.regions
+        regions
             .iter()
             .filter_map(|&(x, y)| {
                 let start = spans.get(x)?.0;
@@ -143,10 +145,11 @@ pub fn explain_pair(
             .collect()
     };
     let a_is_region = matches!(sim.region_side, crate::verify::Side::A);
+    let shorter: Vec<(usize, usize)> = sim.region_shorter.into_iter().collect();
     let (ra, rb) = if a_is_region {
-        (char_regions(a), Vec::new())
+        (char_regions(a, &sim.regions), char_regions(b, &shorter))
     } else {
-        (Vec::new(), char_regions(b))
+        (char_regions(a, &shorter), char_regions(b, &sim.regions))
     };
     Explanation {
         shared_fingerprints: shared(&a.fingerprints, &b.fingerprints),

@@ -113,6 +113,60 @@ fn excerpt_is_similar_by_contain() {
     }
 }
 
+/// A text found whole inside a container that carries other content between its paragraphs (a
+/// rendering's code blocks, sections added in a later release): every long stretch of the
+/// container is a third foreign, over θ, so the container's curve trusts one paragraph or two;
+/// the shorter text's own curve is flat and trusts all of it ("Both curves").
+#[test]
+fn contained_text_with_insertions_in_the_container() {
+    for (body, gen, para, extra) in [
+        (
+            en(61, 600),
+            en as fn(u64, usize) -> Vec<u32>,
+            60usize,
+            30usize,
+        ),
+        (zh(62, 3000), zh as fn(u64, usize) -> Vec<u32>, 300, 150),
+    ] {
+        let mut container = Vec::new();
+        for (i, p) in body.chunks(para).enumerate() {
+            container.extend_from_slice(p);
+            container.extend(gen(700 + i as u64, extra));
+        }
+        let longer_only = VerifyConfig {
+            shorter_side: false,
+            ..cfg()
+        };
+        let v = verify_units(&container, &body, &longer_only);
+        assert!(!v.similar && v.contain < 0.5, "{v:?}");
+        assert_eq!(v.tlcs_shorter, 0);
+        let v = verify_units(&container, &body, &cfg());
+        assert!(v.similar && v.contain > 0.95, "{v:?}");
+        assert_eq!(v.tlcs, v.tlcs_shorter);
+        assert_eq!(v.region_side, Side::A);
+        assert_eq!(v.region_shorter, Some((0, body.len())));
+        // Symmetric.
+        let w = verify_units(&body, &container, &cfg());
+        assert_eq!(
+            (w.resemble, w.contain, w.similar),
+            (v.resemble, v.contain, v.similar)
+        );
+    }
+}
+
+/// On the shorter text's curve a site template shared by unrelated pages still sits at its two
+/// ends, outside any centred region, so it does not make them similar.
+#[test]
+fn shared_template_not_trusted_on_the_shorter_curve_either() {
+    let header = en(71, 80);
+    let footer = en(72, 80);
+    let a = cat(&[&header, &en(73, 900), &footer]);
+    let b = cat(&[&header, &en(74, 300), &footer]);
+    let v = verify_units(&a, &b, &cfg());
+    assert!(!v.similar, "{v:?}");
+    assert!(v.tlcs_shorter <= 100, "{v:?}");
+}
+
 #[test]
 fn shared_template_different_bodies_not_similar() {
     // Seed 000 §4.1/§4.4's motivating case: same site template, different articles.
@@ -549,6 +603,7 @@ fn any_cfg() -> impl Strategy<Value = VerifyConfig> {
         (1usize..80, 1usize..30),
         1usize..5,
         (1usize..40, 1usize..20),
+        any::<bool>(),
     )
         .prop_map(
             |(
@@ -559,6 +614,7 @@ fn any_cfg() -> impl Strategy<Value = VerifyConfig> {
                 (block_size, block_size_alphabetic),
                 max_iterations,
                 (iteration_min_gain, iteration_min_gain_alphabetic),
+                shorter_side,
             )| {
                 VerifyConfig {
                     window,
@@ -572,6 +628,7 @@ fn any_cfg() -> impl Strategy<Value = VerifyConfig> {
                     iteration_min_gain,
                     iteration_min_gain_alphabetic,
                     d_bound: true,
+                    shorter_side,
                 }
             },
         )

@@ -652,8 +652,9 @@ fn explain(index: Option<&std::path::Path>, pages: &[String], json: bool) -> Res
         e.shared_fingerprints, e.shared_clause_keys, e.simhash_distance
     );
     println!(
-        "units {} / {}  skeletons {} / {}  skeleton LCS {}  trustable LCS {} in {} round(s)",
-        s.len_a, s.len_b, s.skeleton_a, s.skeleton_b, s.lcs, s.tlcs, s.rounds
+        "units {} / {}  skeletons {} / {}  skeleton LCS {}  trustable LCS {} in {} round(s) \
+         (on the shorter text's curve: {})",
+        s.len_a, s.len_b, s.skeleton_a, s.skeleton_b, s.lcs, s.tlcs, s.rounds, s.tlcs_shorter
     );
     println!(
         "resemble {:.4}  contain {:.4}  exact {}  heading codes conflict {}",
