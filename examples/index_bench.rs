@@ -4,6 +4,11 @@
 //! peak resident memory. Optionally writes the cluster export for `score.py`.
 //!
 //! Usage: `cargo run --release --example index_bench -- DOCS.jsonl.gz THREADS [EXPORT.tsv]`
+//! (pages carry `html`, or `text` for plain-text documents, as in the natural corpus).
+//!
+//! With `NEARDUP_BENCH_LATENCY=1` the corpus is then inserted again, one `Index::insert` at a
+//! time in corpus order into a second fresh index (default options: every commit syncs the WAL),
+//! and the insert latency is reported: p50, p99, max, and the slowest pages with their sizes.
 //!
 //! With `NEARDUP_BENCH_NO_TEXTS=1` the index stores no texts (`IndexOptions::store_texts` off)
 //! and a `TextSource` hands the pages' HTML back from memory, as an embedding engine would.
@@ -72,11 +77,11 @@ fn dir_size(p: &std::path::Path) -> u64 {
 }
 
 /// The pages' HTML by key, kept by "the engine".
-struct MemorySource(HashMap<String, Vec<u8>>);
+struct MemorySource(HashMap<String, SourcedContent>);
 
 impl TextSource for MemorySource {
     fn content(&self, key: &str) -> Option<SourcedContent> {
-        self.0.get(key).map(|h| SourcedContent::Html(h.clone()))
+        self.0.get(key).cloned()
     }
 }
 
@@ -99,17 +104,26 @@ fn main() {
         .collect();
     let bytes: usize = docs
         .iter()
-        .map(|d| d["html"].as_str().map_or(0, str::len))
+        .map(|d| {
+            d["html"]
+                .as_str()
+                .or(d["text"].as_str())
+                .map_or(0, str::len)
+        })
         .sum();
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("index");
     let external = std::env::var_os("NEARDUP_BENCH_NO_TEXTS").is_some();
     let ix = if external {
-        let html: HashMap<String, Vec<u8>> = docs
+        let html: HashMap<String, SourcedContent> = docs
             .iter()
             .map(|d| {
                 let key = d["id"].as_str().unwrap_or("").to_string();
-                (key, d["html"].as_str().unwrap_or("").as_bytes().to_vec())
+                let content = match d["text"].as_str() {
+                    Some(t) => SourcedContent::Text(t.to_string()),
+                    None => SourcedContent::Html(d["html"].as_str().unwrap_or("").into()),
+                };
+                (key, content)
             })
             .collect();
         let opts = IndexOptions {
@@ -126,7 +140,10 @@ fn main() {
             key: d["id"].as_str().unwrap_or(""),
             host: d["host"].as_str().unwrap_or(""),
             time: d["time"].as_i64().unwrap_or(0),
-            content: Content::Html(d["html"].as_str().unwrap_or("").as_bytes()),
+            content: match d["text"].as_str() {
+                Some(t) => Content::Text(t),
+                None => Content::Html(d["html"].as_str().unwrap_or("").as_bytes()),
+            },
         })
         .collect();
     let opts = BatchOptions {
@@ -245,4 +262,45 @@ fn main() {
         stats.frequent.len()
     );
     println!("peak RSS          {:.0} MB", peak_rss_mb());
+
+    if std::env::var_os("NEARDUP_BENCH_LATENCY").is_some() {
+        insert_latency(&pages);
+    }
+}
+
+/// Inserts `pages` one at a time into a fresh index and prints the latency of each insert as
+/// the caller sees it (signatures, candidates, verification and the synced commit).
+fn insert_latency(pages: &[Page<'_>]) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let ix = Index::open(dir.path().join("index"), IndexOptions::default()).expect("open");
+    let mut lat: Vec<(f64, usize)> = Vec::with_capacity(pages.len());
+    let start = Instant::now();
+    for (i, p) in pages.iter().enumerate() {
+        let t = Instant::now();
+        ix.insert(p).expect("insert");
+        lat.push((t.elapsed().as_secs_f64() * 1e3, i));
+    }
+    let secs = start.elapsed().as_secs_f64();
+    let mut sorted: Vec<f64> = lat.iter().map(|l| l.0).collect();
+    sorted.sort_by(f64::total_cmp);
+    let pct = |q: f64| sorted[((sorted.len() as f64 - 1.0) * q).round() as usize];
+    println!(
+        "insert latency    p50 {:.2} ms, p99 {:.2} ms, max {:.1} ms ({} single inserts in \
+         {secs:.1} s)",
+        pct(0.5),
+        pct(0.99),
+        pct(1.0),
+        sorted.len()
+    );
+    lat.sort_by(|a, b| b.0.total_cmp(&a.0));
+    for &(ms, i) in lat.iter().take(5) {
+        let bytes = match pages[i].content {
+            Content::Html(h) => h.len(),
+            Content::Text(t) => t.len(),
+        };
+        println!(
+            "                  {ms:8.1} ms  {} ({bytes} bytes)",
+            pages[i].key
+        );
+    }
 }
