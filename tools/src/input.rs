@@ -1,10 +1,12 @@
-//! Reading pages from crawl files: JSONL or WARC, gzip or plain (gzip detected by its magic
-//! bytes, WARC by its `WARC/` version line).
+//! Reading pages from crawl files: JSONL, WARC or ARC, gzip or plain (gzip detected by its
+//! magic bytes, WARC by its `WARC/` version line, ARC by its `filedesc://` version block).
+//! Archive records are read by [`crate::warc`], HTTP payloads decoded by [`crate::http`].
 //!
 //! Bad input never stops a run: a malformed line, a line that is not UTF-8, a page over the size
 //! limit or without content is reported with its file and line and skipped; a broken gzip stream
 //! ends that file with a message (the pages before it are kept).
 
+use crate::{http, warc};
 use neardup::host_of;
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
@@ -97,6 +99,7 @@ pub struct JsonlReader {
     line: usize,
     max_line: usize,
     done: bool,
+    report: FileReport,
 }
 
 impl JsonlReader {
@@ -108,6 +111,10 @@ impl JsonlReader {
             line: 0,
             max_line,
             done: false,
+            report: FileReport {
+                path: path.to_path_buf(),
+                ..FileReport::default()
+            },
         })
     }
 
@@ -210,163 +217,228 @@ fn parse_page(line: &[u8]) -> std::result::Result<OwnedPage, String> {
     })
 }
 
-/// Pages read together, with the records that had to be skipped.
-pub type Chunk = (Vec<(String, OwnedPage)>, Vec<Skip>);
+/// What a reader hands over at a time.
+#[derive(Default)]
+pub struct Chunk {
+    /// Pages, each with where it was read.
+    pub pages: Vec<(String, OwnedPage)>,
+    /// Records that had to be skipped.
+    pub skips: Vec<Skip>,
+    /// Revisit records (an unchanged recrawl): where, and the key of the page they revisit.
+    pub revisits: Vec<(String, String)>,
+    /// Set on the last chunk of a file: what the file held.
+    pub report: Option<FileReport>,
+}
+
+/// What one input file held, for the ingest summary.
+#[derive(Debug, Default)]
+pub struct FileReport {
+    /// The file.
+    pub path: PathBuf,
+    /// Records read whole (for JSONL: non-blank lines).
+    pub records: u64,
+    /// Pages handed to the index.
+    pub pages: u64,
+    /// Revisit records.
+    pub revisits: u64,
+    /// Damaged records and damaged compressed data skipped.
+    pub damaged: u64,
+    /// Records that hold no page, by kind (WARC type, content type).
+    pub not_pages: std::collections::BTreeMap<String, u64>,
+}
 
 /// A file of pages, read in chunks (on a reader thread of its own).
 pub trait PageSource: Send {
-    /// Up to `n` pages, with the records that had to be skipped.
-    fn next_chunk(&mut self, n: usize) -> (Vec<(String, OwnedPage)>, Vec<Skip>);
+    /// Up to `n` pages, with the records skipped on the way.
+    fn next_chunk(&mut self, n: usize) -> Chunk;
     /// True when the file is finished.
     fn is_done(&self) -> bool;
 }
 
 impl PageSource for JsonlReader {
-    fn next_chunk(&mut self, n: usize) -> (Vec<(String, OwnedPage)>, Vec<Skip>) {
-        JsonlReader::next_chunk(self, n)
+    fn next_chunk(&mut self, n: usize) -> Chunk {
+        let (pages, skips) = JsonlReader::next_chunk(self, n);
+        self.report.records += (pages.len() + skips.len()) as u64;
+        self.report.pages += pages.len() as u64;
+        self.report.damaged += skips.len() as u64;
+        let report = self.done.then(|| std::mem::take(&mut self.report));
+        Chunk {
+            pages,
+            skips,
+            revisits: Vec::new(),
+            report,
+        }
     }
     fn is_done(&self) -> bool {
         JsonlReader::is_done(self)
     }
 }
 
-/// Opens a crawl file as JSONL or WARC, whichever it holds.
+/// Opens a crawl file as JSONL, WARC or ARC, whichever it holds (gzip or plain).
 pub fn open_source(path: &Path, max_page: usize) -> Result<Box<dyn PageSource>> {
-    let mut r = open(path)?;
-    let head = r
-        .fill_buf()
-        .with_context(|| format!("cannot read {}", path.display()))?;
-    if head.starts_with(b"WARC/") {
-        Ok(Box::new(WarcSource::new(path, r, max_page)))
+    let cannot = || format!("cannot read {}", path.display());
+    let mut magic = [0u8; 2];
+    let n = File::open(path)
+        .and_then(|mut f| f.read(&mut magic))
+        .with_context(cannot)?;
+    let gzip = n == 2 && magic == [0x1f, 0x8b];
+    // The first decompressed bytes tell the format.
+    let mut head = Vec::new();
+    let f = File::open(path).with_context(cannot)?;
+    if gzip {
+        let _ = flate2::read::GzDecoder::new(f)
+            .take(64)
+            .read_to_end(&mut head);
     } else {
-        Ok(Box::new(JsonlReader::new(path, max_page * 2 + 64 * 1024)?))
+        f.take(64).read_to_end(&mut head).with_context(cannot)?;
     }
+    let Some(format) = warc::sniff(&head) else {
+        return Ok(Box::new(JsonlReader::new(path, max_page * 2 + 64 * 1024)?));
+    };
+    let raw = BufReader::with_capacity(1 << 20, Counting(File::open(path).with_context(cannot)?));
+    let damage = warc::DamageLog::default();
+    let r: Box<dyn BufRead + Send> = if gzip {
+        // Member by member, so that a damaged member costs only itself.
+        Box::new(BufReader::with_capacity(
+            1 << 20,
+            warc::GzMembers::new(raw, damage.clone()),
+        ))
+    } else {
+        Box::new(raw)
+    };
+    Ok(Box::new(WarcSource::new(path, r, format, max_page, damage)))
 }
 
-/// Response records of a WARC file (gzip per record or whole, or plain).
+/// Response and revisit records of a WARC or ARC file (gzip per record or whole, or plain).
 pub struct WarcSource {
     path: PathBuf,
-    records: warc::RecordIter<Box<dyn BufRead + Send>>,
+    reader: warc::Reader<Box<dyn BufRead + Send>>,
     index: usize,
     max_page: usize,
+    report: FileReport,
     done: bool,
 }
 
 impl WarcSource {
-    fn new(path: &Path, r: Box<dyn BufRead + Send>, max_page: usize) -> Self {
+    fn new(
+        path: &Path,
+        r: Box<dyn BufRead + Send>,
+        format: warc::Format,
+        max_page: usize,
+        damage: warc::DamageLog,
+    ) -> Self {
         WarcSource {
             path: path.to_path_buf(),
-            records: warc::WarcReader::new(r).iter_records(),
+            // Room for the HTTP head and chunk framing around a page at the limit.
+            reader: warc::Reader::new(r, format, max_page.saturating_add(1 << 20), damage),
             index: 0,
             max_page,
+            report: FileReport {
+                path: path.to_path_buf(),
+                ..FileReport::default()
+            },
             done: false,
         }
     }
-}
 
-/// Splits an HTTP response into (headers, payload); `None` when it has no header block.
-fn split_http(body: &[u8]) -> Option<(&str, &[u8])> {
-    let end = body
-        .windows(4)
-        .position(|w| w == b"\r\n\r\n")
-        .map(|p| (p, p + 4))
-        .or_else(|| {
-            body.windows(2)
-                .position(|w| w == b"\n\n")
-                .map(|p| (p, p + 2))
-        })?;
-    let head = std::str::from_utf8(&body[..end.0]).ok()?;
-    Some((head, &body[end.1..]))
-}
+    fn damage(&mut self, skips: &mut Vec<Skip>) {
+        for d in self.reader.take_damage() {
+            self.report.damaged += 1;
+            skips.push(Skip {
+                place: format!("{} after record {}", self.path.display(), self.index),
+                reason: d,
+            });
+        }
+    }
 
-fn http_header<'a>(head: &'a str, name: &str) -> Option<&'a str> {
-    head.lines().skip(1).find_map(|l| {
-        let (k, v) = l.split_once(':')?;
-        k.trim().eq_ignore_ascii_case(name).then(|| v.trim())
-    })
+    fn not_a_page(&mut self, kind: String) {
+        *self.report.not_pages.entry(kind).or_default() += 1;
+    }
 }
 
 impl PageSource for WarcSource {
-    fn next_chunk(&mut self, n: usize) -> (Vec<(String, OwnedPage)>, Vec<Skip>) {
-        use warc::{RecordType, WarcHeader};
-        let mut pages = Vec::new();
-        let mut skips = Vec::new();
-        while pages.len() < n && !self.done {
-            let Some(item) = self.records.next() else {
+    fn next_chunk(&mut self, n: usize) -> Chunk {
+        let mut out = Chunk::default();
+        while out.pages.len() < n && !self.done {
+            let record = self.reader.next_record();
+            self.damage(&mut out.skips);
+            let Some(record) = record else {
                 self.done = true;
                 break;
             };
             self.index += 1;
+            self.report.records += 1;
             let place = format!("{} record {}", self.path.display(), self.index);
-            let record = match item {
-                Ok(r) => r,
-                Err(e) => {
-                    // The reader cannot find the next record after a broken one.
-                    skips.push(Skip {
+            let kind = record
+                .header("WARC-Type")
+                .unwrap_or("")
+                .to_ascii_lowercase();
+            let uri = record
+                .header("WARC-Target-URI")
+                .map(|u| u.trim_matches(|c| c == '<' || c == '>').to_string());
+            if kind == "revisit" {
+                // WARC 1.1 §6.7: an unchanged recrawl of the page it refers to.
+                let target = record
+                    .header("WARC-Refers-To-Target-URI")
+                    .map(str::to_string)
+                    .or(uri);
+                self.report.revisits += 1;
+                match target {
+                    Some(t) => out.revisits.push((place, t)),
+                    None => out.skips.push(Skip {
                         place,
-                        reason: format!("broken or truncated WARC, rest of file skipped: {e}"),
-                    });
-                    self.done = true;
-                    break;
+                        reason: "revisit record without a target URI".into(),
+                    }),
                 }
-            };
-            if *record.warc_type() != RecordType::Response {
                 continue;
             }
-            let Some(uri) = record.header(WarcHeader::TargetURI).map(|u| u.into_owned()) else {
-                skips.push(Skip {
+            if kind != "response" {
+                self.not_a_page(format!("{kind} record"));
+                continue;
+            }
+            let Some(uri) = uri else {
+                self.report.damaged += 1;
+                out.skips.push(Skip {
                     place,
                     reason: "response record without WARC-Target-URI".into(),
                 });
                 continue;
             };
-            let time = record.date().timestamp();
-            let body = record.body();
-            if body.len() > self.max_page {
-                skips.push(Skip {
+            if let Some(len) = record.oversize {
+                out.skips.push(Skip {
                     place,
-                    reason: format!("page of {} bytes is over the limit", body.len()),
+                    reason: format!("page over the size limit ({len} bytes or more)"),
                 });
                 continue;
             }
-            let Some((head, payload)) = split_http(body) else {
-                skips.push(Skip {
-                    place,
-                    reason: "response without an HTTP header block".into(),
-                });
+            if !record.block.starts_with(b"HTTP") {
+                // dns: records, whois and other non-HTTP responses.
+                let ctype = record.header("Content-Type").unwrap_or("no type");
+                self.not_a_page(ctype.split(';').next().unwrap_or("").trim().to_string());
                 continue;
+            }
+            let body = match http::page(&record.block, self.max_page) {
+                Ok(http::Payload::Html(h)) => Body::Html(h),
+                Ok(http::Payload::Text(t)) => Body::Text(t),
+                Err(http::Reject::NotAPage(t)) => {
+                    self.not_a_page(t);
+                    continue;
+                }
+                Err(e) => {
+                    out.skips.push(Skip {
+                        place,
+                        reason: e.to_string(),
+                    });
+                    continue;
+                }
             };
-            let ctype = http_header(head, "content-type")
-                .unwrap_or("text/html")
-                .to_ascii_lowercase();
-            if !(ctype.contains("html") || ctype.starts_with("text/")) {
-                continue; // images, scripts, PDFs: not pages
-            }
-            if let Some(enc) = http_header(head, "content-encoding")
-                .filter(|e| !e.eq_ignore_ascii_case("identity"))
-            {
-                skips.push(Skip {
-                    place,
-                    reason: format!("unsupported content-encoding {enc}"),
-                });
-                continue;
-            }
-            if http_header(head, "transfer-encoding")
-                .is_some_and(|t| t.to_ascii_lowercase().contains("chunked"))
-            {
-                skips.push(Skip {
-                    place,
-                    reason: "chunked transfer-encoding".into(),
-                });
-                continue;
-            }
+            let time = record
+                .header("WARC-Date")
+                .and_then(|d| chrono::DateTime::parse_from_rfc3339(d).ok())
+                .map_or(0, |d| d.timestamp());
             let host = host_of(&uri).to_string();
-            let body = if ctype.contains("html") {
-                Body::Html(payload.to_vec())
-            } else {
-                Body::Text(String::from_utf8_lossy(payload).into_owned())
-            };
-            pages.push((
+            self.report.pages += 1;
+            out.pages.push((
                 place,
                 OwnedPage {
                     key: uri,
@@ -376,7 +448,10 @@ impl PageSource for WarcSource {
                 },
             ));
         }
-        (pages, skips)
+        if self.done {
+            out.report = Some(std::mem::take(&mut self.report));
+        }
+        out
     }
 
     fn is_done(&self) -> bool {

@@ -1,7 +1,9 @@
 //! The `neardup` command line, built on the library's Rust API only: ingest crawl files (the
 //! daily merge), query, delete, export cluster assignments, statistics, check, checkpoint.
 
+mod http;
 mod input;
+mod warc;
 
 use std::io::{BufWriter, IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -43,13 +45,14 @@ enum Policy {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Ingest crawl files (JSONL or WARC, gzip or plain) into an index: the daily merge.
+    /// Ingest crawl files (JSONL, WARC or ARC, gzip or plain) into an index: the daily merge.
     Ingest {
         /// The index directory (created when missing).
         #[arg(long)]
         index: PathBuf,
         /// JSONL files (one page a line with `id`, `url`, `host`, `time`, and `html` or `text`)
-        /// or WARC files (response records).
+        /// or web archives: WARC 1.0/1.1 or ARC (response records; revisit records count as
+        /// unchanged recrawls).
         files: Vec<PathBuf>,
         /// Keys to delete first (pages gone from the crawl), one a line.
         #[arg(long)]
@@ -66,6 +69,10 @@ enum Command {
         /// Worker threads for signatures (0: all cores).
         #[arg(long, default_value_t = 0)]
         threads: usize,
+        /// Exit with an error when more than this share of a file's records are damaged
+        /// (the other records are still ingested).
+        #[arg(long, default_value_t = 0.1)]
+        max_damaged_share: f64,
     },
     /// Verdicts for pages without storing them, as JSON lines.
     Query {
@@ -239,6 +246,7 @@ fn ingest(
     batch: usize,
     policy: Policy,
     threads: usize,
+    max_damaged_share: f64,
 ) -> Result<()> {
     set_threads(threads);
     let ix = open_index(index, Some(policy), true)?;
@@ -273,6 +281,8 @@ fn ingest(
     let (mut pages, mut dups, mut no_text, mut replaced, mut bytes) =
         (0u64, 0u64, 0u64, 0u64, 0u64);
     let mut skipped: Vec<String> = Vec::new();
+    let (mut revisits_stored, mut revisits_missing) = (0u64, 0u64);
+    let mut reports: Vec<input::FileReport> = Vec::new();
     // Input is read (gunzipped, parsed) on a thread of its own, one chunk ahead of the index.
     let (tx, rx) = std::sync::mpsc::sync_channel::<Result<input::Chunk>>(1);
     std::thread::scope(|scope| -> Result<()> {
@@ -294,38 +304,69 @@ fn ingest(
             }
         });
         for item in rx {
-            let (chunk, skips) = item?;
+            let input::Chunk {
+                pages: chunk,
+                skips,
+                revisits,
+                report,
+            } = item?;
             for s in skips {
                 say(&pb, format!("skipped {}: {}", s.place, s.reason));
                 skipped.push(s.reason);
             }
-            if chunk.is_empty() {
-                continue;
+            if let Some(r) = report {
+                reports.push(r);
             }
-            let batch_pages: Vec<Page<'_>> = chunk.iter().map(|(_, p)| page_of(p)).collect();
-            let base = pages;
-            let dups_before = dups;
-            let results = ix.insert_batch(&batch_pages, &opts, &mut |done, _| {
-                pb.set_position(input::BYTES_READ.load(std::sync::atomic::Ordering::Relaxed));
-                let n = base + done as u64;
-                pb.set_message(format!(
-                    "{n} pages  {:.0} pages/s  {dups_before} duplicates",
-                    n as f64 / start.elapsed().as_secs_f64().max(1e-9)
-                ));
-            })?;
-            for ((place, p), r) in chunk.iter().zip(results) {
-                match r {
-                    Ok(v) => {
-                        pages += 1;
-                        bytes += p.body.len() as u64;
-                        dups += u64::from(v.duplicate);
-                        no_text += u64::from(v.no_main_text);
-                        replaced += u64::from(v.replaced);
+            // A batch holds each key once: a key met again (a page crawled twice in one file)
+            // starts the next batch, so the later copy replaces the earlier one, in order.
+            let mut runs: Vec<&[(String, OwnedPage)]> = Vec::new();
+            let mut seen = std::collections::HashSet::new();
+            let mut from = 0;
+            for (i, (_, p)) in chunk.iter().enumerate() {
+                if !seen.insert(p.key.as_str()) {
+                    runs.push(&chunk[from..i]);
+                    seen.clear();
+                    seen.insert(p.key.as_str());
+                    from = i;
+                }
+            }
+            runs.push(&chunk[from..]);
+            for run in runs.into_iter().filter(|r| !r.is_empty()) {
+                let batch_pages: Vec<Page<'_>> = run.iter().map(|(_, p)| page_of(p)).collect();
+                let base = pages;
+                let dups_before = dups;
+                let results = ix.insert_batch(&batch_pages, &opts, &mut |done, _| {
+                    pb.set_position(input::BYTES_READ.load(std::sync::atomic::Ordering::Relaxed));
+                    let n = base + done as u64;
+                    pb.set_message(format!(
+                        "{n} pages  {:.0} pages/s  {dups_before} duplicates",
+                        n as f64 / start.elapsed().as_secs_f64().max(1e-9)
+                    ));
+                })?;
+                for ((place, p), r) in run.iter().zip(results) {
+                    match r {
+                        Ok(v) => {
+                            pages += 1;
+                            bytes += p.body.len() as u64;
+                            dups += u64::from(v.duplicate);
+                            no_text += u64::from(v.no_main_text);
+                            replaced += u64::from(v.replaced);
+                        }
+                        Err(e) => {
+                            say(&pb, format!("skipped {place}: page {}: {e}", p.key));
+                            skipped.push(e.to_string());
+                        }
                     }
-                    Err(e) => {
-                        say(&pb, format!("skipped {place}: page {}: {e}", p.key));
-                        skipped.push(e.to_string());
-                    }
+                }
+            }
+            // A revisit record is an unchanged recrawl: nothing to do when the page is stored.
+            for (place, key) in revisits {
+                if ix.id_of(&key)?.is_some() {
+                    revisits_stored += 1;
+                } else {
+                    // Mostly revisits of style sheets, scripts and images, which are no pages.
+                    let _ = place;
+                    revisits_missing += 1;
                 }
             }
             if pb.is_hidden() && last_line.elapsed().as_secs() >= 10 {
@@ -364,11 +405,46 @@ fn ingest(
     for (r, n) in reasons {
         println!("  {n:>8}  {r}");
     }
+    if revisits_stored + revisits_missing > 0 {
+        println!(
+            "revisits         {} ({revisits_stored} of stored pages: unchanged; \
+             {revisits_missing} of pages not in the index)",
+            revisits_stored + revisits_missing
+        );
+    }
     let st = ix.stats()?;
     println!(
         "index            {} pages, {} clusters",
         st.pages, st.clusters
     );
+    let mut bad_files = Vec::new();
+    for r in &reports {
+        println!("{}", r.path.display());
+        println!(
+            "  {} records read, {} pages handed to the index, {} revisits, {} damaged",
+            r.records, r.pages, r.revisits, r.damaged
+        );
+        for (kind, n) in &r.not_pages {
+            println!("  {n:>8}  not a page: {kind}");
+        }
+        let share = r.damaged as f64 / (r.records + r.damaged).max(1) as f64;
+        if share > max_damaged_share {
+            bad_files.push(format!(
+                "{}: {} of {} records damaged ({:.0} %)",
+                r.path.display(),
+                r.damaged,
+                r.records + r.damaged,
+                share * 100.0
+            ));
+        }
+    }
+    if !bad_files.is_empty() {
+        bail!(
+            "more than {:.0} % of the records of a file were damaged:\n  {}",
+            max_damaged_share * 100.0,
+            bad_files.join("\n  ")
+        );
+    }
     Ok(())
 }
 
@@ -379,7 +455,11 @@ fn query(index: &Path, files: &[PathBuf]) -> Result<()> {
     for path in files {
         let mut reader = open_source(path, ix.options().signature.max_page_bytes)?;
         while !reader.is_done() {
-            let (chunk, skips) = reader.next_chunk(1024);
+            let input::Chunk {
+                pages: chunk,
+                skips,
+                ..
+            } = reader.next_chunk(1024);
             for s in skips {
                 eprintln!("skipped {}: {}", s.place, s.reason);
             }
@@ -416,7 +496,11 @@ fn signatures(files: &[PathBuf], threads: usize) -> Result<()> {
     for path in files {
         let mut reader = open_source(path, cfg.max_page_bytes)?;
         while !reader.is_done() {
-            let (chunk, skips) = reader.next_chunk(2048);
+            let input::Chunk {
+                pages: chunk,
+                skips,
+                ..
+            } = reader.next_chunk(2048);
             for s in skips {
                 say(&pb, format!("skipped {}: {}", s.place, s.reason));
                 skipped += 1;
@@ -474,6 +558,7 @@ fn main() -> Result<()> {
             batch,
             policy,
             threads,
+            max_damaged_share,
         } => {
             if files.is_empty() && delete_list.is_none() {
                 bail!("nothing to do: give JSONL files and/or --delete-list");
@@ -486,6 +571,7 @@ fn main() -> Result<()> {
                 batch,
                 policy,
                 threads,
+                max_damaged_share,
             )
         }
         Command::Query { index, files } => query(&index, &files),
