@@ -343,7 +343,12 @@ mod tests {
             let mut w = brotli_encoder(&mut br);
             w.write_all(&doc).unwrap();
         }
+        let zst = ruzstd::encoding::compress_to_vec(
+            &doc[..],
+            ruzstd::encoding::CompressionLevel::Fastest,
+        );
         for (coding, body) in [
+            ("zstd", zst),
             ("gzip", gz.clone()),
             ("x-gzip", gz.clone()),
             ("deflate", zl),
