@@ -133,11 +133,16 @@ fn align(
             let (mut pa, mut pb) = (a0, b0);
             for &(x, y) in &chain {
                 let (x, y) = (a0 + x as usize, b0 + y as usize);
+                // Anchors are hash matches: keep only those whose windows are equal, so the
+                // result stays a common subsequence whatever the hashes do.
+                if a.get(x..x + k) != b.get(y..y + k) {
+                    continue;
+                }
                 align(a, b, (pa, x), (pb, y), depth + 1, k, buf, pairs);
                 pairs.push((x, y));
                 (pa, pb) = (x + 1, y + 1);
             }
-            if !chain.is_empty() {
+            if (pa, pb) != (a0, b0) {
                 align(a, b, (pa, ae), (pb, be), depth + 1, k, buf, pairs);
                 solved = true;
             }
@@ -162,7 +167,9 @@ fn solve(
 ) -> bool {
     let start = pairs.len();
     let size = ((ae - a0) + (be - b0)) as u64;
-    let mut budget = (GAP_WORK * size).max((size * size).min(GAP_SMALL));
+    let mut budget = GAP_WORK
+        .saturating_mul(size)
+        .max(size.saturating_mul(size).min(GAP_SMALL));
     let (xa, xb) = (&a[a0..ae], &b[b0..be]);
     let found = match myers::lcs_into(xa, xb, None, &mut budget, &mut buf.myers, pairs) {
         Ok(_) => true,

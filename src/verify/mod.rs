@@ -44,7 +44,8 @@
 //!   make the pair similar, and a trustable region — slope ≤ θ, so at most `|B| / (1 − θ)` units
 //!   plus its extension — lies where B's content sits in A. The skeleton, LCS and TLCS are then
 //!   computed on a window of A, `2 · |B|` units plus two blocks, centred where B's windows are
-//!   found in A in order ([`Similarity::window`]); the rates still use the whole lengths. This is
+//!   found in A in order, widened (up to `4 · |B|`) over a B copied in pieces, and not used when
+//!   nothing locates B ([`Similarity::window`]); the rates still use the whole lengths. This is
 //!   the containment the paper means (§3.2: "A contains B"), the region weights centred on the
 //!   shared content instead of on A's centre, and it costs O(|A| + |B|) instead of
 //!   O(|A| · D).
@@ -509,6 +510,13 @@ const ROUND_UNITS: usize = 1 << 24;
 /// blocks (module doc, "Long texts").
 const WINDOW_FACTOR: usize = 2;
 
+/// The longest located window, in multiples of the shorter text (a text copied in pieces
+/// spread over the longer one; see [`locate`]).
+const WINDOW_MAX_FACTOR: usize = 4;
+
+/// [`locate`] compares the whole texts when its densest band has fewer votes than this.
+const LOCATE_MIN_VOTES: usize = 2;
+
 /// Buffers grown past this many units by a very long text are freed after the call rather than
 /// kept for the thread's lifetime.
 const SCRATCH_KEEP_UNITS: usize = 1 << 18;
@@ -632,14 +640,18 @@ enum Located {
 /// The located window of `a` for containment (module doc, "Long texts"): used when even a TLCS
 /// as long as `b` gives a resemble rate below its threshold, so only `c = |TLCS| / |b|` can make
 /// the pair similar, and `a` is longer than the window, [`WINDOW_FACTOR`] · |b| plus two blocks.
-/// A trustable region has slope ≤ θ, so it spans at most `|b| / (1 − θ)` units plus the
-/// extension of its ends, and sits where `b`'s windows (those the filter skeleton would keep,
-/// §4.3) are found in `a` *in order*: every window of `b` (unique within `b`) found in `a` votes
-/// for its diagonal (position in `a` minus position in `b`), and the window is centred on the
-/// band of `|b| / 2` diagonals with the most votes (the first such band on ties). Text copied
-/// into `a` votes for one band; chance matches of common phrases spread over all of them. When
-/// `b` has more than [`LOCATE_SAMPLE_ABOVE`] windows, a fixed eighth of the windows by hash value
-/// stands for all. O(|a| + |b| + V log V) for V votes.
+/// `b`'s windows (those the filter skeleton would keep, §4.3) found in `a` vote: every window of
+/// `b` unique within `b` votes for its diagonal (position in `a` minus position in `b`). The
+/// window is centred on the band of `|b| / 2` diagonals with the most votes (the first on ties);
+/// text copied into `a` votes for one band, chance matches of common phrases spread over all of
+/// them. `b` copied in pieces with other content between them votes for several bands, each at
+/// most a piece's length from the next: bands next to the window's with an eighth of the best
+/// band's votes or more extend it, up to [`WINDOW_MAX_FACTOR`] · |b|, so that the trustable
+/// region on `b`'s own curve (module doc, "Both curves") sees every piece. With fewer than
+/// [`LOCATE_MIN_VOTES`] votes in the best band nothing says where `b` sits (a text made of
+/// repeats has no window unique in it) and the whole of `a` is used. When `b` has more than
+/// [`LOCATE_SAMPLE_ABOVE`] units, a fixed eighth of the windows by hash value stands for all.
+/// O(|a| + |b| + V log V) for V votes.
 fn locate(
     a: &[u32],
     b: &[u32],
@@ -651,7 +663,7 @@ fn locate(
     let (r_max, _) = rates(lb, la, lb);
     let len = lb
         .saturating_mul(WINDOW_FACTOR)
-        .saturating_add(2 * params.block_size.max(1));
+        .saturating_add(params.block_size.max(1).saturating_mul(2));
     if r_max >= cfg.resemble_threshold || la <= len {
         return Located::Whole;
     }
@@ -678,9 +690,44 @@ fn locate(
             (best, best_at) = (j - i, d as usize);
         }
     }
-    // Votes are diagonals + |b|: the band's middle diagonal maps b's centre to a's unit
-    // `diagonal + |b| / 2`.
-    let centre = (best_at + band / 2 + lb / 2).saturating_sub(lb);
+    if best < LOCATE_MIN_VOTES {
+        // No shared window unique in `b` (a text made of repeats) or next to none: nothing
+        // says where `b` sits, so the whole text is compared (the work budget bounds it).
+        return Located::Whole;
+    }
+    // `b` copied in pieces with other content between them (paragraphs spread over a longer
+    // text) votes for several bands, one per piece, a piece's length apart or less: extend the
+    // band over neighbouring bands of diagonals with real support (an eighth of the densest
+    // band's votes), while the window stays within `WINDOW_MAX_FACTOR · |b|`.
+    let support = (best / 8).max(LOCATE_MIN_VOTES);
+    let max_span = lb.saturating_mul(WINDOW_MAX_FACTOR - 1);
+    let (mut lo, mut hi) = (best_at, best_at + band);
+    loop {
+        let count = |x: usize, y: usize| {
+            votes.partition_point(|&q| (q as usize) <= y)
+                - votes.partition_point(|&q| (q as usize) < x)
+        };
+        let up = (count(hi + 1, hi + lb) >= support).then(|| {
+            let k = votes.partition_point(|&q| (q as usize) <= hi + lb);
+            votes[k - 1] as usize
+        });
+        let down = (lo > 0 && count(lo.saturating_sub(lb), lo - 1) >= support).then(|| {
+            votes[votes.partition_point(|&q| (q as usize) < lo.saturating_sub(lb))] as usize
+        });
+        match (up, down) {
+            (Some(h), _) if h - lo <= max_span => hi = h,
+            (_, Some(l)) if hi - l <= max_span => lo = l,
+            _ => break,
+        }
+    }
+    // Votes are diagonals + |b|: `b`'s unit `x` at diagonal `v − |b|` sits at `a`'s unit
+    // `v − |b| + x`, so the pieces span `a`'s units `lo − |b|` to `hi`, plus a block each side.
+    let s = params.block_size.max(1);
+    let (span0, span1) = (lo.saturating_sub(lb + s), hi.saturating_add(s).min(la));
+    if span1 - span0 > len {
+        return Located::Window(span0, span1);
+    }
+    let centre = (span0 + span1) / 2;
     let w0 = centre.saturating_sub(len / 2).min(la - len);
     Located::Window(w0, w0 + len)
 }
