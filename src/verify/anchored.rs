@@ -21,9 +21,12 @@
 //! θ, so the trustable region (§4.4) rarely loses anything.
 //!
 //! **Cost.** Per level: hashing both sequences and one hash table of the shorter one's windows,
-//! O(N + M); sorting and chaining the anchors, O(A log A); Myers in the boxes, at most
-//! `GAP_WORK · (N + M)` in all (the boxes of one level are disjoint). So O((N + M) · log N) in
-//! all, whatever the texts. Above [`SAMPLE_ABOVE`] windows only a fixed quarter of the windows
+//! O(N + M); sorting and chaining the anchors, O(A log A); Myers in the boxes, each with a budget
+//! of `max(GAP_WORK · size, min(size², GAP_SMALL))` (so up to about 256 units of work per unit in
+//! boxes of a few hundred units), and a bit-parallel attempt (up to 16 words per unit) where that
+//! runs out; the boxes of one level are disjoint and a unit meets at most `MAX_DEPTH` levels. So
+//! linear in N + M with a constant of a few hundred, times log N for the sorting, whatever the
+//! texts. Above [`SAMPLE_ABOVE`] windows only a fixed quarter of the windows
 //! (chosen by hash, the same in both sequences) can be anchors, which keeps the table small.
 
 use super::bitlcs;

@@ -33,8 +33,9 @@
 //! skeleton (one hash table of the shorter text's windows; windows of the longer one first try
 //! the window after the last match), Myers on the skeletons (common prefix and suffix stripped at
 //! every level, V arrays grown on demand, so O(D) memory), the trustable region (O(k log k)) and
-//! the rates. All working memory is kept per thread and reused ([`verify`] allocates only the
-//! returned [`Similarity`]'s regions once warmed up).
+//! the rates. The working memory of the usual path (skeletons, Myers, the region) is kept per
+//! thread and reused; a second round, the bit-parallel programme and the anchored approximation
+//! still allocate their own buffers per pair.
 //!
 //! **Long texts** (SPEC §2.6: bound every super-linear step; pages may be 16 MiB). Myers' search
 //! is O((N + M) · D): quadratic when two long texts differ in many places (a 577,000-char manual
@@ -434,10 +435,9 @@ pub fn min_common_len(len_a: usize, len_b: usize, cfg: &VerifyConfig) -> Option<
 /// Verifies two normalized texts (see the module doc): units, filter skeleton, early reject,
 /// bounded Myers LCS, trustable LCS, rates. Lengths and regions are in units. Never panics.
 /// Cost: O(N) for the units and skeletons (N the texts' total length in units), the LCS of the
-/// skeletons within a fixed work budget, then O(N log N) at worst (module doc, "Long texts"),
-/// O(k log k) for the base regions (k = |A| / s blocks), times the number of rounds (bounded
-/// too). Working memory is kept per thread and reused, so repeated calls do not allocate once it
-/// has grown.
+/// skeletons within a work budget that grows with them, then O(N log N) at worst (module doc,
+/// "Long texts"), O(k log k) for the base regions (k = |A| / s blocks), times the number of
+/// rounds (bounded too). The usual path's working memory is kept per thread and reused.
 pub fn verify(a: &str, b: &str, cfg: &VerifyConfig) -> Similarity {
     with_scratch(|sc| {
         units::units_into(a, &mut sc.units_a);
