@@ -157,8 +157,9 @@ pub struct ChromeConfig {
     /// (inclusive; default 3, at least 2): two pages of a host never lose the text they share.
     pub min_pages: u32,
     /// F: … and those pages are at least this share of the host's counted pages (inclusive;
-    /// default 0.2, in `[0, 1]`): a block shared by a handful of the pages of a large site is
-    /// their content, not the site's chrome.
+    /// default 0.5, in `[0, 1]`): chrome is the site's, on most of its pages; a block a part of
+    /// them share is their content (a writing template, a story the site carries several
+    /// times), and the share keeps a young host from learning its first pages as chrome.
     pub min_share: f64,
     /// Blocks longer than this many characters (normalized) are never counted nor dropped: chrome
     /// is short, and a long block shared by many pages is content (default 300).
@@ -170,7 +171,7 @@ impl Default for ChromeConfig {
         ChromeConfig {
             enabled: true,
             min_pages: 3,
-            min_share: 0.2,
+            min_share: 0.5,
             max_block_chars: 300,
         }
     }
@@ -284,9 +285,9 @@ mod tests {
         // K = 3 inclusive: 3 other pages make chrome, 2 never do.
         assert!(c.is_chrome(3, 3));
         assert!(!c.is_chrome(2, 2));
-        // F = 0.2 inclusive: 20 of 100 is chrome, 19 is not.
-        assert!(c.is_chrome(20, 100));
-        assert!(!c.is_chrome(19, 100));
+        // F = 0.5 inclusive: 50 of 100 is chrome, 49 is not.
+        assert!(c.is_chrome(50, 100));
+        assert!(!c.is_chrome(49, 100));
         for bad in [
             ChromeConfig { min_pages: 1, ..c.clone() },
             ChromeConfig { min_share: 1.5, ..c.clone() },

@@ -352,7 +352,7 @@ mod tests {
     fn a_block_is_chrome_at_k_pages_and_share_f() {
         let cfg = crate::ChromeConfig::default();
         let rec = Learned::default()
-            .decide(&cfg, &page("a"), &ex(10, &[(1, 3), (3, 10)], None))
+            .decide(&cfg, &page("a"), &ex(6, &[(1, 3), (3, 6)], None))
             .unwrap();
         assert_eq!(rec.counted, vec![1, 3]);
         assert_eq!(rec.dropped, vec![1, 3]);
@@ -362,7 +362,7 @@ mod tests {
             .unwrap();
         assert!(rec.dropped.is_empty());
         let rec = Learned::default()
-            .decide(&cfg, &page("a"), &ex(20, &[(1, 3), (3, 4)], None))
+            .decide(&cfg, &page("a"), &ex(20, &[(1, 3), (3, 10)], None))
             .unwrap();
         assert_eq!(rec.dropped, vec![3]);
     }
