@@ -289,12 +289,27 @@ mod tests {
         assert!(c.is_chrome(50, 100));
         assert!(!c.is_chrome(49, 100));
         for bad in [
-            ChromeConfig { min_pages: 1, ..c.clone() },
-            ChromeConfig { min_share: 1.5, ..c.clone() },
-            ChromeConfig { min_share: f64::NAN, ..c.clone() },
-            ChromeConfig { max_block_chars: 0, ..c.clone() },
+            ChromeConfig {
+                min_pages: 1,
+                ..c.clone()
+            },
+            ChromeConfig {
+                min_share: 1.5,
+                ..c.clone()
+            },
+            ChromeConfig {
+                min_share: f64::NAN,
+                ..c.clone()
+            },
+            ChromeConfig {
+                max_block_chars: 0,
+                ..c.clone()
+            },
         ] {
-            assert!(matches!(bad.validate(), Err(crate::Error::InvalidArgument(_))));
+            assert!(matches!(
+                bad.validate(),
+                Err(crate::Error::InvalidArgument(_))
+            ));
         }
     }
 }

@@ -117,7 +117,10 @@ fn learned_chrome_is_dropped_and_real_duplicates_are_still_found() {
     // And a copy of a guide.
     let guide = shop_page("Guide 1", &edited(&article(501, 4), 9), 2030);
     let v = ix.insert(&page("guide1-copy", HOST, &guide)).unwrap();
-    assert!(v.duplicate && v.similar_to.as_deref() == Some("guide1"), "{v:?}");
+    assert!(
+        v.duplicate && v.similar_to.as_deref() == Some("guide1"),
+        "{v:?}"
+    );
     assert_clean(&ix);
 
     // query_page drops the chrome as an insert would; query, without a host, cannot.
@@ -136,7 +139,8 @@ fn a_host_with_few_pages_keeps_its_text() {
     assert_eq!(ix.stats().unwrap().chrome.pages_stripped, 0);
     // Pages of another host, or without one, teach nothing about this host.
     let docs = corpus();
-    ix.insert(&page("other", "other.example", &docs[6].1)).unwrap();
+    ix.insert(&page("other", "other.example", &docs[6].1))
+        .unwrap();
     ix.insert(&page("nohost", "", &docs[7].1)).unwrap();
     let st = ix.stats().unwrap().chrome;
     assert_eq!((st.hosts, st.pages_counted, st.pages_stripped), (2, 4, 0));
@@ -172,7 +176,10 @@ fn deletes_and_replacements_take_counts_back_and_counts_survive_reopening() {
         let v = ix.insert(&page("help9", HOST, &docs[8].1)).unwrap();
         assert!(!v.duplicate, "{v:?}");
         assert_eq!(
-            ix.explain("help9", "help0").unwrap().a.chrome_blocks_dropped,
+            ix.explain("help9", "help0")
+                .unwrap()
+                .a
+                .chrome_blocks_dropped,
             3
         );
         for (k, _) in docs.iter().take(5) {
@@ -261,7 +268,10 @@ fn texts_from_a_source_drop_the_same_blocks() {
     let copy = shop_page("Help 3", &body, 2031);
     source.pages.lock().insert("copy".into(), copy.clone());
     let v = ix.insert(&page("copy", HOST, &copy)).unwrap();
-    assert!(v.duplicate && v.similar_to.as_deref() == Some("help3"), "{v:?}");
+    assert!(
+        v.duplicate && v.similar_to.as_deref() == Some("help3"),
+        "{v:?}"
+    );
     // Deleting the representative re-verifies its members against texts from the source.
     ix.delete("help3").unwrap();
     assert_clean(&ix);

@@ -89,6 +89,9 @@ struct Window {
     signature: Duration,
 }
 
+/// A page after its chrome decision: its main text and what it counts and drops.
+type Decided = (Extracted, Option<PageBlocks>);
+
 /// A window with its pages' errors and pre-decisions.
 struct Prepared {
     window: Arc<Window>,
@@ -458,7 +461,7 @@ impl Index {
             }
         }
         // Chrome decisions, in input order, each on the statistics left by the pages before it.
-        let decided: Vec<Option<(Extracted, Option<PageBlocks>)>> = extracted
+        let decided: Vec<Option<Decided>> = extracted
             .into_iter()
             .enumerate()
             .map(|(i, ex)| {
@@ -467,7 +470,7 @@ impl Index {
                 Some((ex, rec))
             })
             .collect();
-        let decided: Arc<Vec<Mutex<Option<(Extracted, Option<PageBlocks>)>>>> =
+        let decided: Arc<Vec<Mutex<Option<Decided>>>> =
             Arc::new(decided.into_iter().map(Mutex::new).collect());
         let signed = board.map(pages.len(), here, move |i| {
             decided[i].lock().take().map(|(ex, rec)| self.sign(ex, rec))

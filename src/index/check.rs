@@ -294,7 +294,10 @@ impl Index {
         use crate::storage::chrome_key::{self, Decoded};
         let mut expected: HashMap<Vec<u8>, u64> = HashMap::new();
         let mut found: HashMap<Vec<u8>, u64> = HashMap::new();
-        for item in self.db.iterator_cf(self.cf(cf::CHROME), IteratorMode::Start) {
+        for item in self
+            .db
+            .iterator_cf(self.cf(cf::CHROME), IteratorMode::Start)
+        {
             let (k, v) = item.map_err(|e| Error::storage("checking the index", e))?;
             match chrome_key::decode(&k) {
                 Some(Decoded::Page(id)) => {
@@ -313,7 +316,10 @@ impl Index {
                         )),
                         Some(_) => {}
                     }
-                    if b.dropped.iter().any(|d| b.counted.binary_search(d).is_err()) {
+                    if b.dropped
+                        .iter()
+                        .any(|d| b.counted.binary_search(d).is_err())
+                    {
                         rep.problem(format!("page {id} dropped a block it did not count"));
                     }
                     *expected.entry(chrome_key::host(&b.host)).or_default() += 1;
@@ -331,10 +337,7 @@ impl Index {
                     }
                     Err(e) => rep.problem(e.to_string()),
                 },
-                None => rep.problem(format!(
-                    "chrome key {} is malformed",
-                    crate::error::hex(&k)
-                )),
+                None => rep.problem(format!("chrome key {} is malformed", crate::error::hex(&k))),
             }
         }
         let mut keys: Vec<&Vec<u8>> = expected.keys().chain(found.keys()).collect();

@@ -167,9 +167,8 @@ fn digest_of(p: &Paragraph, fold: bool) -> Option<(u64, usize)> {
 /// The main text without the runs of paragraphs whose digest is in `dropped` (sorted) that open
 /// and close it — the paragraphs [`Learned::decide`] dropped, found again from the record.
 pub(crate) fn strip(main: &MainText, dropped: &[u64], fold: bool) -> MainText {
-    let is_dropped = |p: &&Paragraph| {
-        digest_of(p, fold).is_some_and(|(d, _)| dropped.binary_search(&d).is_ok())
-    };
+    let is_dropped =
+        |p: &&Paragraph| digest_of(p, fold).is_some_and(|(d, _)| dropped.binary_search(&d).is_ok());
     let ps = &main.paragraphs;
     let lead = ps.iter().take_while(is_dropped).count();
     let trail = ps[lead..].iter().rev().take_while(is_dropped).count();
@@ -225,7 +224,10 @@ impl Index {
                 .collect();
             let counts = self.chrome_counts(&keys, snapshot)?;
             base.host_pages = counts.first().copied().unwrap_or(0);
-            base.counts = distinct.into_iter().zip(counts.into_iter().skip(1)).collect();
+            base.counts = distinct
+                .into_iter()
+                .zip(counts.into_iter().skip(1))
+                .collect();
         }
         Ok(Extracted {
             main,
@@ -259,7 +261,10 @@ impl Index {
     }
 
     /// Steps 1 to 3 for one page against the live index (a single insert or query).
-    pub(crate) fn signatures_of(&self, page: &Page<'_>) -> Result<(Signatures, Option<PageBlocks>)> {
+    pub(crate) fn signatures_of(
+        &self,
+        page: &Page<'_>,
+    ) -> Result<(Signatures, Option<PageBlocks>)> {
         let ex = self.extract_page(page, None)?;
         let rec = Learned::default().decide(&self.opts.chrome, page, &ex);
         Ok(self.sign(ex, rec))
@@ -277,9 +282,9 @@ impl Index {
             ro.set_snapshot(s);
         }
         let mut out = Vec::with_capacity(keys.len());
-        for (key, v) in keys
-            .iter()
-            .zip(self.db.batched_multi_get_cf_opt(h, keys.iter(), false, &ro))
+        for (key, v) in
+            keys.iter()
+                .zip(self.db.batched_multi_get_cf_opt(h, keys.iter(), false, &ro))
         {
             let v = v.map_err(|e| Error::storage("reading block statistics", e))?;
             out.push(match v {
@@ -383,9 +388,7 @@ mod tests {
         let mut l = Learned::default();
         // Three pages carrying block 7, then a fourth: only the fourth sees it as chrome.
         for (i, key) in ["a", "b", "c"].iter().enumerate() {
-            let rec = l
-                .decide(&cfg, &page(key), &ex(0, &[(7, 0)], None))
-                .unwrap();
+            let rec = l.decide(&cfg, &page(key), &ex(0, &[(7, 0)], None)).unwrap();
             assert!(rec.dropped.is_empty(), "page {i}");
         }
         let rec = l.decide(&cfg, &page("d"), &ex(0, &[(7, 0)], None)).unwrap();
@@ -395,7 +398,9 @@ mod tests {
         for key in ["a", "b", "c"] {
             l2.decide(&cfg, &page(key), &ex(0, &[(7, 0)], None));
         }
-        let rec = l2.decide(&cfg, &page("c"), &ex(0, &[(7, 0)], None)).unwrap();
+        let rec = l2
+            .decide(&cfg, &page("c"), &ex(0, &[(7, 0)], None))
+            .unwrap();
         assert!(rec.dropped.is_empty());
         // The same with the earlier version stored in the index (read with the statistics).
         let old = PageBlocks {

@@ -1156,7 +1156,10 @@ impl Index {
             .map(|((_, name), n)| (name.to_string(), n))
             .collect();
         let mut chrome = ChromeStats::default();
-        for item in self.db.iterator_cf(self.cf(cf::CHROME), IteratorMode::Start) {
+        for item in self
+            .db
+            .iterator_cf(self.cf(cf::CHROME), IteratorMode::Start)
+        {
             let (k, v) = item.map_err(|e| Error::storage("reading block statistics", e))?;
             match storage::chrome_key::decode(&k) {
                 Some(storage::chrome_key::Decoded::Host(_)) => chrome.hosts += 1,

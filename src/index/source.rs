@@ -3,8 +3,8 @@
 
 use std::sync::Arc;
 
-use super::Index;
 use super::chrome::strip;
+use super::Index;
 use crate::fingerprint::main_text;
 use crate::storage::codec::{self, DocId, TextValue};
 use crate::storage::{cf, id_key};

@@ -325,8 +325,9 @@ impl PageBlocks {
     pub fn encode(&self) -> Vec<u8> {
         let host = self.host.as_bytes();
         let host = &host[..host.len().min(u8::MAX as usize)];
-        let mut b =
-            Vec::with_capacity(1 + 1 + host.len() + 8 + 8 * (self.counted.len() + self.dropped.len()) + 4);
+        let mut b = Vec::with_capacity(
+            1 + 1 + host.len() + 8 + 8 * (self.counted.len() + self.dropped.len()) + 4,
+        );
         b.push(TAG_PAGE_BLOCKS);
         b.push(host.len() as u8);
         b.extend_from_slice(host);
@@ -353,7 +354,10 @@ impl PageBlocks {
         for list in &mut lists {
             let n = r.u32().map_err(bad)? as usize;
             if n > body.len() / 8 {
-                return Err(bad(format!("{n} digests in a record of {} bytes", body.len())));
+                return Err(bad(format!(
+                    "{n} digests in a record of {} bytes",
+                    body.len()
+                )));
             }
             for _ in 0..n {
                 list.push(r.u64().map_err(bad)?);
@@ -388,7 +392,10 @@ pub fn decode_count(cf: &'static str, key: &[u8], value: &[u8]) -> Result<u32> {
         _ => Err(Error::corruption(
             cf,
             key,
-            format!("a count is {TAG_COUNT:#04x} and 4 bytes, found {} bytes", value.len()),
+            format!(
+                "a count is {TAG_COUNT:#04x} and 4 bytes, found {} bytes",
+                value.len()
+            ),
         )),
     }
 }

@@ -304,8 +304,12 @@ pub fn open_db(path: &Path, create: bool, tables: SimhashTables) -> Result<DB> {
 pub fn open_db_read_only(path: &Path, tables: SimhashTables) -> Result<DB> {
     // A snapshot of an index written before a column family existed (`chrome`) lacks it: open
     // the ones it has.
-    let present = DB::list_cf(&Options::default(), path)
-        .map_err(|e| Error::storage(format!("listing the column families of {}", path.display()), e))?;
+    let present = DB::list_cf(&Options::default(), path).map_err(|e| {
+        Error::storage(
+            format!("listing the column families of {}", path.display()),
+            e,
+        )
+    })?;
     let descriptors = descriptors(tables)
         .into_iter()
         .filter(|d| present.iter().any(|p| p == d.name()));

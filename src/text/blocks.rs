@@ -99,6 +99,9 @@ mod tests {
         assert_eq!(d("Tel: 010-6688-1234"), d("Ｔｅｌ: ０１０-6688-1234"));
         assert_ne!(d("Tel: 010-6688-1234"), d("Tel: 010-6688-1235"));
         assert_eq!(d("  "), None);
-        assert_eq!(block_digest("word ".repeat(3).as_str(), true).unwrap().1, 14);
+        assert_eq!(
+            block_digest("word ".repeat(3).as_str(), true).unwrap().1,
+            14
+        );
     }
 }
