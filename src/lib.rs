@@ -42,9 +42,11 @@ pub mod verify;
 pub use error::{Error, Result};
 pub use fingerprint::{Content, Fingerprint, Signatures};
 pub use index::{
-    explain_pair, host_of, BatchOptions, BatchOrder, CheckReport, CompactReport, Explanation,
-    Index, Page, SourcedContent, Stats, TextSource, Timing, Verdict,
+    explain_pair, host_of, BatchOptions, BatchOrder, CheckReport, ChromeStats, CompactReport,
+    Explanation, Index, Page, SourcedContent, Stats, TextSource, Timing, Verdict,
 };
-pub use options::{FrequentConfig, IndexOptions, RepresentativePolicy, SignatureConfig};
+pub use options::{
+    ChromeConfig, FrequentConfig, IndexOptions, RepresentativePolicy, SignatureConfig,
+};
 pub use storage::codec::{ClusterId, DocId};
 pub use verify::{Similarity, VerifyConfig};

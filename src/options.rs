@@ -134,6 +134,75 @@ impl Default for FrequentConfig {
     }
 }
 
+/// Site chrome learned per host (issue 18, mechanism 8): footers, contact cells, question boxes
+/// and copyright notes that extraction takes for body text, because they sit in plain table
+/// cells or under class names that do not say "footer". The index counts, per host, how many of
+/// its live pages carry each short block of main text (digits masked: see
+/// [`crate::text::block_digest`]) and drops from a new page of that host, before fingerprinting
+/// and verification, the blocks that are that host's chrome — the counterpart for text blocks of
+/// the over-frequent fingerprints of seed 000 §4.2.
+///
+/// A block is chrome for a page when at least `min_pages` other live pages of its host carry it
+/// **and** they are at least `min_share` of the host's counted pages (both inclusive). Only HTML
+/// pages with a host are counted and stripped: plain text is the caller's body as given, with no
+/// template around it. Each page records what it counted and dropped, so deletes take exactly its
+/// counts back and these values may change from one opening to the next.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ChromeConfig {
+    /// Learn and drop site chrome (default). Off, pages are neither counted nor stripped (pages
+    /// counted before keep their counts until they are deleted).
+    pub enabled: bool,
+    /// K: a block is chrome only when at least this many other live pages of the host carry it
+    /// (inclusive; default 3, at least 2): two pages of a host never lose the text they share.
+    pub min_pages: u32,
+    /// F: … and those pages are at least this share of the host's counted pages (inclusive;
+    /// default 0.5, in `[0, 1]`): chrome is the site's, on most of its pages; a block a part of
+    /// them share is their content (a writing template, a story the site carries several
+    /// times), and the share keeps a young host from learning its first pages as chrome.
+    pub min_share: f64,
+    /// Blocks longer than this many characters (normalized) are never counted nor dropped: chrome
+    /// is short, and a long block shared by many pages is content (default 300).
+    pub max_block_chars: u32,
+}
+
+impl Default for ChromeConfig {
+    fn default() -> Self {
+        ChromeConfig {
+            enabled: true,
+            min_pages: 3,
+            min_share: 0.5,
+            max_block_chars: 300,
+        }
+    }
+}
+
+impl ChromeConfig {
+    /// Checks the values are usable.
+    ///
+    /// # Errors
+    /// [`crate::Error::InvalidArgument`] naming the first field out of range.
+    pub fn validate(&self) -> crate::Result<()> {
+        let bad = |what: &str| Err(crate::Error::InvalidArgument(what.to_string()));
+        if self.min_pages < 2 {
+            return bad("chrome.min_pages must be at least 2");
+        }
+        if !(0.0..=1.0).contains(&self.min_share) {
+            return bad("chrome.min_share must be between 0 and 1");
+        }
+        if self.max_block_chars == 0 {
+            return bad("chrome.max_block_chars must be at least 1");
+        }
+        Ok(())
+    }
+
+    /// Is a block carried by `count` other live pages of a host with `host_pages` other counted
+    /// pages chrome?
+    pub fn is_chrome(&self, count: u32, host_pages: u32) -> bool {
+        count >= self.min_pages && f64::from(count) >= self.min_share * f64::from(host_pages)
+    }
+}
+
 /// Everything an index is opened with.
 ///
 /// The parts that shape what is stored (signatures, simhash distance, representative policy) are
@@ -166,6 +235,8 @@ pub struct IndexOptions {
     /// a short English sentence; the paper's shortest fingerprinted sentence is 11 (seed 000
     /// §4.2). 0 compares every page.
     pub min_text_width: u32,
+    /// Site chrome learned per host (see [`ChromeConfig`]).
+    pub chrome: ChromeConfig,
     /// Create the index when the directory holds none.
     pub create_if_missing: bool,
     /// Sync the WAL on every commit, and once per batch before it returns (default): an
@@ -195,9 +266,50 @@ impl Default for IndexOptions {
             max_clusters_verified: 8,
             heading_codes: true,
             min_text_width: 20,
+            chrome: ChromeConfig::default(),
             create_if_missing: true,
             sync_writes: true,
             store_texts: true,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chrome_thresholds_are_inclusive_and_validated() {
+        let c = ChromeConfig::default();
+        c.validate().unwrap();
+        // K = 3 inclusive: 3 other pages make chrome, 2 never do.
+        assert!(c.is_chrome(3, 3));
+        assert!(!c.is_chrome(2, 2));
+        // F = 0.5 inclusive: 50 of 100 is chrome, 49 is not.
+        assert!(c.is_chrome(50, 100));
+        assert!(!c.is_chrome(49, 100));
+        for bad in [
+            ChromeConfig {
+                min_pages: 1,
+                ..c.clone()
+            },
+            ChromeConfig {
+                min_share: 1.5,
+                ..c.clone()
+            },
+            ChromeConfig {
+                min_share: f64::NAN,
+                ..c.clone()
+            },
+            ChromeConfig {
+                max_block_chars: 0,
+                ..c.clone()
+            },
+        ] {
+            assert!(matches!(
+                bad.validate(),
+                Err(crate::Error::InvalidArgument(_))
+            ));
         }
     }
 }

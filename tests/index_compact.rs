@@ -86,6 +86,7 @@ fn corrupted_snapshot_is_refused_and_leaves_nothing() {
     {
         let cfs = [
             "meta", "keys", "docs", "texts", "postings", "simhash", "clusters", "frequent",
+            "chrome",
         ];
         let mut o = rocksdb::Options::default();
         o.create_missing_column_families(true);

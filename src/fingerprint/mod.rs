@@ -55,7 +55,7 @@ impl Signatures {
     /// [`Error::InvalidArgument`] for a configuration that does not validate. An empty or
     /// text-less page is not an error: it gives empty signatures.
     pub fn compute(content: Content<'_>, cfg: &SignatureConfig) -> Result<Signatures> {
-        Ok(Self::from_main_text(main_text_of(content, cfg)?, cfg))
+        Ok(Self::from_main_text(main_text(content, cfg)?, cfg))
     }
 
     /// Computes the signatures from an already extracted main text.
@@ -91,8 +91,12 @@ impl Signatures {
     }
 }
 
-/// The main text of a page (checked for size and binary content, decoded, extracted).
-fn main_text_of(content: Content<'_>, cfg: &SignatureConfig) -> Result<MainText> {
+/// The main text of a page (checked for size and binary content, decoded, extracted), as
+/// [`Signatures::compute`] takes it.
+///
+/// # Errors
+/// As [`Signatures::compute`].
+pub fn main_text(content: Content<'_>, cfg: &SignatureConfig) -> Result<MainText> {
     cfg.validate()?;
     Ok(match content {
         Content::Html(bytes) => {
@@ -113,7 +117,7 @@ fn main_text_of(content: Content<'_>, cfg: &SignatureConfig) -> Result<MainText>
 /// # Errors
 /// As [`Signatures::compute`].
 pub fn normalized_text(content: Content<'_>, cfg: &SignatureConfig) -> Result<String> {
-    let main = main_text_of(content, cfg)?;
+    let main = main_text(content, cfg)?;
     Ok(text::normalize(&main.body(), cfg.fold_traditional))
 }
 

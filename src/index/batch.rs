@@ -28,13 +28,14 @@ use std::time::{Duration, Instant};
 use parking_lot::{Condvar, Mutex};
 use roaring::RoaringBitmap;
 
+use super::chrome::{Extracted, Learned};
 use super::cluster::{Memo, Outcome, MEMBER_FALLBACK, STRONG_MATCH};
 use super::txn::Txn;
 use super::{
     check_page, signature_keys, Ahead, Committed, Index, Known, Page, Probe, Timing, Verdict,
 };
 use crate::fingerprint::Signatures;
-use crate::storage::codec::{ClusterId, DocId};
+use crate::storage::codec::{ClusterId, DocId, PageBlocks};
 use crate::storage::{kind, posting_key};
 use crate::{Error, Result};
 
@@ -76,6 +77,8 @@ struct Window {
     /// Signatures by page (`None` for a page that cannot be inserted; its error is in
     /// [`Prepared::errors`]).
     sigs: Vec<Option<Signatures>>,
+    /// The chrome record of each page that is counted (see [`super::chrome`]).
+    blocks: Vec<Option<PageBlocks>>,
     /// Insertion order (indexes into `sigs`).
     order: Vec<usize>,
     /// Rank of each page in `order`.
@@ -85,6 +88,9 @@ struct Window {
     /// Time the signatures took, per page.
     signature: Duration,
 }
+
+/// A page after its chrome decision: its main text and what it counts and drops.
+type Decided = (Extracted, Option<PageBlocks>);
 
 /// A window with its pages' errors and pre-decisions.
 struct Prepared {
@@ -98,6 +104,9 @@ struct Prepared {
     read_at: Option<u64>,
     /// Pages in the window before it (`Target::Window` indexes below it are that window's).
     before: u32,
+    /// The block statistics learned from the batch up to the end of this window, for the next
+    /// window's chrome decisions (taken when the next window is prepared).
+    learned: Option<Learned>,
 }
 
 /// A page a pre-decision verifies against.
@@ -292,6 +301,10 @@ impl Index {
         // This batch's commits, with their posting changes, for as long as a snapshot older than
         // them is in use.
         let mut history: Vec<Committed> = Vec::new();
+        // Chrome decisions see the block statistics as of now plus the batch's earlier pages
+        // (see `super::chrome`): read at this snapshot, the batch's own commits left out.
+        let chrome_snapshot = self.opts.chrome.enabled.then(|| self.db.snapshot());
+        let chrome_snapshot = chrome_snapshot.as_ref();
         let board = Board::default();
         let mut panicked = false;
         std::thread::scope(|scope| -> Result<()> {
@@ -299,13 +312,20 @@ impl Index {
                 return Ok(());
             };
             let board = &board;
-            let mut cur =
-                self.prepare_and_pre_decide(&pages[first.clone()], opts.order, None, board, true);
+            let mut cur = self.prepare_and_pre_decide(
+                &pages[first.clone()],
+                opts.order,
+                None,
+                board,
+                true,
+                (chrome_snapshot, Learned::default()),
+            );
             let mut doc_of_before: Vec<Option<DocId>> = Vec::new();
             for (wi, range) in ranges.iter().enumerate() {
                 // The next window is prepared and pre-decided while this one is inserted.
                 let next = ranges.get(wi + 1).map(|r| {
                     let (r, before) = (r.clone(), Arc::clone(&cur.window));
+                    let learned = cur.learned.take().unwrap_or_default();
                     scope.spawn(move || {
                         self.prepare_and_pre_decide(
                             &pages[r],
@@ -313,6 +333,7 @@ impl Index {
                             Some(before),
                             board,
                             false,
+                            (chrome_snapshot, learned),
                         )
                     })
                 });
@@ -380,8 +401,9 @@ impl Index {
         before: Option<Arc<Window>>,
         board: &Board<'env>,
         here: bool,
+        chrome: (Option<&'env rocksdb::Snapshot<'env>>, Learned),
     ) -> Prepared {
-        let (window, errors) = self.prepare(pages, order_by, board, here);
+        let (window, errors, learned) = self.prepare(pages, order_by, board, here, chrome);
         let window = Arc::new(window);
         let n_before = before.as_ref().map_or(0, |b| b.sigs.len() as u32);
         let (pre, read_at) = self.pre_decide(before, Arc::clone(&window), board, here);
@@ -391,29 +413,32 @@ impl Index {
             pre,
             read_at,
             before: n_before,
+            learned: Some(learned),
         }
     }
 
-    /// Stage 1: signatures in parallel, pages superseded within the window, insertion order,
-    /// and the window's own postings.
+    /// Stage 1: signatures in parallel (main texts, then the chrome decisions in input order —
+    /// see [`super::chrome`] — then the signatures of what is left), pages superseded within
+    /// the window, insertion order, and the window's own postings. Returns the window, the
+    /// pages' errors, and the block statistics learned up to the end of the window.
     fn prepare<'env>(
         &'env self,
         pages: &'env [Page<'env>],
         order_by: BatchOrder,
         board: &Board<'env>,
         here: bool,
-    ) -> (Window, Vec<Option<Error>>) {
-        let cfg = &self.opts.signature;
+        chrome: (Option<&'env rocksdb::Snapshot<'env>>, Learned),
+    ) -> (Window, Vec<Option<Error>>, Learned) {
+        let (snapshot, mut learned) = chrome;
         let t0 = Instant::now();
-        let computed: Vec<Result<Signatures>> = board
+        let extracted: Vec<Result<Extracted>> = board
             .map(pages.len(), here, move |i| {
-                check_page(&pages[i]).and_then(|_| Signatures::compute(pages[i].content, cfg))
+                check_page(&pages[i]).and_then(|_| self.extract_page(&pages[i], snapshot))
             })
             .into_iter()
             .map(|r| r.unwrap_or_else(|| Err(worker_panicked())))
             .collect();
-        let signature = t0.elapsed() / pages.len().max(1) as u32;
-        let (mut sigs, mut errors): (Vec<Option<Signatures>>, Vec<Option<Error>>) = computed
+        let (mut extracted, mut errors): (Vec<Option<Extracted>>, Vec<Option<Error>>) = extracted
             .into_iter()
             .map(|r| match r {
                 Ok(s) => (Some(s), None),
@@ -427,12 +452,47 @@ impl Index {
             last.insert(p.key, i);
         }
         for (i, p) in pages.iter().enumerate() {
-            if last.get(p.key) != Some(&i) && sigs[i].is_some() {
-                sigs[i] = None;
+            if last.get(p.key) != Some(&i) && extracted[i].is_some() {
+                extracted[i] = None;
                 errors[i] = Some(Error::InvalidArgument(format!(
                     "page {:?} superseded by a later page with the same key in the batch",
                     p.key
                 )));
+            }
+        }
+        // Chrome decisions, in input order, each on the statistics left by the pages before it.
+        let decided: Vec<Option<Decided>> = extracted
+            .into_iter()
+            .enumerate()
+            .map(|(i, ex)| {
+                let ex = ex?;
+                let rec = learned.decide(&self.opts.chrome, &pages[i], &ex);
+                Some((ex, rec))
+            })
+            .collect();
+        let decided: Arc<Vec<Mutex<Option<Decided>>>> =
+            Arc::new(decided.into_iter().map(Mutex::new).collect());
+        let signed = board.map(pages.len(), here, move |i| {
+            decided[i].lock().take().map(|(ex, rec)| self.sign(ex, rec))
+        });
+        let signature = t0.elapsed() / pages.len().max(1) as u32;
+        let mut sigs: Vec<Option<Signatures>> = Vec::with_capacity(pages.len());
+        let mut blocks: Vec<Option<PageBlocks>> = Vec::with_capacity(pages.len());
+        for (i, s) in signed.into_iter().enumerate() {
+            match s {
+                Some(Some((sig, rec))) => {
+                    sigs.push(Some(sig));
+                    blocks.push(rec);
+                }
+                Some(None) => {
+                    sigs.push(None);
+                    blocks.push(None);
+                }
+                None => {
+                    sigs.push(None);
+                    blocks.push(None);
+                    errors[i] = Some(worker_panicked());
+                }
             }
         }
         let mut order: Vec<usize> = (0..pages.len()).collect();
@@ -461,12 +521,13 @@ impl Index {
         }
         let w = Window {
             sigs,
+            blocks,
             order,
             rank,
             postings,
             signature,
         };
-        (w, errors)
+        (w, errors, learned)
     }
 
     /// Stage 2: each page of the window pre-decided in parallel (see the module docs), against
@@ -646,7 +707,8 @@ impl Index {
                     let ids = (doc_of_before, doc_of.as_slice(), before);
                     let known = from.map(|f| &history[f..]);
                     let (memo, known) = known_outcomes(&mut pre[i], ids, known);
-                    match self.insert_in(&mut txn, &pages[i], sig, memo, known) {
+                    let blocks = w.blocks[i].as_ref();
+                    match self.insert_in(&mut txn, &pages[i], sig, blocks, memo, known) {
                         Ok(v) => {
                             doc_of[i] = v.doc;
                             verdicts.push((i, v));
@@ -673,7 +735,8 @@ impl Index {
                         let ids = (doc_of_before, doc_of.as_slice(), before);
                         let known = from.map(|f| &history[f..]);
                         let (memo, known) = known_outcomes(&mut pre[i], ids, known);
-                        let r = self.insert_in(&mut one, &pages[i], sig, memo, known);
+                        let blocks = w.blocks[i].as_ref();
+                        let r = self.insert_in(&mut one, &pages[i], sig, blocks, memo, known);
                         let r = match r {
                             Ok(v) => match self.commit(one, &mut counters, false) {
                                 Ok(committed) => {

@@ -45,7 +45,7 @@ impl CheckReport {
 
 impl Index {
     /// Checks every invariant: every live page has its key, text, postings, simhash entries and
-    /// exactly one cluster; every cluster's representative is a member and every member is live;
+    /// exactly one cluster; the block statistics of site chrome add up to the live pages'; every cluster's representative is a member and every member is live;
     /// no posting or simhash entry names a deleted page; every checksum verifies; the counters
     /// agree. Takes the writer lock, so it sees one state.
     ///
@@ -60,6 +60,7 @@ impl Index {
         // Pages.
         let mut live = RoaringBitmap::new();
         let mut page_cluster: HashMap<DocId, ClusterId> = HashMap::new();
+        let mut page_host: HashMap<DocId, String> = HashMap::new();
         for item in self.db.iterator_cf(self.cf(cf::DOCS), IteratorMode::Start) {
             let (k, v) = item.map_err(it_err)?;
             let id = match storage::decode_u32(cf::DOCS, &k, &k) {
@@ -79,6 +80,7 @@ impl Index {
             rep.pages += 1;
             live.insert(id);
             page_cluster.insert(id, rec.cluster);
+            page_host.insert(id, rec.host.clone());
             match self.key_id(&rec.key) {
                 Ok(Some(kid)) if kid == id => {}
                 Ok(other) => rep.problem(format!(
@@ -250,6 +252,7 @@ impl Index {
                 }
             }
         }
+        self.check_chrome(&mut rep, &page_host)?;
         let texts = self
             .db
             .iterator_cf(self.cf(cf::TEXTS), IteratorMode::Start)
@@ -278,6 +281,81 @@ impl Index {
             }
         }
         Ok(rep)
+    }
+
+    /// The block statistics (see [`super::chrome`]): every chrome record belongs to a live page
+    /// of the same host and drops only blocks it counted, and every host and block count equals
+    /// what the live pages' records add up to (no count is zero, none is orphaned).
+    fn check_chrome(
+        &self,
+        rep: &mut CheckReport,
+        page_host: &HashMap<DocId, String>,
+    ) -> Result<()> {
+        use crate::storage::chrome_key::{self, Decoded};
+        let mut expected: HashMap<Vec<u8>, u64> = HashMap::new();
+        let mut found: HashMap<Vec<u8>, u64> = HashMap::new();
+        for item in self
+            .db
+            .iterator_cf(self.cf(cf::CHROME), IteratorMode::Start)
+        {
+            let (k, v) = item.map_err(|e| Error::storage("checking the index", e))?;
+            match chrome_key::decode(&k) {
+                Some(Decoded::Page(id)) => {
+                    let b = match codec::PageBlocks::decode(cf::CHROME, &k, &v) {
+                        Ok(b) => b,
+                        Err(e) => {
+                            rep.problem(e.to_string());
+                            continue;
+                        }
+                    };
+                    match page_host.get(&id) {
+                        None => rep.problem(format!("chrome record of deleted page {id}")),
+                        Some(h) if *h != b.host => rep.problem(format!(
+                            "page {id} is on host {h:?} but its chrome record counts for {:?}",
+                            b.host
+                        )),
+                        Some(_) => {}
+                    }
+                    if b.dropped
+                        .iter()
+                        .any(|d| b.counted.binary_search(d).is_err())
+                    {
+                        rep.problem(format!("page {id} dropped a block it did not count"));
+                    }
+                    *expected.entry(chrome_key::host(&b.host)).or_default() += 1;
+                    for d in &b.counted {
+                        *expected.entry(chrome_key::block(&b.host, *d)).or_default() += 1;
+                    }
+                }
+                Some(_) => match codec::decode_count(cf::CHROME, &k, &v) {
+                    Ok(0) => rep.problem(format!(
+                        "chrome count {} is zero (zero counts are deleted)",
+                        crate::error::hex(&k)
+                    )),
+                    Ok(n) => {
+                        found.insert(k.to_vec(), u64::from(n));
+                    }
+                    Err(e) => rep.problem(e.to_string()),
+                },
+                None => rep.problem(format!("chrome key {} is malformed", crate::error::hex(&k))),
+            }
+        }
+        let mut keys: Vec<&Vec<u8>> = expected.keys().chain(found.keys()).collect();
+        keys.sort_unstable();
+        keys.dedup();
+        for k in keys {
+            let (e, f) = (
+                expected.get(k).copied().unwrap_or(0),
+                found.get(k).copied().unwrap_or(0),
+            );
+            if e != f {
+                rep.problem(format!(
+                    "chrome count {} is {f}, the live pages' records add up to {e}",
+                    crate::error::hex(k)
+                ));
+            }
+        }
+        Ok(())
     }
 
     fn expect_posting(

@@ -130,7 +130,10 @@ impl Index {
             batch.put_cf(dst.cf(cf::CLUSTERS), &k, cl.encode());
             flush(&mut batch, false)?;
         }
-        for name in [cf::KEYS, cf::FREQUENT, cf::META] {
+        // A snapshot of an index from before site chrome was learned has no `chrome` column
+        // family: the new index starts learning from nothing, like the old one would have.
+        let chrome = src.cf_handle(cf::CHROME).map(|_| cf::CHROME);
+        for name in [cf::KEYS, cf::FREQUENT, cf::META].into_iter().chain(chrome) {
             for item in src.iterator_cf(handle(name)?, IteratorMode::Start) {
                 let (k, v) = item.map_err(it_err)?;
                 if name == cf::KEYS {

@@ -24,6 +24,9 @@ pub struct ExplainedPage {
     pub simhash: String,
     /// The first characters of the normalized main text.
     pub start: String,
+    /// Distinct blocks dropped from the page's main text as its host's site chrome when it was
+    /// inserted (see [`crate::ChromeConfig`]); 0 for pages explained without an index.
+    pub chrome_blocks_dropped: usize,
     /// The trustable regions of the verification in this page's text, as character ranges
     /// `[start, end)`: those of the longer text's curve (all rounds) on the longer page, the one
     /// on the shorter text's own curve on the shorter page (see
@@ -130,6 +133,7 @@ pub fn explain_pair(
         clause_keys: s.sketch.len(),
         simhash: format!("{:016x}", s.simhash),
         start: s.text.chars().take(160).collect(),
+        chrome_blocks_dropped: 0,
         regions,
     };
     // Regions are in units of their text; map them to its characters.
@@ -198,6 +202,12 @@ impl Index {
             })
         };
         let (a, b) = (sig_of(key_a)?, sig_of(key_b)?);
-        Ok(explain_pair((key_a, &a), (key_b, &b), &self.opts))
+        let mut e = explain_pair((key_a, &a), (key_b, &b), &self.opts);
+        for (side, key) in [(&mut e.a, key_a), (&mut e.b, key_b)] {
+            if let Some(id) = self.key_id(key)? {
+                side.chrome_blocks_dropped = self.page_blocks(id)?.map_or(0, |b| b.dropped.len());
+            }
+        }
+        Ok(e)
     }
 }

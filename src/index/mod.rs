@@ -7,6 +7,7 @@
 
 mod batch;
 mod check;
+mod chrome;
 mod cluster;
 mod compact;
 mod explain;
@@ -122,6 +123,23 @@ pub struct Stats {
     pub bytes: Vec<(String, u64)>,
     /// Number of clusters by size bucket (`1`, `2`, `3-5`, `6-10`, `11-50`, `51-`).
     pub cluster_sizes: Vec<(String, u64)>,
+    /// Site chrome learned per host (see [`crate::ChromeConfig`]).
+    pub chrome: ChromeStats,
+}
+
+/// Figures about the site chrome learned per host.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct ChromeStats {
+    /// Hosts with counted pages.
+    pub hosts: u64,
+    /// Blocks counted (distinct per host).
+    pub blocks: u64,
+    /// Live pages counted for their host.
+    pub pages_counted: u64,
+    /// Live pages that had blocks dropped as chrome when inserted.
+    pub pages_stripped: u64,
+    /// Blocks dropped from those pages (distinct per page, summed).
+    pub blocks_dropped: u64,
 }
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -286,6 +304,7 @@ impl Index {
         let path = path.to_path_buf();
         opts.signature.validate()?;
         opts.verify.validate()?;
+        opts.chrome.validate()?;
         let tables = SimhashTables::new(opts.simhash_max_distance)?;
         if !opts.create_if_missing && !path.join("CURRENT").exists() {
             return Err(Error::InvalidArgument(format!(
@@ -782,6 +801,8 @@ impl Index {
     /// groups of a batch are written without it, and the batch syncs once at its end).
     /// Returns the commit's number (see [`Index::commits`]) and the posting changes it committed.
     fn commit(&self, mut txn: Txn<'_>, counters: &mut Counters, sync: bool) -> Result<Committed> {
+        // Nothing is written yet when this fails: the index stays writable.
+        txn.resolve_chrome()?;
         txn.finish();
         let frequent_added = std::mem::take(&mut txn.frequent_added);
         let new_counters = Counters {
@@ -826,11 +847,18 @@ impl Index {
     pub fn insert(&self, page: &Page<'_>) -> Result<Verdict> {
         check_page(page)?;
         let t0 = Instant::now();
-        let sig = Signatures::compute(page.content, &self.opts.signature)?;
+        let (sig, blocks) = self.signatures_of(page)?;
         let signature = t0.elapsed();
         let mut counters = self.lock_writer()?;
         let mut txn = Txn::new(self, &counters);
-        let mut verdict = self.insert_in(&mut txn, page, &sig, &mut Memo::default(), None)?;
+        let mut verdict = self.insert_in(
+            &mut txn,
+            page,
+            &sig,
+            blocks.as_ref(),
+            &mut Memo::default(),
+            None,
+        )?;
         let tw = Instant::now();
         self.commit(txn, &mut counters, true)?;
         verdict.timing.write += tw.elapsed();
@@ -842,17 +870,37 @@ impl Index {
     ///
     /// # Errors
     /// The page errors of [`Signatures::compute`], storage and corruption errors.
+    ///
+    /// The content comes without a host, so no site chrome learned for a host is dropped from it
+    /// (see [`crate::ChromeConfig`]); [`Index::query_page`] drops it as an insert would.
     pub fn query(&self, content: Content<'_>) -> Result<Verdict> {
         let t0 = Instant::now();
         let sig = Signatures::compute(content, &self.opts.signature)?;
-        let signature = t0.elapsed();
+        self.query_signed(&sig, t0.elapsed())
+    }
+
+    /// The verdict [`Index::insert`] would give this page, without storing anything: the site
+    /// chrome learned for its host is dropped from it as an insert would drop it (the page's key
+    /// only tells its own stored version apart from the host's other pages).
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] for an empty key or an overlong host, the page errors of
+    /// [`Signatures::compute`], storage and corruption errors.
+    pub fn query_page(&self, page: &Page<'_>) -> Result<Verdict> {
+        check_page(page)?;
+        let t0 = Instant::now();
+        let (sig, _) = self.signatures_of(page)?;
+        self.query_signed(&sig, t0.elapsed())
+    }
+
+    fn query_signed(&self, sig: &Signatures, signature: Duration) -> Result<Verdict> {
         let mut timing = Timing {
             signature,
             ..Timing::default()
         };
         let (decision, cands) = self.decide(
             None,
-            &Probe::of(&sig),
+            &Probe::of(sig),
             None,
             None,
             &mut timing,
@@ -910,6 +958,7 @@ impl Index {
         txn: &mut Txn<'_>,
         page: &Page<'_>,
         sig: &Signatures,
+        blocks: Option<&codec::PageBlocks>,
         memo: &mut Memo,
         known: Option<Known<'_>>,
     ) -> Result<Verdict> {
@@ -950,6 +999,9 @@ impl Index {
         }
         txn.posting_add(posting_key(kind::CONTENT, sig.content_hash), id);
         txn.simhash_add(sig.simhash, id);
+        if let Some(blocks) = blocks {
+            txn.chrome_add(id, blocks);
+        }
         timing.write = tw.elapsed();
         let representative = txn.doc(placed.representative)?.map(|r| r.key);
         let (similar_to, resemble, contain, exact) = match &decision.nearest {
@@ -986,6 +1038,9 @@ impl Index {
             txn.posting_remove(key, id);
         }
         txn.posting_remove(posting_key(kind::CONTENT, rec.content_hash), id);
+        if let Some(blocks) = txn.page_blocks(id)? {
+            txn.chrome_remove(id, &blocks);
+        }
         txn.forget_doc(id, &rec);
         self.leave_cluster(txn, id, rec.cluster)
     }
@@ -1100,7 +1155,26 @@ impl Index {
             .zip(sizes)
             .map(|((_, name), n)| (name.to_string(), n))
             .collect();
+        let mut chrome = ChromeStats::default();
+        for item in self
+            .db
+            .iterator_cf(self.cf(cf::CHROME), IteratorMode::Start)
+        {
+            let (k, v) = item.map_err(|e| Error::storage("reading block statistics", e))?;
+            match storage::chrome_key::decode(&k) {
+                Some(storage::chrome_key::Decoded::Host(_)) => chrome.hosts += 1,
+                Some(storage::chrome_key::Decoded::Block(..)) => chrome.blocks += 1,
+                Some(storage::chrome_key::Decoded::Page(_)) => {
+                    let b = codec::PageBlocks::decode(cf::CHROME, &k, &v)?;
+                    chrome.pages_counted += 1;
+                    chrome.pages_stripped += u64::from(!b.dropped.is_empty());
+                    chrome.blocks_dropped += b.dropped.len() as u64;
+                }
+                None => return Err(Error::corruption(cf::CHROME, &k, "malformed key")),
+            }
+        }
         Ok(Stats {
+            chrome,
             pages: c.live_docs,
             clusters: c.live_clusters,
             frequent,

@@ -3,8 +3,9 @@
 
 use std::sync::Arc;
 
+use super::chrome::strip;
 use super::Index;
-use crate::fingerprint::normalized_text;
+use crate::fingerprint::main_text;
 use crate::storage::codec::{self, DocId, TextValue};
 use crate::storage::{cf, id_key};
 use crate::{Content, Error, Result};
@@ -73,8 +74,16 @@ impl Index {
             SourcedContent::Html(b) => Content::Html(b),
             SourcedContent::Text(t) => Content::Text(t),
         };
-        let text = normalized_text(content, &self.opts.signature)
+        // The text the page was inserted with: its main text without the blocks dropped as
+        // site chrome then (its chrome record), whatever has been learned since.
+        let cfg = &self.opts.signature;
+        let main = main_text(content, cfg)
             .map_err(|e| unavailable(&format!("the text source gave a page that fails: {e}")))?;
+        let main = match self.page_blocks(id)? {
+            Some(b) if !b.dropped.is_empty() => strip(&main, &b.dropped, cfg.fold_traditional),
+            _ => main,
+        };
+        let text = crate::text::normalize(&main.body(), cfg.fold_traditional);
         if xxhash_rust::xxh3::xxh3_128(text.as_bytes()) != rec.content_hash {
             return Err(unavailable(
                 "the text source gave another version of the page (its text does not match the \

@@ -15,9 +15,9 @@ use roaring::RoaringBitmap;
 use rocksdb::{ColumnFamily, WriteBatch};
 
 use super::{Index, Known};
-use crate::storage::codec::{self, ClusterId, ClusterRecord, DocId, DocRecord};
+use crate::storage::codec::{self, ClusterId, ClusterRecord, DocId, DocRecord, PageBlocks};
 use crate::storage::merge::{add_operand, remove_operand, Delta};
-use crate::storage::{cf, id_key, meta};
+use crate::storage::{cf, chrome_key, id_key, meta};
 use crate::{Error, Result};
 
 /// Pending changes and the overlay that lets later steps of the same write see them.
@@ -38,6 +38,13 @@ pub(crate) struct Txn<'a> {
     pub(crate) frequent_added: HashSet<[u8; 9]>,
     /// Over-frequent fingerprints marked by this write, with their reason byte.
     frequent_reasons: BTreeMap<[u8; 9], u8>,
+    /// Changes of the host and block counts of the `chrome` column family.
+    chrome_deltas: HashMap<Vec<u8>, i64>,
+    /// The new value of each changed count (`None`: zero, deleted), set by
+    /// [`Txn::resolve_chrome`].
+    chrome_values: BTreeMap<Vec<u8>, Option<[u8; 5]>>,
+    /// Pages' chrome records written (`Some`) or deleted (`None`).
+    page_blocks: HashMap<DocId, Option<PageBlocks>>,
     pub(crate) next_doc: DocId,
     pub(crate) next_cluster: ClusterId,
     pub(crate) live_docs: u64,
@@ -60,6 +67,9 @@ impl<'a> Txn<'a> {
             deleted: HashSet::new(),
             frequent_added: HashSet::new(),
             frequent_reasons: BTreeMap::new(),
+            chrome_deltas: HashMap::new(),
+            chrome_values: BTreeMap::new(),
+            page_blocks: HashMap::new(),
             next_doc: counters.next_doc,
             next_cluster: counters.next_cluster,
             live_docs: counters.live_docs,
@@ -94,6 +104,14 @@ impl<'a> Txn<'a> {
         match self.texts.get(&id) {
             Some(v) => Ok(v.clone()),
             None => self.ix.text(id),
+        }
+    }
+
+    /// A page's chrome record, pending pages included.
+    pub(crate) fn page_blocks(&self, id: DocId) -> Result<Option<PageBlocks>> {
+        match self.page_blocks.get(&id) {
+            Some(v) => Ok(v.clone()),
+            None => self.ix.page_blocks(id),
         }
     }
 
@@ -247,6 +265,63 @@ impl<'a> Txn<'a> {
         }
     }
 
+    /// Counts a new page's blocks for its host and stores its chrome record.
+    pub(crate) fn chrome_add(&mut self, id: DocId, rec: &PageBlocks) {
+        self.chrome_count(rec, 1);
+        self.page_blocks.insert(id, Some(rec.clone()));
+    }
+
+    /// Takes a deleted page's counts back and deletes its chrome record.
+    pub(crate) fn chrome_remove(&mut self, id: DocId, rec: &PageBlocks) {
+        self.chrome_count(rec, -1);
+        self.page_blocks.insert(id, None);
+    }
+
+    fn chrome_count(&mut self, rec: &PageBlocks, sign: i64) {
+        *self
+            .chrome_deltas
+            .entry(chrome_key::host(&rec.host))
+            .or_default() += sign;
+        for &d in &rec.counted {
+            *self
+                .chrome_deltas
+                .entry(chrome_key::block(&rec.host, d))
+                .or_default() += sign;
+        }
+    }
+
+    /// Reads the counts this write changes and computes their new values (under the writer
+    /// lock, so nothing changes them meanwhile). A count that would go below zero is an
+    /// inconsistency [`Index::check`] reports; it is stored as zero (deleted).
+    pub(crate) fn resolve_chrome(&mut self) -> Result<()> {
+        let mut keys: Vec<(&Vec<u8>, i64)> = self
+            .chrome_deltas
+            .iter()
+            .filter(|(_, &d)| d != 0)
+            .map(|(k, &d)| (k, d))
+            .collect();
+        if keys.is_empty() {
+            return Ok(());
+        }
+        keys.sort_unstable();
+        let h = self.ix.cf(cf::CHROME);
+        let read = self
+            .ix
+            .db
+            .batched_multi_get_cf(h, keys.iter().map(|(k, _)| k.as_slice()), true);
+        for ((key, delta), v) in keys.into_iter().zip(read) {
+            let v = v.map_err(|e| Error::storage("reading block statistics", e))?;
+            let now = match v {
+                Some(v) => codec::decode_count(cf::CHROME, key, &v)?,
+                None => 0,
+            };
+            let new = (i64::from(now) + delta).clamp(0, i64::from(u32::MAX)) as u32;
+            self.chrome_values
+                .insert(key.clone(), (new > 0).then(|| codec::encode_count(new)));
+        }
+        Ok(())
+    }
+
     pub(crate) fn mark_frequent(&mut self, key: [u8; 9], reason: u8) {
         if self.frequent_added.insert(key) {
             self.frequent_reasons.insert(key, reason);
@@ -336,6 +411,21 @@ impl<'a> Txn<'a> {
         let h = ix.cf(cf::FREQUENT);
         for (key, reason) in &self.frequent_reasons {
             batch.put_cf(h, key, [*reason]);
+        }
+
+        let h = ix.cf(cf::CHROME);
+        let mut pages: Vec<(&DocId, &Option<PageBlocks>)> = self.page_blocks.iter().collect();
+        pages.sort_unstable_by_key(|(id, _)| **id);
+        for (key, value) in &self.chrome_values {
+            put_or_delete(batch, h, key, value.as_ref());
+        }
+        for (id, rec) in pages {
+            put_or_delete(
+                batch,
+                h,
+                chrome_key::page(*id),
+                rec.as_ref().map(PageBlocks::encode),
+            );
         }
 
         let m = ix.cf(cf::META);

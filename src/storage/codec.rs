@@ -29,6 +29,12 @@ pub const TAG_POSTING_LIST: u8 = 0x50;
 pub const TAG_POSTING_ROARING: u8 = 0x52;
 /// Postings of at most this many ids are stored as a plain list.
 pub const POSTING_LIST_MAX: u64 = 16;
+/// Tag of a page's chrome record (the `chrome` column family): the blocks counted for its host
+/// and the ones dropped from its text as site chrome.
+pub const TAG_PAGE_BLOCKS: u8 = 0xB1;
+/// Tag of a count in the `chrome` column family (a host's counted pages, or the pages of a host
+/// carrying one block).
+pub const TAG_COUNT: u8 = 0x6E;
 
 /// Cursor over a byte slice that reports truncation as an error message.
 pub(crate) struct Reader<'a> {
@@ -299,6 +305,101 @@ pub fn decode_posting_keys(cf: &'static str, key: &[u8], value: &[u8]) -> Result
         .collect())
 }
 
+/// What a page contributed to its host's block statistics (the `chrome` column family,
+/// [`TAG_PAGE_BLOCKS`]): a delete takes exactly these counts back, and a text recomputed from the
+/// page's content (an index that does not store texts) drops exactly these blocks again.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PageBlocks {
+    /// The host the blocks were counted for.
+    pub host: String,
+    /// Digests of the page's distinct countable blocks, sorted.
+    pub counted: Vec<u64>,
+    /// Digests of the blocks dropped from the page's text as site chrome, sorted; a subset of
+    /// `counted`.
+    pub dropped: Vec<u64>,
+}
+
+impl PageBlocks {
+    /// Encodes the record: tag, host (u8 length), counted digests (u32 count, u64 each), dropped
+    /// digests (the same), CRC-32.
+    pub fn encode(&self) -> Vec<u8> {
+        let host = self.host.as_bytes();
+        let host = &host[..host.len().min(u8::MAX as usize)];
+        let mut b = Vec::with_capacity(
+            1 + 1 + host.len() + 8 + 8 * (self.counted.len() + self.dropped.len()) + 4,
+        );
+        b.push(TAG_PAGE_BLOCKS);
+        b.push(host.len() as u8);
+        b.extend_from_slice(host);
+        for list in [&self.counted, &self.dropped] {
+            b.extend_from_slice(&(list.len() as u32).to_be_bytes());
+            for d in list {
+                b.extend_from_slice(&d.to_be_bytes());
+            }
+        }
+        seal(b)
+    }
+
+    /// Decodes and verifies a record.
+    ///
+    /// # Errors
+    /// [`Error::Corruption`] on a wrong tag, checksum or length, or a host that is not UTF-8.
+    pub fn decode(cf: &'static str, key: &[u8], value: &[u8]) -> Result<PageBlocks> {
+        let body = unseal(cf, key, value, TAG_PAGE_BLOCKS)?;
+        let bad = |r: String| Error::corruption(cf, key, r);
+        let mut r = Reader::new(body);
+        let host_len = r.take(1).map_err(bad)?[0] as usize;
+        let host = r.str(host_len).map_err(bad)?;
+        let mut lists = [Vec::new(), Vec::new()];
+        for list in &mut lists {
+            let n = r.u32().map_err(bad)? as usize;
+            if n > body.len() / 8 {
+                return Err(bad(format!(
+                    "{n} digests in a record of {} bytes",
+                    body.len()
+                )));
+            }
+            for _ in 0..n {
+                list.push(r.u64().map_err(bad)?);
+            }
+        }
+        if !r.is_empty() {
+            return Err(bad("trailing bytes after the dropped digests".into()));
+        }
+        let [counted, dropped] = lists;
+        Ok(PageBlocks {
+            host,
+            counted,
+            dropped,
+        })
+    }
+}
+
+/// Encodes a count of the `chrome` column family ([`TAG_COUNT`], u32).
+pub fn encode_count(n: u32) -> [u8; 5] {
+    let mut b = [TAG_COUNT, 0, 0, 0, 0];
+    b[1..].copy_from_slice(&n.to_be_bytes());
+    b
+}
+
+/// Decodes a count of the `chrome` column family.
+///
+/// # Errors
+/// [`Error::Corruption`] on a wrong tag or length.
+pub fn decode_count(cf: &'static str, key: &[u8], value: &[u8]) -> Result<u32> {
+    match value {
+        [TAG_COUNT, a, b, c, d] => Ok(u32::from_be_bytes([*a, *b, *c, *d])),
+        _ => Err(Error::corruption(
+            cf,
+            key,
+            format!(
+                "a count is {TAG_COUNT:#04x} and 4 bytes, found {} bytes",
+                value.len()
+            ),
+        )),
+    }
+}
+
 /// A value of the texts column family: a text, or a page's posting keys.
 #[derive(Debug, PartialEq)]
 pub enum TextValue {
@@ -416,6 +517,19 @@ mod tests {
             assert_eq!(decode_posting(&encode_posting(&bm)).unwrap(), bm);
         }
         assert!(decode_posting(&[0x99]).is_err());
+        let pb = PageBlocks {
+            host: "a.example".into(),
+            counted: vec![1, 5, u64::MAX],
+            dropped: vec![5],
+        };
+        let v = pb.encode();
+        assert_eq!(PageBlocks::decode("chrome", b"k", &v).unwrap(), pb);
+        let mut bad = v.clone();
+        bad[3] ^= 1;
+        assert!(PageBlocks::decode("chrome", b"k", &bad).is_err());
+        assert!(PageBlocks::decode("chrome", b"k", &v[..v.len() - 6]).is_err());
+        assert_eq!(decode_count("chrome", b"k", &encode_count(7)).unwrap(), 7);
+        assert!(decode_count("chrome", b"k", &[TAG_COUNT, 0, 0]).is_err());
         assert!(decode_posting(&[TAG_POSTING_LIST, 1, 2]).is_err());
     }
 

@@ -11,6 +11,7 @@
 //! | `simhash` | table (1) ‖ permuted simhash (8) ‖ `DocId` (4) | empty |
 //! | `clusters` | `ClusterId` | [`codec::ClusterRecord`] |
 //! | `frequent` | posting key | reason byte: over-frequent fingerprints |
+//! | `chrome` | see [`chrome_key`] | block statistics per host, each page's counted blocks |
 
 pub mod codec;
 pub mod merge;
@@ -45,9 +46,12 @@ pub mod cf {
     pub const CLUSTERS: &str = "clusters";
     /// Over-frequent fingerprints.
     pub const FREQUENT: &str = "frequent";
+    /// Site chrome learned per host: block counts and each page's counted blocks (added after
+    /// format 2 was released: an index without it gets it, empty, when opened for writing).
+    pub const CHROME: &str = "chrome";
     /// Every column family, in creation order.
-    pub const ALL: [&str; 8] = [
-        META, KEYS, DOCS, TEXTS, POSTINGS, SIMHASH, CLUSTERS, FREQUENT,
+    pub const ALL: [&str; 9] = [
+        META, KEYS, DOCS, TEXTS, POSTINGS, SIMHASH, CLUSTERS, FREQUENT, CHROME,
     ];
 }
 
@@ -75,6 +79,78 @@ pub mod kind {
     pub const CONTENT: u8 = b'C';
     /// A digest of the bottom-k unit sketch.
     pub const SKETCH: u8 = b'K';
+}
+
+/// Keys of the `chrome` column family (site chrome learned per host, issue 18 mechanism 8). A
+/// kind byte comes first; hosts are at most 255 bytes, written after their length.
+pub mod chrome_key {
+    /// Kind of a host's page count: `H` ‖ host length: u8 ‖ host.
+    pub const HOST: u8 = b'H';
+    /// Kind of a block count: `B` ‖ host length: u8 ‖ host ‖ block digest: u64.
+    pub const BLOCK: u8 = b'B';
+    /// Kind of a page's record: `P` ‖ `DocId`: u32.
+    pub const PAGE: u8 = b'P';
+
+    fn with_host(kind: u8, host: &str, extra: usize) -> Vec<u8> {
+        let h = host.as_bytes();
+        let h = &h[..h.len().min(u8::MAX as usize)];
+        let mut k = Vec::with_capacity(2 + h.len() + extra);
+        k.push(kind);
+        k.push(h.len() as u8);
+        k.extend_from_slice(h);
+        k
+    }
+
+    /// Key of the number of a host's counted pages.
+    pub fn host(host: &str) -> Vec<u8> {
+        with_host(HOST, host, 0)
+    }
+
+    /// Key of the number of a host's counted pages that carry a block.
+    pub fn block(host: &str, digest: u64) -> Vec<u8> {
+        let mut k = with_host(BLOCK, host, 8);
+        k.extend_from_slice(&digest.to_be_bytes());
+        k
+    }
+
+    /// Key of a page's record.
+    pub fn page(id: u32) -> [u8; 5] {
+        let mut k = [PAGE, 0, 0, 0, 0];
+        k[1..].copy_from_slice(&id.to_be_bytes());
+        k
+    }
+
+    /// What a key of the column family names, `None` when it is malformed.
+    pub fn decode(key: &[u8]) -> Option<Decoded<'_>> {
+        match key.split_first()? {
+            (&PAGE, id) => Some(Decoded::Page(u32::from_be_bytes(id.try_into().ok()?))),
+            (&kind, rest) if kind == HOST || kind == BLOCK => {
+                let (&len, rest) = rest.split_first()?;
+                let host = std::str::from_utf8(rest.get(..len as usize)?).ok()?;
+                let tail = &rest[len as usize..];
+                match (kind, tail.len()) {
+                    (HOST, 0) => Some(Decoded::Host(host)),
+                    (BLOCK, 8) => Some(Decoded::Block(
+                        host,
+                        u64::from_be_bytes(tail.try_into().ok()?),
+                    )),
+                    _ => None,
+                }
+            }
+            _ => None,
+        }
+    }
+
+    /// A decoded key of the `chrome` column family.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub enum Decoded<'a> {
+        /// A host's page count.
+        Host(&'a str),
+        /// A block count of a host.
+        Block(&'a str, u64),
+        /// A page's record.
+        Page(u32),
+    }
 }
 
 /// Read options for a scan of a whole column family in key order, whatever its prefix
@@ -195,7 +271,7 @@ fn descriptors(tables: SimhashTables) -> Vec<ColumnFamilyDescriptor> {
                     o.set_memtable_prefix_bloom_ratio(0.1);
                     o.set_block_based_table_factory(&table(true));
                 }
-                cf::KEYS | cf::DOCS | cf::CLUSTERS => {
+                cf::KEYS | cf::DOCS | cf::CLUSTERS | cf::CHROME => {
                     o.set_block_based_table_factory(&table(true));
                     o.set_memtable_whole_key_filtering(true);
                     o.set_memtable_prefix_bloom_ratio(0.05);
@@ -226,7 +302,18 @@ pub fn open_db(path: &Path, create: bool, tables: SimhashTables) -> Result<DB> {
 /// # Errors
 /// [`Error::Storage`] when RocksDB cannot open the path.
 pub fn open_db_read_only(path: &Path, tables: SimhashTables) -> Result<DB> {
-    DB::open_cf_descriptors_read_only(&Options::default(), path, descriptors(tables), false)
+    // A snapshot of an index written before a column family existed (`chrome`) lacks it: open
+    // the ones it has.
+    let present = DB::list_cf(&Options::default(), path).map_err(|e| {
+        Error::storage(
+            format!("listing the column families of {}", path.display()),
+            e,
+        )
+    })?;
+    let descriptors = descriptors(tables)
+        .into_iter()
+        .filter(|d| present.iter().any(|p| p == d.name()));
+    DB::open_cf_descriptors_read_only(&Options::default(), path, descriptors, false)
         .map_err(|e| Error::storage(format!("opening {} read-only", path.display()), e))
 }
 
@@ -261,6 +348,22 @@ mod tests {
             assert_eq!(&k[1..3], &block.to_be_bytes());
         }
         assert!(SimhashTables::new(2).is_err());
+    }
+
+    #[test]
+    fn chrome_keys_round_trip() {
+        use chrome_key::{decode, Decoded};
+        assert_eq!(decode(&chrome_key::host("a.b")), Some(Decoded::Host("a.b")));
+        assert_eq!(
+            decode(&chrome_key::block("a.b", 42)),
+            Some(Decoded::Block("a.b", 42))
+        );
+        assert_eq!(decode(&chrome_key::page(7)), Some(Decoded::Page(7)));
+        assert_eq!(decode(&chrome_key::host("")), Some(Decoded::Host("")));
+        assert_eq!(decode(b"B\x03ab"), None);
+        assert_eq!(decode(b"Hx"), None);
+        assert_eq!(decode(b"P\x00\x01"), None);
+        assert_eq!(decode(b""), None);
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! Text: page bytes → main text → normalized text → sentences (SPEC §2.1, §2.2).
 
+mod blocks;
 mod decode;
 mod extract;
 mod flat;
@@ -7,6 +8,7 @@ mod normalize;
 mod parse;
 mod sentence;
 
+pub use blocks::{block_digest, masked, MIN_LETTERS_WITH_DIGITS};
 pub use decode::decode;
 pub use extract::{extract, BlockKind, MainText, Paragraph};
 pub use flat::{extract_flat, nesting_depth, MAX_DEPTH};

@@ -465,7 +465,7 @@ fn query(index: &Path, files: &[PathBuf]) -> Result<()> {
             }
             let verdicts: Vec<_> = chunk
                 .par_iter()
-                .map(|(_, p)| ix.query(page_of(p).content))
+                .map(|(_, p)| ix.query_page(&page_of(p)))
                 .collect();
             for ((place, p), v) in chunk.iter().zip(verdicts) {
                 match v {
@@ -728,6 +728,12 @@ fn explain(index: Option<&std::path::Path>, pages: &[String], json: bool) -> Res
             "{}: {} chars, {} fingerprints, {} clause keys, simhash {}",
             p.name, p.chars, p.fingerprints, p.clause_keys, p.simhash
         );
+        if p.chrome_blocks_dropped > 0 {
+            println!(
+                "  site chrome: {} distinct block(s) dropped at insert",
+                p.chrome_blocks_dropped
+            );
+        }
         println!("  text: {}…", p.start);
         if !p.regions.is_empty() {
             println!("  trustable regions (chars): {:?}", p.regions);
