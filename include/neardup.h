@@ -16,7 +16,7 @@
 
 // Version of the C ABI described by `include/neardup.h`. It changes whenever a declaration
 // changes incompatibly; compare it with [`nd_abi_version`] at start-up.
-#define ND_ABI_VERSION 2
+#define ND_ABI_VERSION 3
 
 // Batch order: descending number of sentence fingerprints, so large clusters form first
 // (seed 000 §4.2; the default of the Rust API).
@@ -87,6 +87,13 @@ enum nd_status
   ND_PANIC = 16,
   // The text source (`nd_options_set_text_source`) could not give a page's text.
   ND_TEXT_UNAVAILABLE = 17,
+  // This process has the index open already, under this or another path (a trailing slash,
+  // `.`, `..`, a symbolic link): one handle per index per process. The message names the
+  // path it is open under.
+  ND_ALREADY_OPEN = 18,
+  // The handle was opened by another process (a child after `fork`): every call fails; open
+  // the index again in this process (after the parent closed it).
+  ND_WRONG_PROCESS = 19,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -246,8 +253,11 @@ uint32_t nd_abi_version(void);
 //
 // # Errors
 // `ND_NULL_POINTER`, `ND_INVALID_UTF8`, `ND_INVALID_ARGUMENT` (bad options, missing index with
-// create-if-missing off), `ND_INCOMPATIBLE_CONFIG`, `ND_INCOMPATIBLE_FORMAT`, `ND_STORAGE` (among
-// others: the index is open elsewhere), `ND_CORRUPTION`.
+// create-if-missing off), `ND_INCOMPATIBLE_CONFIG`, `ND_INCOMPATIBLE_FORMAT`, `ND_ALREADY_OPEN`
+// (this process has the directory open already, under this or another spelling of its path),
+// `ND_STORAGE` (among others: another process has it open), `ND_IO`, `ND_CORRUPTION`. Every
+// call on a handle fails with `ND_WRONG_PROCESS` in a process other than the one that opened it
+// (a child after `fork`).
 //
 // # Safety
 // `path` points at `path_len` readable bytes; `opts` is NULL or live; `out` is writable.

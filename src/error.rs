@@ -108,6 +108,26 @@ pub enum Error {
         reason: String,
     },
 
+    /// This process has the index open already, under the same or another path (a trailing
+    /// slash, `.` or `..`, a symbolic link): one handle per index per process.
+    #[error("the index at {path} is already open in this process (as {open_as})")]
+    AlreadyOpen {
+        /// The path given.
+        path: PathBuf,
+        /// The path it is open under.
+        open_as: PathBuf,
+    },
+
+    /// The handle was opened by another process (this one is a child after `fork`): it can
+    /// neither read nor write here.
+    #[error("the index was opened by process {opened_by}, not by this process ({current}); open it again here")]
+    WrongProcess {
+        /// The process that opened it.
+        opened_by: u32,
+        /// This process.
+        current: u32,
+    },
+
     /// A file-system error.
     #[error("I/O error on {path}: {source}")]
     Io {

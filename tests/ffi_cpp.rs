@@ -305,6 +305,25 @@ fn readme_example() -> String {
     readme[start..start + len].to_string()
 }
 
+/// One handle per index per process, whatever the path's spelling, and none after `fork`
+/// (`tests/cpp/one_writer.cpp`).
+#[test]
+fn one_writer_per_index_whatever_the_spelling_and_none_after_fork() {
+    let work = tempfile::tempdir().expect("tempdir");
+    let exe = work.path().join("one_writer");
+    compile(&root().join("tests/cpp/one_writer.cpp"), &exe, &[]);
+    let out = Command::new(&exe)
+        .arg(work.path().join("ix"))
+        .output()
+        .expect("run one_writer");
+    assert!(
+        out.status.success(),
+        "one_writer failed:\n{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 #[test]
 fn readme_cpp_example_compiles_and_runs() {
     let work = tempfile::tempdir().expect("tempdir");

@@ -87,8 +87,11 @@ unsafe fn with_index(h: *const nd_index, f: impl FnOnce(&Index) -> FfiResult) ->
 ///
 /// # Errors
 /// `ND_NULL_POINTER`, `ND_INVALID_UTF8`, `ND_INVALID_ARGUMENT` (bad options, missing index with
-/// create-if-missing off), `ND_INCOMPATIBLE_CONFIG`, `ND_INCOMPATIBLE_FORMAT`, `ND_STORAGE` (among
-/// others: the index is open elsewhere), `ND_CORRUPTION`.
+/// create-if-missing off), `ND_INCOMPATIBLE_CONFIG`, `ND_INCOMPATIBLE_FORMAT`, `ND_ALREADY_OPEN`
+/// (this process has the directory open already, under this or another spelling of its path),
+/// `ND_STORAGE` (among others: another process has it open), `ND_IO`, `ND_CORRUPTION`. Every
+/// call on a handle fails with `ND_WRONG_PROCESS` in a process other than the one that opened it
+/// (a child after `fork`).
 ///
 /// # Safety
 /// `path` points at `path_len` readable bytes; `opts` is NULL or live; `out` is writable.

@@ -37,7 +37,7 @@ use crate::Error;
 
 /// Version of the C ABI described by `include/neardup.h`. It changes whenever a declaration
 /// changes incompatibly; compare it with [`nd_abi_version`] at start-up.
-pub const ND_ABI_VERSION: u32 = 2;
+pub const ND_ABI_VERSION: u32 = 3;
 
 /// Status of a C ABI call. Values are explicit and never reused for another meaning.
 #[repr(u32)]
@@ -81,6 +81,13 @@ pub enum nd_status {
     ND_PANIC = 16,
     /// The text source (`nd_options_set_text_source`) could not give a page's text.
     ND_TEXT_UNAVAILABLE = 17,
+    /// This process has the index open already, under this or another path (a trailing slash,
+    /// `.`, `..`, a symbolic link): one handle per index per process. The message names the
+    /// path it is open under.
+    ND_ALREADY_OPEN = 18,
+    /// The handle was opened by another process (a child after `fork`): every call fails; open
+    /// the index again in this process (after the parent closed it).
+    ND_WRONG_PROCESS = 19,
 }
 
 use nd_status::*;
@@ -101,6 +108,8 @@ pub(crate) fn status_of(e: &Error) -> nd_status {
         Error::Full => ND_FULL,
         Error::Io { .. } => ND_IO,
         Error::TextUnavailable { .. } => ND_TEXT_UNAVAILABLE,
+        Error::AlreadyOpen { .. } => ND_ALREADY_OPEN,
+        Error::WrongProcess { .. } => ND_WRONG_PROCESS,
     }
 }
 
@@ -209,6 +218,8 @@ pub extern "C" fn nd_status_name(status: u32) -> *const c_char {
         15 => b"ND_CLOSED\0",
         16 => b"ND_PANIC\0",
         17 => b"ND_TEXT_UNAVAILABLE\0",
+        18 => b"ND_ALREADY_OPEN\0",
+        19 => b"ND_WRONG_PROCESS\0",
         _ => b"ND_UNKNOWN\0",
     };
     name.as_ptr().cast()

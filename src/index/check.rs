@@ -52,6 +52,7 @@ impl Index {
     /// # Errors
     /// Storage errors that stop the walk; problems in the data are reported, not returned.
     pub fn check(&self) -> Result<CheckReport> {
+        self.registration.check_process()?;
         let counters = self.writer.lock();
         let mut rep = CheckReport::default();
         let it_err = |e| Error::storage("checking the index", e);

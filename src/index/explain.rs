@@ -178,6 +178,7 @@ impl Index {
     /// [`Error::NotFound`] for an absent key, [`Error::TextUnavailable`] when the index stores no
     /// texts, storage and corruption errors.
     pub fn explain(&self, key_a: &str, key_b: &str) -> Result<Explanation> {
+        self.registration.check_process()?;
         let sig_of = |key: &str| -> Result<Signatures> {
             let id = self
                 .key_id(key)?

@@ -11,6 +11,7 @@ mod chrome;
 mod cluster;
 mod compact;
 mod explain;
+mod registry;
 mod source;
 mod txn;
 
@@ -216,6 +217,9 @@ pub struct Index {
     page_cluster: RwLock<Vec<ClusterId>>,
     /// Where texts come from when they are not stored.
     source: Option<Arc<dyn TextSource>>,
+    /// This process's registration of the directory (declared after `db`, so it is released
+    /// after RocksDB has closed).
+    registration: registry::Registration,
 }
 
 /// Marks a `DocId` without a live page in [`Index::page_cluster`].
@@ -312,6 +316,14 @@ impl Index {
                 path.display()
             )));
         }
+        if opts.create_if_missing {
+            std::fs::create_dir_all(&path).map_err(|source| Error::Io {
+                path: path.clone(),
+                source,
+            })?;
+        }
+        // One handle per directory per process, whatever the path's spelling.
+        let registration = registry::Registration::acquire(&path)?;
         let db = storage::open_db(&path, opts.create_if_missing, tables)?;
         let ix = Index {
             db,
@@ -324,6 +336,7 @@ impl Index {
             frequent: RwLock::new(HashSet::new()),
             page_cluster: RwLock::new(Vec::new()),
             source,
+            registration,
         };
         ix.check_or_write_meta()?;
         *ix.writer.lock() = ix.load_counters()?;
@@ -624,6 +637,7 @@ impl Index {
     /// # Errors
     /// [`Error::Storage`] or [`Error::Corruption`] from the database.
     pub fn id_of(&self, key: &str) -> Result<Option<DocId>> {
+        self.registration.check_process()?;
         self.key_id(key)
     }
 
@@ -632,6 +646,7 @@ impl Index {
     /// # Errors
     /// [`Error::Storage`] or [`Error::Corruption`] from the database.
     pub fn representative_of(&self, key: &str) -> Result<Option<(ClusterId, String)>> {
+        self.registration.check_process()?;
         let snap = self.db.snapshot();
         let view = SnapshotView {
             ix: self,
@@ -657,6 +672,7 @@ impl Index {
         offset: usize,
         limit: usize,
     ) -> Result<Option<Vec<String>>> {
+        self.registration.check_process()?;
         let snap = self.db.snapshot();
         let view = SnapshotView {
             ix: self,
@@ -791,6 +807,7 @@ impl Index {
     }
 
     fn check_writable(&self) -> Result<()> {
+        self.registration.check_process()?;
         if self.poisoned.load(Ordering::Acquire) {
             return Err(Error::Poisoned);
         }
@@ -874,6 +891,7 @@ impl Index {
     /// The content comes without a host, so no site chrome learned for a host is dropped from it
     /// (see [`crate::ChromeConfig`]); [`Index::query_page`] drops it as an insert would.
     pub fn query(&self, content: Content<'_>) -> Result<Verdict> {
+        self.registration.check_process()?;
         let t0 = Instant::now();
         let sig = Signatures::compute(content, &self.opts.signature)?;
         self.query_signed(&sig, t0.elapsed())
@@ -887,6 +905,7 @@ impl Index {
     /// [`Error::InvalidArgument`] for an empty key or an overlong host, the page errors of
     /// [`Signatures::compute`], storage and corruption errors.
     pub fn query_page(&self, page: &Page<'_>) -> Result<Verdict> {
+        self.registration.check_process()?;
         check_page(page)?;
         let t0 = Instant::now();
         let (sig, _) = self.signatures_of(page)?;
@@ -1053,6 +1072,7 @@ impl Index {
     /// # Errors
     /// [`Error::Storage`] when the checkpoint cannot be made.
     pub fn checkpoint(&self, dir: impl AsRef<Path>) -> Result<()> {
+        self.registration.check_process()?;
         let cp = rocksdb::checkpoint::Checkpoint::new(&self.db)
             .map_err(|e| Error::storage("preparing a checkpoint", e))?;
         cp.create_checkpoint(dir.as_ref()).map_err(|e| {
@@ -1068,6 +1088,7 @@ impl Index {
     /// # Errors
     /// [`Error::Storage`] when flushing fails.
     pub fn compact(&self) -> Result<()> {
+        self.registration.check_process()?;
         for name in cf::ALL {
             let h = self.cf(name);
             self.db
@@ -1089,6 +1110,7 @@ impl Index {
     /// # Errors
     /// [`Error::Storage`] when flushing fails.
     pub fn flush(&self) -> Result<()> {
+        self.registration.check_process()?;
         for name in cf::ALL {
             self.db
                 .flush_cf(self.cf(name))
@@ -1102,6 +1124,7 @@ impl Index {
     /// # Errors
     /// Storage errors while reading properties.
     pub fn stats(&self) -> Result<Stats> {
+        self.registration.check_process()?;
         let c = *self.writer.lock();
         let mut bytes = Vec::new();
         for name in cf::ALL {
@@ -1193,6 +1216,7 @@ impl Index {
     /// # Errors
     /// Storage and corruption errors.
     pub fn export(&self, mut f: impl FnMut(&str, &str)) -> Result<()> {
+        self.registration.check_process()?;
         // One snapshot for the walk and the look-ups: a merge running meanwhile changes nothing
         // that the export sees.
         let snap = self.db.snapshot();
@@ -1228,6 +1252,7 @@ impl Index {
     /// # Errors
     /// Storage and corruption errors.
     pub fn export_clusters(&self, mut f: impl FnMut(ClusterId, &str, &[String])) -> Result<()> {
+        self.registration.check_process()?;
         let snap = self.db.snapshot();
         let view = SnapshotView {
             ix: self,

@@ -194,8 +194,10 @@ void misuse(const std::string& dir, const std::vector<Page>& pages) {
   std::string path = dir + "/misuse";
   nd_index* ix = open_index(path, o);
 
-  // The same directory twice: RocksDB's lock refuses it.
-  EXPECT_STATUS(nd_index_open(path.data(), path.size(), o, &none), ND_STORAGE);
+  // The same directory twice, under any spelling: one handle per index per process.
+  EXPECT_STATUS(nd_index_open(path.data(), path.size(), o, &none), ND_ALREADY_OPEN);
+  std::string alias = path + "/.";
+  EXPECT_STATUS(nd_index_open(alias.data(), alias.size(), o, &none), ND_ALREADY_OPEN);
 
   // Another representative policy than the stored one.
   nd_options* other = fast_options();
