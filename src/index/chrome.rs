@@ -28,8 +28,6 @@
 
 use std::collections::HashMap;
 
-use rocksdb::ReadOptions;
-
 use super::{Index, Page};
 use crate::fingerprint::{main_text, Content, Signatures};
 use crate::storage::codec::{self, DocId, PageBlocks};
@@ -276,23 +274,16 @@ impl Index {
         keys: &[Vec<u8>],
         snapshot: Option<&rocksdb::Snapshot<'_>>,
     ) -> Result<Vec<u32>> {
-        let h = self.cf(cf::CHROME);
-        let mut ro = ReadOptions::default();
-        if let Some(s) = snapshot {
-            ro.set_snapshot(s);
-        }
-        let mut out = Vec::with_capacity(keys.len());
-        for (key, v) in
-            keys.iter()
-                .zip(self.db.batched_multi_get_cf_opt(h, keys.iter(), false, &ro))
-        {
-            let v = v.map_err(|e| Error::storage("reading block statistics", e))?;
-            out.push(match v {
-                None => 0,
-                Some(v) => codec::decode_count(cf::CHROME, key, &v)?,
-            });
-        }
-        Ok(out)
+        self.multi_get_at(
+            cf::CHROME,
+            keys,
+            snapshot,
+            "reading block statistics",
+            |key, v| match v {
+                None => Ok(0),
+                Some(v) => codec::decode_count(cf::CHROME, key, v),
+            },
+        )
     }
 
     /// What the page stored under `key` counted, if it was counted, at `snapshot`.

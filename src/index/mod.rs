@@ -508,7 +508,32 @@ impl Index {
         keys: &[[u8; 9]],
         snapshot: Option<&rocksdb::Snapshot<'_>>,
     ) -> Result<Vec<RoaringBitmap>> {
-        let h = self.cf(cf::POSTINGS);
+        self.multi_get_at(
+            cf::POSTINGS,
+            keys,
+            snapshot,
+            "reading postings",
+            |key, v| match v {
+                None => Ok(RoaringBitmap::new()),
+                Some(v) => {
+                    codec::decode_posting(v).map_err(|r| Error::corruption(cf::POSTINGS, key, r))
+                }
+            },
+        )
+    }
+
+    /// Values of several keys of column family `name` in one batched read, at a snapshot when
+    /// one is given, each decoded by `decode(key, value)` (`None` for an absent key); `doing`
+    /// says what a storage error interrupted.
+    pub(crate) fn multi_get_at<K: AsRef<[u8]>, T>(
+        &self,
+        name: &str,
+        keys: &[K],
+        snapshot: Option<&rocksdb::Snapshot<'_>>,
+        doing: &str,
+        decode: impl Fn(&[u8], Option<&[u8]>) -> Result<T>,
+    ) -> Result<Vec<T>> {
+        let h = self.cf(name);
         let mut ro = ReadOptions::default();
         if let Some(s) = snapshot {
             ro.set_snapshot(s);
@@ -518,12 +543,8 @@ impl Index {
             keys.iter()
                 .zip(self.db.batched_multi_get_cf_opt(h, keys.iter(), false, &ro))
         {
-            let v = v.map_err(|e| Error::storage("reading postings", e))?;
-            out.push(match v {
-                None => RoaringBitmap::new(),
-                Some(v) => codec::decode_posting(&v)
-                    .map_err(|r| Error::corruption(cf::POSTINGS, key, r))?,
-            });
+            let v = v.map_err(|e| Error::storage(doing, e))?;
+            out.push(decode(key.as_ref(), v.as_deref())?);
         }
         Ok(out)
     }
