@@ -164,6 +164,9 @@ typedef struct {
   // True when the page has (almost) no main text: stored in a cluster of its own, never
   // compared, never a duplicate (ABI version 2).
   bool no_main_text;
+  // True when the key was present with the same main text: nothing was written, and the
+  // verdict is the stored one (an unchanged recrawl; insert only; ABI version 3).
+  bool unchanged;
   // The page's internal id, [`ND_NO_ID`] for a query.
   uint32_t doc_id;
   // The cluster the page joined or founded; [`ND_NO_ID`] for a query that found no duplicate.

@@ -228,6 +228,9 @@ pub struct nd_verdict {
     /// True when the page has (almost) no main text: stored in a cluster of its own, never
     /// compared, never a duplicate (ABI version 2).
     pub no_main_text: bool,
+    /// True when the key was present with the same main text: nothing was written, and the
+    /// verdict is the stored one (an unchanged recrawl; insert only; ABI version 3).
+    pub unchanged: bool,
     /// The page's internal id, [`ND_NO_ID`] for a query.
     pub doc_id: u32,
     /// The cluster the page joined or founded; [`ND_NO_ID`] for a query that found no duplicate.
@@ -264,6 +267,7 @@ impl nd_verdict {
             exact: v.exact,
             replaced: v.replaced,
             no_main_text: v.no_main_text,
+            unchanged: v.unchanged,
             doc_id: v.doc.unwrap_or(ND_NO_ID),
             cluster_id: v.cluster.unwrap_or(ND_NO_ID),
             representative: nd_str::from_opt(v.representative.as_deref()),

@@ -99,6 +99,12 @@ pub struct Verdict {
     pub exact: bool,
     /// True when the key was already present and its page was replaced.
     pub replaced: bool,
+    /// True when the key was already present with the same main text (same content hash, same
+    /// host): an unchanged recrawl. Nothing was written — no new id, no verification, no change
+    /// of cluster or role — and the verdict is the stored one: `duplicate` and `similar_to` as
+    /// decided when the page was inserted (when that page is still held), its cluster and
+    /// representative now; `resemble` and `contain` are 0 (they are not stored).
+    pub unchanged: bool,
     /// True when the page has (almost) no main text — narrower than
     /// [`IndexOptions::min_text_width`]: it was stored, in a cluster of its own, without being
     /// compared, and is never a duplicate (an empty extraction says nothing about the page).
@@ -956,6 +962,7 @@ impl Index {
             contain: 0.0,
             exact: false,
             replaced: false,
+            unchanged: false,
             no_main_text: decision.no_main_text,
             candidates: cands,
             verified: 0,
@@ -1005,6 +1012,13 @@ impl Index {
         let mut timing = Timing::default();
         let replaced = match txn.key_id(page.key)? {
             Some(old) => {
+                if let Some(rec) = txn.doc(old)? {
+                    // An unchanged recrawl: the stored verdict, nothing written.
+                    if rec.content_hash == sig.content_hash && rec.host == page.host {
+                        let no_text = crate::text::width(&sig.text) < self.opts.min_text_width;
+                        return self.stored_verdict(txn, old, rec, no_text, timing);
+                    }
+                }
                 self.delete_in(txn, old)?;
                 true
             }
@@ -1063,9 +1077,47 @@ impl Index {
             contain,
             exact,
             replaced,
+            unchanged: false,
             no_main_text: decision.no_main_text,
             candidates: cands,
             verified: decision.verified,
+            timing,
+        })
+    }
+
+    /// The verdict of page `id` as stored (an unchanged re-insert of its key).
+    fn stored_verdict(
+        &self,
+        txn: &Txn<'_>,
+        id: DocId,
+        rec: DocRecord,
+        no_main_text: bool,
+        timing: Timing,
+    ) -> Result<Verdict> {
+        let cluster = txn.cluster(rec.cluster)?;
+        let representative = match &cluster {
+            Some(c) => txn.doc(c.representative)?.map(|r| r.key),
+            None => None,
+        };
+        let similar_to = if rec.similar_to == NO_DOC {
+            None
+        } else {
+            txn.doc(rec.similar_to)?.map(|r| r.key)
+        };
+        Ok(Verdict {
+            duplicate: similar_to.is_some(),
+            doc: Some(id),
+            cluster: Some(rec.cluster),
+            representative,
+            similar_to,
+            resemble: 0.0,
+            contain: 0.0,
+            exact: false,
+            replaced: false,
+            unchanged: true,
+            no_main_text,
+            candidates: 0,
+            verified: 0,
             timing,
         })
     }

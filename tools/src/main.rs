@@ -280,6 +280,7 @@ fn ingest(
     let max_page = ix.options().signature.max_page_bytes;
     let (mut pages, mut dups, mut no_text, mut replaced, mut bytes) =
         (0u64, 0u64, 0u64, 0u64, 0u64);
+    let mut unchanged = 0u64;
     let mut skipped: Vec<String> = Vec::new();
     let (mut revisits_stored, mut revisits_missing) = (0u64, 0u64);
     let mut reports: Vec<input::FileReport> = Vec::new();
@@ -351,6 +352,7 @@ fn ingest(
                             dups += u64::from(v.duplicate);
                             no_text += u64::from(v.no_main_text);
                             replaced += u64::from(v.replaced);
+                            unchanged += u64::from(v.unchanged);
                         }
                         Err(e) => {
                             say(&pb, format!("skipped {place}: page {}: {e}", p.key));
@@ -393,6 +395,7 @@ fn ingest(
     println!("duplicates       {dups}");
     println!("no main text     {no_text}");
     println!("replaced         {replaced}");
+    println!("unchanged        {unchanged} (recrawled with the same main text: nothing written)");
     if delete_list.is_some() {
         println!("deleted          {deleted} ({missing} keys not present)");
     }

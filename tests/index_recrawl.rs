@@ -1,0 +1,70 @@
+//! Recrawls (issue "Embedding-grade", point 3): re-inserting a key whose main text is unchanged
+//! is a no-op that returns the stored verdict — no new id, no verification, no change of role —
+//! while a changed page replaces the old one.
+
+mod common;
+use common::{article, assert_clean, edited, html, open, page};
+use neardup::{BatchOptions, BatchOrder};
+
+#[test]
+fn an_unchanged_recrawl_changes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let ix = open(dir.path());
+    let a = article(1, 6);
+    let (ha, hb) = (html(0, "A", &a), html(1, "A again", &edited(&a, 2)));
+    let hc = html(2, "C", &article(3, 6));
+    let va = ix.insert(&page("a", "x.example", &ha)).unwrap();
+    let vb = ix.insert(&page("b", "y.example", &hb)).unwrap();
+    ix.insert(&page("c", "x.example", &hc)).unwrap();
+    assert!(vb.duplicate && vb.similar_to.as_deref() == Some("a"));
+
+    // The representative recrawled, same text (other markup around it is the same page):
+    // same id, same cluster, still the representative, nothing verified.
+    let again = ix.insert(&page("a", "x.example", &ha)).unwrap();
+    assert!(again.unchanged && !again.replaced, "{again:?}");
+    assert_eq!((again.doc, again.cluster), (va.doc, va.cluster));
+    assert_eq!(again.representative.as_deref(), Some("a"));
+    assert_eq!(again.verified, 0);
+    assert_eq!(ix.representative_of("b").unwrap().unwrap().1, "a");
+
+    // The duplicate recrawled: its stored verdict.
+    let again = ix.insert(&page("b", "y.example", &hb)).unwrap();
+    assert!(again.unchanged && again.duplicate, "{again:?}");
+    assert_eq!(again.doc, vb.doc);
+    assert_eq!(again.similar_to.as_deref(), Some("a"));
+    assert_eq!(ix.len(), 3);
+
+    // A batch of unchanged recrawls: all no-ops.
+    let pages = [
+        page("a", "x.example", &ha),
+        page("b", "y.example", &hb),
+        page("c", "x.example", &hc),
+    ];
+    let opts = BatchOptions {
+        order: BatchOrder::Input,
+        ..BatchOptions::default()
+    };
+    for v in ix.insert_batch(&pages, &opts, &mut |_, _| {}).unwrap() {
+        let v = v.unwrap();
+        assert!(v.unchanged, "{v:?}");
+    }
+    assert_eq!(ix.len(), 3);
+
+    // A changed page replaces the old one (a new id), and the cluster follows its new text.
+    let changed = html(0, "A", &article(4, 6));
+    let v = ix.insert(&page("a", "x.example", &changed)).unwrap();
+    assert!(v.replaced && !v.unchanged && !v.duplicate, "{v:?}");
+    assert_ne!(v.doc, va.doc);
+    // Moved to another host: not the same page record, so it is replaced too.
+    let v = ix.insert(&page("c", "z.example", &hc)).unwrap();
+    assert!(v.replaced && !v.unchanged, "{v:?}");
+    assert_eq!(ix.len(), 3);
+    assert_clean(&ix);
+    drop(ix);
+
+    // After reopening, an unchanged recrawl is still recognized.
+    let ix = open(dir.path());
+    let v = ix.insert(&page("b", "y.example", &hb)).unwrap();
+    assert!(v.unchanged, "{v:?}");
+    assert_clean(&ix);
+}
