@@ -305,6 +305,22 @@ fn readme_example() -> String {
     readme[start..start + len].to_string()
 }
 
+/// Runs a compiled test program in `dir` with `args` and asserts it succeeded.
+fn run_program(exe: &Path, dir: &Path, args: &[&Path]) {
+    let out = Command::new(exe)
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("run {}: {e}", exe.display()));
+    assert!(
+        out.status.success(),
+        "{} failed:\n{}\n{}",
+        exe.display(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 /// One handle per index per process, whatever the path's spelling, and none after `fork`
 /// (`tests/cpp/one_writer.cpp`).
 #[test]
@@ -312,16 +328,7 @@ fn one_writer_per_index_whatever_the_spelling_and_none_after_fork() {
     let work = tempfile::tempdir().expect("tempdir");
     let exe = work.path().join("one_writer");
     compile(&root().join("tests/cpp/one_writer.cpp"), &exe, &[]);
-    let out = Command::new(&exe)
-        .arg(work.path().join("ix"))
-        .output()
-        .expect("run one_writer");
-    assert!(
-        out.status.success(),
-        "one_writer failed:\n{}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    run_program(&exe, work.path(), &[&work.path().join("ix")]);
 }
 
 #[test]
@@ -333,14 +340,5 @@ fn readme_cpp_example_compiles_and_runs() {
         .expect("write example");
     let exe = work.path().join("example");
     compile(&src, &exe, &[]);
-    let out = Command::new(&exe)
-        .current_dir(work.path())
-        .output()
-        .expect("run the example");
-    assert!(
-        out.status.success(),
-        "the README example failed:\n{}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    run_program(&exe, work.path(), &[]);
 }
