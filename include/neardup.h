@@ -157,7 +157,7 @@ typedef struct {
   // True when the page was verified similar to a page already held (`similar_to`); it joins
   // that page's cluster only when it verifies against the cluster's representative too.
   bool duplicate;
-  // True when the normalized texts are identical.
+  // True when the normalized texts of the page and `similar_to` are identical.
   bool exact;
   // True when the key was present and its page was replaced (insert only).
   bool replaced;
@@ -171,6 +171,8 @@ typedef struct {
   uint32_t doc_id;
   // The cluster the page joined or founded; [`ND_NO_ID`] for a query that found no duplicate.
   uint32_t cluster_id;
+  // Length of the page's normalized main text, in characters (ABI version 3).
+  uint32_t text_chars;
   // Key of the cluster's representative after the call (empty when `cluster_id` is
   // [`ND_NO_ID`]).
   nd_str representative;
@@ -181,6 +183,10 @@ typedef struct {
   double resemble;
   // Contain rate with `similar_to`, 0 to 1 (0 when not a duplicate).
   double contain;
+  // Key of a stored page whose main text is identical to this page's (the earliest held),
+  // whatever `similar_to` and the cluster say; empty when there is none and for pages without
+  // main text (ABI version 3).
+  nd_str identical_to;
   // Candidate pages found.
   uint64_t candidates;
   // Pairs verified.

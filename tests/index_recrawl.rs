@@ -1,6 +1,7 @@
 //! Recrawls (issue "Embedding-grade", point 3): re-inserting a key whose main text is unchanged
 //! is a no-op that returns the stored verdict — no new id, no verification, no change of role —
-//! while a changed page replaces the old one.
+//! while a changed page replaces the old one. And what the verdict says a crawler needs (point
+//! 4): whether an identical main text is already stored, and under which key.
 
 mod common;
 use common::{article, assert_clean, edited, html, open, page};
@@ -66,5 +67,37 @@ fn an_unchanged_recrawl_changes_nothing() {
     let ix = open(dir.path());
     let v = ix.insert(&page("b", "y.example", &hb)).unwrap();
     assert!(v.unchanged, "{v:?}");
+    assert_clean(&ix);
+}
+
+#[test]
+fn the_verdict_names_a_stored_identical_text() {
+    let dir = tempfile::tempdir().unwrap();
+    let ix = open(dir.path());
+    let a = article(11, 6);
+    let ha = html(0, "A", &a);
+    let hb = html(1, "B", &edited(&a, 12));
+    let va = ix.insert(&page("a", "x.example", &ha)).unwrap();
+    assert_eq!(va.identical_to, None);
+    assert!(va.text_chars > 100, "{va:?}");
+    let vb = ix.insert(&page("b", "x.example", &hb)).unwrap();
+    assert!(vb.duplicate && vb.identical_to.is_none(), "{vb:?}");
+    // A copy of B's text under another template and key: identical to B, whatever it was
+    // verified against or joined.
+    let hc = html(2, "B", &edited(&a, 12));
+    let q = ix.query(neardup::Content::Html(hc.as_bytes())).unwrap();
+    assert_eq!(q.identical_to.as_deref(), Some("b"), "{q:?}");
+    let vc = ix.insert(&page("c", "y.example", &hc)).unwrap();
+    assert_eq!(vc.identical_to.as_deref(), Some("b"), "{vc:?}");
+    assert_eq!(vc.text_chars, vb.text_chars);
+    // Its unchanged recrawl still names B, not itself.
+    let again = ix.insert(&page("c", "y.example", &hc)).unwrap();
+    assert!(again.unchanged, "{again:?}");
+    assert_eq!(again.identical_to.as_deref(), Some("b"), "{again:?}");
+    // Pages without main text are identical to nothing.
+    for k in ["e1", "e2"] {
+        let v = ix.insert(&page(k, "x.example", "<html></html>")).unwrap();
+        assert!(v.no_main_text && v.identical_to.is_none(), "{v:?}");
+    }
     assert_clean(&ix);
 }

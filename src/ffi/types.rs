@@ -221,7 +221,7 @@ pub struct nd_verdict {
     /// True when the page was verified similar to a page already held (`similar_to`); it joins
     /// that page's cluster only when it verifies against the cluster's representative too.
     pub duplicate: bool,
-    /// True when the normalized texts are identical.
+    /// True when the normalized texts of the page and `similar_to` are identical.
     pub exact: bool,
     /// True when the key was present and its page was replaced (insert only).
     pub replaced: bool,
@@ -235,6 +235,8 @@ pub struct nd_verdict {
     pub doc_id: u32,
     /// The cluster the page joined or founded; [`ND_NO_ID`] for a query that found no duplicate.
     pub cluster_id: u32,
+    /// Length of the page's normalized main text, in characters (ABI version 3).
+    pub text_chars: u32,
     /// Key of the cluster's representative after the call (empty when `cluster_id` is
     /// [`ND_NO_ID`]).
     pub representative: nd_str,
@@ -245,6 +247,10 @@ pub struct nd_verdict {
     pub resemble: f64,
     /// Contain rate with `similar_to`, 0 to 1 (0 when not a duplicate).
     pub contain: f64,
+    /// Key of a stored page whose main text is identical to this page's (the earliest held),
+    /// whatever `similar_to` and the cluster say; empty when there is none and for pages without
+    /// main text (ABI version 3).
+    pub identical_to: nd_str,
     /// Candidate pages found.
     pub candidates: u64,
     /// Pairs verified.
@@ -270,10 +276,12 @@ impl nd_verdict {
             unchanged: v.unchanged,
             doc_id: v.doc.unwrap_or(ND_NO_ID),
             cluster_id: v.cluster.unwrap_or(ND_NO_ID),
+            text_chars: v.text_chars,
             representative: nd_str::from_opt(v.representative.as_deref()),
             similar_to: nd_str::from_opt(v.similar_to.as_deref()),
             resemble: v.resemble,
             contain: v.contain,
+            identical_to: nd_str::from_opt(v.identical_to.as_deref()),
             candidates: v.candidates as u64,
             verified: v.verified as u64,
             signature_ns: ns(v.timing.signature),
@@ -295,11 +303,12 @@ pub unsafe extern "C" fn nd_verdict_free(v: *mut nd_verdict) {
         if v.is_null() {
             return;
         }
-        // SAFETY: `v` points at a verdict (per the contract); only its two string fields are
+        // SAFETY: `v` points at a verdict (per the contract); only its string fields are
         // touched, so the other fields need not hold valid values.
         unsafe {
             (*std::ptr::addr_of_mut!((*v).representative)).release();
             (*std::ptr::addr_of_mut!((*v).similar_to)).release();
+            (*std::ptr::addr_of_mut!((*v).identical_to)).release();
         }
     })
 }

@@ -95,8 +95,14 @@ pub struct Verdict {
     pub resemble: f64,
     /// Contain rate with `similar_to` (0 when not a duplicate).
     pub contain: f64,
-    /// True when the normalized texts are identical.
+    /// True when the normalized texts of this page and `similar_to` are identical.
     pub exact: bool,
+    /// Key of a stored page whose main text is identical to this page's (the earliest held),
+    /// whatever `similar_to` and the cluster say; `None` when there is none, and for pages
+    /// without main text (their empty extractions are not "identical" to anything).
+    pub identical_to: Option<String>,
+    /// Length of the page's normalized main text, in characters.
+    pub text_chars: u32,
     /// True when the key was already present and its page was replaced.
     pub replaced: bool,
     /// True when the key was already present with the same main text (same content hash, same
@@ -226,6 +232,11 @@ pub struct Index {
     /// This process's registration of the directory (declared after `db`, so it is released
     /// after RocksDB has closed).
     registration: registry::Registration,
+}
+
+/// A normalized text's length in characters, saturated to `u32`.
+fn text_chars(text: &str) -> u32 {
+    u32::try_from(text.chars().count()).unwrap_or(u32::MAX)
 }
 
 /// Marks a `DocId` without a live page in [`Index::page_cluster`].
@@ -961,6 +972,8 @@ impl Index {
             resemble: 0.0,
             contain: 0.0,
             exact: false,
+            identical_to: None,
+            text_chars: text_chars(&sig.text),
             replaced: false,
             unchanged: false,
             no_main_text: decision.no_main_text,
@@ -968,6 +981,13 @@ impl Index {
             verified: 0,
             timing,
         };
+        if !decision.no_main_text {
+            let key = posting_key(kind::CONTENT, sig.content_hash);
+            let ids = self.postings(&[key])?.pop().unwrap_or_default();
+            if let Some(id) = ids.min() {
+                v.identical_to = self.doc(id)?.map(|r| r.key);
+            }
+        }
         if let Some(m) = &decision.best {
             v.cluster = Some(m.cluster);
             v.representative = self.doc(m.representative)?.map(|r| r.key);
@@ -1029,6 +1049,11 @@ impl Index {
             ..Probe::of(sig)
         };
         let (decision, cands) = self.decide(Some(txn), &probe, None, None, &mut timing, memo)?;
+        let identical_to = if decision.no_main_text {
+            None
+        } else {
+            self.identical_in(txn, sig.content_hash, None)?
+        };
         let tw = Instant::now();
         let id = txn.alloc_doc()?;
         let mut rec = DocRecord {
@@ -1036,13 +1061,14 @@ impl Index {
             host: page.host.to_string(),
             time: page.time,
             cluster: 0,
-            text_chars: sig.text.chars().count() as u32,
+            text_chars: text_chars(&sig.text),
             fingerprints: sig.fingerprints.len() as u16,
             simhash: sig.simhash,
             content_hash: sig.content_hash,
             codes: sig.codes.clone(),
             similar_to: decision.nearest.as_ref().map_or(NO_DOC, |m| m.against),
         };
+        let rec_chars = rec.text_chars;
         let placed = self.place(txn, id, &mut rec, decision.best.as_ref())?;
         txn.put_key(page.key, id);
         txn.put_doc(id, rec);
@@ -1076,6 +1102,8 @@ impl Index {
             resemble,
             contain,
             exact,
+            identical_to,
+            text_chars: rec_chars,
             replaced,
             unchanged: false,
             no_main_text: decision.no_main_text,
@@ -1083,6 +1111,22 @@ impl Index {
             verified: decision.verified,
             timing,
         })
+    }
+
+    /// The key of the earliest held page with main text of content hash `hash`, other than
+    /// `except`, as the transaction sees the index.
+    fn identical_in(
+        &self,
+        txn: &Txn<'_>,
+        hash: u128,
+        except: Option<DocId>,
+    ) -> Result<Option<String>> {
+        let key = posting_key(kind::CONTENT, hash);
+        let ids = txn.postings_known(&[key], None)?.pop().unwrap_or_default();
+        match ids.iter().find(|&i| Some(i) != except) {
+            Some(i) => Ok(txn.doc(i)?.map(|r| r.key)),
+            None => Ok(None),
+        }
     }
 
     /// The verdict of page `id` as stored (an unchanged re-insert of its key).
@@ -1104,6 +1148,11 @@ impl Index {
         } else {
             txn.doc(rec.similar_to)?.map(|r| r.key)
         };
+        let identical_to = if no_main_text {
+            None
+        } else {
+            self.identical_in(txn, rec.content_hash, Some(id))?
+        };
         Ok(Verdict {
             duplicate: similar_to.is_some(),
             doc: Some(id),
@@ -1113,6 +1162,8 @@ impl Index {
             resemble: 0.0,
             contain: 0.0,
             exact: false,
+            identical_to,
+            text_chars: rec.text_chars,
             replaced: false,
             unchanged: true,
             no_main_text,

@@ -479,6 +479,7 @@ fn query(index: &Path, files: &[PathBuf]) -> Result<()> {
                             "key": p.key, "duplicate": v.duplicate, "cluster": v.cluster,
                             "representative": v.representative, "similar_to": v.similar_to,
                             "resemble": v.resemble, "contain": v.contain, "exact": v.exact,
+                            "identical_to": v.identical_to, "text_chars": v.text_chars,
                             "no_main_text": v.no_main_text,
                         })
                     )?,
