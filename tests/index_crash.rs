@@ -28,6 +28,10 @@ fn crash_writer_child() {
         .append(true)
         .open(dir.join("acked"))
         .unwrap();
+    // A line the previous round's kill cut short ends here, not at this round's first line.
+    acked.write_all(b"\n").unwrap();
+    // Each line in one write, so a kill cuts it at most once.
+    let mut note = |line: String| acked.write_all(line.as_bytes()).unwrap();
     for i in 0..10_000u64 {
         let base = article(round * 1000 + i % 37, 6);
         let text = if i % 3 == 0 { base } else { edited(&base, i) };
@@ -38,11 +42,11 @@ fn crash_writer_child() {
             // Deletes too, so a kill can land inside a hand-over.
             let victim = format!("r{round}-p{}", i - 3);
             // Intent first: a kill between the delete and its acknowledgement leaves it unknown.
-            writeln!(acked, "?{victim}$").unwrap();
+            note(format!("?{victim}$\n"));
             ix.delete(&victim).unwrap();
-            writeln!(acked, "-{victim}$").unwrap();
+            note(format!("-{victim}$\n"));
         }
-        writeln!(acked, "+{key}$").unwrap();
+        note(format!("+{key}$\n"));
     }
 }
 
@@ -80,6 +84,9 @@ fn crash_and_reopen() {
             let Some(line) = line.strip_suffix('$') else {
                 continue;
             };
+            if line.is_empty() {
+                continue;
+            }
             let (tag, k) = line.split_at(1);
             let state = match tag {
                 "+" => Some(true),
