@@ -101,3 +101,30 @@ fn the_verdict_names_a_stored_identical_text() {
     }
     assert_clean(&ix);
 }
+
+#[test]
+fn an_index_is_created_only_in_a_new_or_empty_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("notes.txt"), b"the engine's own file").unwrap();
+    let Err(err) = neardup::Index::open(dir.path(), neardup::IndexOptions::default()) else {
+        panic!("an index was made in a directory holding other files");
+    };
+    assert!(matches!(err, neardup::Error::InvalidArgument(_)), "{err}");
+    assert!(err.to_string().contains("not empty"), "{err}");
+    let file = dir.path().join("notes.txt");
+    let Err(err) = neardup::Index::open(&file, neardup::IndexOptions::default()) else {
+        panic!("an index was opened on a regular file");
+    };
+    assert!(err.to_string().contains("not a directory"), "{err}");
+    // An empty directory, and a missing one, become indexes; so does one holding only the
+    // files of a creation cut short.
+    let empty = dir.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    drop(open(&empty));
+    drop(open(&dir.path().join("new")));
+    let cut = dir.path().join("cut");
+    std::fs::create_dir(&cut).unwrap();
+    std::fs::write(cut.join("LOCK"), b"").unwrap();
+    std::fs::write(cut.join("LOG"), b"").unwrap();
+    drop(open(&cut));
+}

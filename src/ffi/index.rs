@@ -109,6 +109,9 @@ pub unsafe extern "C" fn nd_index_open(
         if path.is_empty() {
             return Err(Fail::new(ND_INVALID_ARGUMENT, "path is empty"));
         }
+        if path.contains('\0') {
+            return Err(Fail::new(ND_INVALID_ARGUMENT, "path contains a NUL byte"));
+        }
         // SAFETY: per the contract.
         let (options, source) = match unsafe { opts.as_ref() } {
             Some(o) => (o.opts.clone(), o.text_source),

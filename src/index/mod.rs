@@ -234,6 +234,23 @@ pub struct Index {
     registration: registry::Registration,
 }
 
+/// Whether a file name is one RocksDB writes in a database directory.
+fn is_rocksdb_file(name: &str) -> bool {
+    [
+        "LOCK",
+        "LOG",
+        "IDENTITY",
+        "CURRENT",
+        "MANIFEST-",
+        "OPTIONS-",
+    ]
+    .iter()
+    .any(|p| name.starts_with(p))
+        || [".log", ".sst", ".dbtmp", ".blob"]
+            .iter()
+            .any(|s| name.ends_with(s))
+}
+
 /// A normalized text's length in characters, saturated to `u32`.
 fn text_chars(text: &str) -> u32 {
     u32::try_from(text.chars().count()).unwrap_or(u32::MAX)
@@ -333,7 +350,27 @@ impl Index {
                 path.display()
             )));
         }
+        if path.exists() && !path.is_dir() {
+            return Err(Error::InvalidArgument(format!(
+                "{} is not a directory",
+                path.display()
+            )));
+        }
         if opts.create_if_missing {
+            // A directory that holds other files is not made into an index behind the caller's
+            // back: an index is created in a new or empty directory only.
+            // (Files RocksDB writes before `CURRENT` — a creation cut short — are not foreign.)
+            let foreign = !path.join("CURRENT").exists()
+                && std::fs::read_dir(&path).is_ok_and(|d| {
+                    d.filter_map(|e| e.ok())
+                        .any(|e| !is_rocksdb_file(&e.file_name().to_string_lossy()))
+                });
+            if foreign {
+                return Err(Error::InvalidArgument(format!(
+                    "{} is not empty and holds no index",
+                    path.display()
+                )));
+            }
             std::fs::create_dir_all(&path).map_err(|source| Error::Io {
                 path: path.clone(),
                 source,

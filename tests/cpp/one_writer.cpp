@@ -66,6 +66,14 @@ int main(int argc, char **argv) {
     expect(std::strstr(nd_last_error(), "already open") != nullptr, "message says why");
   }
 
+  // A path with a NUL byte inside is an invalid argument, not a storage error.
+  {
+    nd_index *bad = nullptr;
+    std::string nul = dir + std::string("\0x", 2);
+    expect(open_at(nul, &bad) == ND_INVALID_ARGUMENT, "a path with a NUL byte is refused");
+    expect(bad == nullptr, "no handle for a bad path");
+  }
+
   pid_t child = fork();
   if (child == 0) {
     // The child's copy of the handle: every call refused, nothing written.
