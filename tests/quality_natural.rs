@@ -9,7 +9,7 @@ use std::collections::HashSet;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use common::{export_tsv, gz_lines, run_scorer};
+use common::{assert_f1_holds, export_tsv, gz_lines, run_scorer};
 use neardup::{BatchOptions, BatchOrder, Content, Index, IndexOptions, Page};
 use serde_json::Value;
 
@@ -104,15 +104,10 @@ fn natural_slice_f1_does_not_regress() {
         "--cache".as_ref(),
         cache.as_os_str(),
     ]);
-    let d = &res["overall"];
-    let f1 = d["f1"].as_f64().unwrap();
-    eprintln!(
-        "natural-dev slice of {PAGES}: P {} R {} F1 {f1} (baseline {BASELINE_F1})",
-        d["precision"], d["recall"]
-    );
-    assert!(
-        f1 >= BASELINE_F1 - 0.02,
-        "duplicate-detection F1 {f1} fell below {BASELINE_F1} - 0.02"
+    assert_f1_holds(
+        &format!("natural-dev slice of {PAGES}"),
+        &res["overall"],
+        BASELINE_F1,
     );
     assert!(ix.check().unwrap().is_clean());
 }

@@ -8,7 +8,7 @@ mod common;
 use std::io::Write;
 use std::path::PathBuf;
 
-use common::{export_tsv, gz_lines, run_scorer};
+use common::{assert_f1_holds, export_tsv, gz_lines, run_scorer};
 use neardup::{BatchOptions, BatchOrder, Content, Index, IndexOptions, Page};
 use serde_json::Value;
 
@@ -87,15 +87,10 @@ fn dev_slice_f1_does_not_regress() {
         truth.as_os_str(),
         system.as_os_str(),
     ]);
-    let d = &res["duplicate_detection"];
-    let f1 = d["f1"].as_f64().unwrap();
-    eprintln!(
-        "dev slice of {PAGES}: P {} R {} F1 {f1} (baseline {BASELINE_F1})",
-        d["precision"], d["recall"]
-    );
-    assert!(
-        f1 >= BASELINE_F1 - 0.02,
-        "duplicate-detection F1 {f1} fell below {BASELINE_F1} - 0.02"
+    assert_f1_holds(
+        &format!("dev slice of {PAGES}"),
+        &res["duplicate_detection"],
+        BASELINE_F1,
     );
     assert!(ix.check().unwrap().is_clean());
 }

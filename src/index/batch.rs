@@ -587,7 +587,7 @@ impl Index {
         // Sorted even when the search failed: the writer looks keys up by binary search.
         pre.postings.sort_unstable_by_key(|p| p.0);
         pre.postings.dedup_by(|a, b| a.0 == b.0);
-        let (ranked, _) = ranked?;
+        let (ranked, _, _) = ranked?;
         let near = near_pages(before, w, i, sig);
         let mut targets: Vec<(bool, u32, Target)> = Vec::with_capacity(ranked.len() + 1);
         for &(cid, rank) in &ranked {

@@ -95,6 +95,10 @@ impl Memo {
     }
 }
 
+/// What [`Index::rank`] finds: the clusters best first with their rank, the number of candidate
+/// pages, and the earliest page with the probe's exact content.
+pub(crate) type Ranked = (Vec<(ClusterId, Rank)>, usize, Option<DocId>);
+
 pub(crate) struct Decision {
     /// The cluster to join: a match against its representative.
     pub(crate) best: Option<Match>,
@@ -104,6 +108,8 @@ pub(crate) struct Decision {
     /// The probe has (almost) no main text, so nothing was compared (see
     /// [`crate::IndexOptions::min_text_width`]).
     pub(crate) no_main_text: bool,
+    /// The earliest held page with the probe's exact content (none without main text).
+    pub(crate) identical: Option<DocId>,
 }
 
 pub(crate) struct Placed {
@@ -160,7 +166,8 @@ impl Index {
     }
 
     /// The clusters a probe is compared with, best first (exact content match, then most shared
-    /// fingerprints), at most `max_clusters_verified` of them, and the number of candidate pages.
+    /// fingerprints), at most `max_clusters_verified` of them, the number of candidate pages,
+    /// and the earliest page with the probe's exact content (read with the candidates).
     /// Without a transaction, `ahead` reads postings at its snapshot and keeps them.
     pub(crate) fn rank(
         &self,
@@ -169,11 +176,16 @@ impl Index {
         exclude_doc: Option<DocId>,
         exclude_cluster: Option<ClusterId>,
         ahead: Option<super::Ahead<'_, '_>>,
-    ) -> Result<(Vec<(ClusterId, Rank)>, usize)> {
+    ) -> Result<Ranked> {
         let mut cands = self.gather(txn.as_deref_mut(), probe, ahead)?;
         if let Some(x) = exclude_doc {
             cands.remove(&x);
         }
+        let identical = cands
+            .iter()
+            .filter(|(_, &(_, exact))| exact)
+            .map(|(&id, _)| id)
+            .min();
         let txr = txn.as_deref();
         // The candidates sharing the most fingerprints first; a bounded number of them is mapped
         // to clusters (members of one cluster tend to share the same fingerprints).
@@ -213,7 +225,7 @@ impl Index {
             ))
         });
         ranked.truncate(self.opts.max_clusters_verified);
-        Ok((ranked, cands.len()))
+        Ok((ranked, cands.len(), identical))
     }
 
     /// Finds the cluster a probe belongs to (see the module docs). Returns the decision and the
@@ -236,12 +248,13 @@ impl Index {
                     nearest: None,
                     verified: 0,
                     no_main_text: true,
+                    identical: None,
                 },
                 0,
             ));
         }
         let tc = Instant::now();
-        let (ranked, candidates) = self.rank(
+        let (ranked, candidates, identical) = self.rank(
             txn.as_deref_mut(),
             probe,
             exclude_doc,
@@ -304,6 +317,7 @@ impl Index {
                 nearest,
                 verified,
                 no_main_text: false,
+                identical,
             },
             candidates,
         ))

@@ -1018,12 +1018,8 @@ impl Index {
             verified: 0,
             timing,
         };
-        if !decision.no_main_text {
-            let key = posting_key(kind::CONTENT, sig.content_hash);
-            let ids = self.postings(&[key])?.pop().unwrap_or_default();
-            if let Some(id) = ids.min() {
-                v.identical_to = self.doc(id)?.map(|r| r.key);
-            }
+        if let Some(id) = decision.identical {
+            v.identical_to = self.doc(id)?.map(|r| r.key);
         }
         if let Some(m) = &decision.best {
             v.cluster = Some(m.cluster);
@@ -1086,10 +1082,9 @@ impl Index {
             ..Probe::of(sig)
         };
         let (decision, cands) = self.decide(Some(txn), &probe, None, None, &mut timing, memo)?;
-        let identical_to = if decision.no_main_text {
-            None
-        } else {
-            self.identical_in(txn, sig.content_hash, None)?
+        let identical_to = match decision.identical {
+            Some(i) => txn.doc(i)?.map(|r| r.key),
+            None => None,
         };
         let tw = Instant::now();
         let id = txn.alloc_doc()?;
@@ -1150,17 +1145,12 @@ impl Index {
         })
     }
 
-    /// The key of the earliest held page with main text of content hash `hash`, other than
-    /// `except`, as the transaction sees the index.
-    fn identical_in(
-        &self,
-        txn: &Txn<'_>,
-        hash: u128,
-        except: Option<DocId>,
-    ) -> Result<Option<String>> {
+    /// The key of the earliest held page of content hash `hash` other than `except` (a stored
+    /// page's own verdict; a new page's comes with its candidates, `Decision::identical`).
+    fn identical_in(&self, txn: &Txn<'_>, hash: u128, except: DocId) -> Result<Option<String>> {
         let key = posting_key(kind::CONTENT, hash);
         let ids = txn.postings_known(&[key], None)?.pop().unwrap_or_default();
-        match ids.iter().find(|&i| Some(i) != except) {
+        match ids.iter().find(|&i| i != except) {
             Some(i) => Ok(txn.doc(i)?.map(|r| r.key)),
             None => Ok(None),
         }
@@ -1188,7 +1178,7 @@ impl Index {
         let identical_to = if no_main_text {
             None
         } else {
-            self.identical_in(txn, rec.content_hash, Some(id))?
+            self.identical_in(txn, rec.content_hash, id)?
         };
         Ok(Verdict {
             duplicate: similar_to.is_some(),

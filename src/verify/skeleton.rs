@@ -55,9 +55,14 @@ pub fn window_hashes(text: &[u32], s: usize) -> Vec<u64> {
 /// Replaces `out` with the [`window_hashes`] of `text`.
 pub(crate) fn fill_hashes(text: &[u32], s: usize, out: &mut Vec<u64>) {
     out.clear();
-    if s == 0 || text.len() < s {
-        return;
-    }
+    out.extend(rolling_hashes(text, s));
+}
+
+/// The Rabin hash of every `s`-unit window of `text`, in order, computed by rolling (seed 000
+/// §4.3); nothing when `s` is 0 or the text is shorter than `s`.
+fn rolling_hashes(text: &[u32], s: usize) -> impl Iterator<Item = u64> + '_ {
+    let valid = s > 0 && text.len() >= s;
+    let (text, s) = if valid { (text, s) } else { (&[][..], 0) };
     // B^(s-1), the weight of the unit that leaves the window.
     let mut top = 1u64;
     for _ in 1..s {
@@ -67,15 +72,16 @@ pub(crate) fn fill_hashes(text: &[u32], s: usize, out: &mut Vec<u64>) {
     let mut h = head.iter().fold(0u64, |h, &c| {
         h.wrapping_mul(RABIN_BASE).wrapping_add(u64::from(c))
     });
-    out.reserve(tail.len() + 1);
-    out.push(h);
-    out.extend(text.iter().zip(tail).map(|(&gone, &new)| {
-        h = h
-            .wrapping_sub(u64::from(gone).wrapping_mul(top))
-            .wrapping_mul(RABIN_BASE)
-            .wrapping_add(u64::from(new));
-        h
-    }));
+    let first = valid.then_some(h);
+    first
+        .into_iter()
+        .chain(text.iter().zip(tail).map(move |(&gone, &new)| {
+            h = h
+                .wrapping_sub(u64::from(gone).wrapping_mul(top))
+                .wrapping_mul(RABIN_BASE)
+                .wrapping_add(u64::from(new));
+            h
+        }))
 }
 
 /// End of a chain of windows with the same hash; also marks an entry whose chain was visited.
@@ -337,22 +343,9 @@ pub(crate) fn shared_window_diagonals(
             at = (at + 1) & mask;
         }
     };
-    // Rolling hash of `big` (as `fill_hashes`, without storing it).
-    let mut top = 1u64;
-    for _ in 1..s {
-        top = top.wrapping_mul(RABIN_BASE);
-    }
-    let (head, tail) = big.split_at(s);
-    let mut h = head.iter().fold(0u64, |h, &c| {
-        h.wrapping_mul(RABIN_BASE).wrapping_add(u64::from(c))
-    });
-    probe(h, out, 0);
-    for (j, (&gone, &new)) in big.iter().zip(tail).enumerate() {
-        h = h
-            .wrapping_sub(u64::from(gone).wrapping_mul(top))
-            .wrapping_mul(RABIN_BASE)
-            .wrapping_add(u64::from(new));
-        probe(h, out, j + 1);
+    // The windows of `big`, hashed as they roll by (not stored).
+    for (j, h) in rolling_hashes(big, s).enumerate() {
+        probe(h, out, j);
     }
 }
 

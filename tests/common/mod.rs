@@ -229,6 +229,20 @@ pub fn export_tsv(ix: &Index, path: &std::path::Path) {
     out.flush().unwrap();
 }
 
+/// Checks a regression slice: the scorer's duplicate-detection figures `d` (with `precision`,
+/// `recall`, `f1`) must keep F1 within 0.02 of `baseline`; prints them under `name`.
+pub fn assert_f1_holds(name: &str, d: &serde_json::Value, baseline: f64) {
+    let f1 = d["f1"].as_f64().unwrap();
+    eprintln!(
+        "{name}: P {} R {} F1 {f1} (baseline {baseline})",
+        d["precision"], d["recall"]
+    );
+    assert!(
+        f1 >= baseline - 0.02,
+        "duplicate-detection F1 {f1} fell below {baseline} - 0.02"
+    );
+}
+
 /// Runs a bench scorer with python3 and `--json`, and returns its JSON report.
 pub fn run_scorer(args: &[&std::ffi::OsStr]) -> serde_json::Value {
     let out = std::process::Command::new("python3")

@@ -329,8 +329,6 @@ pub struct Reader<R: BufRead> {
     format: Format,
     /// Blocks longer than this are not kept (their bytes are skipped).
     limit: usize,
-    /// A header line read ahead: the start of the next record.
-    pending: Option<Vec<u8>>,
     damage: DamageLog,
     done: bool,
 }
@@ -347,7 +345,6 @@ impl<R: BufRead> Reader<R> {
             },
             format,
             limit,
-            pending: None,
             damage,
             done: false,
         }
@@ -363,9 +360,6 @@ impl<R: BufRead> Reader<R> {
 
     /// One line without its line end (at most [`MAX_LINE`] bytes kept); `None` at the end.
     fn line(&mut self) -> io::Result<Option<Vec<u8>>> {
-        if let Some(l) = self.pending.take() {
-            return Ok(Some(l));
-        }
         let mut line = Vec::new();
         let mut any = false;
         loop {
@@ -497,8 +491,11 @@ impl<R: BufRead> Reader<R> {
                 return Err(damaged("damaged record: too many header lines".into()));
             }
             if self.starts_record(&line) {
-                // A new record begins inside this one's header: this one is lost.
-                self.pending = Some(line);
+                // A new record begins inside this one's header: this one is lost, and the
+                // line is read again as the next record's start.
+                let mut again = line;
+                again.push(b'\n');
+                self.r.unread(&again);
                 return Err(damaged("damaged record: its header has no end".into()));
             }
             let text = String::from_utf8_lossy(&line);
