@@ -16,7 +16,7 @@
 
 // Version of the C ABI described by `include/neardup.h`. It changes whenever a declaration
 // changes incompatibly; compare it with [`nd_abi_version`] at start-up.
-#define ND_ABI_VERSION 3
+#define ND_ABI_VERSION 4
 
 // Batch order: descending number of sentence fingerprints, so large clusters form first
 // (seed 000 §4.2; the default of the Rust API).
@@ -24,6 +24,18 @@
 
 // Batch order: the order given.
 #define ND_ORDER_INPUT 1
+
+// Level of a record: an error.
+#define ND_LOG_ERROR 1
+
+// Level of a record: a warning.
+#define ND_LOG_WARN 2
+
+// Level of a record: information (a format upgrade…).
+#define ND_LOG_INFO 3
+
+// Level of a record: debugging detail.
+#define ND_LOG_DEBUG 4
 
 // Representative policy: the first page inserted leads its cluster (the default).
 #define ND_POLICY_FIRST_SEEN 0
@@ -94,6 +106,8 @@ enum nd_status
   // The handle was opened by another process (a child after `fork`): every call fails; open
   // the index again in this process (after the parent closed it).
   ND_WRONG_PROCESS = 19,
+  // The index was opened read-only (`nd_index_open_read_only`): writes are refused.
+  ND_READ_ONLY = 20,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -102,6 +116,11 @@ typedef enum nd_status nd_status;
 typedef uint32_t nd_status;
 #endif // __STDC_VERSION__ >= 202311L
 #endif // __cplusplus
+
+// A cursor. Opaque; used by one thread at a time (it may move between threads). It keeps the
+// index open: free every cursor with [`nd_cursor_free`] before closing the index
+// (`nd_index_close` refuses while cursors are open).
+typedef struct nd_cursor nd_cursor;
 
 // An open index. Opaque; thread-safe: any number of threads may call into one handle at once.
 typedef struct nd_index nd_index;
@@ -112,6 +131,30 @@ typedef struct nd_options nd_options;
 
 // Where the text source puts a page's content: pass it to [`nd_text_sink_put`].
 typedef struct nd_text_sink nd_text_sink;
+
+// One item of a cursor.
+typedef struct {
+  // A cluster cursor: the representative's key; a members cursor: the member's key; a keys
+  // cursor: the page's key. NUL-terminated UTF-8, owned by the cursor: valid until the next
+  // `nd_cursor_next` or `nd_cursor_free` on it.
+  const char *key;
+  // The length of `key` in bytes, without the NUL.
+  size_t key_len;
+  // The cluster (of the page, of the members, or the cluster itself).
+  uint32_t cluster;
+  // A cluster cursor: the cluster's number of members; otherwise 0.
+  uint64_t size;
+} nd_cursor_item;
+
+// A string owned by the library: `len` bytes of UTF-8 at `ptr`, followed by a NUL byte that is
+// not counted (so `ptr` is also a C string when the text holds no NUL). `{NULL, 0}` is the
+// empty value. Free with [`nd_str_free`].
+typedef struct {
+  // The bytes, or NULL.
+  char *ptr;
+  // The length in bytes, without the terminating NUL.
+  size_t len;
+} nd_str;
 
 // A page handed to the index. Every buffer is pointer + length, read only during the call, and
 // needs no NUL terminator; a NULL pointer is allowed with length 0.
@@ -140,15 +183,36 @@ typedef struct {
   uint32_t content_kind;
 } nd_page;
 
-// A string owned by the library: `len` bytes of UTF-8 at `ptr`, followed by a NUL byte that is
-// not counted (so `ptr` is also a C string when the text holds no NUL). `{NULL, 0}` is the
-// empty value. Free with [`nd_str_free`].
+// A member moved to another cluster by a representative's delete.
 typedef struct {
-  // The bytes, or NULL.
-  char *ptr;
-  // The length in bytes, without the terminating NUL.
-  size_t len;
-} nd_str;
+  // The member's key.
+  nd_str key;
+  // The cluster it is in now.
+  uint32_t cluster_id;
+  // That cluster's representative (its own key when it founded the cluster).
+  nd_str representative;
+} nd_moved;
+
+// What a delete changed (ABI version 4). The caller owns the struct; the strings and the
+// `moved` array are the library's, freed by [`nd_deletion_free`]. Zero-initialize it.
+typedef struct {
+  // The deleted page's internal id (free now).
+  uint32_t doc_id;
+  // The cluster it was in.
+  uint32_t cluster_id;
+  // True when it was that cluster's representative.
+  bool was_representative;
+  // True when the cluster is gone (it had no other member).
+  bool cluster_gone;
+  // The cluster's representative after the delete (the same page after a member's delete,
+  // the member the policy prefers after a representative's); empty when the cluster is gone.
+  nd_str representative;
+  // After a representative's delete, the members that no longer verified against the new
+  // representative, and where each went; NULL when `moved_len` is 0.
+  nd_moved *moved;
+  // Number of entries of `moved`.
+  size_t moved_len;
+} nd_deletion;
 
 // The answer for one page. The caller owns the struct; the two strings in it are owned by the
 // library and freed with [`nd_verdict_free`]. Zero-initialize it (`nd_verdict v = {0};` or
@@ -167,6 +231,9 @@ typedef struct {
   // True when the key was present with the same main text: nothing was written, and the
   // verdict is the stored one (an unchanged recrawl; insert only; ABI version 3).
   bool unchanged;
+  // When `replaced`: what taking the old page out changed, as `nd_index_delete` reports it
+  // (owned by the library, freed by `nd_verdict_free`); NULL otherwise (ABI version 4).
+  nd_deletion *replaced_page;
   // The page's internal id, [`ND_NO_ID`] for a query.
   uint32_t doc_id;
   // The cluster the page joined or founded; [`ND_NO_ID`] for a query that found no duplicate.
@@ -183,7 +250,7 @@ typedef struct {
   double resemble;
   // Contain rate with `similar_to`, 0 to 1 (0 when not a duplicate).
   double contain;
-  // Key of a stored page whose main text is identical to this page's (the earliest held),
+  // Key of a stored page whose main text is identical to this page's (the one of lowest id),
   // whatever `similar_to` and the cluster say; empty when there is none and for pages without
   // main text (ABI version 3).
   nd_str identical_to;
@@ -200,6 +267,39 @@ typedef struct {
   // Nanoseconds spent writing (0 for a query).
   uint64_t write_ns;
 } nd_verdict;
+
+// A stored page as the index holds it (`nd_index_get`; ABI version 4). The caller owns the
+// struct; its strings are the library's, freed by [`nd_record_free`]. Zero-initialize it.
+typedef struct {
+  // The page's internal id.
+  uint32_t doc_id;
+  // The cluster it is in.
+  uint32_t cluster_id;
+  // Length of its normalized main text, in characters.
+  uint32_t text_chars;
+  // True when it leads its cluster.
+  bool is_representative;
+  // Its insertion number: unique for the index's life, in insertion order.
+  uint64_t seq;
+  // Its publish time, Unix seconds (0: unknown).
+  int64_t time;
+  // The high 64 bits of the hash of its normalized main text.
+  uint64_t content_hash_hi;
+  // The low 64 bits of that hash.
+  uint64_t content_hash_lo;
+  // Resemble rate with `similar_to` when placed (0 with none).
+  double resemble;
+  // Contain rate with `similar_to` when placed (0 with none).
+  double contain;
+  // The page's key.
+  nd_str key;
+  // Its cluster's representative.
+  nd_str representative;
+  // The page it was judged a near duplicate of when placed, while held; empty otherwise.
+  nd_str similar_to;
+  // The host it came from (may be empty).
+  nd_str host;
+} nd_record;
 
 // A list of keys owned by the library. Free with [`nd_key_list_free`].
 typedef struct {
@@ -225,6 +325,12 @@ typedef struct {
   // Bytes on disk and in memtables, all column families.
   uint64_t bytes;
 } nd_stats;
+
+// A log callback: `level` (`ND_LOG_ERROR` … `ND_LOG_DEBUG`), the message (`len` bytes of UTF-8,
+// not NUL-terminated, valid during the call). Called on any thread, possibly while an index is
+// locked for writing: it must be thread-safe, must not call into neardup, and must not throw
+// (mark it `noexcept`).
+typedef void (*nd_log_fn)(void *user, uint32_t level, const uint8_t *message, size_t len);
 
 // The text source callback: called with the key of a page the index holds when it needs that
 // page's text (to verify a newcomer against it, or to re-verify members after a representative
@@ -257,6 +363,56 @@ const char *nd_version(void);
 // when header and library match.
 uint32_t nd_abi_version(void);
 
+// Opens a cursor over every cluster (id, representative, size), in id order, at a snapshot:
+// writes made meanwhile are not seen. On `ND_OK`, `*out` is the cursor; free it with
+// [`nd_cursor_free`].
+//
+// # Errors
+// `ND_NULL_POINTER`, `ND_CLOSED`, `ND_WRONG_PROCESS`.
+//
+// # Safety
+// `h` is NULL or live; `out` is NULL or writable.
+nd_status nd_index_clusters(const nd_index *h, nd_cursor **out);
+
+// Opens a cursor over every page's key and cluster, in id order, at a snapshot. On `ND_OK`,
+// `*out` is the cursor; free it with [`nd_cursor_free`].
+//
+// # Errors
+// `ND_NULL_POINTER`, `ND_CLOSED`, `ND_WRONG_PROCESS`.
+//
+// # Safety
+// `h` is NULL or live; `out` is NULL or writable.
+nd_status nd_index_keys(const nd_index *h, nd_cursor **out);
+
+// Opens a cursor over the keys of a cluster's members, in id order, at a snapshot. On
+// `ND_OK`, `*out` is the cursor; free it with [`nd_cursor_free`].
+//
+// # Errors
+// `ND_NOT_FOUND` when there is no such cluster, `ND_NULL_POINTER`, `ND_STORAGE`,
+// `ND_CORRUPTION`, `ND_CLOSED`.
+//
+// # Safety
+// `h` is NULL or live; `out` is NULL or writable.
+nd_status nd_index_members(const nd_index *h, uint32_t cluster, nd_cursor **out);
+
+// Moves a cursor to its next item. On `ND_OK`, `*has_item` says whether there was one and,
+// when true, `*item` is filled (its key is owned by the cursor, valid until the next call on
+// it). At the end, `*has_item` is false (and stays false).
+//
+// # Errors
+// `ND_NULL_POINTER`, `ND_STORAGE` and `ND_CORRUPTION` from a read (the cursor then ends).
+//
+// # Safety
+// `c` is NULL or a live cursor used by no other thread; `item` and `has_item` are NULL or
+// writable.
+nd_status nd_cursor_next(nd_cursor *c, nd_cursor_item *item, bool *has_item);
+
+// Releases a cursor. Accepts NULL.
+//
+// # Safety
+// `c` is NULL or a live cursor, not used afterwards.
+void nd_cursor_free(nd_cursor *c);
+
 // Opens (or creates, by default) the index in the directory `path` (UTF-8, `path_len` bytes).
 // `opts` may be NULL for the defaults; the options are copied.
 //
@@ -271,6 +427,55 @@ uint32_t nd_abi_version(void);
 // # Safety
 // `path` points at `path_len` readable bytes; `opts` is NULL or live; `out` is writable.
 nd_status nd_index_open(const char *path, size_t path_len, const nd_options *opts, nd_index **out);
+
+// Opens the existing index in `path` with the configuration stored in it (signature
+// parameters, simhash distance, representative policy, whether texts are stored) and default
+// values for the rest — no need to know the options it was created with
+// (`nd_index_config_json` tells them).
+//
+// # Errors
+// As `nd_index_open`; `ND_INVALID_ARGUMENT` when there is no index at `path`, or when it was
+// created without stored texts (it needs a text source: use `nd_index_open` with options).
+//
+// # Safety
+// `path` points at `path_len` readable bytes; `out` is writable.
+nd_status nd_index_open_existing(const char *path, size_t path_len, nd_index **out);
+
+// Opens an index or a checkpoint read-only, with its stored configuration: for a serving
+// process beside the writer (this process or another) or a snapshot on read-only storage.
+// Nothing in `path` is written; the handle sees the index as it was when opened (reopen it to
+// see later writes); insert, batch, delete and compact return `ND_READ_ONLY`. Queries, `nd_index_get`, cursors, stats and check work.
+//
+// # Errors
+// As `nd_index_open_existing`.
+//
+// # Safety
+// `path` points at `path_len` readable bytes; `out` is writable.
+nd_status nd_index_open_read_only(const char *path,
+                                  size_t path_len,
+                                  nd_index **out);
+
+// The configuration stored in an open index, as JSON (`signature`, `simhash_max_distance`,
+// `representative`, `store_texts`). On `ND_OK`, `*out` is filled; free it with `nd_str_free`.
+//
+// # Errors
+// `ND_NULL_POINTER`, `ND_CLOSED`.
+//
+// # Safety
+// `h` is NULL or live; `out` is NULL or writable.
+nd_status nd_index_config_json(const nd_index *h, nd_str *out);
+
+// The configuration stored in the (closed, or open in another process) index at `path`, as
+// JSON, read without opening it for writing. On `ND_OK`, `*out` is filled; free it with
+// `nd_str_free`.
+//
+// # Errors
+// `ND_NULL_POINTER`, `ND_INVALID_UTF8`, `ND_INVALID_ARGUMENT` (no index at `path`),
+// `ND_STORAGE`, `ND_CORRUPTION`.
+//
+// # Safety
+// `path` points at `path_len` readable bytes; `out` is NULL or writable.
+nd_status nd_stored_config_json(const char *path, size_t path_len, nd_str *out);
 
 // Closes the index: waits for the calls in flight on this handle, flushes and closes the
 // database. The handle stays valid: later calls return `ND_CLOSED` (a second close too) until
@@ -308,7 +513,7 @@ void nd_index_free(nd_index *h);
 // # Safety
 // `h` is NULL or live; `page` is NULL or points at a page whose buffers are readable for their
 // lengths; `out` is NULL or writable.
-nd_status nd_index_insert(const nd_index *h, const nd_page *page, nd_verdict *out);
+nd_status nd_index_insert(nd_index *h, const nd_page *page, nd_verdict *out);
 
 // The verdict [`nd_index_insert`] would give for this content, without storing anything.
 // `kind` is `ND_CONTENT_HTML` or `ND_CONTENT_TEXT`.
@@ -326,14 +531,51 @@ nd_status nd_index_query(const nd_index *h,
 
 // Deletes the page with this key. A deleted representative hands its cluster over to the
 // member the policy prefers, and members no longer similar to it are re-placed, in one write.
+// When `out` is not NULL, on `ND_OK` it is filled with what changed (free it with
+// `nd_deletion_free`): whether the page led its cluster, the cluster's representative now, and
+// the members re-placed with where each went.
 //
 // # Errors
 // `ND_NOT_FOUND` when the key is absent, `ND_NULL_POINTER`, `ND_INVALID_UTF8`,
-// `ND_TEXT_UNAVAILABLE`, `ND_POISONED`, `ND_STORAGE`, `ND_CORRUPTION`, `ND_CLOSED`.
+// `ND_TEXT_UNAVAILABLE`, `ND_POISONED`, `ND_READ_ONLY`, `ND_STORAGE`, `ND_CORRUPTION`,
+// `ND_CLOSED`.
 //
 // # Safety
-// `h` is NULL or live; `key` points at `key_len` readable bytes.
-nd_status nd_index_delete(const nd_index *h, const char *key, size_t key_len);
+// `h` is NULL or live; `key` points at `key_len` readable bytes; `out` is NULL or writable.
+nd_status nd_index_delete(nd_index *h, const char *key, size_t key_len, nd_deletion *out);
+
+// The stored record of a key — id, cluster, representative, the page it was judged similar to
+// with the rates then, content hash, time, text length — without sending the page again. On
+// `ND_OK`, `*out` is filled; free it with `nd_record_free`.
+//
+// # Errors
+// `ND_NOT_FOUND` when the key is absent, `ND_NULL_POINTER`, `ND_INVALID_UTF8`, `ND_STORAGE`,
+// `ND_CORRUPTION`, `ND_CLOSED`.
+//
+// # Safety
+// `h` is NULL or live; `key` points at `key_len` readable bytes; `out` is NULL or writable.
+nd_status nd_index_get(const nd_index *h, const char *key, size_t key_len, nd_record *out);
+
+// The verdicts `nd_index_query` gives the contents of `count` pages (their keys are not
+// used and may be empty; a page's host is not used either), computed in parallel. Each page
+// has its own result: `statuses[i]` is its status and, when `ND_OK`, `verdicts[i]` its verdict
+// (free each filled one with `nd_verdict_free`); when `messages` is not NULL, `messages[i]` is
+// set to the error message of each failed page (free it with `nd_str_free`) and left alone for
+// the others. Nothing is stored.
+//
+// # Errors
+// `ND_OK` when the batch ran (look at `statuses`); `ND_NULL_POINTER`, `ND_INVALID_ARGUMENT`,
+// `ND_CLOSED`.
+//
+// # Safety
+// `h` is NULL or live; `pages` points at `count` pages; `verdicts` and `statuses` (and
+// `messages` when not NULL) point at `count` writable elements each.
+nd_status nd_index_query_batch(const nd_index *h,
+                               const nd_page *pages,
+                               size_t count,
+                               nd_verdict *verdicts,
+                               nd_status *statuses,
+                               nd_str *messages);
 
 // The cluster of a key and its representative's key. On `ND_OK`, `*cluster_out` and
 // `*representative_out` are filled (free the string with `nd_str_free`); `cluster_out` may be
@@ -351,7 +593,7 @@ nd_status nd_index_representative(const nd_index *h,
                                   uint32_t *cluster_out,
                                   nd_str *representative_out);
 
-// The keys of a cluster's members in insertion order: at most `limit` of them, from position
+// The keys of a cluster's members in id order: at most `limit` of them, from position
 // `offset` (page through a large cluster by raising `offset` by `limit` until fewer than `limit`
 // come back; each page is read from its own snapshot, so writes between pages can shift
 // members). On `ND_OK`, `*out` is filled; free it with `nd_key_list_free`.
@@ -372,8 +614,10 @@ nd_status nd_index_cluster_members(const nd_index *h,
 // `order` ([`ND_ORDER_FINGERPRINTS`] or [`ND_ORDER_INPUT`]), committed in groups, the
 // write-ahead log synced once before it returns (with sync on). Each page has
 // its own result: `statuses[i]` is its status and, when `ND_OK`, `verdicts[i]` its verdict
-// (free each filled one with `nd_verdict_free`; the others are left as they were). A page that
-// fails does not stop the others. `progress` (may be NULL) is called after every committed
+// (free each filled one with `nd_verdict_free`; the others are left as they were); when
+// `messages` is not NULL, `messages[i]` is set to the error message of each failed page (free
+// it with `nd_str_free`) and left alone for the others. A page that fails does not stop the
+// others. `progress` (may be NULL) is called after every committed
 // group with `user`.
 //
 // # Errors
@@ -384,14 +628,15 @@ nd_status nd_index_cluster_members(const nd_index *h,
 // array is written, and the groups committed before the failure stay in the index.
 //
 // # Safety
-// `h` is NULL or live; `pages` points at `count` pages; `verdicts` and `statuses` point at
-// `count` writable elements each.
-nd_status nd_index_insert_batch(const nd_index *h,
+// `h` is NULL or live; `pages` points at `count` pages; `verdicts` and `statuses` (and
+// `messages` when not NULL) point at `count` writable elements each.
+nd_status nd_index_insert_batch(nd_index *h,
                                 const nd_page *pages,
                                 size_t count,
                                 uint32_t order,
                                 nd_verdict *verdicts,
                                 nd_status *statuses,
+                                nd_str *messages,
                                 nd_progress_fn progress,
                                 void *user);
 
@@ -404,7 +649,7 @@ nd_status nd_index_insert_batch(const nd_index *h,
 //
 // # Safety
 // `h` is NULL or live; `dir` points at `dir_len` readable bytes.
-nd_status nd_index_checkpoint(const nd_index *h, const char *dir, size_t dir_len);
+nd_status nd_index_checkpoint(nd_index *h, const char *dir, size_t dir_len);
 
 // Compacts the open index in place (all levels; deleted entries are dropped).
 //
@@ -413,7 +658,7 @@ nd_status nd_index_checkpoint(const nd_index *h, const char *dir, size_t dir_len
 //
 // # Safety
 // `h` is NULL or live.
-nd_status nd_index_compact(const nd_index *h);
+nd_status nd_index_compact(nd_index *h);
 
 // Offline compaction of a snapshot: writes a new index at `to` (which must not exist) from the
 // closed index or checkpoint at `from`, with postings rewritten without deleted ids and
@@ -457,6 +702,19 @@ nd_status nd_index_check(const nd_index *h, uint64_t *problems, nd_str *report);
 // # Safety
 // `h` is NULL or live; `out` is NULL or writable.
 nd_status nd_index_len(const nd_index *h, uint64_t *out);
+
+// Sets the process-wide log callback (NULL removes it: records are then dropped) and the
+// most detailed level passed to it (`ND_LOG_ERROR` … `ND_LOG_DEBUG`). By default there is no
+// callback and the library writes nothing to stderr or stdout. `user` is passed back to every
+// call; it and the callback must stay valid until another callback is set.
+//
+// # Errors
+// `ND_INVALID_ARGUMENT` for an unknown level, or when another logger of Rust's `log` facade
+// was installed in this process before (a Rust host: the library's records go to that logger).
+//
+// # Safety
+// `callback` is NULL or a function that may be called from any thread with `user`.
+nd_status nd_set_log_callback(nd_log_fn callback, void *user, uint32_t max_level);
 
 // New options with the defaults (the papers' parameters; create the index when missing; sync
 // every write; texts stored in the index).
@@ -655,6 +913,20 @@ void nd_key_list_free(nd_key_list *list);
 // # Safety
 // `v` is NULL or points at a verdict that is zeroed or was filled by the library.
 void nd_verdict_free(nd_verdict *v);
+
+// Frees what the library put in a deletion result and resets it. Accepts NULL and zeroed
+// values, so freeing twice is harmless.
+//
+// # Safety
+// `d` is NULL or points at a deletion result that is zeroed or was filled by the library.
+void nd_deletion_free(nd_deletion *d);
+
+// Frees the strings of a record the library filled and resets them. Accepts NULL and zeroed
+// records, so freeing twice is harmless.
+//
+// # Safety
+// `r` is NULL or points at a record that is zeroed or was filled by the library.
+void nd_record_free(nd_record *r);
 
 #ifdef __cplusplus
 }  // extern "C"

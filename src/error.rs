@@ -108,6 +108,10 @@ pub enum Error {
         reason: String,
     },
 
+    /// The index was opened read-only ([`crate::Index::open_read_only`]): it refuses writes.
+    #[error("the index at {0} is open read-only: {1} is refused")]
+    ReadOnly(PathBuf, &'static str),
+
     /// This process has the index open already, under the same or another path (a trailing
     /// slash, `.` or `..`, a symbolic link): one handle per index per process.
     #[error("the index at {path} is already open in this process (as {open_as})")]

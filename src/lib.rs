@@ -35,6 +35,7 @@ pub mod ffi;
 pub mod fingerprint;
 pub mod index;
 pub mod options;
+mod quiet;
 pub mod storage;
 pub mod text;
 pub mod verify;
@@ -42,8 +43,9 @@ pub mod verify;
 pub use error::{Error, Result};
 pub use fingerprint::{Content, Fingerprint, Signatures};
 pub use index::{
-    explain_pair, host_of, BatchOptions, BatchOrder, CheckReport, ChromeStats, CompactReport,
-    Explanation, Index, Page, SourcedContent, Stats, TextSource, Timing, Verdict,
+    explain_pair, host_of, BatchOptions, BatchOrder, CheckReport, ChromeStats, ClusterInfo,
+    Clusters, CompactReport, Deletion, Explanation, Index, Keys, Members, Moved, Page, Record,
+    SourcedContent, Stats, TextSource, Timing, Verdict,
 };
 pub use options::{
     ChromeConfig, FrequentConfig, IndexOptions, RepresentativePolicy, SignatureConfig,

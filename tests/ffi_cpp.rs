@@ -331,6 +331,97 @@ fn one_writer_per_index_whatever_the_spelling_and_none_after_fork() {
     run_program(&exe, work.path(), &[&work.path().join("ix")]);
 }
 
+/// Runs a compiled test program in `dir` with `args` under `wrapper` (e.g. valgrind) and the
+/// environment `env`; asserts it succeeded, printed `ok_line` and wrote nothing to stderr.
+fn run_quiet(exe: &Path, wrapper: &[&str], env: &[(&str, &str)], args: &[&Path], ok_line: &str) {
+    let mut cmd = match wrapper.split_first() {
+        Some((w, rest)) => {
+            let mut c = Command::new(w);
+            c.args(rest).arg(exe);
+            c
+        }
+        None => Command::new(exe),
+    };
+    let out = cmd
+        .args(args)
+        .envs(env.iter().copied())
+        .output()
+        .unwrap_or_else(|e| panic!("run {}: {e}", exe.display()));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success() && stdout.contains(ok_line),
+        "{} {wrapper:?} failed ({}):\n{stdout}\n{stderr}",
+        exe.display(),
+        out.status
+    );
+    // valgrind's own notes ("==pid== Warning: unimplemented fcntl command") are not the
+    // program's.
+    let own: Vec<&str> = stderr
+        .lines()
+        .filter(|l| !(l.starts_with("==") && l.contains("== Warning: ")))
+        .filter(|l| !l.trim().is_empty())
+        .collect();
+    assert!(
+        own.is_empty(),
+        "{} {wrapper:?} wrote to stderr:\n{stderr}",
+        exe.display()
+    );
+}
+
+/// The calls an engine needs beyond insert and query (`tests/cpp/engine_calls.cpp`): recrawl,
+/// id reuse, get, delete results, cursors, batch queries, stored configuration, read-only
+/// handles and the log callback — plainly, under ASan+UBSan, and under valgrind; none of the
+/// runs writes anything to stderr.
+#[test]
+fn engine_calls_work_under_sanitizers_and_valgrind_and_stay_off_stderr() {
+    let work = tempfile::tempdir().expect("tempdir");
+    let src = root().join("tests/cpp/engine_calls.cpp");
+    let plain = work.path().join("engine_calls");
+    compile(&src, &plain, &[]);
+    let sanitized = work.path().join("engine_calls_asan");
+    compile(
+        &src,
+        &sanitized,
+        &[
+            "-fsanitize=address,undefined",
+            "-fno-omit-frame-pointer",
+            "-fno-sanitize-recover=all",
+        ],
+    );
+    type Run<'a> = (&'a Path, &'a [&'a str], &'a [(&'a str, &'a str)]);
+    let runs: [Run<'_>; 3] = [
+        (&plain, &[], &[]),
+        (
+            &sanitized,
+            &[],
+            // Leaks are valgrind's part (below): LeakSanitizer cannot see into the Rust library's
+            // allocator reliably when the library is not instrumented.
+            &[(
+                "ASAN_OPTIONS",
+                "detect_leaks=0:abort_on_error=0:exitcode=98",
+            )],
+        ),
+        (
+            &plain,
+            &[
+                "valgrind",
+                "--error-exitcode=99",
+                "--leak-check=full",
+                "--errors-for-leak-kinds=definite,indirect",
+                "--show-leak-kinds=definite,indirect",
+                "--quiet",
+            ],
+            &[],
+        ),
+    ];
+    for (i, (exe, wrapper, env)) in runs.iter().enumerate() {
+        let dir = work.path().join(format!("run{i}"));
+        std::fs::create_dir(&dir).expect("mkdir");
+        run_quiet(exe, wrapper, env, &[&dir], "engine_calls: ok");
+    }
+}
+
 #[test]
 fn readme_cpp_example_compiles_and_runs() {
     let work = tempfile::tempdir().expect("tempdir");

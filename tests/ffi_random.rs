@@ -139,7 +139,9 @@ fn run(ops: &[Op]) {
                     nd_verdict_free(&mut v);
                     s
                 }
-                Op::Delete { key } => nd_index_delete(ix, key.as_ptr().cast(), key.len()),
+                Op::Delete { key } => {
+                    nd_index_delete(ix, key.as_ptr().cast(), key.len(), std::ptr::null_mut())
+                }
                 Op::Representative { key } => {
                     let mut rep: nd_str = std::mem::zeroed();
                     let mut cluster = 0u32;

@@ -8,8 +8,10 @@ use parking_lot::RwLock;
 
 use super::nd_status::{self, *};
 use super::options::{nd_options, CallbackSource};
-use super::types::{content_arg, nd_key_list, nd_page, nd_stats, nd_str, nd_verdict};
-use super::{guard, guard_void, out_arg, status_of, str_arg, Fail, FfiResult};
+use super::types::{
+    content_arg, nd_deletion, nd_key_list, nd_page, nd_record, nd_stats, nd_str, nd_verdict,
+};
+use super::{guard, guard_void, out_arg, str_arg, Fail, FfiResult};
 use crate::{BatchOptions, BatchOrder, Index, IndexOptions, Page};
 
 /// Batch order: descending number of sentence fingerprints, so large clusters form first
@@ -65,7 +67,23 @@ fn refuse_inside_callback(what: &str) -> FfiResult {
 ///
 /// # Safety
 /// `h` is NULL or a live handle from `nd_index_open`.
-unsafe fn with_index(h: *const nd_index, f: impl FnOnce(&Index) -> FfiResult) -> nd_status {
+pub(crate) unsafe fn with_index(
+    h: *const nd_index,
+    f: impl FnOnce(&Index) -> FfiResult,
+) -> nd_status {
+    // SAFETY: forwarded contract.
+    unsafe { with_index_arc(h, |ix| f(ix)) }
+}
+
+/// Runs `f` on the open index behind a handle, as the `Arc` the handle holds (for what must
+/// keep the index alive beyond the call: cursors).
+///
+/// # Safety
+/// `h` is NULL or a live handle from `nd_index_open`.
+pub(crate) unsafe fn with_index_arc(
+    h: *const nd_index,
+    f: impl FnOnce(&Arc<Index>) -> FfiResult,
+) -> nd_status {
     guard(|| {
         // SAFETY: per the contract.
         let h = unsafe { h.as_ref() }.ok_or_else(|| Fail::new(ND_NULL_POINTER, "index is NULL"))?;
@@ -105,13 +123,7 @@ pub unsafe extern "C" fn nd_index_open(
     guard(|| {
         let out = out_arg(out, "out")?;
         // SAFETY: per the contract.
-        let path = unsafe { str_arg(path, path_len, "path")? };
-        if path.is_empty() {
-            return Err(Fail::new(ND_INVALID_ARGUMENT, "path is empty"));
-        }
-        if path.contains('\0') {
-            return Err(Fail::new(ND_INVALID_ARGUMENT, "path contains a NUL byte"));
-        }
+        let path = unsafe { path_arg(path, path_len)? };
         // SAFETY: per the contract.
         let (options, source) = match unsafe { opts.as_ref() } {
             Some(o) => (o.opts.clone(), o.text_source),
@@ -125,11 +137,141 @@ pub unsafe extern "C" fn nd_index_open(
             )?,
             None => Index::open(path, options)?,
         };
-        let h = Box::new(nd_index {
-            inner: RwLock::new(Some(Arc::new(ix))),
-        });
         // SAFETY: checked non-null, writable per the contract.
-        unsafe { *out = Box::into_raw(h) };
+        unsafe { *out = handle(ix) };
+        Ok(())
+    })
+}
+
+/// A new handle on an open index.
+fn handle(ix: Index) -> *mut nd_index {
+    Box::into_raw(Box::new(nd_index {
+        inner: RwLock::new(Some(Arc::new(ix))),
+    }))
+}
+
+/// Reads an index path: UTF-8, not empty, no NUL byte; refused inside a callback (a handle
+/// opened there could not be released there).
+///
+/// # Safety
+/// `path` points at `len` readable bytes.
+unsafe fn path_arg<'a>(path: *const c_char, len: usize) -> FfiResult<&'a str> {
+    refuse_inside_callback("opening an index")?;
+    // SAFETY: per the contract.
+    let path = unsafe { str_arg(path, len, "path")? };
+    if path.is_empty() {
+        return Err(Fail::new(ND_INVALID_ARGUMENT, "path is empty"));
+    }
+    if path.contains('\0') {
+        return Err(Fail::new(ND_INVALID_ARGUMENT, "path contains a NUL byte"));
+    }
+    Ok(path)
+}
+
+/// Opens the existing index in `path` with the configuration stored in it (signature
+/// parameters, simhash distance, representative policy, whether texts are stored) and default
+/// values for the rest — no need to know the options it was created with
+/// (`nd_index_config_json` tells them).
+///
+/// # Errors
+/// As `nd_index_open`; `ND_INVALID_ARGUMENT` when there is no index at `path`, or when it was
+/// created without stored texts (it needs a text source: use `nd_index_open` with options).
+///
+/// # Safety
+/// `path` points at `path_len` readable bytes; `out` is writable.
+#[no_mangle]
+pub unsafe extern "C" fn nd_index_open_existing(
+    path: *const c_char,
+    path_len: usize,
+    out: *mut *mut nd_index,
+) -> nd_status {
+    guard(|| {
+        let out = out_arg(out, "out")?;
+        // SAFETY: per the contract.
+        let path = unsafe { path_arg(path, path_len)? };
+        let ix = Index::open_existing(path)?;
+        if !ix.options().store_texts {
+            return Err(Fail::new(
+                ND_INVALID_ARGUMENT,
+                "the index does not store texts: open it with nd_index_open and a text source",
+            ));
+        }
+        // SAFETY: checked non-null, writable per the contract.
+        unsafe { *out = handle(ix) };
+        Ok(())
+    })
+}
+
+/// Opens an index or a checkpoint read-only, with its stored configuration: for a serving
+/// process beside the writer (this process or another) or a snapshot on read-only storage.
+/// Nothing in `path` is written; the handle sees the index as it was when opened (reopen it to
+/// see later writes); insert, batch, delete and compact return `ND_READ_ONLY`. Queries, `nd_index_get`, cursors, stats and check work.
+///
+/// # Errors
+/// As `nd_index_open_existing`.
+///
+/// # Safety
+/// `path` points at `path_len` readable bytes; `out` is writable.
+#[no_mangle]
+pub unsafe extern "C" fn nd_index_open_read_only(
+    path: *const c_char,
+    path_len: usize,
+    out: *mut *mut nd_index,
+) -> nd_status {
+    guard(|| {
+        let out = out_arg(out, "out")?;
+        // SAFETY: per the contract.
+        let path = unsafe { path_arg(path, path_len)? };
+        let ix = Index::open_read_only(path)?;
+        // SAFETY: checked non-null, writable per the contract.
+        unsafe { *out = handle(ix) };
+        Ok(())
+    })
+}
+
+/// The configuration stored in an open index, as JSON (`signature`, `simhash_max_distance`,
+/// `representative`, `store_texts`). On `ND_OK`, `*out` is filled; free it with `nd_str_free`.
+///
+/// # Errors
+/// `ND_NULL_POINTER`, `ND_CLOSED`.
+///
+/// # Safety
+/// `h` is NULL or live; `out` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn nd_index_config_json(h: *const nd_index, out: *mut nd_str) -> nd_status {
+    // SAFETY: forwarded contract.
+    unsafe {
+        with_index(h, |ix| {
+            let out = out_arg(out, "out")?;
+            *out = nd_str::from_str(&ix.config_json()?);
+            Ok(())
+        })
+    }
+}
+
+/// The configuration stored in the (closed, or open in another process) index at `path`, as
+/// JSON, read without opening it for writing. On `ND_OK`, `*out` is filled; free it with
+/// `nd_str_free`.
+///
+/// # Errors
+/// `ND_NULL_POINTER`, `ND_INVALID_UTF8`, `ND_INVALID_ARGUMENT` (no index at `path`),
+/// `ND_STORAGE`, `ND_CORRUPTION`.
+///
+/// # Safety
+/// `path` points at `path_len` readable bytes; `out` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn nd_stored_config_json(
+    path: *const c_char,
+    path_len: usize,
+    out: *mut nd_str,
+) -> nd_status {
+    guard(|| {
+        let out = out_arg(out, "out")?;
+        // SAFETY: per the contract.
+        let path = unsafe { path_arg(path, path_len)? };
+        let json = Index::stored_config_json(path)?;
+        // SAFETY: checked non-null, writable per the contract.
+        unsafe { *out = nd_str::from_str(&json) };
         Ok(())
     })
 }
@@ -151,13 +293,26 @@ pub unsafe extern "C" fn nd_index_close(h: *mut nd_index) -> nd_status {
         // SAFETY: per the contract.
         let h = unsafe { h.as_ref() }.ok_or_else(|| Fail::new(ND_NULL_POINTER, "index is NULL"))?;
         refuse_inside_callback("nd_index_close")?;
-        let ix = h
-            .inner
-            .write()
-            .take()
+        let mut inner = h.inner.write();
+        let ix = inner
+            .as_ref()
             .ok_or_else(|| Fail::new(ND_CLOSED, "the index is already closed"))?;
-        ix.flush()?;
-        drop(ix);
+        // Cursors hold the index too: closing under them would leave the database open.
+        let cursors = Arc::strong_count(ix) - 1;
+        if cursors > 0 {
+            return Err(Fail::new(
+                ND_INVALID_ARGUMENT,
+                format!("{cursors} cursor(s) on the index are open: free them first"),
+            ));
+        }
+        let ix = inner.take();
+        drop(inner);
+        if let Some(ix) = ix {
+            // Flush only when read-write (a read-only index has nothing to flush).
+            if !ix.is_read_only() {
+                ix.flush()?;
+            }
+        }
         Ok(())
     })
 }
@@ -197,7 +352,7 @@ pub unsafe extern "C" fn nd_index_free(h: *mut nd_index) {
 /// lengths; `out` is NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn nd_index_insert(
-    h: *const nd_index,
+    h: *mut nd_index,
     page: *const nd_page,
     out: *mut nd_verdict,
 ) -> nd_status {
@@ -246,24 +401,136 @@ pub unsafe extern "C" fn nd_index_query(
 
 /// Deletes the page with this key. A deleted representative hands its cluster over to the
 /// member the policy prefers, and members no longer similar to it are re-placed, in one write.
+/// When `out` is not NULL, on `ND_OK` it is filled with what changed (free it with
+/// `nd_deletion_free`): whether the page led its cluster, the cluster's representative now, and
+/// the members re-placed with where each went.
 ///
 /// # Errors
 /// `ND_NOT_FOUND` when the key is absent, `ND_NULL_POINTER`, `ND_INVALID_UTF8`,
-/// `ND_TEXT_UNAVAILABLE`, `ND_POISONED`, `ND_STORAGE`, `ND_CORRUPTION`, `ND_CLOSED`.
+/// `ND_TEXT_UNAVAILABLE`, `ND_POISONED`, `ND_READ_ONLY`, `ND_STORAGE`, `ND_CORRUPTION`,
+/// `ND_CLOSED`.
 ///
 /// # Safety
-/// `h` is NULL or live; `key` points at `key_len` readable bytes.
+/// `h` is NULL or live; `key` points at `key_len` readable bytes; `out` is NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn nd_index_delete(
-    h: *const nd_index,
+    h: *mut nd_index,
     key: *const c_char,
     key_len: usize,
+    out: *mut nd_deletion,
 ) -> nd_status {
     // SAFETY: forwarded contract.
     unsafe {
         with_index(h, |ix| {
             let key = str_arg(key, key_len, "key")?;
-            ix.delete(key)?;
+            let d = ix.delete(key)?;
+            if !out.is_null() {
+                *out = nd_deletion::from_deletion(&d);
+            }
+            Ok(())
+        })
+    }
+}
+
+/// The stored record of a key — id, cluster, representative, the page it was judged similar to
+/// with the rates then, content hash, time, text length — without sending the page again. On
+/// `ND_OK`, `*out` is filled; free it with `nd_record_free`.
+///
+/// # Errors
+/// `ND_NOT_FOUND` when the key is absent, `ND_NULL_POINTER`, `ND_INVALID_UTF8`, `ND_STORAGE`,
+/// `ND_CORRUPTION`, `ND_CLOSED`.
+///
+/// # Safety
+/// `h` is NULL or live; `key` points at `key_len` readable bytes; `out` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn nd_index_get(
+    h: *const nd_index,
+    key: *const c_char,
+    key_len: usize,
+    out: *mut nd_record,
+) -> nd_status {
+    // SAFETY: forwarded contract.
+    unsafe {
+        with_index(h, |ix| {
+            let out = out_arg(out, "out")?;
+            let key = str_arg(key, key_len, "key")?;
+            let r = ix
+                .get(key)?
+                .ok_or_else(|| Fail::new(ND_NOT_FOUND, format!("no page with key {key:?}")))?;
+            *out = nd_record::from_record(&r);
+            Ok(())
+        })
+    }
+}
+
+/// The verdicts `nd_index_query` gives the contents of `count` pages (their keys are not
+/// used and may be empty; a page's host is not used either), computed in parallel. Each page
+/// has its own result: `statuses[i]` is its status and, when `ND_OK`, `verdicts[i]` its verdict
+/// (free each filled one with `nd_verdict_free`); when `messages` is not NULL, `messages[i]` is
+/// set to the error message of each failed page (free it with `nd_str_free`) and left alone for
+/// the others. Nothing is stored.
+///
+/// # Errors
+/// `ND_OK` when the batch ran (look at `statuses`); `ND_NULL_POINTER`, `ND_INVALID_ARGUMENT`,
+/// `ND_CLOSED`.
+///
+/// # Safety
+/// `h` is NULL or live; `pages` points at `count` pages; `verdicts` and `statuses` (and
+/// `messages` when not NULL) point at `count` writable elements each.
+#[no_mangle]
+pub unsafe extern "C" fn nd_index_query_batch(
+    h: *const nd_index,
+    pages: *const nd_page,
+    count: usize,
+    verdicts: *mut nd_verdict,
+    statuses: *mut nd_status,
+    messages: *mut nd_str,
+) -> nd_status {
+    // SAFETY: forwarded contract.
+    unsafe {
+        with_index(h, |ix| {
+            if count == 0 {
+                return Ok(());
+            }
+            if pages.is_null() || verdicts.is_null() || statuses.is_null() {
+                return Err(Fail::new(
+                    ND_NULL_POINTER,
+                    "pages, verdicts and statuses must not be NULL",
+                ));
+            }
+            if count > isize::MAX as usize / std::mem::size_of::<nd_verdict>() {
+                return Err(Fail::new(ND_INVALID_ARGUMENT, "count is too large"));
+            }
+            let raw = std::slice::from_raw_parts(pages, count);
+            let mut failed: Vec<Option<Fail>> = Vec::with_capacity(count);
+            let mut contents = Vec::with_capacity(count);
+            for p in raw {
+                match content_arg(p.content, p.content_len, p.content_kind) {
+                    Ok(c) => {
+                        contents.push(c);
+                        failed.push(None);
+                    }
+                    Err(f) => failed.push(Some(f)),
+                }
+            }
+            let mut results = ix.query_batch(&contents)?.into_iter();
+            for (i, f) in failed.into_iter().enumerate() {
+                let fail = match f {
+                    Some(f) => Some(f),
+                    None => match results.next() {
+                        Some(Ok(v)) => {
+                            *verdicts.add(i) = nd_verdict::from_verdict(&v);
+                            None
+                        }
+                        Some(Err(e)) => Some(Fail::from(e)),
+                        None => Some(Fail::new(ND_PANIC, "a query gave no result")),
+                    },
+                };
+                *statuses.add(i) = fail.as_ref().map_or(ND_OK, |f| f.status);
+                if let (Some(f), false) = (fail, messages.is_null()) {
+                    *messages.add(i) = nd_str::from_str(&f.message);
+                }
+            }
             Ok(())
         })
     }
@@ -304,7 +571,7 @@ pub unsafe extern "C" fn nd_index_representative(
     }
 }
 
-/// The keys of a cluster's members in insertion order: at most `limit` of them, from position
+/// The keys of a cluster's members in id order: at most `limit` of them, from position
 /// `offset` (page through a large cluster by raising `offset` by `limit` until fewer than `limit`
 /// come back; each page is read from its own snapshot, so writes between pages can shift
 /// members). On `ND_OK`, `*out` is filled; free it with `nd_key_list_free`.
@@ -350,8 +617,10 @@ pub type nd_progress_fn =
 /// `order` ([`ND_ORDER_FINGERPRINTS`] or [`ND_ORDER_INPUT`]), committed in groups, the
 /// write-ahead log synced once before it returns (with sync on). Each page has
 /// its own result: `statuses[i]` is its status and, when `ND_OK`, `verdicts[i]` its verdict
-/// (free each filled one with `nd_verdict_free`; the others are left as they were). A page that
-/// fails does not stop the others. `progress` (may be NULL) is called after every committed
+/// (free each filled one with `nd_verdict_free`; the others are left as they were); when
+/// `messages` is not NULL, `messages[i]` is set to the error message of each failed page (free
+/// it with `nd_str_free`) and left alone for the others. A page that fails does not stop the
+/// others. `progress` (may be NULL) is called after every committed
 /// group with `user`.
 ///
 /// # Errors
@@ -362,16 +631,17 @@ pub type nd_progress_fn =
 /// array is written, and the groups committed before the failure stay in the index.
 ///
 /// # Safety
-/// `h` is NULL or live; `pages` points at `count` pages; `verdicts` and `statuses` point at
-/// `count` writable elements each.
+/// `h` is NULL or live; `pages` points at `count` pages; `verdicts` and `statuses` (and
+/// `messages` when not NULL) point at `count` writable elements each.
 #[no_mangle]
 pub unsafe extern "C" fn nd_index_insert_batch(
-    h: *const nd_index,
+    h: *mut nd_index,
     pages: *const nd_page,
     count: usize,
     order: u32,
     verdicts: *mut nd_verdict,
     statuses: *mut nd_status,
+    messages: *mut nd_str,
     progress: nd_progress_fn,
     user: *mut c_void,
 ) -> nd_status {
@@ -398,13 +668,13 @@ pub unsafe extern "C" fn nd_index_insert_batch(
             let raw = std::slice::from_raw_parts(pages, count);
             // Pages that cannot be read get their status; the rest go in. Nothing is written to
             // the caller's arrays before the batch has run.
-            let mut status = vec![ND_OK; count];
+            let mut status: Vec<Option<Fail>> = (0..count).map(|_| None).collect();
             let mut read: Vec<Option<Page<'_>>> = Vec::with_capacity(count);
             for (i, p) in raw.iter().enumerate() {
                 match p.read() {
                     Ok(page) => read.push(Some(page)),
                     Err(f) => {
-                        status[i] = f.status;
+                        status[i] = Some(f);
                         read.push(None);
                     }
                 }
@@ -431,11 +701,15 @@ pub unsafe extern "C" fn nd_index_insert_batch(
                 if p.is_some() {
                     match results.next() {
                         Some(Ok(v)) => *verdicts.add(i) = nd_verdict::from_verdict(&v),
-                        Some(Err(e)) => status[i] = status_of(&e),
+                        Some(Err(e)) => status[i] = Some(Fail::from(e)),
                         None => {}
                     }
                 }
-                *statuses.add(i) = status[i];
+                let fail = status[i].take();
+                *statuses.add(i) = fail.as_ref().map_or(ND_OK, |f| f.status);
+                if let (Some(f), false) = (fail, messages.is_null()) {
+                    *messages.add(i) = nd_str::from_str(&f.message);
+                }
             }
             Ok(())
         })
@@ -453,7 +727,7 @@ pub unsafe extern "C" fn nd_index_insert_batch(
 /// `h` is NULL or live; `dir` points at `dir_len` readable bytes.
 #[no_mangle]
 pub unsafe extern "C" fn nd_index_checkpoint(
-    h: *const nd_index,
+    h: *mut nd_index,
     dir: *const c_char,
     dir_len: usize,
 ) -> nd_status {
@@ -475,7 +749,7 @@ pub unsafe extern "C" fn nd_index_checkpoint(
 /// # Safety
 /// `h` is NULL or live.
 #[no_mangle]
-pub unsafe extern "C" fn nd_index_compact(h: *const nd_index) -> nd_status {
+pub unsafe extern "C" fn nd_index_compact(h: *mut nd_index) -> nd_status {
     // SAFETY: forwarded contract.
     unsafe {
         with_index(h, |ix| {

@@ -14,17 +14,23 @@
 //!   `ND_INVALID_ARGUMENT`, a page above the size limit `ND_PAGE_TOO_LARGE`. A length longer than
 //!   the memory behind the pointer cannot be detected and is the caller's error.
 //! - **Panics** never cross: every entry point runs under `catch_unwind` and turns a panic into
-//!   `ND_PANIC`. No process-wide panic hook is installed.
+//!   `ND_PANIC` with the panic's message. The first call installs a panic hook that keeps the
+//!   library's own panics off stderr (they go to the log callback, see [`nd_set_log_callback`])
+//!   and passes every other panic of the process to the hook installed before.
 //! - **Threads.** An [`nd_index`] may be used from any number of threads at once.
 //!   [`nd_index_close`] waits for the calls in flight on the handle to finish, then closes the
 //!   database; calls made after it return `ND_CLOSED`. [`nd_index_free`] releases the handle
 //!   itself and must be the caller's last use of it, on any thread.
 
+mod cursor;
 mod index;
+mod logging;
 mod options;
 mod types;
 
+pub use cursor::*;
 pub use index::*;
+pub use logging::*;
 pub use options::*;
 pub use types::*;
 
@@ -37,7 +43,7 @@ use crate::Error;
 
 /// Version of the C ABI described by `include/neardup.h`. It changes whenever a declaration
 /// changes incompatibly; compare it with [`nd_abi_version`] at start-up.
-pub const ND_ABI_VERSION: u32 = 3;
+pub const ND_ABI_VERSION: u32 = 4;
 
 /// Status of a C ABI call. Values are explicit and never reused for another meaning.
 #[repr(u32)]
@@ -88,6 +94,8 @@ pub enum nd_status {
     /// The handle was opened by another process (a child after `fork`): every call fails; open
     /// the index again in this process (after the parent closed it).
     ND_WRONG_PROCESS = 19,
+    /// The index was opened read-only (`nd_index_open_read_only`): writes are refused.
+    ND_READ_ONLY = 20,
 }
 
 use nd_status::*;
@@ -110,6 +118,7 @@ pub(crate) fn status_of(e: &Error) -> nd_status {
         Error::TextUnavailable { .. } => ND_TEXT_UNAVAILABLE,
         Error::AlreadyOpen { .. } => ND_ALREADY_OPEN,
         Error::WrongProcess { .. } => ND_WRONG_PROCESS,
+        Error::ReadOnly(..) => ND_READ_ONLY,
     }
 }
 
@@ -150,7 +159,8 @@ fn set_last_error(message: &str) {
 
 /// Runs one entry point: no panic crosses, the status and the thread's message are set.
 pub(crate) fn guard(f: impl FnOnce() -> FfiResult) -> nd_status {
-    match catch_unwind(AssertUnwindSafe(f)) {
+    logging::install_panic_hook();
+    match catch_unwind(AssertUnwindSafe(|| crate::quiet::within(f))) {
         Ok(Ok(())) => {
             set_last_error("");
             ND_OK
@@ -172,7 +182,8 @@ pub(crate) fn guard(f: impl FnOnce() -> FfiResult) -> nd_status {
 /// Like [`guard`] for entry points that cannot report a status (the `_free` functions): a panic
 /// is caught and dropped.
 pub(crate) fn guard_void(f: impl FnOnce()) {
-    let _ = catch_unwind(AssertUnwindSafe(f));
+    logging::install_panic_hook();
+    let _ = catch_unwind(AssertUnwindSafe(|| crate::quiet::within(f)));
 }
 
 fn panic_text(payload: &(dyn Any + Send)) -> String {
@@ -220,6 +231,7 @@ pub extern "C" fn nd_status_name(status: u32) -> *const c_char {
         17 => b"ND_TEXT_UNAVAILABLE\0",
         18 => b"ND_ALREADY_OPEN\0",
         19 => b"ND_WRONG_PROCESS\0",
+        20 => b"ND_READ_ONLY\0",
         _ => b"ND_UNKNOWN\0",
     };
     name.as_ptr().cast()
@@ -325,7 +337,7 @@ mod tests {
 
     #[test]
     fn every_status_has_its_name() {
-        for code in 0..=17u32 {
+        for code in 0..=20u32 {
             // SAFETY: static NUL-terminated strings.
             let name = unsafe { CStr::from_ptr(nd_status_name(code)) };
             assert_ne!(name.to_str().ok(), Some("ND_UNKNOWN"), "code {code}");

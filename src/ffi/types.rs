@@ -231,6 +231,9 @@ pub struct nd_verdict {
     /// True when the key was present with the same main text: nothing was written, and the
     /// verdict is the stored one (an unchanged recrawl; insert only; ABI version 3).
     pub unchanged: bool,
+    /// When `replaced`: what taking the old page out changed, as `nd_index_delete` reports it
+    /// (owned by the library, freed by `nd_verdict_free`); NULL otherwise (ABI version 4).
+    pub replaced_page: *mut nd_deletion,
     /// The page's internal id, [`ND_NO_ID`] for a query.
     pub doc_id: u32,
     /// The cluster the page joined or founded; [`ND_NO_ID`] for a query that found no duplicate.
@@ -247,7 +250,7 @@ pub struct nd_verdict {
     pub resemble: f64,
     /// Contain rate with `similar_to`, 0 to 1 (0 when not a duplicate).
     pub contain: f64,
-    /// Key of a stored page whose main text is identical to this page's (the earliest held),
+    /// Key of a stored page whose main text is identical to this page's (the one of lowest id),
     /// whatever `similar_to` and the cluster say; empty when there is none and for pages without
     /// main text (ABI version 3).
     pub identical_to: nd_str,
@@ -274,6 +277,10 @@ impl nd_verdict {
             replaced: v.replaced,
             no_main_text: v.no_main_text,
             unchanged: v.unchanged,
+            replaced_page: match &v.replaced_page {
+                Some(d) => Box::into_raw(Box::new(nd_deletion::from_deletion(d))),
+                None => std::ptr::null_mut(),
+            },
             doc_id: v.doc.unwrap_or(ND_NO_ID),
             cluster_id: v.cluster.unwrap_or(ND_NO_ID),
             text_chars: v.text_chars,
@@ -309,6 +316,192 @@ pub unsafe extern "C" fn nd_verdict_free(v: *mut nd_verdict) {
             (*std::ptr::addr_of_mut!((*v).representative)).release();
             (*std::ptr::addr_of_mut!((*v).similar_to)).release();
             (*std::ptr::addr_of_mut!((*v).identical_to)).release();
+            let d = std::ptr::addr_of_mut!((*v).replaced_page);
+            if !(*d).is_null() {
+                let mut b = Box::from_raw(*d);
+                b.release();
+                *d = std::ptr::null_mut();
+            }
+        }
+    })
+}
+
+/// A member moved to another cluster by a representative's delete.
+#[repr(C)]
+#[allow(non_camel_case_types)]
+#[derive(Debug)]
+pub struct nd_moved {
+    /// The member's key.
+    pub key: nd_str,
+    /// The cluster it is in now.
+    pub cluster_id: u32,
+    /// That cluster's representative (its own key when it founded the cluster).
+    pub representative: nd_str,
+}
+
+/// What a delete changed (ABI version 4). The caller owns the struct; the strings and the
+/// `moved` array are the library's, freed by [`nd_deletion_free`]. Zero-initialize it.
+#[repr(C)]
+#[allow(non_camel_case_types)]
+#[derive(Debug)]
+pub struct nd_deletion {
+    /// The deleted page's internal id (free now).
+    pub doc_id: u32,
+    /// The cluster it was in.
+    pub cluster_id: u32,
+    /// True when it was that cluster's representative.
+    pub was_representative: bool,
+    /// True when the cluster is gone (it had no other member).
+    pub cluster_gone: bool,
+    /// The cluster's representative after the delete (the same page after a member's delete,
+    /// the member the policy prefers after a representative's); empty when the cluster is gone.
+    pub representative: nd_str,
+    /// After a representative's delete, the members that no longer verified against the new
+    /// representative, and where each went; NULL when `moved_len` is 0.
+    pub moved: *mut nd_moved,
+    /// Number of entries of `moved`.
+    pub moved_len: usize,
+}
+
+impl nd_deletion {
+    pub(crate) fn from_deletion(d: &crate::Deletion) -> nd_deletion {
+        let moved: Vec<nd_moved> = d
+            .moved
+            .iter()
+            .map(|m| nd_moved {
+                key: nd_str::from_str(&m.key),
+                cluster_id: m.cluster,
+                representative: nd_str::from_str(&m.representative),
+            })
+            .collect();
+        let moved_len = moved.len();
+        nd_deletion {
+            doc_id: d.doc,
+            cluster_id: d.cluster,
+            was_representative: d.was_representative,
+            cluster_gone: d.representative.is_none(),
+            representative: nd_str::from_opt(d.representative.as_deref()),
+            moved: if moved.is_empty() {
+                std::ptr::null_mut()
+            } else {
+                Box::into_raw(moved.into_boxed_slice()).cast()
+            },
+            moved_len,
+        }
+    }
+
+    /// Releases the strings and the array and leaves empty values.
+    ///
+    /// # Safety
+    /// `self` is zeroed or was made by [`nd_deletion::from_deletion`] and not released since.
+    pub(crate) unsafe fn release(&mut self) {
+        // SAFETY: per the contract.
+        unsafe {
+            self.representative.release();
+            if !self.moved.is_null() {
+                let slice = std::ptr::slice_from_raw_parts_mut(self.moved, self.moved_len);
+                let mut moved = Box::from_raw(slice);
+                for m in moved.iter_mut() {
+                    m.key.release();
+                    m.representative.release();
+                }
+            }
+        }
+        self.moved = std::ptr::null_mut();
+        self.moved_len = 0;
+    }
+}
+
+/// Frees what the library put in a deletion result and resets it. Accepts NULL and zeroed
+/// values, so freeing twice is harmless.
+///
+/// # Safety
+/// `d` is NULL or points at a deletion result that is zeroed or was filled by the library.
+#[no_mangle]
+pub unsafe extern "C" fn nd_deletion_free(d: *mut nd_deletion) {
+    guard_void(|| {
+        // SAFETY: per the contract.
+        if let Some(d) = unsafe { d.as_mut() } {
+            // SAFETY: as above.
+            unsafe { d.release() }
+        }
+    })
+}
+
+/// A stored page as the index holds it (`nd_index_get`; ABI version 4). The caller owns the
+/// struct; its strings are the library's, freed by [`nd_record_free`]. Zero-initialize it.
+#[repr(C)]
+#[allow(non_camel_case_types)]
+#[derive(Debug)]
+pub struct nd_record {
+    /// The page's internal id.
+    pub doc_id: u32,
+    /// The cluster it is in.
+    pub cluster_id: u32,
+    /// Length of its normalized main text, in characters.
+    pub text_chars: u32,
+    /// True when it leads its cluster.
+    pub is_representative: bool,
+    /// Its insertion number: unique for the index's life, in insertion order.
+    pub seq: u64,
+    /// Its publish time, Unix seconds (0: unknown).
+    pub time: i64,
+    /// The high 64 bits of the hash of its normalized main text.
+    pub content_hash_hi: u64,
+    /// The low 64 bits of that hash.
+    pub content_hash_lo: u64,
+    /// Resemble rate with `similar_to` when placed (0 with none).
+    pub resemble: f64,
+    /// Contain rate with `similar_to` when placed (0 with none).
+    pub contain: f64,
+    /// The page's key.
+    pub key: nd_str,
+    /// Its cluster's representative.
+    pub representative: nd_str,
+    /// The page it was judged a near duplicate of when placed, while held; empty otherwise.
+    pub similar_to: nd_str,
+    /// The host it came from (may be empty).
+    pub host: nd_str,
+}
+
+impl nd_record {
+    pub(crate) fn from_record(r: &crate::Record) -> nd_record {
+        nd_record {
+            doc_id: r.doc,
+            cluster_id: r.cluster,
+            text_chars: r.text_chars,
+            is_representative: r.representative == r.key,
+            seq: r.seq,
+            time: r.time,
+            content_hash_hi: (r.content_hash >> 64) as u64,
+            content_hash_lo: r.content_hash as u64,
+            resemble: r.resemble,
+            contain: r.contain,
+            key: nd_str::from_str(&r.key),
+            representative: nd_str::from_str(&r.representative),
+            similar_to: nd_str::from_opt(r.similar_to.as_deref()),
+            host: nd_str::from_str(&r.host),
+        }
+    }
+}
+
+/// Frees the strings of a record the library filled and resets them. Accepts NULL and zeroed
+/// records, so freeing twice is harmless.
+///
+/// # Safety
+/// `r` is NULL or points at a record that is zeroed or was filled by the library.
+#[no_mangle]
+pub unsafe extern "C" fn nd_record_free(r: *mut nd_record) {
+    guard_void(|| {
+        // SAFETY: per the contract.
+        if let Some(r) = unsafe { r.as_mut() } {
+            // SAFETY: each string is empty or library-made.
+            unsafe {
+                r.key.release();
+                r.representative.release();
+                r.similar_to.release();
+                r.host.release();
+            }
         }
     })
 }

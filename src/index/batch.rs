@@ -170,7 +170,9 @@ impl<T: Send, F: Fn(usize) -> T + Send + Sync> Job for Items<T, F> {
                 return;
             };
             // A panicking item is recorded as missing, so that the step still ends.
-            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| (self.f)(i)));
+            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                crate::quiet::within(|| (self.f)(i))
+            }));
             *slot.lock() = r.ok();
             let mut done = self.done.lock();
             *done += 1;
@@ -291,6 +293,7 @@ impl Index {
         progress: &mut dyn FnMut(usize, usize),
     ) -> Result<Vec<Result<Verdict>>> {
         self.check_writable()?;
+        let _in_flight = InFlight::enter(self);
         let window = opts.window.max(1);
         let ranges: Vec<std::ops::Range<usize>> = (0..pages.len())
             .step_by(window)
@@ -689,7 +692,6 @@ impl Index {
         let read_at = cur.read_at;
         for chunk in w.order.chunks(opts.group.max(1)) {
             let mut counters = self.lock_writer()?;
-            let first_id = counters.next_doc;
             // The postings the pre-decisions read are current, with this batch's commits since
             // applied on top, while no other write has come between.
             let since = |history: &[Committed]| -> Option<usize> {
@@ -723,10 +725,11 @@ impl Index {
             if failed {
                 // One page failed inside the shared write: redo the group page by page, so that
                 // only that page is left out. The ids the failed write gave out are given anew.
+                let given = txn.allocated_docs().to_vec();
                 drop(txn);
                 for &i in chunk {
                     doc_of[i] = None;
-                    pre[i].memo.forget_from(first_id);
+                    pre[i].memo.forget(&given);
                 }
                 for &i in chunk {
                     if let Some(sig) = &w.sigs[i] {
@@ -813,6 +816,28 @@ fn known_outcomes<'m>(
         since,
     });
     (&mut pre.memo, known)
+}
+
+/// A batch in flight: ids freed meanwhile are held back from reuse until no batch is (see
+/// `super::FreeIds::held`).
+struct InFlight<'a>(&'a Index);
+
+impl<'a> InFlight<'a> {
+    fn enter(ix: &'a Index) -> Self {
+        ix.writer.lock().batches += 1;
+        InFlight(ix)
+    }
+}
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        let mut c = self.0.writer.lock();
+        c.batches = c.batches.saturating_sub(1);
+        if c.batches == 0 {
+            c.free_docs.release();
+            c.free_clusters.release();
+        }
+    }
 }
 
 /// The error of a page whose work panicked in a batch worker.

@@ -60,6 +60,7 @@ impl Index {
 
         // Pages.
         let mut live = RoaringBitmap::new();
+        let mut seqs: HashMap<u64, DocId> = HashMap::new();
         let mut page_cluster: HashMap<DocId, ClusterId> = HashMap::new();
         let mut page_host: HashMap<DocId, String> = HashMap::new();
         for item in self.db.iterator_cf(self.cf(cf::DOCS), IteratorMode::Start) {
@@ -80,6 +81,18 @@ impl Index {
             };
             rep.pages += 1;
             live.insert(id);
+            if rec.seq >= counters.next_seq {
+                rep.problem(format!(
+                    "page {id} has insertion number {}, at or above the next one ({})",
+                    rec.seq, counters.next_seq
+                ));
+            }
+            if let Some(other) = seqs.insert(rec.seq, id) {
+                rep.problem(format!(
+                    "pages {other} and {id} have the same insertion number {}",
+                    rec.seq
+                ));
+            }
             page_cluster.insert(id, rec.cluster);
             page_host.insert(id, rec.host.clone());
             match self.key_id(&rec.key) {
@@ -120,6 +133,7 @@ impl Index {
 
         // Clusters.
         let mut membership: HashMap<DocId, u32> = HashMap::new();
+        let mut cluster_ids = RoaringBitmap::new();
         for item in self
             .db
             .iterator_cf(self.cf(cf::CLUSTERS), IteratorMode::Start)
@@ -136,6 +150,7 @@ impl Index {
             };
             let (cid, cl) = cl;
             rep.clusters += 1;
+            cluster_ids.insert(cid);
             if cid >= counters.next_cluster {
                 rep.problem(format!(
                     "cluster {cid} is at or above the cluster allocator ({})",
@@ -278,6 +293,46 @@ impl Index {
                 rep.problem(format!(
                     "page {max} is at or above the id allocator ({})",
                     counters.next_doc
+                ));
+            }
+        }
+        // Free ids: exactly the ids below each allocator that nothing live holds, stored and
+        // in memory alike.
+        for (what, next, live_ids, prefix, free) in [
+            (
+                "page",
+                counters.next_doc,
+                &live,
+                storage::meta::FREE_DOC,
+                &counters.free_docs,
+            ),
+            (
+                "cluster",
+                counters.next_cluster,
+                &cluster_ids,
+                storage::meta::FREE_CLUSTER,
+                &counters.free_clusters,
+            ),
+        ] {
+            let mut expected = RoaringBitmap::new();
+            expected.insert_range(0..next);
+            expected -= live_ids;
+            let stored = self.load_free(prefix)?;
+            if stored != expected {
+                let missing = &expected - &stored;
+                let extra = &stored - &expected;
+                rep.problem(format!(
+                    "free {what} ids: {} missing from the free list (first {:?}), {} listed but \
+                     not free (first {:?})",
+                    missing.len(),
+                    missing.min(),
+                    extra.len(),
+                    extra.min()
+                ));
+            }
+            if free.all() != stored {
+                rep.problem(format!(
+                    "the free {what} ids in memory differ from the stored ones"
                 ));
             }
         }

@@ -89,9 +89,11 @@ impl Memo {
         self.0.insert(against, outcome);
     }
 
-    /// Forgets the outcomes against pages from `first` on (ids a failed write had given out).
-    pub(crate) fn forget_from(&mut self, first: DocId) {
-        self.0.retain(|&id, _| id < first);
+    /// Forgets the outcomes against pages of these ids (ids a failed write had given out).
+    pub(crate) fn forget(&mut self, ids: &[DocId]) {
+        for id in ids {
+            self.0.remove(id);
+        }
     }
 }
 
@@ -108,10 +110,22 @@ pub(crate) struct Decision {
     /// The probe has (almost) no main text, so nothing was compared (see
     /// [`crate::IndexOptions::min_text_width`]).
     pub(crate) no_main_text: bool,
-    /// The earliest held page with the probe's exact content (none without main text).
+    /// The held page of lowest id with the probe's exact content (none without main text).
     pub(crate) identical: Option<DocId>,
 }
 
+/// What a page's leaving did to its cluster (see [`Index::leave_cluster`]).
+#[derive(Default)]
+pub(crate) struct Left {
+    /// The page led the cluster.
+    pub(crate) was_representative: bool,
+    /// The cluster's representative after (`None`: the cluster is gone).
+    pub(crate) representative: Option<DocId>,
+    /// Members re-placed after a hand-over, and where each went.
+    pub(crate) moved: Vec<(DocId, Placed)>,
+}
+
+#[derive(Clone, Copy)]
 pub(crate) struct Placed {
     pub(crate) cluster: ClusterId,
     pub(crate) representative: DocId,
@@ -394,13 +408,15 @@ impl Index {
     /// Should page `a` lead a cluster rather than page `b`, under the policy?
     pub(crate) fn prefers(&self, a: &DocRecord, a_id: DocId, b: &DocRecord, b_id: DocId) -> bool {
         match self.opts.representative {
-            RepresentativePolicy::FirstSeen => a_id < b_id,
+            // Insertion numbers, not ids: ids are given out again.
+            RepresentativePolicy::FirstSeen => (a.seq, a_id) < (b.seq, b_id),
             RepresentativePolicy::EarliestTime => {
                 let t = |r: &DocRecord| if r.time > 0 { r.time } else { i64::MAX };
-                (t(a), a_id) < (t(b), b_id)
+                (t(a), a.seq, a_id) < (t(b), b.seq, b_id)
             }
             RepresentativePolicy::LongestText => {
-                (std::cmp::Reverse(a.text_chars), a_id) < (std::cmp::Reverse(b.text_chars), b_id)
+                (std::cmp::Reverse(a.text_chars), a.seq, a_id)
+                    < (std::cmp::Reverse(b.text_chars), b.seq, b_id)
             }
         }
     }
@@ -457,19 +473,27 @@ impl Index {
     }
 
     /// Takes a deleted page out of its cluster, handing over and re-placing members as needed.
-    pub(crate) fn leave_cluster(&self, txn: &mut Txn<'_>, id: DocId, cid: ClusterId) -> Result<()> {
+    pub(crate) fn leave_cluster(
+        &self,
+        txn: &mut Txn<'_>,
+        id: DocId,
+        cid: ClusterId,
+    ) -> Result<Left> {
+        let mut left = Left::default();
         let Some(mut cl) = txn.cluster(cid)? else {
-            return Ok(());
+            return Ok(left);
         };
         cl.members.remove(id);
         if cl.representative != id {
             if cl.members.is_empty() {
                 txn.delete_cluster(cid);
             } else {
+                left.representative = Some(cl.representative);
                 txn.put_cluster(cid, cl);
             }
-            return Ok(());
+            return Ok(left);
         }
+        left.was_representative = true;
         // Hand-over: the member the policy prefers leads.
         let mut best: Option<(DocId, DocRecord)> = None;
         for m in cl.members.iter() {
@@ -484,9 +508,10 @@ impl Index {
         }
         let Some((rep, _)) = best else {
             txn.delete_cluster(cid);
-            return Ok(());
+            return Ok(left);
         };
         cl.representative = rep;
+        left.representative = Some(rep);
         let mut displaced = Vec::new();
         let rep_codes = txn.doc(rep)?.map(|r| r.codes).unwrap_or_default();
         if let Some(rep_text) = txn.text(rep)? {
@@ -505,14 +530,15 @@ impl Index {
         }
         txn.put_cluster(cid, cl);
         for m in displaced {
-            self.replace_member(txn, m, cid)?;
+            let placed = self.replace_member(txn, m, cid)?;
+            left.moved.push((m, placed));
         }
-        Ok(())
+        Ok(left)
     }
 
     /// Re-places a member that no longer resembles its cluster's new representative: it joins
     /// another cluster it verifies against, or founds its own (never its old cluster).
-    fn replace_member(&self, txn: &mut Txn<'_>, m: DocId, old: ClusterId) -> Result<()> {
+    fn replace_member(&self, txn: &mut Txn<'_>, m: DocId, old: ClusterId) -> Result<Placed> {
         let mut rec = txn
             .doc(m)?
             .ok_or_else(|| Error::corruption(cf::DOCS, &id_key(m), "member is missing"))?;
@@ -536,9 +562,16 @@ impl Index {
             &mut Timing::default(),
             &mut Memo::default(),
         )?;
-        self.place(txn, m, &mut rec, decision.best.as_ref())?;
-        rec.similar_to = decision.nearest.map_or(NO_DOC, |n| n.against);
+        let placed = self.place(txn, m, &mut rec, decision.best.as_ref())?;
+        let nearest = match decision.nearest {
+            Some(n) => txn
+                .doc(n.against)?
+                .map(|r| (n.against, r.seq, n.resemble as f32, n.contain as f32)),
+            None => None,
+        };
+        (rec.similar_to, rec.similar_seq, rec.resemble, rec.contain) =
+            nearest.unwrap_or((NO_DOC, 0, 0.0, 0.0));
         txn.put_doc(m, rec);
-        Ok(())
+        Ok(placed)
     }
 }

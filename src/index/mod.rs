@@ -11,6 +11,7 @@ mod chrome;
 mod cluster;
 mod compact;
 mod explain;
+mod read;
 mod registry;
 mod source;
 mod txn;
@@ -35,6 +36,7 @@ pub use cluster::Match;
 use cluster::Memo;
 pub use compact::{dir_bytes, CompactReport};
 pub use explain::{explain_pair, ExplainedPage, Explanation};
+pub use read::{ClusterInfo, Clusters, Keys, Members, Record};
 pub use source::{SourcedContent, TextSource};
 
 use crate::fingerprint::{fingerprints_and_sketch, hamming, Content, Signatures};
@@ -97,7 +99,7 @@ pub struct Verdict {
     pub contain: f64,
     /// True when the normalized texts of this page and `similar_to` are identical.
     pub exact: bool,
-    /// Key of a stored page whose main text is identical to this page's (the earliest held),
+    /// Key of a stored page whose main text is identical to this page's (the one of lowest id),
     /// whatever `similar_to` and the cluster say; `None` when there is none, and for pages
     /// without main text (their empty extractions are not "identical" to anything).
     pub identical_to: Option<String>,
@@ -105,11 +107,14 @@ pub struct Verdict {
     pub text_chars: u32,
     /// True when the key was already present and its page was replaced.
     pub replaced: bool,
+    /// When the page replaced another under its key: what taking the old page out changed
+    /// (as [`Index::delete`] reports it; the new page is placed after).
+    pub replaced_page: Option<Box<Deletion>>,
     /// True when the key was already present with the same main text (same content hash, same
     /// host): an unchanged recrawl. Nothing was written — no new id, no verification, no change
     /// of cluster or role — and the verdict is the stored one: `duplicate` and `similar_to` as
     /// decided when the page was inserted (when that page is still held), its cluster and
-    /// representative now; `resemble` and `contain` are 0 (they are not stored).
+    /// representative now; `resemble` and `contain` as stored then (in single precision).
     pub unchanged: bool,
     /// True when the page has (almost) no main text — narrower than
     /// [`IndexOptions::min_text_width`]: it was stored, in a cluster of its own, without being
@@ -123,6 +128,38 @@ pub struct Verdict {
     pub timing: Timing,
 }
 
+/// What a delete changed (the result of [`Index::delete`], and of the replace of a page).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Deletion {
+    /// The deleted page's key.
+    pub key: String,
+    /// Its internal id (free now, and given to a later page).
+    pub doc: DocId,
+    /// The cluster it was in.
+    pub cluster: ClusterId,
+    /// True when it was that cluster's representative.
+    pub was_representative: bool,
+    /// The key of the cluster's representative after the delete: the same page when a member
+    /// was deleted, the member the policy prefers after a representative's delete; `None` when
+    /// the cluster is gone (it had no other member).
+    pub representative: Option<String>,
+    /// After a representative's delete, the members that did not verify against the new
+    /// representative: each was re-placed into another cluster it verifies against, or founded
+    /// its own. The other members stayed.
+    pub moved: Vec<Moved>,
+}
+
+/// A member moved to another cluster by a representative's delete.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Moved {
+    /// Its key.
+    pub key: String,
+    /// The cluster it is in now.
+    pub cluster: ClusterId,
+    /// That cluster's representative (its own key when it founded the cluster).
+    pub representative: String,
+}
+
 /// Figures about an index.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct Stats {
@@ -134,6 +171,11 @@ pub struct Stats {
     pub frequent: Vec<(String, String)>,
     /// Bytes on disk (SST files) and in memtables per column family.
     pub bytes: Vec<(String, u64)>,
+    /// Page ids given out so far (the high-water mark: ids of deleted pages are given out again
+    /// before it grows, so it stays near the most pages ever held at once).
+    pub page_ids: u32,
+    /// Cluster ids given out so far (the high-water mark, as for pages).
+    pub cluster_ids: u32,
     /// Number of clusters by size bucket (`1`, `2`, `3-5`, `6-10`, `11-50`, `51-`).
     pub cluster_sizes: Vec<(String, u64)>,
     /// Site chrome learned per host (see [`crate::ChromeConfig`]).
@@ -155,12 +197,67 @@ pub struct ChromeStats {
     pub blocks_dropped: u64,
 }
 
-#[derive(Clone, Copy, Debug, Default)]
+/// The writer's state: id allocators and counts (persisted in the `meta` column family with
+/// every commit).
+#[derive(Clone, Debug, Default)]
 pub(crate) struct Counters {
     next_doc: DocId,
     next_cluster: ClusterId,
     live_docs: u64,
     live_clusters: u64,
+    /// The next page insertion number ([`DocRecord::seq`]).
+    next_seq: u64,
+    /// Ids of deleted pages, given out again before `next_doc` grows.
+    free_docs: FreeIds,
+    /// Ids of dissolved clusters, given out again before `next_cluster` grows.
+    free_clusters: FreeIds,
+    /// Batches in flight (see [`FreeIds::held`]).
+    batches: u32,
+}
+
+/// The free ids of one kind, in memory; each is also a key in the `meta` column family
+/// (`storage::meta::free_key`), written in the same batch as the delete that frees it and the
+/// insert that takes it again.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct FreeIds {
+    /// Ids that can be given out now (shared with transactions without a copy).
+    ready: Arc<RoaringBitmap>,
+    /// Ids freed while a batch was in flight. A batch decides pages on outcomes it computed ahead
+    /// against the pages it read (`cluster::Memo`, keyed by id): an id freed meanwhile must not
+    /// name another page before the batch has ended. They join `ready` when no batch is in flight.
+    held: RoaringBitmap,
+}
+
+impl FreeIds {
+    /// Takes out the ids a commit gave out, and adds the ids it freed (held while `hold`).
+    fn settle(&mut self, taken: &[u32], freed: &[u32], hold: bool) {
+        if taken.is_empty() && freed.is_empty() {
+            return;
+        }
+        let ready = Arc::make_mut(&mut self.ready);
+        for &t in taken {
+            ready.remove(t);
+        }
+        for &f in freed {
+            if hold {
+                self.held.insert(f);
+            } else {
+                ready.insert(f);
+            }
+        }
+    }
+
+    /// Makes the held ids ready (no batch in flight any more).
+    fn release(&mut self) {
+        if !self.held.is_empty() {
+            *Arc::make_mut(&mut self.ready) |= std::mem::take(&mut self.held);
+        }
+    }
+
+    /// Every free id, ready or held.
+    pub(crate) fn all(&self) -> RoaringBitmap {
+        &*self.ready | &self.held
+    }
 }
 
 /// The parts of the configuration that shape what is stored.
@@ -229,6 +326,8 @@ pub struct Index {
     page_cluster: RwLock<Vec<ClusterId>>,
     /// Where texts come from when they are not stored.
     source: Option<Arc<dyn TextSource>>,
+    /// Opened with [`Index::open_read_only`]: every write is refused.
+    read_only: bool,
     /// This process's registration of the directory (declared after `db`, so it is released
     /// after RocksDB has closed).
     registration: registry::Registration,
@@ -379,6 +478,20 @@ impl Index {
         // One handle per directory per process, whatever the path's spelling.
         let registration = registry::Registration::acquire(&path)?;
         let db = storage::open_db(&path, opts.create_if_missing, tables)?;
+        Index::with_db(db, path, opts, source, registration, false)
+    }
+
+    /// The index over an opened database: checks the format and configuration and loads the
+    /// in-memory state.
+    fn with_db(
+        db: DB,
+        path: PathBuf,
+        opts: IndexOptions,
+        source: Option<Arc<dyn TextSource>>,
+        registration: registry::Registration,
+        read_only: bool,
+    ) -> Result<Index> {
+        let tables = SimhashTables::new(opts.simhash_max_distance)?;
         let ix = Index {
             db,
             path,
@@ -390,13 +503,73 @@ impl Index {
             frequent: RwLock::new(HashSet::new()),
             page_cluster: RwLock::new(Vec::new()),
             source,
+            read_only,
             registration,
         };
-        ix.check_or_write_meta()?;
-        *ix.writer.lock() = ix.load_counters()?;
+        let format = ix.check_or_write_meta()?;
         *ix.frequent.write() = ix.load_frequent()?;
         *ix.page_cluster.write() = ix.load_page_clusters()?;
+        let mut counters = ix.load_counters()?;
+        if format == storage::FORMAT_VERSION_2 {
+            ix.upgrade_from_2(&mut counters)?;
+        }
+        log::info!(
+            "neardup: opened {}{}: {} pages in {} clusters",
+            ix.path.display(),
+            if read_only { " read-only" } else { "" },
+            counters.live_docs,
+            counters.live_clusters
+        );
+        *ix.writer.lock() = counters;
         Ok(ix)
+    }
+
+    /// Opens an index or a checkpoint read-only, with its stored configuration: for a serving
+    /// process beside the writer (in this process or another), or for a snapshot on read-only
+    /// storage. Nothing in `path` is written; every write (insert, batch, delete, compact,
+    /// flush) fails with [`Error::ReadOnly`]. The handle sees the index as it was when opened
+    /// (RocksDB's read-only mode): reopen it to see later writes. It is not registered as the
+    /// directory's writer (see [`Error::AlreadyOpen`]).
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] when there is no index at `path` or it lacks a column family
+    /// (written by an older build: open it for writing once), storage, format and corruption
+    /// errors.
+    pub fn open_read_only(path: impl AsRef<Path>) -> Result<Index> {
+        let path = path.as_ref();
+        if !path.join("CURRENT").exists() {
+            return Err(Error::InvalidArgument(format!(
+                "no index at {}",
+                path.display()
+            )));
+        }
+        let stored = StoredConfig::read(path)?;
+        let opts = IndexOptions {
+            create_if_missing: false,
+            ..stored.options()
+        };
+        let tables = SimhashTables::new(opts.simhash_max_distance)?;
+        let db = storage::open_db_read_only(path, tables)?;
+        if let Some(missing) = cf::ALL.iter().find(|n| db.cf_handle(n).is_none()) {
+            return Err(Error::InvalidArgument(format!(
+                "{} has no `{missing}` column family (written by an older build): open it for \
+                 writing once, or compact it, before opening it read-only",
+                path.display()
+            )));
+        }
+        Index::with_db(
+            db,
+            path.to_path_buf(),
+            opts,
+            None,
+            registry::Registration::read_only(),
+            true,
+        )
+    }
+
+    /// True when the index was opened with [`Index::open_read_only`].
+    pub fn is_read_only(&self) -> bool {
+        self.read_only
     }
 
     /// Opens an existing index with the signature parameters, simhash distance and
@@ -441,7 +614,9 @@ impl Index {
         }
     }
 
-    fn check_or_write_meta(&self) -> Result<()> {
+    /// Checks the stored format and configuration (writes them into a new index); returns the
+    /// format version found.
+    fn check_or_write_meta(&self) -> Result<u32> {
         let m = self.cf(cf::META);
         let get = |k: &[u8]| {
             self.db
@@ -451,7 +626,7 @@ impl Index {
         match get(meta::FORMAT)? {
             Some(v) => {
                 let found = storage::decode_u32(cf::META, meta::FORMAT, &v)?;
-                if found != FORMAT_VERSION {
+                if found != FORMAT_VERSION && found != storage::FORMAT_VERSION_2 {
                     return Err(Error::IncompatibleFormat {
                         found,
                         supported: FORMAT_VERSION,
@@ -476,8 +651,13 @@ impl Index {
                         requested: w,
                     });
                 }
-                Ok(())
+                Ok(found)
             }
+            None if self.read_only => Err(Error::corruption(
+                cf::META,
+                meta::FORMAT,
+                "no format version in an index opened read-only",
+            )),
             None => {
                 let mut it = self.db.iterator_cf(self.cf(cf::DOCS), IteratorMode::Start);
                 if it.next().is_some() {
@@ -494,9 +674,84 @@ impl Index {
                 b.put_cf(m, meta::CONFIG, config);
                 self.db
                     .write(b)
-                    .map_err(|e| Error::storage("writing meta", e))
+                    .map_err(|e| Error::storage("writing meta", e))?;
+                Ok(FORMAT_VERSION)
             }
         }
+    }
+
+    /// Upgrades an index of format 2, where ids were never reused: every id below the
+    /// allocators that no live page or cluster holds becomes free, and the insertion numbers
+    /// start at the page allocator (a format 2 page's number is its id) — in one write.
+    fn upgrade_from_2(&self, counters: &mut Counters) -> Result<()> {
+        let m = self.cf(cf::META);
+        let mut b = rocksdb::WriteBatch::default();
+        let live_docs: RoaringBitmap = {
+            let map = self.page_cluster.read();
+            (0..map.len() as u32)
+                .filter(|&i| map[i as usize] != NO_CLUSTER)
+                .collect()
+        };
+        let mut live_clusters = RoaringBitmap::new();
+        for item in self
+            .db
+            .iterator_cf(self.cf(cf::CLUSTERS), IteratorMode::Start)
+        {
+            let (k, _) = item.map_err(|e| Error::storage("reading clusters", e))?;
+            live_clusters.insert(storage::decode_u32(cf::CLUSTERS, &k, &k)?);
+        }
+        let mut free = |n: u32, live: &RoaringBitmap, prefix: &[u8]| -> RoaringBitmap {
+            let mut f = RoaringBitmap::new();
+            f.insert_range(0..n);
+            f -= live;
+            for id in &f {
+                b.put_cf(m, meta::free_key(prefix, id), []);
+            }
+            f
+        };
+        let free_docs = free(counters.next_doc, &live_docs, meta::FREE_DOC);
+        let free_clusters = free(counters.next_cluster, &live_clusters, meta::FREE_CLUSTER);
+        let next_seq = u64::from(counters.next_doc);
+        b.put_cf(m, meta::NEXT_SEQ, next_seq.to_be_bytes());
+        b.put_cf(m, meta::FORMAT, FORMAT_VERSION.to_be_bytes());
+        // Read-only: the same state in memory, nothing written.
+        if !self.read_only {
+            let mut wo = WriteOptions::default();
+            wo.set_sync(true);
+            self.db
+                .write_opt(b, &wo)
+                .map_err(|e| Error::storage("upgrading the index from format 2", e))?;
+        }
+        if !self.read_only {
+            log::info!(
+                "neardup: upgraded {} from format 2 to {FORMAT_VERSION} ({} free page ids, {} \
+                 free cluster ids)",
+                self.path.display(),
+                free_docs.len(),
+                free_clusters.len()
+            );
+        }
+        counters.next_seq = next_seq;
+        counters.free_docs.ready = Arc::new(free_docs);
+        counters.free_clusters.ready = Arc::new(free_clusters);
+        Ok(())
+    }
+
+    /// The free ids stored under `prefix`.
+    fn load_free(&self, prefix: &[u8]) -> Result<RoaringBitmap> {
+        let mut ids = RoaringBitmap::new();
+        let it = self.db.iterator_cf(
+            self.cf(cf::META),
+            IteratorMode::From(prefix, Direction::Forward),
+        );
+        for item in it {
+            let (k, _) = item.map_err(|e| Error::storage("reading free ids", e))?;
+            let Some(id) = k.strip_prefix(prefix) else {
+                break;
+            };
+            ids.insert(storage::decode_u32(cf::META, &k, id)?);
+        }
+        Ok(ids)
     }
 
     fn load_counters(&self) -> Result<Counters> {
@@ -520,11 +775,25 @@ impl Index {
                     .map_err(|_| Error::corruption(cf::META, k, "expected 8 bytes")),
             }
         };
+        let next_doc = u32_of(meta::NEXT_DOC)?;
         Ok(Counters {
-            next_doc: u32_of(meta::NEXT_DOC)?,
+            next_doc,
             next_cluster: u32_of(meta::NEXT_CLUSTER)?,
             live_docs: u64_of(meta::LIVE_DOCS)?,
             live_clusters: u64_of(meta::LIVE_CLUSTERS)?,
+            next_seq: match get(meta::NEXT_SEQ)? {
+                None => u64::from(next_doc),
+                Some(_) => u64_of(meta::NEXT_SEQ)?,
+            },
+            free_docs: FreeIds {
+                ready: Arc::new(self.load_free(meta::FREE_DOC)?),
+                held: RoaringBitmap::new(),
+            },
+            free_clusters: FreeIds {
+                ready: Arc::new(self.load_free(meta::FREE_CLUSTER)?),
+                held: RoaringBitmap::new(),
+            },
+            batches: 0,
         })
     }
 
@@ -736,8 +1005,8 @@ impl Index {
         Ok(Some((rec.cluster, view.doc(cl.representative)?.key)))
     }
 
-    /// The keys of a cluster's members in insertion order, `limit` of them from position
-    /// `offset`; `None` when the cluster does not exist.
+    /// The keys of a cluster's members in id order, `limit` of them from position `offset`;
+    /// `None` when the cluster does not exist.
     ///
     /// # Errors
     /// [`Error::Storage`] or [`Error::Corruption`] from the database.
@@ -883,6 +1152,7 @@ impl Index {
 
     fn check_writable(&self) -> Result<()> {
         self.registration.check_process()?;
+        self.refuse_if_read_only("a write")?;
         if self.poisoned.load(Ordering::Acquire) {
             return Err(Error::Poisoned);
         }
@@ -897,21 +1167,31 @@ impl Index {
         txn.resolve_chrome()?;
         txn.finish();
         let frequent_added = std::mem::take(&mut txn.frequent_added);
-        let new_counters = Counters {
-            next_doc: txn.next_doc,
-            next_cluster: txn.next_cluster,
-            live_docs: txn.live_docs,
-            live_clusters: txn.live_clusters,
-        };
+        let ids = txn.take_ids();
         let mut wo = WriteOptions::default();
         wo.set_sync(sync && self.opts.sync_writes);
         let batch = std::mem::take(&mut txn.batch);
         if let Err(e) = self.db.write_opt(batch, &wo) {
             self.poisoned.store(true, Ordering::Release);
+            log::error!(
+                "neardup: a write to {} failed ({e}); the index refuses writes until reopened",
+                self.path.display()
+            );
             return Err(Error::storage("committing a write batch", e));
         }
         let number = self.commits.fetch_add(1, Ordering::AcqRel) + 1;
-        *counters = new_counters;
+        counters.next_doc = txn.next_doc;
+        counters.next_cluster = txn.next_cluster;
+        counters.live_docs = txn.live_docs;
+        counters.live_clusters = txn.live_clusters;
+        counters.next_seq = txn.next_seq;
+        let hold = counters.batches > 0;
+        counters
+            .free_docs
+            .settle(&ids.taken_docs, &ids.freed_docs, hold);
+        counters
+            .free_clusters
+            .settle(&ids.taken_clusters, &ids.freed_clusters, hold);
         if !frequent_added.is_empty() {
             self.frequent.write().extend(frequent_added);
         }
@@ -1012,6 +1292,7 @@ impl Index {
             identical_to: None,
             text_chars: text_chars(&sig.text),
             replaced: false,
+            replaced_page: None,
             unchanged: false,
             no_main_text: decision.no_main_text,
             candidates: cands,
@@ -1043,14 +1324,15 @@ impl Index {
     /// # Errors
     /// [`Error::NotFound`] when the key is absent, [`Error::Poisoned`] after a failed write,
     /// storage and corruption errors.
-    pub fn delete(&self, key: &str) -> Result<()> {
+    pub fn delete(&self, key: &str) -> Result<Deletion> {
         let mut counters = self.lock_writer()?;
         let mut txn = Txn::new(self, &counters);
         let id = txn
             .key_id(key)?
             .ok_or_else(|| Error::NotFound(key.to_string()))?;
-        self.delete_in(&mut txn, id)?;
-        self.commit(txn, &mut counters, true).map(|_| ())
+        let deletion = self.delete_in(&mut txn, id)?;
+        self.commit(txn, &mut counters, true)?;
+        Ok(deletion)
     }
 
     fn insert_in(
@@ -1072,10 +1354,9 @@ impl Index {
                         return self.stored_verdict(txn, old, rec, no_text, timing);
                     }
                 }
-                self.delete_in(txn, old)?;
-                true
+                Some(self.delete_in(txn, old)?)
             }
-            None => false,
+            None => None,
         };
         let probe = Probe {
             known,
@@ -1087,7 +1368,11 @@ impl Index {
             None => None,
         };
         let tw = Instant::now();
-        let id = txn.alloc_doc()?;
+        let (id, seq) = txn.alloc_doc()?;
+        let nearest = match &decision.nearest {
+            Some(m) => txn.doc(m.against)?.map(|r| (m.against, r)),
+            None => None,
+        };
         let mut rec = DocRecord {
             key: page.key.to_string(),
             host: page.host.to_string(),
@@ -1098,7 +1383,11 @@ impl Index {
             simhash: sig.simhash,
             content_hash: sig.content_hash,
             codes: sig.codes.clone(),
-            similar_to: decision.nearest.as_ref().map_or(NO_DOC, |m| m.against),
+            similar_to: nearest.as_ref().map_or(NO_DOC, |(i, _)| *i),
+            seq,
+            similar_seq: nearest.as_ref().map_or(0, |(_, r)| r.seq),
+            resemble: decision.nearest.as_ref().map_or(0.0, |m| m.resemble as f32),
+            contain: decision.nearest.as_ref().map_or(0.0, |m| m.contain as f32),
         };
         let rec_chars = rec.text_chars;
         let placed = self.place(txn, id, &mut rec, decision.best.as_ref())?;
@@ -1117,12 +1406,7 @@ impl Index {
         timing.write = tw.elapsed();
         let representative = txn.doc(placed.representative)?.map(|r| r.key);
         let (similar_to, resemble, contain, exact) = match &decision.nearest {
-            Some(m) => (
-                txn.doc(m.against)?.map(|r| r.key),
-                m.resemble,
-                m.contain,
-                m.exact,
-            ),
+            Some(m) => (nearest.map(|(_, r)| r.key), m.resemble, m.contain, m.exact),
             None => (None, 0.0, 0.0, false),
         };
         Ok(Verdict {
@@ -1136,7 +1420,8 @@ impl Index {
             exact,
             identical_to,
             text_chars: rec_chars,
-            replaced,
+            replaced: replaced.is_some(),
+            replaced_page: replaced.map(Box::new),
             unchanged: false,
             no_main_text: decision.no_main_text,
             candidates: cands,
@@ -1145,7 +1430,7 @@ impl Index {
         })
     }
 
-    /// The key of the earliest held page of content hash `hash` other than `except` (a stored
+    /// The key of the held page of lowest id with content hash `hash` other than `except` (a stored
     /// page's own verdict; a new page's comes with its candidates, `Decision::identical`).
     fn identical_in(&self, txn: &Txn<'_>, hash: u128, except: DocId) -> Result<Option<String>> {
         let key = posting_key(kind::CONTENT, hash);
@@ -1170,11 +1455,16 @@ impl Index {
             Some(c) => txn.doc(c.representative)?.map(|r| r.key),
             None => None,
         };
-        let similar_to = if rec.similar_to == NO_DOC {
-            None
-        } else {
-            txn.doc(rec.similar_to)?.map(|r| r.key)
+        let similar = similar_of(&rec, |i| txn.doc(i))?;
+        let (resemble, contain, exact) = match &similar {
+            Some(s) => (
+                f64::from(rec.resemble),
+                f64::from(rec.contain),
+                s.content_hash == rec.content_hash,
+            ),
+            None => (0.0, 0.0, false),
         };
+        let similar_to = similar.map(|r| r.key);
         let identical_to = if no_main_text {
             None
         } else {
@@ -1186,12 +1476,13 @@ impl Index {
             cluster: Some(rec.cluster),
             representative,
             similar_to,
-            resemble: 0.0,
-            contain: 0.0,
-            exact: false,
+            resemble,
+            contain,
+            exact,
             identical_to,
             text_chars: rec.text_chars,
             replaced: false,
+            replaced_page: None,
             unchanged: true,
             no_main_text,
             candidates: 0,
@@ -1200,7 +1491,7 @@ impl Index {
         })
     }
 
-    fn delete_in(&self, txn: &mut Txn<'_>, id: DocId) -> Result<()> {
+    fn delete_in(&self, txn: &mut Txn<'_>, id: DocId) -> Result<Deletion> {
         let rec = txn.doc(id)?.ok_or_else(|| {
             Error::corruption(cf::DOCS, &id_key(id), "key points at a missing page")
         })?;
@@ -1212,7 +1503,28 @@ impl Index {
             txn.chrome_remove(id, &blocks);
         }
         txn.forget_doc(id, &rec);
-        self.leave_cluster(txn, id, rec.cluster)
+        let left = self.leave_cluster(txn, id, rec.cluster)?;
+        let key_of = |i: DocId| -> Result<String> {
+            txn.doc(i)?.map(|r| r.key).ok_or_else(|| {
+                Error::corruption(cf::DOCS, &id_key(i), "a cluster member is missing")
+            })
+        };
+        let mut moved = Vec::with_capacity(left.moved.len());
+        for (m, placed) in &left.moved {
+            moved.push(Moved {
+                key: key_of(*m)?,
+                cluster: placed.cluster,
+                representative: key_of(placed.representative)?,
+            });
+        }
+        Ok(Deletion {
+            doc: id,
+            cluster: rec.cluster,
+            was_representative: left.was_representative,
+            representative: left.representative.map(key_of).transpose()?,
+            moved,
+            key: rec.key,
+        })
     }
 
     // ----- maintenance -----
@@ -1234,12 +1546,20 @@ impl Index {
         })
     }
 
+    fn refuse_if_read_only(&self, what: &'static str) -> Result<()> {
+        if self.read_only {
+            return Err(Error::ReadOnly(self.path.clone(), what));
+        }
+        Ok(())
+    }
+
     /// Compacts every column family down to the last level.
     ///
     /// # Errors
-    /// [`Error::Storage`] when flushing fails.
+    /// [`Error::Storage`] when flushing fails, [`Error::ReadOnly`].
     pub fn compact(&self) -> Result<()> {
         self.registration.check_process()?;
+        self.refuse_if_read_only("compaction")?;
         for name in cf::ALL {
             let h = self.cf(name);
             self.db
@@ -1259,9 +1579,10 @@ impl Index {
     /// process; this makes the SST files reflect them).
     ///
     /// # Errors
-    /// [`Error::Storage`] when flushing fails.
+    /// [`Error::Storage`] when flushing fails, [`Error::ReadOnly`].
     pub fn flush(&self) -> Result<()> {
         self.registration.check_process()?;
+        self.refuse_if_read_only("a flush")?;
         for name in cf::ALL {
             self.db
                 .flush_cf(self.cf(name))
@@ -1276,7 +1597,10 @@ impl Index {
     /// Storage errors while reading properties.
     pub fn stats(&self) -> Result<Stats> {
         self.registration.check_process()?;
-        let c = *self.writer.lock();
+        let (live_docs, live_clusters, page_ids, cluster_ids) = {
+            let c = self.writer.lock();
+            (c.live_docs, c.live_clusters, c.next_doc, c.next_cluster)
+        };
         let mut bytes = Vec::new();
         for name in cf::ALL {
             let h = self.cf(name);
@@ -1349,15 +1673,17 @@ impl Index {
         }
         Ok(Stats {
             chrome,
-            pages: c.live_docs,
-            clusters: c.live_clusters,
+            pages: live_docs,
+            clusters: live_clusters,
+            page_ids,
+            cluster_ids,
             frequent,
             bytes,
             cluster_sizes,
         })
     }
 
-    /// Calls `f(key, target_key)` for every page, in insertion order: the input of the bench's
+    /// Calls `f(key, target_key)` for every page, in id order: the input of the bench's
     /// scorers. The target is the page this one was judged a near duplicate of — the closest page
     /// it verified against when it was placed (see [`Verdict::similar_to`]) — or, when that page
     /// has been deleted since or there was none, its cluster's representative (the page itself
@@ -1379,11 +1705,9 @@ impl Index {
         for item in snap.iterator_cf(self.cf(cf::DOCS), IteratorMode::Start) {
             let (k, v) = item.map_err(|e| Error::storage("reading pages", e))?;
             let rec = DocRecord::decode(cf::DOCS, &k, &v)?;
-            if rec.similar_to != NO_DOC {
-                if let Some(near) = view.doc_if_live(rec.similar_to)? {
-                    f(&rec.key, &near.key);
-                    continue;
-                }
+            if let Some(near) = similar_of(&rec, |i| view.doc_if_live(i))? {
+                f(&rec.key, &near.key);
+                continue;
             }
             let rep = match reps.entry(rec.cluster) {
                 std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
@@ -1398,7 +1722,7 @@ impl Index {
     }
 
     /// Calls `f(cluster, representative_key, member_keys)` for every cluster, in cluster-id
-    /// order, members in insertion order, from one consistent snapshot.
+    /// order, members in id order, from one consistent snapshot.
     ///
     /// # Errors
     /// Storage and corruption errors.
@@ -1450,7 +1774,7 @@ impl SnapshotView<'_> {
         DocRecord::decode(cf::DOCS, &k, &v)
     }
 
-    /// A page's record, `None` when it is not live (ids are never given out twice).
+    /// A page's record, `None` when no page has this id.
     fn doc_if_live(&self, id: DocId) -> Result<Option<DocRecord>> {
         let k = id_key(id);
         self.get(cf::DOCS, &k)?
@@ -1466,6 +1790,18 @@ impl SnapshotView<'_> {
         })?;
         ClusterRecord::decode(cf::CLUSTERS, &k, &v)
     }
+}
+
+/// The page `rec` was judged similar to, while it is held: its id may have been given to
+/// another page since, told apart by the insertion number.
+fn similar_of(
+    rec: &DocRecord,
+    doc: impl FnOnce(DocId) -> Result<Option<DocRecord>>,
+) -> Result<Option<DocRecord>> {
+    if rec.similar_to == NO_DOC {
+        return Ok(None);
+    }
+    Ok(doc(rec.similar_to)?.filter(|r| r.seq == rec.similar_seq))
 }
 
 /// Sentence fingerprints and sketch recomputed from a stored normalized text (for deletes,

@@ -51,7 +51,9 @@ fn dir_id(dir: &Path) -> Result<DirId> {
 /// The registration of one open index: removed from the table when dropped.
 #[derive(Debug)]
 pub(crate) struct Registration {
-    id: DirId,
+    /// `None` for a read-only handle, which is not registered: it writes nothing, so it may sit
+    /// beside the writer (and other readers) of the same directory.
+    id: Option<DirId>,
     /// The process that opened the index.
     pid: u32,
 }
@@ -84,9 +86,17 @@ impl Registration {
         let key = id.clone();
         open.insert(key, dir.to_path_buf());
         Ok(Registration {
-            id,
+            id: Some(id),
             pid: std::process::id(),
         })
+    }
+
+    /// The registration of a read-only handle: the process only.
+    pub(crate) fn read_only() -> Registration {
+        Registration {
+            id: None,
+            pid: std::process::id(),
+        }
     }
 
     /// Fails with [`Error::WrongProcess`] when called in a process other than the one that
@@ -107,8 +117,10 @@ impl Drop for Registration {
     fn drop(&mut self) {
         // A child after fork holds a copy of the table and of the handle: what it removes is
         // its own copy.
-        let mut open = OPEN.lock().unwrap_or_else(|e| e.into_inner());
-        open.remove(&self.id);
+        if let Some(id) = &self.id {
+            let mut open = OPEN.lock().unwrap_or_else(|e| e.into_inner());
+            open.remove(id);
+        }
     }
 }
 
@@ -158,7 +170,7 @@ mod tests {
     fn another_process_is_refused() {
         // As a child after fork sees its copy: the pid it was opened by is not its own.
         let other = Registration {
-            id: (u64::MAX, u64::MAX),
+            id: None,
             pid: std::process::id().wrapping_add(1),
         };
         assert!(matches!(

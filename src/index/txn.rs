@@ -49,6 +49,27 @@ pub(crate) struct Txn<'a> {
     pub(crate) next_cluster: ClusterId,
     pub(crate) live_docs: u64,
     pub(crate) live_clusters: u64,
+    pub(crate) next_seq: u64,
+    /// Free ids as of the transaction's start (see [`super::FreeIds`]).
+    free_docs: Arc<RoaringBitmap>,
+    free_clusters: Arc<RoaringBitmap>,
+    /// What the transaction did with ids.
+    ids: IdChanges,
+}
+
+/// The ids a transaction gave out again and freed; applied to the allocators when it commits.
+#[derive(Debug, Default)]
+pub(crate) struct IdChanges {
+    /// Free page ids given out again.
+    pub(crate) taken_docs: Vec<DocId>,
+    /// Page ids freed by deletes.
+    pub(crate) freed_docs: Vec<DocId>,
+    /// Free cluster ids given out again.
+    pub(crate) taken_clusters: Vec<ClusterId>,
+    /// Cluster ids freed by dissolved clusters.
+    pub(crate) freed_clusters: Vec<ClusterId>,
+    /// Every page id given out, free or new.
+    pub(crate) allocated_docs: Vec<DocId>,
 }
 
 impl<'a> Txn<'a> {
@@ -74,7 +95,25 @@ impl<'a> Txn<'a> {
             next_cluster: counters.next_cluster,
             live_docs: counters.live_docs,
             live_clusters: counters.live_clusters,
+            next_seq: counters.next_seq,
+            free_docs: Arc::clone(&counters.free_docs.ready),
+            free_clusters: Arc::clone(&counters.free_clusters.ready),
+            ids: IdChanges::default(),
         }
+    }
+
+    /// The page ids this transaction gave out (to forget what was known of them when it is
+    /// dropped uncommitted).
+    pub(crate) fn allocated_docs(&self) -> &[DocId] {
+        &self.ids.allocated_docs
+    }
+
+    /// Takes what the transaction did with ids (and lets go of the free sets it shared, so the
+    /// committer can change them without a copy).
+    pub(crate) fn take_ids(&mut self) -> IdChanges {
+        self.free_docs = Arc::default();
+        self.free_clusters = Arc::default();
+        std::mem::take(&mut self.ids)
     }
 
     // ----- reads (overlay first, then the database) -----
@@ -235,6 +274,7 @@ impl<'a> Txn<'a> {
     pub(crate) fn delete_cluster(&mut self, cid: ClusterId) {
         self.clusters.insert(cid, None);
         self.live_clusters = self.live_clusters.saturating_sub(1);
+        self.ids.freed_clusters.push(cid);
     }
 
     pub(crate) fn posting_add(&mut self, key: [u8; 9], id: DocId) {
@@ -337,18 +377,44 @@ impl<'a> Txn<'a> {
         self.text_values.insert(id, None);
         self.deleted.insert(id);
         self.live_docs = self.live_docs.saturating_sub(1);
+        self.ids.freed_docs.push(id);
     }
 
-    pub(crate) fn alloc_doc(&mut self) -> Result<DocId> {
-        let id = self.next_doc;
-        self.next_doc = id.checked_add(1).ok_or(Error::Full)?;
+    /// A page id — the lowest free one, else a new one — and the page's insertion number.
+    pub(crate) fn alloc_doc(&mut self) -> Result<(DocId, u64)> {
+        let taken = &self.ids.taken_docs;
+        let id = match self.free_docs.iter().find(|i| !taken.contains(i)) {
+            Some(id) => {
+                self.ids.taken_docs.push(id);
+                id
+            }
+            None => {
+                let id = self.next_doc;
+                self.next_doc = id.checked_add(1).ok_or(Error::Full)?;
+                id
+            }
+        };
+        self.ids.allocated_docs.push(id);
         self.live_docs += 1;
-        Ok(id)
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        Ok((id, seq))
     }
 
+    /// A cluster id — the lowest free one, else a new one.
     pub(crate) fn alloc_cluster(&mut self) -> Result<ClusterId> {
-        let id = self.next_cluster;
-        self.next_cluster = id.checked_add(1).ok_or(Error::Full)?;
+        let taken = &self.ids.taken_clusters;
+        let id = match self.free_clusters.iter().find(|i| !taken.contains(i)) {
+            Some(id) => {
+                self.ids.taken_clusters.push(id);
+                id
+            }
+            None => {
+                let id = self.next_cluster;
+                self.next_cluster = id.checked_add(1).ok_or(Error::Full)?;
+                id
+            }
+        };
         self.live_clusters += 1;
         Ok(id)
     }
@@ -433,6 +499,21 @@ impl<'a> Txn<'a> {
         batch.put_cf(m, meta::NEXT_CLUSTER, self.next_cluster.to_be_bytes());
         batch.put_cf(m, meta::LIVE_DOCS, self.live_docs.to_be_bytes());
         batch.put_cf(m, meta::LIVE_CLUSTERS, self.live_clusters.to_be_bytes());
+        batch.put_cf(m, meta::NEXT_SEQ, self.next_seq.to_be_bytes());
+        // Ids given out again lose their free key, freed ones get one (a page or cluster freed
+        // after being given out in this same write keeps it: the put comes last).
+        let ids = &self.ids;
+        for (taken, freed, prefix) in [
+            (&ids.taken_docs, &ids.freed_docs, meta::FREE_DOC),
+            (&ids.taken_clusters, &ids.freed_clusters, meta::FREE_CLUSTER),
+        ] {
+            for &id in taken {
+                batch.delete_cf(m, meta::free_key(prefix, id));
+            }
+            for &id in freed {
+                batch.put_cf(m, meta::free_key(prefix, id), []);
+            }
+        }
     }
 }
 

@@ -7,15 +7,21 @@ use roaring::RoaringBitmap;
 use crate::error::Error;
 use crate::Result;
 
-/// Internal document id: dense, allocated in insertion order, never reused.
+/// Internal document id: dense; the ids of deleted pages are given out again (see
+/// [`DocRecord::seq`] for what tells two pages of one id apart).
 pub type DocId = u32;
 /// "No page": the `similar_to` of a page that was not a near duplicate of any page.
 pub const NO_DOC: DocId = u32::MAX;
-/// Cluster id: allocated when a cluster is founded, stable while its representative changes.
+/// Cluster id: allocated when a cluster is founded, stable while its representative changes; the
+/// ids of dissolved clusters are given out again.
 pub type ClusterId = u32;
 
-/// Tag of a document record, format 1.
+/// Tag of a document record of format 2 (no insertion number: it is the page's id, which was
+/// never reused then). Read, never written.
 pub const TAG_DOC: u8 = 0xD1;
+/// Tag of a document record, format 3: with the page's insertion number and that of the page
+/// it was judged similar to.
+pub const TAG_DOC_SEQ: u8 = 0xD2;
 /// Tag of a cluster record, format 1.
 pub const TAG_CLUSTER: u8 = 0xC1;
 /// Tag of a stored normalized text, format 1.
@@ -150,8 +156,18 @@ pub struct DocRecord {
     /// Hashes of the model codes of the page's heading (at most 255).
     pub codes: Vec<u32>,
     /// The closest page this one was verified similar to when it was placed ([`NO_DOC`]: none).
-    /// It may sit in another cluster (see `index::cluster`), and may have been deleted since.
+    /// It may sit in another cluster (see `index::cluster`), and may have been deleted since —
+    /// and its id given to another page: it is that page only while its `seq` is `similar_seq`.
     pub similar_to: DocId,
+    /// The page's insertion number: unique over the index's life, in insertion order (ids are
+    /// reused, these never are).
+    pub seq: u64,
+    /// The `seq` of the `similar_to` page (0 with [`NO_DOC`]).
+    pub similar_seq: u64,
+    /// Resemble rate with `similar_to` when placed (0 with none, and in format 2 records).
+    pub resemble: f32,
+    /// Contain rate with `similar_to` when placed (0 with none, and in format 2 records).
+    pub contain: f32,
 }
 
 impl DocRecord {
@@ -159,8 +175,8 @@ impl DocRecord {
     pub fn encode(&self) -> Vec<u8> {
         let key = self.key.as_bytes();
         let host = &self.host.as_bytes()[..self.host.len().min(u16::MAX as usize)];
-        let mut b = Vec::with_capacity(48 + key.len() + host.len());
-        b.push(TAG_DOC);
+        let mut b = Vec::with_capacity(64 + key.len() + host.len());
+        b.push(TAG_DOC_SEQ);
         b.extend_from_slice(&(key.len() as u32).to_be_bytes());
         b.extend_from_slice(key);
         b.extend_from_slice(&(host.len() as u16).to_be_bytes());
@@ -172,6 +188,10 @@ impl DocRecord {
         b.extend_from_slice(&self.simhash.to_be_bytes());
         b.extend_from_slice(&self.content_hash.to_be_bytes());
         b.extend_from_slice(&self.similar_to.to_be_bytes());
+        b.extend_from_slice(&self.seq.to_be_bytes());
+        b.extend_from_slice(&self.similar_seq.to_be_bytes());
+        b.extend_from_slice(&self.resemble.to_bits().to_be_bytes());
+        b.extend_from_slice(&self.contain.to_bits().to_be_bytes());
         let codes = &self.codes[..self.codes.len().min(255)];
         b.push(codes.len() as u8);
         for c in codes {
@@ -180,12 +200,14 @@ impl DocRecord {
         seal(b)
     }
 
-    /// Decodes and verifies a record read at `key` in `cf`.
+    /// Decodes and verifies a record read at `key` in `cf` (a format 2 record gets its id, read
+    /// from `key`, as insertion number).
     ///
     /// # Errors
     /// [`Error::Corruption`] on a wrong tag, checksum or length.
     pub fn decode(cf: &'static str, key: &[u8], value: &[u8]) -> Result<DocRecord> {
-        let body = unseal(cf, key, value, TAG_DOC)?;
+        let old = value.first() == Some(&TAG_DOC);
+        let body = unseal(cf, key, value, if old { TAG_DOC } else { TAG_DOC_SEQ })?;
         let parse = || -> std::result::Result<DocRecord, String> {
             let mut r = Reader::new(body);
             let klen = r.u32()? as usize;
@@ -202,10 +224,27 @@ impl DocRecord {
                 simhash: r.u64()?,
                 content_hash: r.u128()?,
                 similar_to: r.u32()?,
+                seq: 0,
+                similar_seq: 0,
+                resemble: 0.0,
+                contain: 0.0,
                 codes: Vec::new(),
             };
-            let n = r.take(1)?[0] as usize;
             let mut rec = rec;
+            if old {
+                let id = <[u8; 4]>::try_from(key)
+                    .map_err(|_| "a format 2 record under a key that is not an id".to_string())?;
+                rec.seq = u64::from(u32::from_be_bytes(id));
+                if rec.similar_to != NO_DOC {
+                    rec.similar_seq = u64::from(rec.similar_to);
+                }
+            } else {
+                rec.seq = r.u64()?;
+                rec.similar_seq = r.u64()?;
+                rec.resemble = f32::from_bits(r.u32()?);
+                rec.contain = f32::from_bits(r.u32()?);
+            }
+            let n = r.take(1)?[0] as usize;
             for _ in 0..n {
                 rec.codes.push(r.u32()?);
             }
@@ -475,6 +514,10 @@ mod tests {
             content_hash: 42,
             codes: vec![7, 9],
             similar_to: 3,
+            seq: 11,
+            similar_seq: 3,
+            resemble: 0.5,
+            contain: 0.75,
         }
     }
 
@@ -482,6 +525,25 @@ mod tests {
     fn doc_round_trip() {
         let d = doc();
         assert_eq!(DocRecord::decode("docs", b"k", &d.encode()).unwrap(), d);
+    }
+
+    #[test]
+    fn format_2_records_take_their_id_as_insertion_number() {
+        // A format 2 record: the format 3 layout without the two insertion numbers.
+        let d = doc();
+        let v = d.encode();
+        let body = &v[..v.len() - 4];
+        let codes_at = body.len() - 1 - 4 * d.codes.len();
+        let mut old = body[..codes_at - 24].to_vec();
+        old.extend_from_slice(&body[codes_at..]);
+        old[0] = TAG_DOC;
+        let crc = crc32fast::hash(&old);
+        old.extend_from_slice(&crc.to_be_bytes());
+        let read = DocRecord::decode("docs", &9u32.to_be_bytes(), &old).unwrap();
+        assert_eq!((read.seq, read.similar_seq), (9, 3));
+        assert_eq!((read.resemble, read.contain), (0.0, 0.0));
+        assert_eq!(read.codes, d.codes);
+        assert!(DocRecord::decode("docs", b"not an id", &old).is_err());
     }
 
     #[test]

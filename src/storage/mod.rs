@@ -25,8 +25,11 @@ use rocksdb::{
 
 use crate::{Error, Result};
 
-/// The on-disk format version this build reads and writes.
-pub const FORMAT_VERSION: u32 = 2;
+/// The on-disk format version this build writes. Format 2 (no insertion numbers, ids never
+/// reused) is read too, and upgraded when opened for writing.
+pub const FORMAT_VERSION: u32 = 3;
+/// The previous format version, read and upgraded.
+pub const FORMAT_VERSION_2: u32 = 2;
 
 /// Column family names.
 pub mod cf {
@@ -69,6 +72,20 @@ pub mod meta {
     pub const LIVE_DOCS: &[u8] = b"live_docs";
     /// Number of live clusters (`u64`).
     pub const LIVE_CLUSTERS: &[u8] = b"live_clusters";
+    /// Next page insertion number (`u64`; format 3).
+    pub const NEXT_SEQ: &[u8] = b"next_seq";
+    /// Prefix of the keys of free page ids (‖ `DocId`, empty value; format 3).
+    pub const FREE_DOC: &[u8] = b"free_doc/";
+    /// Prefix of the keys of free cluster ids (‖ `ClusterId`, empty value; format 3).
+    pub const FREE_CLUSTER: &[u8] = b"free_cluster/";
+
+    /// The key of free id `id` under `prefix` ([`FREE_DOC`] or [`FREE_CLUSTER`]).
+    pub fn free_key(prefix: &[u8], id: u32) -> Vec<u8> {
+        let mut k = Vec::with_capacity(prefix.len() + 4);
+        k.extend_from_slice(prefix);
+        k.extend_from_slice(&id.to_be_bytes());
+        k
+    }
 }
 
 /// Posting key kinds.

@@ -233,8 +233,8 @@ void misuse(const std::string& dir, const std::vector<Page>& pages) {
   bad.host = host.data();
   bad.host_len = host.size();
   EXPECT_STATUS(nd_index_insert(ix, &bad, &v), ND_INVALID_ARGUMENT);
-  EXPECT_STATUS(nd_index_delete(ix, invalid_utf8, sizeof invalid_utf8), ND_INVALID_UTF8);
-  EXPECT_STATUS(nd_index_delete(ix, nullptr, 3), ND_NULL_POINTER);
+  EXPECT_STATUS(nd_index_delete(ix, invalid_utf8, sizeof invalid_utf8, nullptr), ND_INVALID_UTF8);
+  EXPECT_STATUS(nd_index_delete(ix, nullptr, 3, nullptr), ND_NULL_POINTER);
   EXPECT_STATUS(nd_index_query(ix, nullptr, 10, ND_CONTENT_HTML, &v), ND_NULL_POINTER);
 
   // Oversized and binary pages.
@@ -252,7 +252,7 @@ void misuse(const std::string& dir, const std::vector<Page>& pages) {
   EXPECT(v.representative.ptr == nullptr);  // untouched by failures
 
   // Absent keys and clusters.
-  EXPECT_STATUS(nd_index_delete(ix, "nope", 4), ND_NOT_FOUND);
+  EXPECT_STATUS(nd_index_delete(ix, "nope", 4, nullptr), ND_NOT_FOUND);
   nd_str rep{};
   EXPECT_STATUS(nd_index_representative(ix, "nope", 4, nullptr, &rep), ND_NOT_FOUND);
   nd_key_list list{};
@@ -268,7 +268,7 @@ void misuse(const std::string& dir, const std::vector<Page>& pages) {
   EXPECT_STATUS(nd_index_len(nullptr, &count), ND_NULL_POINTER);
   EXPECT_STATUS(nd_index_stats(nullptr, &stats), ND_NULL_POINTER);
   EXPECT_STATUS(nd_index_check(nullptr, &count, nullptr), ND_NULL_POINTER);
-  EXPECT_STATUS(nd_index_delete(nullptr, "k", 1), ND_NULL_POINTER);
+  EXPECT_STATUS(nd_index_delete(nullptr, "k", 1, nullptr), ND_NULL_POINTER);
   EXPECT_STATUS(nd_index_query(nullptr, page.content, page.content_len, ND_CONTENT_HTML, &v),
                 ND_NULL_POINTER);
   EXPECT_STATUS(nd_index_representative(nullptr, "k", 1, nullptr, &rep), ND_NULL_POINTER);
@@ -276,13 +276,13 @@ void misuse(const std::string& dir, const std::vector<Page>& pages) {
   EXPECT_STATUS(nd_index_checkpoint(nullptr, "x", 1), ND_NULL_POINTER);
   EXPECT_STATUS(nd_index_compact(nullptr), ND_NULL_POINTER);
   EXPECT_STATUS(nd_index_insert_batch(nullptr, &page, 1, ND_ORDER_INPUT, &v, nullptr, nullptr,
-                                      nullptr),
+                                      nullptr, nullptr),
                 ND_NULL_POINTER);
   EXPECT_STATUS(nd_index_len(ix, nullptr), ND_NULL_POINTER);
   EXPECT_STATUS(nd_index_insert_batch(ix, nullptr, 1, ND_ORDER_INPUT, nullptr, nullptr, nullptr,
-                                      nullptr),
+                                      nullptr, nullptr),
                 ND_NULL_POINTER);
-  EXPECT_STATUS(nd_index_insert_batch(ix, &page, 1, 5, &v, nullptr, nullptr, nullptr),
+  EXPECT_STATUS(nd_index_insert_batch(ix, &page, 1, 5, &v, nullptr, nullptr, nullptr, nullptr),
                 ND_INVALID_ARGUMENT);
 
   // Nothing above changed the index.
@@ -369,8 +369,8 @@ void lifecycle(const std::string& dir, const std::vector<Page>& pages, const cha
 
   // Delete the representative of that cluster: another member takes over.
   std::string old_rep = representative_of(ix, members[1], nullptr);
-  OK(nd_index_delete(ix, old_rep.data(), old_rep.size()));
-  EXPECT_STATUS(nd_index_delete(ix, old_rep.data(), old_rep.size()), ND_NOT_FOUND);
+  OK(nd_index_delete(ix, old_rep.data(), old_rep.size(), nullptr));
+  EXPECT_STATUS(nd_index_delete(ix, old_rep.data(), old_rep.size(), nullptr), ND_NOT_FOUND);
   std::string survivor = members[0] == old_rep ? members[1] : members[0];
   uint32_t survivor_cluster = 0;
   std::string new_rep = representative_of(ix, survivor, &survivor_cluster);
@@ -432,6 +432,9 @@ void on_progress(void* user, size_t done, size_t total) noexcept {
     uint64_t n = 0;
     p->reentry.push_back(nd_index_len(p->ix, &n));
     p->reentry.push_back(nd_index_close(p->ix));
+    // Opening an index there is refused too (its handle could not be released there).
+    nd_index* other = nullptr;
+    p->reentry.push_back(nd_index_open("/tmp/nd-never-created", 21, nullptr, &other));
   }
 }
 
@@ -455,12 +458,18 @@ void batch(const std::string& dir, const std::vector<Page>& pages) {
 
   std::vector<nd_verdict> verdicts(in.size());
   std::vector<nd_status> statuses(in.size(), ND_PANIC);
+  std::vector<nd_str> messages(in.size(), nd_str{nullptr, 0});
   Progress progress;
   progress.ix = ix;
   OK(nd_index_insert_batch(ix, in.data(), in.size(), ND_ORDER_FINGERPRINTS, verdicts.data(),
-                           statuses.data(), on_progress, &progress));
-  EXPECT(progress.reentry.size() == 2 && progress.reentry[0] == ND_INVALID_ARGUMENT &&
-         progress.reentry[1] == ND_INVALID_ARGUMENT);
+                           statuses.data(), messages.data(), on_progress, &progress));
+  // A message for each failed page, none for the others.
+  for (size_t i = 0; i < in.size(); ++i) {
+    EXPECT((statuses[i] == ND_OK) == (messages[i].ptr == nullptr));
+    nd_str_free(&messages[i]);
+  }
+  EXPECT(progress.reentry.size() == 3 && progress.reentry[0] == ND_INVALID_ARGUMENT &&
+         progress.reentry[1] == ND_INVALID_ARGUMENT && progress.reentry[2] == ND_INVALID_ARGUMENT);
   const auto& calls = progress.calls;
   EXPECT(statuses[1] == ND_BINARY_PAGE);
   EXPECT(statuses.back() == ND_NULL_POINTER);
@@ -638,7 +647,7 @@ void text_source(const std::string& dir, const std::vector<Page>& pages, const c
   }
   EXPECT(dup != nullptr);
   std::string rep = representative_of(ix, dup->key, nullptr);
-  OK(nd_index_delete(ix, rep.data(), rep.size()));
+  OK(nd_index_delete(ix, rep.data(), rep.size(), nullptr));
   expect_clean(ix);
 
   // A source that cannot give a text makes the call that needs it fail, and nothing changes.

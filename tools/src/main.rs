@@ -256,7 +256,7 @@ fn ingest(
     if let Some(list) = delete_list {
         for key in input::read_key_list(list)? {
             match ix.delete(&key) {
-                Ok(()) => deleted += 1,
+                Ok(_) => deleted += 1,
                 Err(neardup::Error::NotFound(_)) => missing += 1,
                 Err(e) => return Err(e).context(format!("deleting {key}")),
             }
@@ -584,7 +584,7 @@ fn main() -> Result<()> {
             let mut missing = 0;
             for k in &keys {
                 match ix.delete(k) {
-                    Ok(()) => {}
+                    Ok(_) => {}
                     Err(neardup::Error::NotFound(_)) => {
                         eprintln!("not found: {k}");
                         missing += 1;
