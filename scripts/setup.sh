@@ -8,6 +8,9 @@
 #   (`stddef.h` in its resource directory) to parse RocksDB's C header.
 # - g++ (RocksDB's C++, the C ABI tests), valgrind (the C ABI test runs under it), python3 with
 #   `rapidfuzz` (the bench's scorers, and the natural-corpus regression slice).
+# - the distribution's RocksDB (package librocksdb-dev): tests/static_link.rs links a C++ program
+#   against it and the embeddable archive together; it includes `rocksdb/db.h` and links
+#   `librocksdb.so` (the development symlink, in the multiarch or plain library directory).
 #
 # Idempotent: installs only what is missing. Needs root (or sudo) only when something is missing.
 # `ND_SETUP_ROOT` prefixes every path the checks look at (the setup test points it at fake trees);
@@ -56,6 +59,18 @@ have_program() { command -v "$1" >/dev/null 2>&1 && "$1" --version >/dev/null 2>
 
 have_python_module() { python3 -c "import $1" >/dev/null 2>&1; }
 
+# The header and the link-time library `-lrocksdb` finds; the runtime `librocksdb.so.N` alone
+# (package librocksdb7.8) does not count.
+have_rocksdb_dev() {
+  local f
+  [ -e "$ROOT"/usr/include/rocksdb/db.h ] || return 1
+  for f in "$ROOT"/usr/lib/*-linux-gnu/librocksdb.so "$ROOT"/usr/lib/librocksdb.so \
+    "$ROOT"/usr/lib64/librocksdb.so; do
+    [ -e "$f" ] && return 0
+  done
+  return 1
+}
+
 [ "${ND_SETUP_DEFINE_ONLY:-0}" = 1 ] && return 0 2>/dev/null
 
 apt_missing=()
@@ -63,6 +78,7 @@ have_libclang || apt_missing+=(libclang-dev)
 have_program g++ || apt_missing+=(g++)
 have_program valgrind || apt_missing+=(valgrind)
 have_program python3 || apt_missing+=(python3 python3-pip)
+have_rocksdb_dev || apt_missing+=(librocksdb-dev)
 
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"
@@ -83,3 +99,4 @@ for p in g++ valgrind python3; do
   have_program "$p" || { echo "setup: $p still missing" >&2; exit 1; }
 done
 have_python_module rapidfuzz || { echo "setup: python3 cannot import rapidfuzz" >&2; exit 1; }
+have_rocksdb_dev || { echo "setup: librocksdb-dev (rocksdb/db.h and librocksdb.so) still missing" >&2; exit 1; }

@@ -4,7 +4,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
-# The shared library first: tests/ffi_cpp.rs links the C++ test program against it.
+# The libraries first: tests/ffi_cpp.rs links its C++ programs against libneardup.so, and
+# tests/static_link.rs makes libneardup_embed.a from libneardup.a (scripts/static-lib.sh).
 cargo build --release --workspace
 cargo test --release --workspace --all-targets
 cargo test --release --workspace --doc

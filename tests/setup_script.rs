@@ -95,3 +95,24 @@ fn file_names_are_matched_whole() {
         );
     }
 }
+
+#[test]
+fn rocksdb_dev_needs_the_header_and_the_link_time_library() {
+    const HEADER: &str = "usr/include/rocksdb/db.h";
+    // The runtime package alone, or a header without a library: install librocksdb-dev.
+    let runtime_only = tree(&[HEADER, "usr/lib/x86_64-linux-gnu/librocksdb.so.7.8"]);
+    assert!(!check(runtime_only.path(), "have_rocksdb_dev"));
+    let no_header = tree(&["usr/lib/x86_64-linux-gnu/librocksdb.so"]);
+    assert!(!check(no_header.path(), "have_rocksdb_dev"));
+    for lib in [
+        "usr/lib/x86_64-linux-gnu/librocksdb.so",
+        "usr/lib/aarch64-linux-gnu/librocksdb.so",
+        "usr/lib/librocksdb.so",
+    ] {
+        let root = tree(&[HEADER, lib]);
+        assert!(
+            check(root.path(), "have_rocksdb_dev"),
+            "{lib} with the header"
+        );
+    }
+}

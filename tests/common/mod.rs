@@ -1,7 +1,10 @@
-//! Helpers shared by the integration tests: deterministic articles, variants and page wrappers.
+//! Helpers shared by the integration tests: deterministic articles, variants and page wrappers;
+//! `native` finds the built libraries for the C and C++ tests.
 #![allow(dead_code)]
 
 use neardup::{Content, Index, IndexOptions, Page};
+
+pub mod native;
 
 /// A small deterministic PRNG (SplitMix64), so tests need no extra crate.
 pub struct Rng(pub u64);
