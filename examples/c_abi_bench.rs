@@ -5,7 +5,8 @@
 //! program calls.
 //!
 //! Usage: `cargo run --release --example c_abi_bench -- [BENCH_DIR] [PAGES]` (default
-//! `../shared/bench/dev`, 8,000 pages). The index syncs every commit (the default options).
+//! `../shared/bench/dev`, 8,000 pages). The index syncs every commit (the default options) unless
+//! `NEARDUP_BENCH_NO_SYNC=1`.
 
 #[path = "support/corpus.rs"]
 mod corpus;
@@ -81,10 +82,22 @@ fn main() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let path = tmp.path().join("ix");
     let path = path.to_str().expect("UTF-8 path");
+    let mut opts: *mut nd_options = std::ptr::null_mut();
+    // SAFETY: out-pointer; options freed below.
+    unsafe {
+        assert_eq!(nd_options_new(&mut opts), nd_status::ND_OK);
+        // `NEARDUP_BENCH_NO_SYNC=1`: commits do not sync the WAL (a killed process loses
+        // nothing acknowledged; a lost machine may).
+        if std::env::var("NEARDUP_BENCH_NO_SYNC").is_ok_and(|v| v == "1") {
+            assert_eq!(nd_options_set_sync_writes(opts, false), nd_status::ND_OK);
+        }
+    }
     let mut ix: *mut nd_index = std::ptr::null_mut();
-    // SAFETY: valid path buffer and out-pointer.
-    let s = unsafe { nd_index_open(path.as_ptr().cast(), path.len(), std::ptr::null(), &mut ix) };
+    // SAFETY: valid path buffer, options and out-pointer.
+    let s = unsafe { nd_index_open(path.as_ptr().cast(), path.len(), opts, &mut ix) };
     assert_eq!(s, nd_status::ND_OK);
+    // SAFETY: made by nd_options_new, copied by the open.
+    unsafe { nd_options_free(opts) };
     let h = ix as usize;
 
     // 4 threads of nd_index_insert, pages dealt round robin.

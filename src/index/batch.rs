@@ -376,11 +376,8 @@ impl Index {
         })?;
         // Groups were committed without syncing the WAL: one sync makes the whole batch
         // durable before it returns.
-        if self.opts.sync_writes && done > 0 {
-            if let Err(e) = self.db.flush_wal(true) {
-                self.poisoned.store(true, Ordering::Release);
-                return Err(Error::storage("syncing the write-ahead log", e));
-            }
+        if done > 0 {
+            self.sync_wal()?;
         }
         if panicked {
             return Err(Error::InvalidArgument(

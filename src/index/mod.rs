@@ -1163,6 +1163,25 @@ impl Index {
         Ok(())
     }
 
+    /// Syncs the write-ahead log when the index syncs its writes (see
+    /// [`IndexOptions::sync_writes`]): everything committed before is durable when it returns.
+    /// A failed sync poisons the index (a write it acknowledged could be lost).
+    pub(crate) fn sync_wal(&self) -> Result<()> {
+        if !self.opts.sync_writes {
+            return Ok(());
+        }
+        if let Err(e) = self.db.flush_wal(true) {
+            self.poisoned.store(true, Ordering::Release);
+            log::error!(
+                "neardup: syncing the write-ahead log of {} failed ({e}); the index refuses \
+                 writes until reopened",
+                self.path.display()
+            );
+            return Err(Error::storage("syncing the write-ahead log", e));
+        }
+        Ok(())
+    }
+
     /// Commits a transaction in one atomic write. `sync` syncs the WAL before returning (the
     /// groups of a batch are written without it, and the batch syncs once at its end).
     /// Returns the commit's number (see [`Index::commits`]) and the posting changes it committed.
@@ -1242,8 +1261,17 @@ impl Index {
                 &mut Memo::default(),
                 None,
             )?;
+            if verdict.unchanged {
+                // An unchanged recrawl: nothing to write, nothing to sync.
+                verdict.timing.signature = signature;
+                return Ok(verdict);
+            }
             let tw = Instant::now();
-            self.commit(txn, &mut counters, true)?;
+            self.commit(txn, &mut counters, false)?;
+            // The WAL is synced after the writer lock is let go: the next writer decides and
+            // writes meanwhile, and the page is acknowledged only once its write is durable.
+            drop(counters);
+            self.sync_wal()?;
             verdict.timing.write += tw.elapsed();
             verdict.timing.signature = signature;
             Ok(verdict)
@@ -1344,7 +1372,9 @@ impl Index {
             .key_id(key)?
             .ok_or_else(|| Error::NotFound(key.to_string()))?;
         let deletion = self.delete_in(&mut txn, id)?;
-        self.commit(txn, &mut counters, true)?;
+        self.commit(txn, &mut counters, false)?;
+        drop(counters);
+        self.sync_wal()?;
         Ok(deletion)
     }
 
