@@ -21,7 +21,8 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use neardup::{
-    BatchOptions, BatchOrder, Content, Index, IndexOptions, Page, SourcedContent, TextSource,
+    BatchOptions, BatchOrder, Content, Index, IndexOptions, Page, SourcedContent, SourcedPage,
+    TextSource,
 };
 use serde_json::Value;
 
@@ -80,7 +81,8 @@ fn dir_size(p: &std::path::Path) -> u64 {
 struct MemorySource(HashMap<String, SourcedContent>);
 
 impl TextSource for MemorySource {
-    fn content(&self, key: &str) -> Option<SourcedContent> {
+    fn content(&self, page: &SourcedPage<'_>) -> Option<SourcedContent> {
+        let key = page.key;
         self.0.get(key).cloned()
     }
 }

@@ -56,6 +56,9 @@
 // The value of an id field that holds no id (no cluster, no document).
 #define ND_NO_ID 4294967295
 
+// The value of `nd_verdict::seq` for a query (no page stored).
+#define ND_NO_SEQ UINT64_MAX
+
 // Status of a C ABI call. Values are explicit and never reused for another meaning.
 enum nd_status
 #if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
@@ -240,6 +243,9 @@ typedef struct {
   uint32_t cluster_id;
   // Length of the page's normalized main text, in characters (ABI version 3).
   uint32_t text_chars;
+  // The page's insertion number, [`ND_NO_SEQ`] for a query (ABI version 4): unique for the
+  // index's life — a replace gets a new one — and what `nd_text_request::seq` names.
+  uint64_t seq;
   // Key of the cluster's representative after the call (empty when `cluster_id` is
   // [`ND_NO_ID`]).
   nd_str representative;
@@ -332,16 +338,40 @@ typedef struct {
 // (mark it `noexcept`).
 typedef void (*nd_log_fn)(void *user, uint32_t level, const uint8_t *message, size_t len);
 
-// The text source callback: called with the key of a page the index holds when it needs that
-// page's text (to verify a newcomer against it, or to re-verify members after a representative
-// is deleted). It hands the page's content, as it was inserted, to [`nd_text_sink_put`] and
+// Which stored page the text source is asked for (ABI version 4): its key and the version the
+// index holds, so that a store keeping several versions of a page gives the inserted one.
+typedef struct {
+  // The page's key (UTF-8, not NUL-terminated), valid during the call.
+  const char *key;
+  // The length of `key` in bytes.
+  size_t key_len;
+  // The page's internal id.
+  uint32_t doc_id;
+  // Its insertion number: unique for the index's life (a replace of the key gets a new one).
+  uint64_t seq;
+  // The high 64 bits of the xxh3-128 hash of its normalized main text, as stored.
+  uint64_t content_hash_hi;
+  // The low 64 bits of that hash.
+  uint64_t content_hash_lo;
+} nd_text_request;
+
+// The text source callback: called with a page the index holds when it needs that page's text
+// (to verify a newcomer against it, or to re-verify members after a representative is
+// deleted). It hands the page's content, as it was inserted, to [`nd_text_sink_put`] and
 // returns true; it returns false when it does not have the page (the call that needed it then
 // fails with `ND_TEXT_UNAVAILABLE`, and nothing is stored: give the version of the page that
-// was inserted, or the index refuses it by its content hash). It is called from the threads
-// that call into the index, possibly several at once, while the index is locked for writing:
-// it must not call into any index (such calls return `ND_INVALID_ARGUMENT`; only
-// `nd_text_sink_put` is for it) and must not throw (mark it `noexcept`; an exception aborts).
-typedef bool (*nd_text_fn)(void *user, const char *key, size_t key_len, nd_text_sink *sink);
+// was inserted — `req` names it by insertion number and content hash — or the index refuses it
+// by its content hash). It is called from the threads that call into the index, several at
+// once: an insert asks for the texts it needs before it takes the index's writer lock (a
+// delete's re-verification, and a batch's writer, still ask under it). It must not call into
+// any index (such calls return `ND_INVALID_ARGUMENT`; only `nd_text_sink_put` is for it) and
+// must not throw (mark it `noexcept`; an exception aborts).
+//
+// **Lock order: the index may call the text source while it holds its writer lock. Never hold
+// a lock that the text source takes while calling into the index** (e.g. the engine's store
+// lock across `nd_index_insert` when the source takes the same lock to read the store): that
+// deadlocks. Take such a lock in the source only, or release it before calling the index.
+typedef bool (*nd_text_fn)(void *user, const nd_text_request *req, nd_text_sink *sink);
 
 #ifdef __cplusplus
 extern "C" {
@@ -865,8 +895,8 @@ nd_status nd_options_set_signature(nd_options *opts,
                                    uint32_t sketch_size,
                                    uint32_t simhash_cjk_ngram);
 
-// Sets the text source: `callback(user, key, key_len, sink)` gives the content of a page the
-// index holds (see [`nd_text_fn`]). Needed when texts are not stored
+// Sets the text source: `callback(user, req, sink)` gives the content of a page the index
+// holds (see [`nd_text_fn`], and its **lock order** rule). Needed when texts are not stored
 // (`nd_options_set_store_texts(opts, false)`); ignored otherwise. Without it such an index
 // still opens — check, stats, export-like look-ups and deleting members work — but every call
 // that must verify against a held page fails with `ND_TEXT_UNAVAILABLE`. `user` is passed back as is;

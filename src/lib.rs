@@ -45,7 +45,7 @@ pub use fingerprint::{Content, Fingerprint, Signatures};
 pub use index::{
     explain_pair, host_of, BatchOptions, BatchOrder, CheckReport, ChromeStats, ClusterInfo,
     Clusters, CompactReport, Deletion, Explanation, Index, Keys, Members, Moved, Page, Record,
-    SourcedContent, Stats, TextSource, Timing, Verdict,
+    SourcedContent, SourcedPage, Stats, TextSource, Timing, Verdict,
 };
 pub use options::{
     ChromeConfig, FrequentConfig, IndexOptions, RepresentativePolicy, SignatureConfig,

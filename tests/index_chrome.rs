@@ -11,7 +11,8 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use neardup::{
-    BatchOptions, BatchOrder, ChromeConfig, Index, IndexOptions, Page, SourcedContent, TextSource,
+    BatchOptions, BatchOrder, ChromeConfig, Index, IndexOptions, Page, SourcedContent, SourcedPage,
+    TextSource,
 };
 use parking_lot::Mutex;
 
@@ -235,7 +236,8 @@ struct MapSource {
 }
 
 impl TextSource for MapSource {
-    fn content(&self, key: &str) -> Option<SourcedContent> {
+    fn content(&self, page: &SourcedPage<'_>) -> Option<SourcedContent> {
+        let key = page.key;
         self.pages
             .lock()
             .get(key)

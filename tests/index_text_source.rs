@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use neardup::{Error, Index, IndexOptions, SourcedContent, TextSource};
+use neardup::{Error, Index, IndexOptions, SourcedContent, SourcedPage, TextSource};
 use parking_lot::Mutex;
 
 #[derive(Default)]
@@ -19,7 +19,8 @@ struct MapSource {
 }
 
 impl TextSource for MapSource {
-    fn content(&self, key: &str) -> Option<SourcedContent> {
+    fn content(&self, page: &SourcedPage<'_>) -> Option<SourcedContent> {
+        let key = page.key;
         self.calls.fetch_add(1, Ordering::Relaxed);
         if self.refuse.load(Ordering::Relaxed) {
             return None;
@@ -188,4 +189,83 @@ fn without_a_source_the_index_still_opens_for_maintenance() {
     assert!(matches!(err, Error::TextUnavailable { .. }), "{err}");
     assert_eq!(ix.len(), 7);
     assert_clean(&ix);
+}
+
+/// A store that keeps every version of a page answers with the one the index holds, named by
+/// its insertion number; and the inserting threads ask the source at once, outside the
+/// index's writer lock.
+#[test]
+fn a_versioned_store_is_asked_for_the_version_held_and_concurrently() {
+    #[derive(Default)]
+    struct Versions {
+        /// The engine writes a page's newest version before inserting it…
+        latest: Mutex<HashMap<String, String>>,
+        /// …and notes which insertion number the index gave it after.
+        by_seq: Mutex<HashMap<(String, u64), String>>,
+        in_flight: AtomicUsize,
+        most_at_once: AtomicUsize,
+        by_seq_hits: AtomicUsize,
+    }
+    impl TextSource for Versions {
+        fn content(&self, page: &SourcedPage<'_>) -> Option<SourcedContent> {
+            let now = self.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
+            self.most_at_once.fetch_max(now, Ordering::SeqCst);
+            // A slow store.
+            std::thread::sleep(std::time::Duration::from_millis(5));
+            let noted = self
+                .by_seq
+                .lock()
+                .get(&(page.key.to_string(), page.seq))
+                .cloned();
+            if noted.is_some() {
+                self.by_seq_hits.fetch_add(1, Ordering::SeqCst);
+            }
+            // Not noted yet (inserted a moment ago): its newest version is the one held.
+            let got = noted.or_else(|| self.latest.lock().get(page.key).cloned());
+            self.in_flight.fetch_sub(1, Ordering::SeqCst);
+            got.map(|h| SourcedContent::Html(h.into_bytes()))
+        }
+    }
+
+    let dir = tempfile::tempdir().unwrap();
+    let src = Arc::new(Versions::default());
+    let ix = Index::open_with_text_source(dir.path(), external(), src.clone()).unwrap();
+    let insert = |key: &str, html: &str| {
+        src.latest.lock().insert(key.to_string(), html.to_string());
+        let v = ix.insert(&page(key, "h.example", html)).unwrap();
+        src.by_seq
+            .lock()
+            .insert((key.to_string(), v.seq.unwrap()), html.to_string());
+        v
+    };
+    let family = |f: u64, v: u64| html(v as usize % 3, "T", &edited(&article(300 + f, 6), v));
+    // Four engine threads insert families of near copies, and replace some pages with a new
+    // version while the others verify against the old one.
+    std::thread::scope(|s| {
+        for t in 0..4u64 {
+            let insert = &insert;
+            s.spawn(move || {
+                for f in 0..3u64 {
+                    for v in 0..3u64 {
+                        insert(&format!("f{f}-v{v}-t{t}"), &family(f, v + 10 * t));
+                    }
+                    insert(&format!("f{f}-v0-t{t}"), &family(f, 99 + t));
+                }
+            });
+        }
+    });
+    // Re-verification after deleting representatives asks for the versions held.
+    for f in 0..3u64 {
+        let (_, rep) = ix
+            .representative_of(&format!("f{f}-v1-t0"))
+            .unwrap()
+            .unwrap();
+        ix.delete(&rep).unwrap();
+    }
+    assert_clean(&ix);
+    assert!(src.by_seq_hits.load(Ordering::SeqCst) > 0);
+    assert!(
+        src.most_at_once.load(Ordering::SeqCst) > 1,
+        "the inserting threads asked the source one at a time"
+    );
 }

@@ -20,21 +20,47 @@ pub struct nd_text_sink {
     pub(crate) content: Option<crate::SourcedContent>,
 }
 
-/// The text source callback: called with the key of a page the index holds when it needs that
-/// page's text (to verify a newcomer against it, or to re-verify members after a representative
-/// is deleted). It hands the page's content, as it was inserted, to [`nd_text_sink_put`] and
+/// Which stored page the text source is asked for (ABI version 4): its key and the version the
+/// index holds, so that a store keeping several versions of a page gives the inserted one.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+#[allow(non_camel_case_types)]
+pub struct nd_text_request {
+    /// The page's key (UTF-8, not NUL-terminated), valid during the call.
+    pub key: *const c_char,
+    /// The length of `key` in bytes.
+    pub key_len: usize,
+    /// The page's internal id.
+    pub doc_id: u32,
+    /// Its insertion number: unique for the index's life (a replace of the key gets a new one).
+    pub seq: u64,
+    /// The high 64 bits of the xxh3-128 hash of its normalized main text, as stored.
+    pub content_hash_hi: u64,
+    /// The low 64 bits of that hash.
+    pub content_hash_lo: u64,
+}
+
+/// The text source callback: called with a page the index holds when it needs that page's text
+/// (to verify a newcomer against it, or to re-verify members after a representative is
+/// deleted). It hands the page's content, as it was inserted, to [`nd_text_sink_put`] and
 /// returns true; it returns false when it does not have the page (the call that needed it then
 /// fails with `ND_TEXT_UNAVAILABLE`, and nothing is stored: give the version of the page that
-/// was inserted, or the index refuses it by its content hash). It is called from the threads
-/// that call into the index, possibly several at once, while the index is locked for writing:
-/// it must not call into any index (such calls return `ND_INVALID_ARGUMENT`; only
-/// `nd_text_sink_put` is for it) and must not throw (mark it `noexcept`; an exception aborts).
+/// was inserted — `req` names it by insertion number and content hash — or the index refuses it
+/// by its content hash). It is called from the threads that call into the index, several at
+/// once: an insert asks for the texts it needs before it takes the index's writer lock (a
+/// delete's re-verification, and a batch's writer, still ask under it). It must not call into
+/// any index (such calls return `ND_INVALID_ARGUMENT`; only `nd_text_sink_put` is for it) and
+/// must not throw (mark it `noexcept`; an exception aborts).
+///
+/// **Lock order: the index may call the text source while it holds its writer lock. Never hold
+/// a lock that the text source takes while calling into the index** (e.g. the engine's store
+/// lock across `nd_index_insert` when the source takes the same lock to read the store): that
+/// deadlocks. Take such a lock in the source only, or release it before calling the index.
 #[allow(non_camel_case_types)]
 pub type nd_text_fn = Option<
     unsafe extern "C-unwind" fn(
         user: *mut c_void,
-        key: *const c_char,
-        key_len: usize,
+        req: *const nd_text_request,
         sink: *mut nd_text_sink,
     ) -> bool,
 >;
@@ -410,8 +436,8 @@ pub unsafe extern "C" fn nd_options_set_signature(
     }
 }
 
-/// Sets the text source: `callback(user, key, key_len, sink)` gives the content of a page the
-/// index holds (see [`nd_text_fn`]). Needed when texts are not stored
+/// Sets the text source: `callback(user, req, sink)` gives the content of a page the index
+/// holds (see [`nd_text_fn`], and its **lock order** rule). Needed when texts are not stored
 /// (`nd_options_set_store_texts(opts, false)`); ignored otherwise. Without it such an index
 /// still opens — check, stats, export-like look-ups and deleting members work — but every call
 /// that must verify against a held page fails with `ND_TEXT_UNAVAILABLE`. `user` is passed back as is;
@@ -470,7 +496,7 @@ pub unsafe extern "C" fn nd_text_sink_put(
 
 /// The text source callback without its `Option`.
 pub(crate) type RawTextFn =
-    unsafe extern "C-unwind" fn(*mut c_void, *const c_char, usize, *mut nd_text_sink) -> bool;
+    unsafe extern "C-unwind" fn(*mut c_void, *const nd_text_request, *mut nd_text_sink) -> bool;
 
 /// The text source of a handle, as the library's [`crate::TextSource`].
 pub(crate) struct CallbackSource {
@@ -485,10 +511,19 @@ unsafe impl Send for CallbackSource {}
 unsafe impl Sync for CallbackSource {}
 
 impl crate::TextSource for CallbackSource {
-    fn content(&self, key: &str) -> Option<crate::SourcedContent> {
+    fn content(&self, page: &crate::SourcedPage<'_>) -> Option<crate::SourcedContent> {
         let mut sink = nd_text_sink { content: None };
-        // SAFETY: the callback follows nd_text_fn's contract; key and sink outlive the call.
-        let ok = unsafe { (self.callback)(self.user, key.as_ptr().cast(), key.len(), &mut sink) };
+        let req = nd_text_request {
+            key: page.key.as_ptr().cast(),
+            key_len: page.key.len(),
+            doc_id: page.doc,
+            seq: page.seq,
+            content_hash_hi: (page.content_hash >> 64) as u64,
+            content_hash_lo: page.content_hash as u64,
+        };
+        // SAFETY: the callback follows nd_text_fn's contract; req, the key and sink outlive the
+        // call.
+        let ok = unsafe { (self.callback)(self.user, &req, &mut sink) };
         if ok {
             sink.content
         } else {

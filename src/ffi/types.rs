@@ -12,6 +12,8 @@ pub const ND_CONTENT_HTML: u32 = 0;
 pub const ND_CONTENT_TEXT: u32 = 1;
 /// The value of an id field that holds no id (no cluster, no document).
 pub const ND_NO_ID: u32 = 0xFFFF_FFFF;
+/// The value of `nd_verdict::seq` for a query (no page stored).
+pub const ND_NO_SEQ: u64 = u64::MAX;
 
 /// A string owned by the library: `len` bytes of UTF-8 at `ptr`, followed by a NUL byte that is
 /// not counted (so `ptr` is also a C string when the text holds no NUL). `{NULL, 0}` is the
@@ -240,6 +242,9 @@ pub struct nd_verdict {
     pub cluster_id: u32,
     /// Length of the page's normalized main text, in characters (ABI version 3).
     pub text_chars: u32,
+    /// The page's insertion number, [`ND_NO_SEQ`] for a query (ABI version 4): unique for the
+    /// index's life — a replace gets a new one — and what `nd_text_request::seq` names.
+    pub seq: u64,
     /// Key of the cluster's representative after the call (empty when `cluster_id` is
     /// [`ND_NO_ID`]).
     pub representative: nd_str,
@@ -284,6 +289,7 @@ impl nd_verdict {
             doc_id: v.doc.unwrap_or(ND_NO_ID),
             cluster_id: v.cluster.unwrap_or(ND_NO_ID),
             text_chars: v.text_chars,
+            seq: v.seq.unwrap_or(ND_NO_SEQ),
             representative: nd_str::from_opt(v.representative.as_deref()),
             similar_to: nd_str::from_opt(v.similar_to.as_deref()),
             resemble: v.resemble,

@@ -37,7 +37,7 @@ use cluster::Memo;
 pub use compact::{dir_bytes, CompactReport};
 pub use explain::{explain_pair, ExplainedPage, Explanation};
 pub use read::{ClusterInfo, Clusters, Keys, Members, Record};
-pub use source::{SourcedContent, TextSource};
+pub use source::{SourcedContent, SourcedPage, TextSource};
 
 use crate::fingerprint::{fingerprints_and_sketch, hamming, Content, Signatures};
 use crate::options::{IndexOptions, RepresentativePolicy, SignatureConfig};
@@ -84,6 +84,10 @@ pub struct Verdict {
     pub duplicate: bool,
     /// The page's internal id (`None` for a query).
     pub doc: Option<DocId>,
+    /// The page's insertion number (`None` for a query): unique for the index's life — a
+    /// replace gets a new one — so an engine that keeps several versions of a page can tell its
+    /// text source which one the index holds (see [`SourcedPage`]).
+    pub seq: Option<u64>,
     /// The cluster the page joined or founded (`None` for a query that found no duplicate).
     pub cluster: Option<ClusterId>,
     /// Key of the cluster's representative after this operation (`None` for a query that found
@@ -1221,21 +1225,29 @@ impl Index {
         let t0 = Instant::now();
         let (sig, blocks) = self.signatures_of(page)?;
         let signature = t0.elapsed();
-        let mut counters = self.lock_writer()?;
-        let mut txn = Txn::new(self, &counters);
-        let mut verdict = self.insert_in(
-            &mut txn,
-            page,
-            &sig,
-            blocks.as_ref(),
-            &mut Memo::default(),
-            None,
-        )?;
-        let tw = Instant::now();
-        self.commit(txn, &mut counters, true)?;
-        verdict.timing.write += tw.elapsed();
-        verdict.timing.signature = signature;
-        Ok(verdict)
+        self.with_prefetch(|| {
+            if !self.opts.store_texts && self.source.is_some() {
+                // The texts this page will be verified against, asked of the text source before
+                // the writer lock (the decision under it reuses them): a slow source then holds
+                // up this thread only. Its errors surface, if still relevant, under the lock.
+                let _ = self.query_signed(&sig, Duration::ZERO);
+            }
+            let mut counters = self.lock_writer()?;
+            let mut txn = Txn::new(self, &counters);
+            let mut verdict = self.insert_in(
+                &mut txn,
+                page,
+                &sig,
+                blocks.as_ref(),
+                &mut Memo::default(),
+                None,
+            )?;
+            let tw = Instant::now();
+            self.commit(txn, &mut counters, true)?;
+            verdict.timing.write += tw.elapsed();
+            verdict.timing.signature = signature;
+            Ok(verdict)
+        })
     }
 
     /// The verdict [`Index::insert`] would give, without storing anything.
@@ -1283,6 +1295,7 @@ impl Index {
         let mut v = Verdict {
             duplicate: false,
             doc: None,
+            seq: None,
             cluster: None,
             representative: None,
             similar_to: None,
@@ -1412,6 +1425,7 @@ impl Index {
         Ok(Verdict {
             duplicate: decision.nearest.is_some(),
             doc: Some(id),
+            seq: Some(seq),
             cluster: Some(placed.cluster),
             representative,
             similar_to,
@@ -1473,6 +1487,7 @@ impl Index {
         Ok(Verdict {
             duplicate: similar_to.is_some(),
             doc: Some(id),
+            seq: Some(rec.seq),
             cluster: Some(rec.cluster),
             representative,
             similar_to,

@@ -587,7 +587,9 @@ struct Source {
   std::atomic<int> reentry_refused{0};
 };
 
-bool give_text(void* user, const char* key, size_t key_len, nd_text_sink* sink) noexcept {
+bool give_text(void* user, const nd_text_request* req, nd_text_sink* sink) noexcept {
+  const char* key = req->key;
+  const size_t key_len = req->key_len;
   auto* src = static_cast<Source*>(user);
   if (src->calls++ == 0) {
     uint64_t n = 0;
