@@ -49,12 +49,17 @@
  *     exception it throws is kept, the callback is not called again, the batch runs to its end
  *     (the C ABI cannot stop it: its pages are stored), its results are freed, and the exception
  *     is rethrown from insert_batch (unless the batch itself failed: then its Error is thrown);
- *   - the text source (Options::text_source) answers false to the library when it throws, so
- *     the call that needed the text fails with ND_TEXT_UNAVAILABLE; when that call ran the
- *     source on the calling thread (everything but Index::query_batch, whose verifications run
- *     on the library's threads), the Error's message ends with the exception's what(). The
- *     source must be safe to call from several threads at once; the Options and every Index
- *     opened with them share it, and an Index keeps it alive until it is freed;
+ *   - the text source (Options::text_source) gets a TextRequest (key, id, insertion number,
+ *     content hash: the version the index holds) and returns the page's content, or none when
+ *     it does not have it. When it throws, the library is told it does not have the page, so
+ *     the call that needed the text fails with ND_TEXT_UNAVAILABLE, and the Error thrown by a
+ *     single call (insert, query, erase) ends its message with the exception's what() (or with
+ *     the library's reason for refusing the content given); a batch's per-page messages are
+ *     the library's alone (query_batch runs the source on the library's threads). It runs on
+ *     the threads calling into the index, several at once, sometimes under the index's writer
+ *     lock (see neardup.h's lock-order rule: never hold a lock the source takes while calling
+ *     the index); it must be thread-safe. The Options and every Index opened with them share it; an Index (and each of
+ *     its cursors) keeps it alive for as long as the database may be open;
  *   - the log callback (set_log_callback) is process-wide and called on any thread: an exception
  *     it throws is dropped. Replacing it is safe while the library logs (the library holds a lock
  *     around each call; the previous std::function is destroyed after the swap).
@@ -211,6 +216,8 @@ struct Verdict {
   /// The cluster joined or founded; none for a query that found no duplicate.
   std::optional<uint32_t> cluster_id;
   uint32_t text_chars = 0;  ///< Length of the normalized main text, in characters.
+  /// The page's insertion number (what TextRequest::seq names); none for a query.
+  std::optional<uint64_t> seq;
   /// The cluster's representative after the call; none when there is no cluster.
   std::optional<std::string> representative;
   /// The closest page this one was verified similar to; none when not a duplicate.
@@ -311,6 +318,26 @@ using Progress = std::function<void(std::size_t done, std::size_t total)>;
 /// The log callback of set_log_callback.
 using LogCallback = std::function<void(LogLevel level, std::string_view message)>;
 
+/// The stored page a text source is asked for (nd_text_request): its key and the version the
+/// index holds.
+struct TextRequest {
+  std::string_view key;          ///< The page's key, valid during the call.
+  uint32_t doc_id = 0;           ///< Its internal id.
+  uint64_t seq = 0;              ///< Its insertion number (a replace of the key gets a new one).
+  uint64_t content_hash_hi = 0;  ///< High 64 bits of the hash of its normalized main text.
+  uint64_t content_hash_lo = 0;  ///< Low 64 bits of that hash.
+};
+
+/// A page's content as a text source gives it back: as it was inserted, of the same kind.
+struct SourcedContent {
+  std::string content;
+  ContentKind kind = ContentKind::Html;
+};
+
+/// The text source of Options::text_source: the page's content, or none when the source does
+/// not have it (the call that needed it then fails with ND_TEXT_UNAVAILABLE).
+using TextSource = std::function<std::optional<SourcedContent>(const TextRequest& request)>;
+
 namespace detail {
 
 inline std::string to_string(const nd_str& s) {
@@ -355,6 +382,7 @@ inline Verdict to_verdict(const nd_verdict& v) {
   out.doc_id = to_id(v.doc_id);
   out.cluster_id = to_id(v.cluster_id);
   out.text_chars = v.text_chars;
+  if (v.seq != ND_NO_SEQ) out.seq = v.seq;
   out.representative = to_optional(v.representative);
   out.similar_to = to_optional(v.similar_to);
   out.resemble = v.resemble;
@@ -454,6 +482,39 @@ inline void progress_trampoline(void* user, std::size_t done, std::size_t total)
   }
 }
 
+/// Records, for the call running on this thread, why the text source gave nothing.
+inline void note_source_failure(const char* what, const char* reason) noexcept {
+  try {
+    source_failure() = std::string(what) + (reason != nullptr ? reason : "");
+  } catch (...) {
+    // Out of memory: the call fails with the library's message alone.
+  }
+}
+
+inline bool text_trampoline(void* user, const nd_text_request* req, nd_text_sink* sink) noexcept {
+  try {
+    const auto* source = static_cast<const TextSource*>(user);
+    TextRequest request;
+    if (req->key != nullptr) request.key = std::string_view(req->key, req->key_len);
+    request.doc_id = req->doc_id;
+    request.seq = req->seq;
+    request.content_hash_hi = req->content_hash_hi;
+    request.content_hash_lo = req->content_hash_lo;
+    const std::optional<SourcedContent> given = (*source)(request);
+    if (!given) return false;
+    const nd_status s =
+        nd_text_sink_put(sink, reinterpret_cast<const uint8_t*>(given->content.data()),
+                         given->content.size(), static_cast<uint32_t>(given->kind));
+    if (s == ND_OK) return true;
+    note_source_failure("the text source's content was refused: ", nd_last_error());
+  } catch (const std::exception& e) {
+    note_source_failure("the text source threw: ", e.what());
+  } catch (...) {
+    note_source_failure("the text source threw an exception that is not a std::exception", "");
+  }
+  return false;
+}
+
 inline void log_trampoline(void* user, uint32_t level, const uint8_t* message,
                            std::size_t len) noexcept {
   try {
@@ -524,11 +585,12 @@ class Options {
  public:
   Options() { check(nd_options_new(&opts_)); }
   Options(Options&& other) noexcept
-      : opts_(std::exchange(other.opts_, nullptr)) {}
+      : opts_(std::exchange(other.opts_, nullptr)), source_(std::move(other.source_)) {}
   Options& operator=(Options&& other) noexcept {
     if (this != &other) {
       nd_options_free(opts_);
       opts_ = std::exchange(other.opts_, nullptr);
+      source_ = std::move(other.source_);
     }
     return *this;
   }
@@ -600,12 +662,24 @@ class Options {
     return *this;
   }
 
+  /// The text source of an index that stores no texts (store_texts(false)); an empty function
+  /// removes it. See the top of this file for threads and exceptions.
+  Options& text_source(TextSource source) {
+    std::shared_ptr<const TextSource> fresh;
+    if (source) fresh = std::make_shared<const TextSource>(std::move(source));
+    check(nd_options_set_text_source(opts_, fresh ? detail::text_trampoline : nullptr,
+                                     const_cast<TextSource*>(fresh.get())));
+    source_ = std::move(fresh);
+    return *this;
+  }
+
   /// The C handle, for calls this header does not wrap; still owned by this object.
   nd_options* c_handle() const noexcept { return opts_; }
 
  private:
   friend class Index;
   nd_options* opts_ = nullptr;
+  std::shared_ptr<const TextSource> source_;  // given to every Index opened with these options
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -702,7 +776,7 @@ class Index {
   static Index open(std::string_view path, const Options* options = nullptr) {
     nd_index* h = nullptr;
     neardup::check(nd_index_open(path.data(), path.size(), options ? options->opts_ : nullptr, &h));
-    return Index(h, nullptr);
+    return Index(h, options ? options->source_ : nullptr);
   }
   static Index open(std::string_view path, const Options& options) { return open(path, &options); }
 
@@ -930,7 +1004,7 @@ class Index {
     }
     std::string message = detail::last_error();
     if (!failure.empty()) {
-      if (s == ND_TEXT_UNAVAILABLE) message += " (the text source threw: " + failure + ")";
+      if (s == ND_TEXT_UNAVAILABLE) message += " (" + failure + ")";
       failure.clear();
     }
     throw Error(s, message);
