@@ -330,6 +330,11 @@ typedef struct {
   uint64_t frequent_fingerprints;
   // Bytes on disk and in memtables, all column families.
   uint64_t bytes;
+  // Page ids given out so far: the high-water mark (ids of deleted pages are given out again
+  // first; ABI version 4).
+  uint32_t page_ids;
+  // Cluster ids given out so far: the high-water mark (ABI version 4).
+  uint32_t cluster_ids;
 } nd_stats;
 
 // A log callback: `level` (`ND_LOG_ERROR` … `ND_LOG_DEBUG`), the message (`len` bytes of UTF-8,

@@ -397,10 +397,13 @@ fn engine_calls_work_under_sanitizers_and_valgrind_and_stay_off_stderr() {
             &[],
             // Leaks are valgrind's part (below): LeakSanitizer cannot see into the Rust library's
             // allocator reliably when the library is not instrumented.
-            &[(
-                "ASAN_OPTIONS",
-                "detect_leaks=0:abort_on_error=0:exitcode=98",
-            )],
+            &[
+                (
+                    "ASAN_OPTIONS",
+                    "detect_leaks=0:abort_on_error=0:exitcode=98",
+                ),
+                ("ND_CYCLES", "2000"),
+            ],
         ),
         (
             &plain,
@@ -412,7 +415,7 @@ fn engine_calls_work_under_sanitizers_and_valgrind_and_stay_off_stderr() {
                 "--show-leak-kinds=definite,indirect",
                 "--quiet",
             ],
-            &[],
+            &[("ND_CYCLES", "300")],
         ),
     ];
     for (i, (exe, wrapper, env)) in runs.iter().enumerate() {

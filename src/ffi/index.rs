@@ -806,6 +806,8 @@ pub unsafe extern "C" fn nd_index_stats(h: *const nd_index, out: *mut nd_stats) 
                 clusters: s.clusters,
                 frequent_fingerprints: s.frequent.len() as u64,
                 bytes: s.bytes.iter().map(|(_, b)| b).sum(),
+                page_ids: s.page_ids,
+                cluster_ids: s.cluster_ids,
             };
             Ok(())
         })

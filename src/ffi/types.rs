@@ -525,6 +525,11 @@ pub struct nd_stats {
     pub frequent_fingerprints: u64,
     /// Bytes on disk and in memtables, all column families.
     pub bytes: u64,
+    /// Page ids given out so far: the high-water mark (ids of deleted pages are given out again
+    /// first; ABI version 4).
+    pub page_ids: u32,
+    /// Cluster ids given out so far: the high-water mark (ABI version 4).
+    pub cluster_ids: u32,
 }
 
 #[cfg(test)]
