@@ -58,8 +58,8 @@
  *     the library's alone (query_batch runs the source on the library's threads). It runs on
  *     the threads calling into the index, several at once, sometimes under the index's writer
  *     lock (see neardup.h's lock-order rule: never hold a lock the source takes while calling
- *     the index); it must be thread-safe. The Options and every Index opened with them share it; an Index (and each of
- *     its cursors) keeps it alive for as long as the database may be open;
+ *     the index); it must be thread-safe. The Options and every Index opened with them share
+ *     it; an Index (and each of its cursors) keeps it alive while the database may be open;
  *   - the log callback (set_log_callback) is process-wide and called on any thread: an exception
  *     it throws is dropped. Replacing it is safe while the library logs (the library holds a lock
  *     around each call; the previous std::function is destroyed after the swap).
@@ -265,6 +265,8 @@ struct Stats {
   uint64_t clusters = 0;               ///< Live clusters.
   uint64_t frequent_fingerprints = 0;  ///< Over-frequent fingerprints kept out of candidates.
   uint64_t bytes = 0;                  ///< Bytes on disk and in memtables.
+  uint32_t page_ids = 0;     ///< Page ids given out so far (deleted pages' ids are reused first).
+  uint32_t cluster_ids = 0;  ///< Cluster ids given out so far.
 };
 
 /// The outcome of Index::check.
@@ -957,7 +959,8 @@ class Index {
   Stats stats() const {
     nd_stats s{};
     call(nd_index_stats(h_, &s));
-    return Stats{s.pages, s.clusters, s.frequent_fingerprints, s.bytes};
+    return Stats{s.pages, s.clusters, s.frequent_fingerprints,
+                 s.bytes, s.page_ids, s.cluster_ids};
   }
 
   /// Checks every invariant; a check that ran and found problems returns them (no throw).

@@ -205,7 +205,8 @@ void engine(const std::string& root) {
   std::vector<Verdict> copy = first;
   std::vector<Verdict> again = copy;
   copy.clear();
-  EXPECT(again[1].similar_to == std::string("f0-0") && again[4].representative == first[4].representative);
+  EXPECT(again[1].similar_to == std::string("f0-0") &&
+         again[4].representative == first[4].representative);
 
   // A recrawl: nothing written, the stored verdict.
   Verdict same = ix.insert(pages.ref(0));
@@ -228,7 +229,8 @@ void engine(const std::string& root) {
   Record r = ix.get("f0-1");
   EXPECT(r.key == "f0-1" && r.representative == "f0-0" && !r.is_representative);
   EXPECT(r.similar_to == std::string("f0-0") && r.host == "example.com");
-  EXPECT(r.doc_id == *first[1].doc_id && r.seq == *first[1].seq && r.text_chars == first[1].text_chars);
+  EXPECT(r.doc_id == *first[1].doc_id && r.seq == *first[1].seq &&
+         r.text_chars == first[1].text_chars);
   EXPECT(ix.find("f0-0")->is_representative && !ix.find("f0-0")->similar_to);
   neardup::Placement pl = ix.representative("f0-2");
   EXPECT(pl.cluster_id == *first[2].cluster_id && pl.representative == "f0-0");
@@ -412,6 +414,7 @@ void admin(const std::string& root) {
 
   neardup::Stats st = ix.stats();
   EXPECT(st.pages == 9 && st.clusters == 3 && st.bytes > 0);
+  EXPECT(st.page_ids == 9 && st.cluster_ids >= 3);
   neardup::CheckReport report = ix.check();
   EXPECT(report.clean() && report.problems == 0);
   ix.compact();
