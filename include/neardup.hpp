@@ -1,0 +1,1022 @@
+/*
+ * neardup — an embedded near-duplicate index for web pages: the official C++17 header.
+ *
+ * Header-only, written by hand over the C ABI of neardup.h (nothing here is generated); link with
+ * -lneardup as for the C header. Everything is in namespace neardup.
+ *
+ * Choices, and why:
+ *
+ * - Errors are exceptions. Every failing call throws neardup::Error (a std::runtime_error) that
+ *   carries the call's nd_status (status()) and the library's message (message(); what() is
+ *   "ND_NAME: message"). The message is read from nd_last_error() inside the wrapper, right
+ *   after the failing call and before any other nd_ call, so it cannot be lost to a later call in
+ *   the same expression. neardup::check(status) does the same for a raw C call. C++17 has no
+ *   std::expected, and an expected-like type would be one more thing to learn; where "not
+ *   there" is a normal answer rather than an error, a non-throwing variant returns
+ *   std::optional instead: Index::find (ND_NOT_FOUND) beside Index::get, and Cursor::next. A
+ *   batch never throws for one page: each page has a BatchResult with its status and message.
+ *   The header refuses to compile without exceptions (-fno-exceptions): use neardup.h there.
+ *
+ * - Nothing the library owns escapes. Verdict, Deletion, Moved, Record, Stats, CheckReport,
+ *   Placement and CursorItem are plain value types (std::string, std::vector, std::optional),
+ *   copied out of the C structs as soon as a call returns, after which the C structs are freed
+ *   by a guard (also when the copy throws). They can be copied, stored in containers and
+ *   destroyed freely: nothing is freed twice. An empty nd_str ({NULL, 0}) becomes an empty
+ *   std::string, never std::string(NULL). Strings that are "empty when there is none" in the C
+ *   ABI (a verdict's representative, similar_to, identical_to; a record's similar_to; a
+ *   deletion's representative) are std::optional<std::string>, and ids that are ND_NO_ID when
+ *   there is none (a verdict's doc_id and cluster_id) are std::optional<uint32_t>.
+ *
+ * - Inputs are std::string_view (no NUL terminator needed): PageRef points at the caller's
+ *   key, content, URL and host, which must outlive the call only.
+ *
+ * - Options, Index and Cursor are move-only RAII handles over nd_options*, nd_index* and
+ *   nd_cursor*. A moved-from handle holds NULL: calling it throws Error(ND_NULL_POINTER).
+ *   ~Index() calls nd_index_free, which closes the index first (waiting for the calls in
+ *   flight) and never throws; call Index::close() to see the error of the final flush.
+ *
+ * - Cursors and close. A Cursor owns its own reference to the database (that is the C ABI's
+ *   design), so it stays valid whatever happens to the Index it came from. Index::close() with a
+ *   cursor alive throws Error(ND_INVALID_ARGUMENT) and leaves the index open, as
+ *   nd_index_close does. ~Index() with a cursor alive frees the handle all the same; the
+ *   database then closes when the last cursor is destroyed, and until then a new open of the
+ *   directory in this process gets ND_ALREADY_OPEN. So: destroy cursors first (range-for over a
+ *   temporary cursor does that by itself).
+ *
+ * - Callbacks are std::function, called through noexcept trampolines that catch every exception,
+ *   so that none crosses into Rust:
+ *   - the progress callback of Index::insert_batch runs on the calling thread; the first
+ *     exception it throws is kept, the callback is not called again, the batch runs to its end
+ *     (the C ABI cannot stop it: its pages are stored), its results are freed, and the exception
+ *     is rethrown from insert_batch (unless the batch itself failed: then its Error is thrown);
+ *   - the text source (Options::text_source) gets a TextRequest (key, id, insertion number,
+ *     content hash: the version the index holds) and returns the page's content, or none when
+ *     it does not have it. When it throws, the library is told it does not have the page, so
+ *     the call that needed the text fails with ND_TEXT_UNAVAILABLE, and the Error thrown by a
+ *     single call (insert, query, erase) ends its message with the exception's what() (or with
+ *     the library's reason for refusing the content given); a batch's per-page messages are
+ *     the library's alone (query_batch runs the source on the library's threads). It runs on
+ *     the threads calling into the index, several at once, sometimes under the index's writer
+ *     lock (see neardup.h's lock-order rule: never hold a lock the source takes while calling
+ *     the index); it must be thread-safe. The Options and every Index opened with them share
+ *     it; an Index (and each of its cursors) keeps it alive while the database may be open;
+ *   - the log callback (set_log_callback) is process-wide and called on any thread: an exception
+ *     it throws is dropped. Replacing it is safe while the library logs (the library holds a lock
+ *     around each call; the previous std::function is destroyed after the swap).
+ *   None of the callbacks may call into neardup (such calls fail with ND_INVALID_ARGUMENT).
+ *
+ * - Vocabulary: Index::erase is nd_index_delete (`delete` is a C++ keyword; the project never
+ *   says "remove").
+ *
+ * Threading is the C ABI's: an Index may be used from many threads at once; a Cursor by one
+ * thread at a time.
+ */
+
+#ifndef NEARDUP_HPP
+#define NEARDUP_HPP
+
+#if !defined(__cpp_exceptions) && !defined(__EXCEPTIONS) && !defined(_CPPUNWIND)
+#error "neardup.hpp reports errors as exceptions: compile with exceptions, or use neardup.h"
+#endif
+
+#include "neardup.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <iterator>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace neardup {
+
+// ---------------------------------------------------------------------------------------------
+// Constants
+
+/// How a page's content is to be read (ND_CONTENT_*).
+enum class ContentKind : uint32_t {
+  Html = ND_CONTENT_HTML,  ///< HTML bytes, decoded as UTF-8 or their declared or sniffed encoding.
+  Text = ND_CONTENT_TEXT,  ///< Plain UTF-8 text (no extraction).
+};
+
+/// Which page leads a cluster (ND_POLICY_*; stored in the index).
+enum class Policy : uint32_t {
+  FirstSeen = ND_POLICY_FIRST_SEEN,        ///< The first page inserted (the default).
+  EarliestTime = ND_POLICY_EARLIEST_TIME,  ///< The page with the earliest publish time.
+  LongestText = ND_POLICY_LONGEST_TEXT,    ///< The page with the longest main text.
+};
+
+/// The order a batch is inserted in (ND_ORDER_*).
+enum class Order : uint32_t {
+  Fingerprints = ND_ORDER_FINGERPRINTS,  ///< Most sentence fingerprints first (the default).
+  Input = ND_ORDER_INPUT,                ///< The order given.
+};
+
+/// The level of a log record (ND_LOG_*).
+enum class LogLevel : uint32_t {
+  Error = ND_LOG_ERROR,
+  Warn = ND_LOG_WARN,
+  Info = ND_LOG_INFO,
+  Debug = ND_LOG_DEBUG,
+};
+
+/// The name of a status code ("ND_NOT_FOUND"…); "ND_UNKNOWN" for a value that is not one.
+inline const char* status_name(nd_status status) noexcept { return nd_status_name(status); }
+
+/// The version of the library linked, e.g. "0.1.0".
+inline const char* version() noexcept { return nd_version(); }
+
+/// True when the library linked implements the C ABI this header was written against.
+inline bool abi_matches() noexcept { return nd_abi_version() == ND_ABI_VERSION; }
+
+// ---------------------------------------------------------------------------------------------
+// Errors
+
+/// A failed call: its status and the library's message, captured right after the call.
+class Error : public std::runtime_error {
+ public:
+  Error(nd_status status, const std::string& message)
+      : std::runtime_error(std::string(nd_status_name(status)) + ": " + message),
+        status_(status),
+        prefix_(std::char_traits<char>::length(nd_status_name(status)) + 2) {}
+
+  /// The status the call returned (never ND_OK).
+  nd_status status() const noexcept { return status_; }
+
+  /// The library's message alone (what() is "ND_NAME: " followed by it).
+  const char* message() const noexcept { return what() + prefix_; }
+
+ private:
+  nd_status status_;
+  std::size_t prefix_;
+};
+
+namespace detail {
+
+/// nd_last_error() as a string; call it before any other nd_ call.
+inline std::string last_error() {
+  const char* m = nd_last_error();
+  return m != nullptr ? std::string(m) : std::string();
+}
+
+/// What the text source threw on this thread during the current call (empty: nothing).
+inline std::string& source_failure() noexcept {
+  thread_local std::string failure;
+  return failure;
+}
+
+}  // namespace detail
+
+/// Throws Error(status, nd_last_error()) when `status` is not ND_OK. Call it directly on the
+/// result of a C call: `neardup::check(nd_index_compact(h));`.
+inline void check(nd_status status) {
+  if (status != ND_OK) throw Error(status, detail::last_error());
+}
+
+// ---------------------------------------------------------------------------------------------
+// Values (owned; copied out of the C structs)
+
+/// A member a representative's delete moved to another cluster.
+struct Moved {
+  std::string key;              ///< The member's key.
+  uint32_t cluster_id = 0;      ///< The cluster it is in now.
+  std::string representative;   ///< That cluster's representative (its own key if it founded it).
+};
+
+/// What a delete changed (nd_deletion).
+struct Deletion {
+  uint32_t doc_id = 0;              ///< The deleted page's internal id (free now).
+  uint32_t cluster_id = 0;          ///< The cluster it was in.
+  bool was_representative = false;  ///< It led that cluster.
+  bool cluster_gone = false;        ///< The cluster had no other member and is gone.
+  /// The cluster's representative after the delete; none when the cluster is gone.
+  std::optional<std::string> representative;
+  /// After a representative's delete, the members re-placed, and where each went.
+  std::vector<Moved> moved;
+};
+
+/// The answer for one page (nd_verdict).
+struct Verdict {
+  bool duplicate = false;     ///< Verified similar to a page already held (similar_to).
+  bool exact = false;         ///< The normalized texts of the page and similar_to are identical.
+  bool replaced = false;      ///< Insert: the key was present and its page was replaced.
+  bool no_main_text = false;  ///< (Almost) no main text: a cluster of its own, never compared.
+  bool unchanged = false;     ///< Insert: the same main text was stored; nothing was written.
+  /// When replaced: what taking the old page out changed.
+  std::optional<Deletion> replaced_page;
+  /// The page's internal id; none for a query.
+  std::optional<uint32_t> doc_id;
+  /// The cluster joined or founded; none for a query that found no duplicate.
+  std::optional<uint32_t> cluster_id;
+  uint32_t text_chars = 0;  ///< Length of the normalized main text, in characters.
+  /// The page's insertion number (what TextRequest::seq names); none for a query.
+  std::optional<uint64_t> seq;
+  /// The cluster's representative after the call; none when there is no cluster.
+  std::optional<std::string> representative;
+  /// The closest page this one was verified similar to; none when not a duplicate.
+  std::optional<std::string> similar_to;
+  double resemble = 0;  ///< Resemble rate with similar_to, 0 to 1.
+  double contain = 0;   ///< Contain rate with similar_to, 0 to 1.
+  /// A stored page with an identical main text (the one of lowest id); none when there is none.
+  std::optional<std::string> identical_to;
+  uint64_t candidates = 0;     ///< Candidate pages found.
+  uint64_t verified = 0;       ///< Pairs verified.
+  uint64_t signature_ns = 0;   ///< Nanoseconds spent on main text and signatures.
+  uint64_t candidates_ns = 0;  ///< Nanoseconds spent gathering candidates.
+  uint64_t verify_ns = 0;      ///< Nanoseconds spent verifying.
+  uint64_t write_ns = 0;       ///< Nanoseconds spent writing (0 for a query).
+};
+
+/// A stored page as the index holds it (nd_record).
+struct Record {
+  uint32_t doc_id = 0;              ///< Its internal id.
+  uint32_t cluster_id = 0;          ///< Its cluster.
+  uint32_t text_chars = 0;          ///< Length of its normalized main text, in characters.
+  bool is_representative = false;   ///< It leads its cluster.
+  uint64_t seq = 0;                 ///< Its insertion number (unique, in insertion order).
+  int64_t time = 0;                 ///< Its publish time, Unix seconds (0: unknown).
+  uint64_t content_hash_hi = 0;     ///< High 64 bits of the hash of its normalized main text.
+  uint64_t content_hash_lo = 0;     ///< Low 64 bits of that hash.
+  double resemble = 0;              ///< Resemble rate with similar_to when placed.
+  double contain = 0;               ///< Contain rate with similar_to when placed.
+  std::string key;                  ///< Its key.
+  std::string representative;       ///< Its cluster's representative.
+  /// The page it was judged a near duplicate of when placed, while held.
+  std::optional<std::string> similar_to;
+  std::string host;  ///< The host it came from (may be empty).
+};
+
+/// A key's cluster and that cluster's representative (Index::representative).
+struct Placement {
+  uint32_t cluster_id = 0;
+  std::string representative;
+};
+
+/// Figures about an index (nd_stats).
+struct Stats {
+  uint64_t pages = 0;                  ///< Live pages.
+  uint64_t clusters = 0;               ///< Live clusters.
+  uint64_t frequent_fingerprints = 0;  ///< Over-frequent fingerprints kept out of candidates.
+  uint64_t bytes = 0;                  ///< Bytes on disk and in memtables.
+  uint32_t page_ids = 0;     ///< Page ids given out so far (deleted pages' ids are reused first).
+  uint32_t cluster_ids = 0;  ///< Cluster ids given out so far.
+};
+
+/// The outcome of Index::check.
+struct CheckReport {
+  uint64_t problems = 0;  ///< Problems found (0: clean).
+  std::string report;     ///< One problem a line.
+  bool clean() const noexcept { return problems == 0; }
+};
+
+/// One item of a cursor (nd_cursor_item), owned.
+struct CursorItem {
+  /// Clusters: the representative's key; members: the member's key; keys: the page's key.
+  std::string key;
+  uint32_t cluster_id = 0;  ///< The cluster (of the page, of the members, or itself).
+  uint64_t size = 0;        ///< Clusters: the number of members; otherwise 0.
+};
+
+/// A page handed to the index. It points at the caller's bytes, which must outlive the call
+/// only; no NUL terminator is needed.
+struct PageRef {
+  std::string_view key;      ///< The external key (UTF-8, 1 to 65,536 bytes).
+  std::string_view content;  ///< HTML bytes or UTF-8 text, as `kind` says.
+  ContentKind kind = ContentKind::Html;
+  std::string_view url;   ///< May be empty: used for the host when `host` is empty.
+  std::string_view host;  ///< May be empty, at most 255 bytes.
+  int64_t time = 0;       ///< Publish time, Unix seconds; 0 when unknown.
+
+  PageRef() = default;
+  PageRef(std::string_view key_, std::string_view content_,
+          ContentKind kind_ = ContentKind::Html) noexcept
+      : key(key_), content(content_), kind(kind_) {}
+};
+
+/// The result of one page of a batch: a verdict, or the status and message of its failure.
+struct BatchResult {
+  nd_status status = ND_OK;        ///< The page's status.
+  std::string message;             ///< Its error message; empty when ND_OK.
+  std::optional<Verdict> verdict;  ///< Its verdict when ND_OK.
+
+  bool ok() const noexcept { return status == ND_OK; }
+  /// The verdict, or throws Error(status, message).
+  const Verdict& value() const {
+    if (!verdict) throw Error(status, message);
+    return *verdict;
+  }
+};
+
+/// Progress of Index::insert_batch: `done` of `total` pages handled.
+using Progress = std::function<void(std::size_t done, std::size_t total)>;
+
+/// The log callback of set_log_callback.
+using LogCallback = std::function<void(LogLevel level, std::string_view message)>;
+
+/// The stored page a text source is asked for (nd_text_request): its key and the version the
+/// index holds.
+struct TextRequest {
+  std::string_view key;          ///< The page's key, valid during the call.
+  uint32_t doc_id = 0;           ///< Its internal id.
+  uint64_t seq = 0;              ///< Its insertion number (a replace of the key gets a new one).
+  uint64_t content_hash_hi = 0;  ///< High 64 bits of the hash of its normalized main text.
+  uint64_t content_hash_lo = 0;  ///< Low 64 bits of that hash.
+};
+
+/// A page's content as a text source gives it back: as it was inserted, of the same kind.
+struct SourcedContent {
+  std::string content;
+  ContentKind kind = ContentKind::Html;
+};
+
+/// The text source of Options::text_source: the page's content, or none when the source does
+/// not have it (the call that needed it then fails with ND_TEXT_UNAVAILABLE).
+using TextSource = std::function<std::optional<SourcedContent>(const TextRequest& request)>;
+
+namespace detail {
+
+inline std::string to_string(const nd_str& s) {
+  return s.ptr != nullptr && s.len != 0 ? std::string(s.ptr, s.len) : std::string();
+}
+
+inline std::optional<std::string> to_optional(const nd_str& s) {
+  if (s.ptr == nullptr || s.len == 0) return std::nullopt;
+  return std::string(s.ptr, s.len);
+}
+
+inline std::optional<uint32_t> to_id(uint32_t id) {
+  if (id == static_cast<uint32_t>(ND_NO_ID)) return std::nullopt;
+  return id;
+}
+
+inline Deletion to_deletion(const nd_deletion& d) {
+  Deletion out;
+  out.doc_id = d.doc_id;
+  out.cluster_id = d.cluster_id;
+  out.was_representative = d.was_representative;
+  out.cluster_gone = d.cluster_gone;
+  out.representative = to_optional(d.representative);
+  if (d.moved != nullptr) {
+    out.moved.reserve(d.moved_len);
+    for (std::size_t i = 0; i < d.moved_len; ++i) {
+      const nd_moved& m = d.moved[i];
+      out.moved.push_back(Moved{to_string(m.key), m.cluster_id, to_string(m.representative)});
+    }
+  }
+  return out;
+}
+
+inline Verdict to_verdict(const nd_verdict& v) {
+  Verdict out;
+  out.duplicate = v.duplicate;
+  out.exact = v.exact;
+  out.replaced = v.replaced;
+  out.no_main_text = v.no_main_text;
+  out.unchanged = v.unchanged;
+  if (v.replaced_page != nullptr) out.replaced_page = to_deletion(*v.replaced_page);
+  out.doc_id = to_id(v.doc_id);
+  out.cluster_id = to_id(v.cluster_id);
+  out.text_chars = v.text_chars;
+  if (v.seq != ND_NO_SEQ) out.seq = v.seq;
+  out.representative = to_optional(v.representative);
+  out.similar_to = to_optional(v.similar_to);
+  out.resemble = v.resemble;
+  out.contain = v.contain;
+  out.identical_to = to_optional(v.identical_to);
+  out.candidates = v.candidates;
+  out.verified = v.verified;
+  out.signature_ns = v.signature_ns;
+  out.candidates_ns = v.candidates_ns;
+  out.verify_ns = v.verify_ns;
+  out.write_ns = v.write_ns;
+  return out;
+}
+
+inline Record to_record(const nd_record& r) {
+  Record out;
+  out.doc_id = r.doc_id;
+  out.cluster_id = r.cluster_id;
+  out.text_chars = r.text_chars;
+  out.is_representative = r.is_representative;
+  out.seq = r.seq;
+  out.time = r.time;
+  out.content_hash_hi = r.content_hash_hi;
+  out.content_hash_lo = r.content_hash_lo;
+  out.resemble = r.resemble;
+  out.contain = r.contain;
+  out.key = to_string(r.key);
+  out.representative = to_string(r.representative);
+  out.similar_to = to_optional(r.similar_to);
+  out.host = to_string(r.host);
+  return out;
+}
+
+inline nd_page to_c(const PageRef& p) noexcept {
+  nd_page c{};
+  c.key = p.key.data();
+  c.key_len = p.key.size();
+  c.url = p.url.data();
+  c.url_len = p.url.size();
+  c.host = p.host.data();
+  c.host_len = p.host.size();
+  c.time = p.time;
+  c.content = reinterpret_cast<const uint8_t*>(p.content.data());
+  c.content_len = p.content.size();
+  c.content_kind = static_cast<uint32_t>(p.kind);
+  return c;
+}
+
+/// A C struct the library fills, freed by its _free function when the guard goes.
+template <class T, void (*Free)(T*)>
+struct Owned {
+  T value{};
+  Owned() = default;
+  Owned(const Owned&) = delete;
+  Owned& operator=(const Owned&) = delete;
+  ~Owned() { Free(&value); }
+};
+
+/// The output arrays of a batch; every filled verdict and message is freed when it goes.
+struct BatchOut {
+  std::vector<nd_verdict> verdicts;
+  std::vector<nd_status> statuses;
+  std::vector<nd_str> messages;
+  explicit BatchOut(std::size_t n) : verdicts(n), statuses(n, ND_OK), messages(n) {}
+  BatchOut(const BatchOut&) = delete;
+  BatchOut& operator=(const BatchOut&) = delete;
+  ~BatchOut() {
+    for (nd_verdict& v : verdicts) nd_verdict_free(&v);
+    for (nd_str& s : messages) nd_str_free(&s);
+  }
+  std::vector<BatchResult> results() const {
+    std::vector<BatchResult> out(verdicts.size());
+    for (std::size_t i = 0; i < verdicts.size(); ++i) {
+      out[i].status = statuses[i];
+      if (statuses[i] == ND_OK) {
+        out[i].verdict = to_verdict(verdicts[i]);
+      } else {
+        out[i].message = to_string(messages[i]);
+      }
+    }
+    return out;
+  }
+};
+
+struct ProgressState {
+  const Progress* progress;
+  std::exception_ptr error;
+};
+
+inline void progress_trampoline(void* user, std::size_t done, std::size_t total) noexcept {
+  auto* state = static_cast<ProgressState*>(user);
+  if (state->error) return;
+  try {
+    (*state->progress)(done, total);
+  } catch (...) {
+    state->error = std::current_exception();
+  }
+}
+
+/// Records, for the call running on this thread, why the text source gave nothing.
+inline void note_source_failure(const char* what, const char* reason) noexcept {
+  try {
+    source_failure() = std::string(what) + (reason != nullptr ? reason : "");
+  } catch (...) {
+    // Out of memory: the call fails with the library's message alone.
+  }
+}
+
+inline bool text_trampoline(void* user, const nd_text_request* req, nd_text_sink* sink) noexcept {
+  try {
+    const auto* source = static_cast<const TextSource*>(user);
+    TextRequest request;
+    if (req->key != nullptr) request.key = std::string_view(req->key, req->key_len);
+    request.doc_id = req->doc_id;
+    request.seq = req->seq;
+    request.content_hash_hi = req->content_hash_hi;
+    request.content_hash_lo = req->content_hash_lo;
+    const std::optional<SourcedContent> given = (*source)(request);
+    if (!given) return false;
+    const nd_status s =
+        nd_text_sink_put(sink, reinterpret_cast<const uint8_t*>(given->content.data()),
+                         given->content.size(), static_cast<uint32_t>(given->kind));
+    if (s == ND_OK) return true;
+    note_source_failure("the text source's content was refused: ", nd_last_error());
+  } catch (const std::exception& e) {
+    note_source_failure("the text source threw: ", e.what());
+  } catch (...) {
+    note_source_failure("the text source threw an exception that is not a std::exception", "");
+  }
+  return false;
+}
+
+inline void log_trampoline(void* user, uint32_t level, const uint8_t* message,
+                           std::size_t len) noexcept {
+  try {
+    const auto* callback = static_cast<const LogCallback*>(user);
+    (*callback)(static_cast<LogLevel>(level),
+                std::string_view(reinterpret_cast<const char*>(message), len));
+  } catch (...) {
+    // Called on any thread, with no caller to hand it to: dropped.
+  }
+}
+
+/// The process-wide log callback this header installed (leaked at exit on purpose: the
+/// library's threads may still log while statics are destroyed).
+struct LogSlot {
+  std::mutex mutex;
+  LogCallback* current = nullptr;
+};
+
+inline LogSlot& log_slot() {
+  static LogSlot* slot = new LogSlot();
+  return *slot;
+}
+
+}  // namespace detail
+
+// ---------------------------------------------------------------------------------------------
+// Logging
+
+/// Sets the process-wide log callback and the most detailed level passed to it; an empty
+/// function removes it (records are then dropped). Without one the library writes nothing.
+/// The callback is called on any thread, possibly at once: it must be thread-safe and must not
+/// call into neardup; an exception it throws is dropped.
+///
+/// Throws Error(ND_INVALID_ARGUMENT) when another logger of Rust's `log` facade is installed.
+inline void set_log_callback(LogCallback callback, LogLevel max_level = LogLevel::Info) {
+  detail::LogSlot& slot = detail::log_slot();
+  std::lock_guard<std::mutex> lock(slot.mutex);
+  std::unique_ptr<LogCallback> fresh;
+  if (callback) fresh = std::make_unique<LogCallback>(std::move(callback));
+  check(nd_set_log_callback(fresh ? detail::log_trampoline : nullptr, fresh.get(),
+                            static_cast<uint32_t>(max_level)));
+  // The library swapped under its lock: no call to the previous callback is running now.
+  std::unique_ptr<LogCallback> previous(slot.current);
+  slot.current = fresh.release();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Options
+
+/// The signature parameters (Options::signature); the defaults are the library's.
+struct Signature {
+  uint32_t min_sentence_width = 11;
+  uint32_t groups = 7;
+  uint32_t sentences_per_fingerprint = 4;
+  uint32_t min_cover_width = 101;
+  uint32_t rotations = 16;
+  bool clause_units = true;
+  uint32_t sketch_size = 8;
+  uint32_t simhash_cjk_ngram = 2;
+};
+
+class Index;
+
+/// Options an index is opened with (nd_options): the library's defaults until set. Setters
+/// throw Error(ND_INVALID_ARGUMENT) for a value the library refuses, and return *this for
+/// chaining. The index copies them: they may be destroyed right after opening.
+class Options {
+ public:
+  Options() { check(nd_options_new(&opts_)); }
+  Options(Options&& other) noexcept
+      : opts_(std::exchange(other.opts_, nullptr)), source_(std::move(other.source_)) {}
+  Options& operator=(Options&& other) noexcept {
+    if (this != &other) {
+      nd_options_free(opts_);
+      opts_ = std::exchange(other.opts_, nullptr);
+      source_ = std::move(other.source_);
+    }
+    return *this;
+  }
+  Options(const Options&) = delete;
+  Options& operator=(const Options&) = delete;
+  ~Options() { nd_options_free(opts_); }
+
+  /// Create the index when the directory holds none (default true).
+  Options& create_if_missing(bool value) {
+    check(nd_options_set_create_if_missing(opts_, value));
+    return *this;
+  }
+  /// Sync the write-ahead log on every write and once per batch (default true).
+  Options& sync_writes(bool value) {
+    check(nd_options_set_sync_writes(opts_, value));
+    return *this;
+  }
+  /// Pages whose headings name different model codes are never similar (default true).
+  Options& heading_codes(bool value) {
+    check(nd_options_set_heading_codes(opts_, value));
+    return *this;
+  }
+  /// Fold traditional Chinese to simplified (default true; stored, must match).
+  Options& fold_traditional(bool value) {
+    check(nd_options_set_fold_traditional(opts_, value));
+    return *this;
+  }
+  /// Store normalized texts in the index (default true; stored, must match). Off, set a
+  /// text_source.
+  Options& store_texts(bool value) {
+    check(nd_options_set_store_texts(opts_, value));
+    return *this;
+  }
+  /// Which page leads a cluster (stored, must match).
+  Options& representative_policy(Policy policy) {
+    check(nd_options_set_representative_policy(opts_, static_cast<uint32_t>(policy)));
+    return *this;
+  }
+  /// Maximum Hamming distance of simhash candidates: 1, 3 (default) or 7 (stored).
+  Options& simhash_max_distance(uint32_t distance) {
+    check(nd_options_set_simhash_max_distance(opts_, distance));
+    return *this;
+  }
+  /// At most this many candidate clusters verified per page (default 8).
+  Options& max_clusters_verified(uint32_t clusters) {
+    check(nd_options_set_max_clusters_verified(opts_, clusters));
+    return *this;
+  }
+  /// Similar when resemble >= `resemble` or contain >= `contain` (defaults 0.28, 0.70).
+  Options& thresholds(double resemble, double contain) {
+    check(nd_options_set_thresholds(opts_, resemble, contain));
+    return *this;
+  }
+  /// Larger pages are refused with ND_PAGE_TOO_LARGE (default 16 MiB; stored).
+  Options& max_page_bytes(uint64_t bytes) {
+    check(nd_options_set_max_page_bytes(opts_, bytes));
+    return *this;
+  }
+  /// Over-frequent fingerprint limits (defaults 10,000, 400, 8).
+  Options& frequent(uint64_t max_pages, uint64_t few_hosts_pages, uint32_t few_hosts) {
+    check(nd_options_set_frequent(opts_, max_pages, few_hosts_pages, few_hosts));
+    return *this;
+  }
+  /// The signature parameters (stored, must match).
+  Options& signature(const Signature& s) {
+    check(nd_options_set_signature(opts_, s.min_sentence_width, s.groups,
+                                   s.sentences_per_fingerprint, s.min_cover_width, s.rotations,
+                                   s.clause_units, s.sketch_size, s.simhash_cjk_ngram));
+    return *this;
+  }
+
+  /// The text source of an index that stores no texts (store_texts(false)); an empty function
+  /// removes it. See the top of this file for threads and exceptions.
+  Options& text_source(TextSource source) {
+    std::shared_ptr<const TextSource> fresh;
+    if (source) fresh = std::make_shared<const TextSource>(std::move(source));
+    check(nd_options_set_text_source(opts_, fresh ? detail::text_trampoline : nullptr,
+                                     const_cast<TextSource*>(fresh.get())));
+    source_ = std::move(fresh);
+    return *this;
+  }
+
+  /// The C handle, for calls this header does not wrap; still owned by this object.
+  nd_options* c_handle() const noexcept { return opts_; }
+
+ private:
+  friend class Index;
+  nd_options* opts_ = nullptr;
+  std::shared_ptr<const TextSource> source_;  // given to every Index opened with these options
+};
+
+// ---------------------------------------------------------------------------------------------
+// Cursor
+
+/// A cursor over clusters, a cluster's members or all keys, at one snapshot (nd_cursor).
+/// Move-only; used by one thread at a time. Iterate with next() or range-for:
+/// `for (const neardup::CursorItem& c : ix.clusters()) …`. It keeps the database open even
+/// after its Index is destroyed (see the top of this file).
+class Cursor {
+ public:
+  Cursor(Cursor&& other) noexcept
+      : cursor_(std::exchange(other.cursor_, nullptr)), keep_(std::move(other.keep_)) {}
+  Cursor& operator=(Cursor&& other) noexcept {
+    if (this != &other) {
+      nd_cursor_free(cursor_);
+      cursor_ = std::exchange(other.cursor_, nullptr);
+      keep_ = std::move(other.keep_);
+    }
+    return *this;
+  }
+  Cursor(const Cursor&) = delete;
+  Cursor& operator=(const Cursor&) = delete;
+  ~Cursor() { nd_cursor_free(cursor_); }
+
+  /// The next item, or none at the end (and after it). Throws Error on a read failure
+  /// (ND_STORAGE, ND_CORRUPTION: the cursor then ends).
+  std::optional<CursorItem> next() {
+    nd_cursor_item item{};
+    bool has = false;
+    check(nd_cursor_next(cursor_, &item, &has));
+    if (!has) return std::nullopt;
+    CursorItem out;
+    if (item.key != nullptr) out.key.assign(item.key, item.key_len);
+    out.cluster_id = item.cluster;
+    out.size = item.size;
+    return out;
+  }
+
+  /// An input iterator: each increment calls next().
+  class iterator {
+   public:
+    using iterator_category = std::input_iterator_tag;
+    using value_type = CursorItem;
+    using difference_type = std::ptrdiff_t;
+    using pointer = const CursorItem*;
+    using reference = const CursorItem&;
+
+    iterator() = default;
+    reference operator*() const { return *item_; }
+    pointer operator->() const { return &*item_; }
+    iterator& operator++() {
+      item_ = cursor_->next();
+      if (!item_) cursor_ = nullptr;
+      return *this;
+    }
+    void operator++(int) { ++*this; }
+    friend bool operator==(const iterator& a, const iterator& b) noexcept {
+      return a.cursor_ == b.cursor_;
+    }
+    friend bool operator!=(const iterator& a, const iterator& b) noexcept { return !(a == b); }
+
+   private:
+    friend class Cursor;
+    explicit iterator(Cursor* cursor) : cursor_(cursor) { ++*this; }
+    Cursor* cursor_ = nullptr;
+    std::optional<CursorItem> item_;
+  };
+
+  /// Reads the first item (of what is left).
+  iterator begin() { return iterator(this); }
+  iterator end() noexcept { return iterator(); }
+
+  /// The C handle; still owned by this object.
+  nd_cursor* c_handle() const noexcept { return cursor_; }
+
+ private:
+  friend class Index;
+  Cursor(nd_cursor* cursor, std::shared_ptr<const void> keep) noexcept
+      : cursor_(cursor), keep_(std::move(keep)) {}
+  nd_cursor* cursor_ = nullptr;
+  std::shared_ptr<const void> keep_;  // the text source, kept while the database may be open
+};
+
+// ---------------------------------------------------------------------------------------------
+// Index
+
+/// An open index (nd_index). Move-only; thread-safe (any number of threads may call one Index
+/// at once). Every method throws Error on failure; see neardup.h for each call's statuses.
+class Index {
+ public:
+  /// Opens (or creates, by default) the index in the directory `path`; `options` may be null
+  /// for the defaults.
+  static Index open(std::string_view path, const Options* options = nullptr) {
+    nd_index* h = nullptr;
+    neardup::check(nd_index_open(path.data(), path.size(), options ? options->opts_ : nullptr, &h));
+    return Index(h, options ? options->source_ : nullptr);
+  }
+  static Index open(std::string_view path, const Options& options) { return open(path, &options); }
+
+  /// Opens the existing index in `path` with the configuration stored in it.
+  static Index open_existing(std::string_view path) {
+    nd_index* h = nullptr;
+    neardup::check(nd_index_open_existing(path.data(), path.size(), &h));
+    return Index(h, nullptr);
+  }
+
+  /// Opens an index or checkpoint read-only: writes throw Error(ND_READ_ONLY).
+  static Index open_read_only(std::string_view path) {
+    nd_index* h = nullptr;
+    neardup::check(nd_index_open_read_only(path.data(), path.size(), &h));
+    return Index(h, nullptr);
+  }
+
+  /// The configuration stored in the index at `path` (closed, or open elsewhere), as JSON.
+  static std::string stored_config_json(std::string_view path) {
+    detail::Owned<nd_str, nd_str_free> s;
+    neardup::check(nd_stored_config_json(path.data(), path.size(), &s.value));
+    return detail::to_string(s.value);
+  }
+
+  /// Offline compaction of the closed index or checkpoint at `from` into a new index at `to`.
+  static void compact_snapshot(std::string_view from, std::string_view to) {
+    neardup::check(nd_compact_snapshot(from.data(), from.size(), to.data(), to.size()));
+  }
+
+  Index(Index&& other) noexcept
+      : h_(std::exchange(other.h_, nullptr)), keep_(std::move(other.keep_)) {}
+  Index& operator=(Index&& other) noexcept {
+    if (this != &other) {
+      nd_index_free(h_);
+      h_ = std::exchange(other.h_, nullptr);
+      keep_ = std::move(other.keep_);
+    }
+    return *this;
+  }
+  Index(const Index&) = delete;
+  Index& operator=(const Index&) = delete;
+  /// Closes (waiting for the calls in flight) and frees the handle; never throws.
+  ~Index() { nd_index_free(h_); }
+
+  /// Closes the index: later calls throw Error(ND_CLOSED). Throws Error(ND_INVALID_ARGUMENT)
+  /// while cursors are open (the index stays open), Error(ND_STORAGE) when the final flush
+  /// fails (the index is closed all the same), Error(ND_CLOSED) when already closed.
+  void close() { neardup::check(nd_index_close(h_)); }
+
+  /// Inserts a page (a present key is replaced) and returns its verdict.
+  Verdict insert(const PageRef& page) {
+    const nd_page p = detail::to_c(page);
+    detail::Owned<nd_verdict, nd_verdict_free> v;
+    call(nd_index_insert(h_, &p, &v.value));
+    return detail::to_verdict(v.value);
+  }
+
+  /// The verdict insert would give this content, storing nothing.
+  Verdict query(std::string_view content, ContentKind kind = ContentKind::Html) const {
+    detail::Owned<nd_verdict, nd_verdict_free> v;
+    call(nd_index_query(h_, reinterpret_cast<const uint8_t*>(content.data()), content.size(),
+                        static_cast<uint32_t>(kind), &v.value));
+    return detail::to_verdict(v.value);
+  }
+
+  /// Inserts pages as one batch: one BatchResult per page, in input order (a page that fails
+  /// does not stop the others). `progress` runs on this thread after every committed group;
+  /// an exception it throws is rethrown when the batch has ended. Throws Error when the batch
+  /// could not run or a failed write stopped it (the groups committed before stay).
+  std::vector<BatchResult> insert_batch(const std::vector<PageRef>& pages,
+                                        Order order = Order::Fingerprints,
+                                        const Progress& progress = {}) {
+    std::vector<nd_page> c;
+    c.reserve(pages.size());
+    for (const PageRef& p : pages) c.push_back(detail::to_c(p));
+    detail::BatchOut out(pages.size());
+    detail::ProgressState state{&progress, nullptr};
+    const nd_status s = nd_index_insert_batch(
+        h_, c.data(), c.size(), static_cast<uint32_t>(order), out.verdicts.data(),
+        out.statuses.data(), out.messages.data(), progress ? detail::progress_trampoline : nullptr,
+        &state);
+    call(s);
+    if (state.error) std::rethrow_exception(state.error);
+    return out.results();
+  }
+
+  /// The verdicts query gives each page's content (keys and hosts are not used), computed in
+  /// parallel: one BatchResult per page.
+  std::vector<BatchResult> query_batch(const std::vector<PageRef>& pages) const {
+    std::vector<nd_page> c;
+    c.reserve(pages.size());
+    for (const PageRef& p : pages) c.push_back(detail::to_c(p));
+    detail::BatchOut out(pages.size());
+    call(nd_index_query_batch(h_, c.data(), c.size(), out.verdicts.data(), out.statuses.data(),
+                              out.messages.data()));
+    return out.results();
+  }
+
+  /// query_batch over contents of one kind.
+  std::vector<BatchResult> query_batch(const std::vector<std::string_view>& contents,
+                                       ContentKind kind = ContentKind::Html) const {
+    std::vector<PageRef> pages;
+    pages.reserve(contents.size());
+    for (std::string_view content : contents) pages.emplace_back(std::string_view(), content, kind);
+    return query_batch(pages);
+  }
+
+  /// Deletes the page with this key (nd_index_delete) and returns what changed. Throws
+  /// Error(ND_NOT_FOUND) when the key is absent.
+  Deletion erase(std::string_view key) {
+    detail::Owned<nd_deletion, nd_deletion_free> d;
+    call(nd_index_delete(h_, key.data(), key.size(), &d.value));
+    return detail::to_deletion(d.value);
+  }
+
+  /// The stored record of a key. Throws Error(ND_NOT_FOUND) when the key is absent.
+  Record get(std::string_view key) const {
+    detail::Owned<nd_record, nd_record_free> r;
+    call(nd_index_get(h_, key.data(), key.size(), &r.value));
+    return detail::to_record(r.value);
+  }
+
+  /// The stored record of a key, or none when the key is absent (other failures throw).
+  std::optional<Record> find(std::string_view key) const {
+    detail::Owned<nd_record, nd_record_free> r;
+    const nd_status s = nd_index_get(h_, key.data(), key.size(), &r.value);
+    if (s == ND_NOT_FOUND) return std::nullopt;
+    call(s);
+    return detail::to_record(r.value);
+  }
+
+  /// A key's cluster and its representative. Throws Error(ND_NOT_FOUND) when absent.
+  Placement representative(std::string_view key) const {
+    uint32_t cluster = 0;
+    detail::Owned<nd_str, nd_str_free> rep;
+    call(nd_index_representative(h_, key.data(), key.size(), &cluster, &rep.value));
+    return Placement{cluster, detail::to_string(rep.value)};
+  }
+
+  /// At most `limit` member keys of a cluster from position `offset`, in id order. Throws
+  /// Error(ND_NOT_FOUND) when there is no such cluster.
+  std::vector<std::string> cluster_members(uint32_t cluster, std::size_t offset,
+                                           std::size_t limit) const {
+    detail::Owned<nd_key_list, nd_key_list_free> list;
+    call(nd_index_cluster_members(h_, cluster, offset, limit, &list.value));
+    std::vector<std::string> out;
+    if (list.value.keys != nullptr) {
+      out.reserve(list.value.len);
+      for (std::size_t i = 0; i < list.value.len; ++i)
+        out.push_back(detail::to_string(list.value.keys[i]));
+    }
+    return out;
+  }
+
+  /// A cursor over every cluster (representative's key, id, size), in id order.
+  Cursor clusters() const {
+    nd_cursor* c = nullptr;
+    call(nd_index_clusters(h_, &c));
+    return Cursor(c, keep_);
+  }
+
+  /// A cursor over every page's key and cluster, in id order.
+  Cursor keys() const {
+    nd_cursor* c = nullptr;
+    call(nd_index_keys(h_, &c));
+    return Cursor(c, keep_);
+  }
+
+  /// A cursor over a cluster's members, in id order. Throws Error(ND_NOT_FOUND) when there is
+  /// no such cluster.
+  Cursor members(uint32_t cluster) const {
+    nd_cursor* c = nullptr;
+    call(nd_index_members(h_, cluster, &c));
+    return Cursor(c, keep_);
+  }
+
+  /// Figures about the index.
+  Stats stats() const {
+    nd_stats s{};
+    call(nd_index_stats(h_, &s));
+    return Stats{s.pages, s.clusters, s.frequent_fingerprints,
+                 s.bytes, s.page_ids, s.cluster_ids};
+  }
+
+  /// Checks every invariant; a check that ran and found problems returns them (no throw).
+  CheckReport check() const {
+    CheckReport out;
+    detail::Owned<nd_str, nd_str_free> report;
+    call(nd_index_check(h_, &out.problems, &report.value));
+    out.report = detail::to_string(report.value);
+    return out;
+  }
+
+  /// Writes a consistent snapshot to the directory `dir`, which must not exist.
+  void checkpoint(std::string_view dir) { call(nd_index_checkpoint(h_, dir.data(), dir.size())); }
+
+  /// Compacts the open index in place.
+  void compact() { call(nd_index_compact(h_)); }
+
+  /// Number of live pages.
+  uint64_t len() const {
+    uint64_t n = 0;
+    call(nd_index_len(h_, &n));
+    return n;
+  }
+
+  /// The configuration stored in the index, as JSON.
+  std::string config_json() const {
+    detail::Owned<nd_str, nd_str_free> s;
+    call(nd_index_config_json(h_, &s.value));
+    return detail::to_string(s.value);
+  }
+
+  /// The C handle, for calls this header does not wrap; still owned by this object.
+  nd_index* c_handle() const noexcept { return h_; }
+
+ private:
+  Index(nd_index* h, std::shared_ptr<const void> keep) noexcept : h_(h), keep_(std::move(keep)) {}
+
+  /// check(), plus what the text source threw on this thread during the call.
+  static void call(nd_status s) {
+    std::string& failure = detail::source_failure();
+    if (s == ND_OK) {
+      failure.clear();
+      return;
+    }
+    std::string message = detail::last_error();
+    if (!failure.empty()) {
+      if (s == ND_TEXT_UNAVAILABLE) message += " (" + failure + ")";
+      failure.clear();
+    }
+    throw Error(s, message);
+  }
+
+  nd_index* h_ = nullptr;
+  std::shared_ptr<const void> keep_;  // the text source, alive while the database may be open
+};
+
+}  // namespace neardup
+
+#endif  // NEARDUP_HPP

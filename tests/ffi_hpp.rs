@@ -1,0 +1,254 @@
+//! The official C++ header `include/neardup.hpp` (issue #13, point 7).
+//!
+//! - `tests/cpp/hpp_engine.cpp`, which uses only the header, is built with
+//!   `g++ -std=c++17 -Wall -Wextra -Werror` against `target/release/libneardup.so` and run
+//!   plainly, under ASan+UBSan and under valgrind: each run prints its "ok" line, exits 0 and
+//!   writes nothing to stderr.
+//! - The header compiles alone in a translation unit with `-Wpedantic`, `-Wshadow`,
+//!   `-Wconversion`, `-Wold-style-cast` and more (C++17 and C++20), and in two
+//!   translation units of one program (everything in it is `inline`); without exceptions it
+//!   stops with its own `#error`.
+//! - `tests/cpp/hpp_example.cpp` (the README's C++ example) and every ```cpp block of the README
+//!   that includes `neardup.hpp` compile and run.
+//!
+//! The shared library is built by `cargo build --release` (the test command does it first); the
+//! test refuses a library older than the sources.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use common::native::{fresh_library, root};
+
+const WARNINGS: [&str; 5] = ["-std=c++17", "-Wall", "-Wextra", "-Werror", "-pthread"];
+
+/// What a header included by other projects' code should not trip either.
+const STRICT: &[&str] = &[
+    "-Wall",
+    "-Wextra",
+    "-Werror",
+    "-Wpedantic",
+    "-Wshadow",
+    "-Wconversion",
+    "-Wsign-conversion",
+    "-Wold-style-cast",
+    "-Wzero-as-null-pointer-constant",
+    "-Wnon-virtual-dtor",
+];
+
+fn cxx() -> Command {
+    Command::new(std::env::var("CXX").unwrap_or_else(|_| "g++".into()))
+}
+
+/// Builds `sources` into `out` against the shared library.
+fn build(sources: &[&Path], out: &Path, extra: &[&str]) {
+    let lib = fresh_library("libneardup.so");
+    let dir = lib.parent().expect("profile directory");
+    let status = cxx()
+        .args(["-O1", "-g"])
+        .args(WARNINGS)
+        .args(extra)
+        .args(sources)
+        .arg("-I")
+        .arg(root().join("include"))
+        .arg("-L")
+        .arg(dir)
+        .arg(format!("-Wl,-rpath,{}", dir.display()))
+        .args(["-lneardup", "-o"])
+        .arg(out)
+        .status()
+        .expect("run the C++ compiler (g++; scripts/setup.sh installs it)");
+    assert!(status.success(), "compiling {sources:?} failed");
+}
+
+/// Runs `exe` (under `wrapper`, e.g. valgrind) in `dir` with `args` and `env`.
+fn run(exe: &Path, wrapper: &[&str], env: &[(&str, &str)], dir: &Path, args: &[&Path]) -> Output {
+    let mut cmd = match wrapper.split_first() {
+        Some((w, rest)) => {
+            let mut c = Command::new(w);
+            c.args(rest).arg(exe);
+            c
+        }
+        None => Command::new(exe),
+    };
+    cmd.current_dir(dir)
+        .args(args)
+        .envs(env.iter().copied())
+        .output()
+        .unwrap_or_else(|e| panic!("run {} {wrapper:?}: {e}", exe.display()))
+}
+
+/// Asserts a run exited 0, printed `ok_line` and wrote nothing of its own to stderr.
+fn assert_clean(out: &Output, what: &str, ok_line: &str) {
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success() && stdout.contains(ok_line),
+        "{what} failed ({}):\n{stdout}\n{stderr}",
+        out.status
+    );
+    // valgrind's own notes ("==pid== Warning: unimplemented fcntl command") are not the
+    // program's.
+    let own: Vec<&str> = stderr
+        .lines()
+        .filter(|l| !(l.starts_with("==") && l.contains("== Warning: ")))
+        .filter(|l| !l.trim().is_empty())
+        .collect();
+    assert!(own.is_empty(), "{what} wrote to stderr:\n{stderr}");
+}
+
+fn engine_source() -> PathBuf {
+    root().join("tests/cpp/hpp_engine.cpp")
+}
+
+/// Builds hpp_engine.cpp (with `extra` flags) and runs it under `wrapper` in a fresh directory.
+fn engine_run(name: &str, extra: &[&str], wrapper: &[&str], env: &[(&str, &str)]) {
+    let work = tempfile::tempdir().expect("tempdir");
+    let exe = work.path().join(name);
+    build(&[&engine_source()], &exe, extra);
+    let dir = work.path().join("run");
+    std::fs::create_dir(&dir).expect("mkdir");
+    let out = run(&exe, wrapper, env, work.path(), &[&dir]);
+    assert_clean(&out, name, "hpp_engine: ok");
+}
+
+#[test]
+fn hpp_engine_runs_plainly_and_under_asan_and_ubsan() {
+    engine_run("hpp_engine", &[], &[], &[]);
+    engine_run(
+        "hpp_engine_asan",
+        &[
+            "-fsanitize=address,undefined",
+            "-fno-omit-frame-pointer",
+            "-fno-sanitize-recover=all",
+        ],
+        &[],
+        // Leaks are valgrind's part: LeakSanitizer cannot see into the Rust library's allocator
+        // reliably when the library is not instrumented.
+        &[(
+            "ASAN_OPTIONS",
+            "detect_leaks=0:abort_on_error=0:exitcode=98",
+        )],
+    );
+}
+
+#[test]
+fn hpp_engine_is_clean_under_valgrind() {
+    engine_run(
+        "hpp_engine",
+        &[],
+        &[
+            "valgrind",
+            "--error-exitcode=99",
+            "--leak-check=full",
+            "--errors-for-leak-kinds=definite,indirect",
+            "--show-leak-kinds=definite,indirect",
+            "--quiet",
+        ],
+        &[],
+    );
+}
+
+/// `-fsyntax-only` on `source` with `flags`; the compiler's output.
+fn syntax(source: &Path, flags: &[&str]) -> Output {
+    cxx()
+        .args(flags)
+        .arg("-fsyntax-only")
+        .arg("-I")
+        .arg(root().join("include"))
+        .arg(source)
+        .output()
+        .expect("run the C++ compiler")
+}
+
+#[test]
+fn header_compiles_alone_pedantic_in_two_units_and_refuses_no_exceptions() {
+    let work = tempfile::tempdir().expect("tempdir");
+    let alone = work.path().join("alone.cpp");
+    std::fs::write(
+        &alone,
+        "#include \"neardup.hpp\"\n#include \"neardup.hpp\"\n\
+         int main() { return neardup::abi_matches() ? 0 : 1; }\n",
+    )
+    .expect("write");
+    for std in ["-std=c++17", "-std=c++20"] {
+        let out = syntax(&alone, &[&[std], STRICT].concat());
+        assert!(
+            out.status.success(),
+            "neardup.hpp alone ({std}, -Wpedantic):\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    // Two translation units of one program: nothing is defined twice.
+    let a = work.path().join("a.cpp");
+    let b = work.path().join("b.cpp");
+    std::fs::write(
+        &a,
+        "#include \"neardup.hpp\"\n#include <cstdio>\nint other();\n\
+         int main() {\n\
+           try { neardup::Index::open_existing(\"no-such-index\"); }\n\
+           catch (const neardup::Error& e) { if (e.status() != ND_INVALID_ARGUMENT) return 1; }\n\
+           std::printf(\"%s\\n\", other() == 0 ? \"units: ok\" : \"units: failed\");\n\
+           return 0;\n\
+         }\n",
+    )
+    .expect("write");
+    std::fs::write(
+        &b,
+        "#include \"neardup.hpp\"\n\
+         int other() {\n\
+           neardup::Options o;\n\
+           o.sync_writes(false);\n\
+           try { neardup::Index::open_existing(\"no-such-index\"); }\n\
+           catch (const neardup::Error& e) { return e.status() == ND_INVALID_ARGUMENT ? 0 : 1; }\n\
+           return 1;\n\
+         }\n",
+    )
+    .expect("write");
+    let exe = work.path().join("units");
+    build(&[&a, &b], &exe, &["-Wpedantic"]);
+    assert_clean(&run(&exe, &[], &[], work.path(), &[]), "units", "units: ok");
+
+    // Errors are exceptions: without them the header says so rather than miscompiling.
+    let out = syntax(&alone, &["-std=c++17", "-fno-exceptions"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && stderr.contains("neardup.hpp reports errors as exceptions"),
+        "-fno-exceptions:\n{stderr}"
+    );
+}
+
+/// The ```cpp blocks of the README that use the C++ header.
+fn readme_hpp_examples() -> Vec<String> {
+    let readme = std::fs::read_to_string(root().join("README.md")).expect("README.md");
+    readme
+        .split("```cpp\n")
+        .skip(1)
+        .map(|rest| rest.split("```").next().expect("a block").to_string())
+        .filter(|block| block.contains("neardup.hpp"))
+        .collect()
+}
+
+#[test]
+fn readme_hpp_example_compiles_and_runs() {
+    let work = tempfile::tempdir().expect("tempdir");
+    let mut sources = vec![root().join("tests/cpp/hpp_example.cpp")];
+    for (i, block) in readme_hpp_examples().iter().enumerate() {
+        let src = work.path().join(format!("readme{i}.cpp"));
+        std::fs::write(&src, block).expect("write example");
+        sources.push(src);
+    }
+    for (i, src) in sources.iter().enumerate() {
+        let exe = work.path().join(format!("example{i}"));
+        build(&[src], &exe, &["-Wpedantic"]);
+        let dir = work.path().join(format!("run{i}"));
+        std::fs::create_dir(&dir).expect("mkdir");
+        // Twice: the second run finds the index of the first (recrawls, then a fresh delete).
+        for _ in 0..2 {
+            let out = run(&exe, &[], &[], &dir, &[]);
+            assert_clean(&out, &src.display().to_string(), "cluster ");
+        }
+    }
+}
