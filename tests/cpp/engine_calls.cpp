@@ -107,6 +107,24 @@ int main(int argc, char** argv) {
   EXPECT(nd_set_log_callback(on_log, &log, 9) == ND_INVALID_ARGUMENT);
 
   nd_index* ix = nullptr;
+  // --- misuse of the path (point 6): a NUL byte, a regular file, a directory of other files.
+  {
+    const std::string with_nul = root + std::string("/a\0b", 4);
+    EXPECT(nd_index_open(with_nul.data(), with_nul.size(), nullptr, &ix) == ND_INVALID_ARGUMENT);
+    EXPECT(std::strstr(nd_last_error(), "NUL") != nullptr);
+    std::string mk = "mkdir -p '" + root + "/other' && echo x > '" + root +
+                     "/other/notes.txt' && echo x > '" + root + "/file'";
+    EXPECT(std::system(mk.c_str()) == 0);
+    const std::string file = root + "/file";
+    EXPECT(nd_index_open(file.data(), file.size(), nullptr, &ix) == ND_INVALID_ARGUMENT);
+    const std::string msg = nd_last_error();
+    EXPECT(msg.find("not a directory") != std::string::npos);
+    EXPECT(msg.find("Os {") == std::string::npos);  // a sentence, not a Rust Debug dump
+    const std::string other = root + "/other";
+    EXPECT(nd_index_open(other.data(), other.size(), nullptr, &ix) == ND_INVALID_ARGUMENT);
+    EXPECT(std::strstr(nd_last_error(), "not empty") != nullptr);
+    EXPECT(ix == nullptr);
+  }
   OK(nd_index_open(path.data(), path.size(), nullptr, &ix));
 
   // Three families of three near copies each.
