@@ -425,6 +425,36 @@ fn engine_calls_work_under_sanitizers_and_valgrind_and_stay_off_stderr() {
     }
 }
 
+/// 8 C++ threads of mixed calls on one handle (`tests/cpp/stress.cpp`), under ASan+UBSan:
+/// the index checks clean and every thread's keys are as it left them.
+#[test]
+fn eight_cpp_threads_under_asan_leave_a_consistent_index() {
+    let work = tempfile::tempdir().expect("tempdir");
+    let exe = work.path().join("stress");
+    compile(
+        &root().join("tests/cpp/stress.cpp"),
+        &exe,
+        &[
+            "-fsanitize=address,undefined",
+            "-fno-omit-frame-pointer",
+            "-fno-sanitize-recover=all",
+        ],
+    );
+    let secs = std::env::var("NEARDUP_STRESS_SECONDS").unwrap_or_else(|_| "3".into());
+    let dir = work.path().join("run");
+    std::fs::create_dir(&dir).expect("mkdir");
+    run_quiet(
+        &exe,
+        &[],
+        &[(
+            "ASAN_OPTIONS",
+            "detect_leaks=0:abort_on_error=0:exitcode=98",
+        )],
+        &[&dir, Path::new(&secs)],
+        "stress: ok",
+    );
+}
+
 #[test]
 fn readme_cpp_example_compiles_and_runs() {
     let work = tempfile::tempdir().expect("tempdir");
