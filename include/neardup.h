@@ -217,8 +217,8 @@ typedef struct {
   size_t moved_len;
 } nd_deletion;
 
-// The answer for one page. The caller owns the struct; the two strings in it are owned by the
-// library and freed with [`nd_verdict_free`]. Zero-initialize it (`nd_verdict v = {0};` or
+// The answer for one page. The caller owns the struct; its strings and `replaced_page` are owned
+// by the library and freed with [`nd_verdict_free`]. Zero-initialize it (`nd_verdict v = {0};` or
 // `nd_verdict v{};`) so that freeing is safe whether or not a call filled it.
 typedef struct {
   // True when the page was verified similar to a page already held (`similar_to`); it joins
@@ -315,8 +315,8 @@ typedef struct {
   size_t len;
 } nd_key_list;
 
-// Progress of a batch: `done` of `total` pages handled. Called on the calling thread while the
-// index is locked for writing: it must not call into any index (such calls return
+// Progress of a batch: `done` of `total` pages handled. Called on the calling thread between
+// committed groups, inside the batch call: it must not call into any index (such calls return
 // `ND_INVALID_ARGUMENT`), and must not throw (mark it `noexcept`; an exception aborts).
 typedef void (*nd_progress_fn)(void *user, size_t done, size_t total);
 
@@ -339,8 +339,8 @@ typedef struct {
 
 // A log callback: `level` (`ND_LOG_ERROR` … `ND_LOG_DEBUG`), the message (`len` bytes of UTF-8,
 // not NUL-terminated, valid during the call). Called on any thread, possibly while an index is
-// locked for writing: it must be thread-safe, must not call into neardup, and must not throw
-// (mark it `noexcept`).
+// locked for writing: it must be thread-safe, must not call into neardup (setting the callback
+// from inside it returns `ND_INVALID_ARGUMENT`), and must not throw (mark it `noexcept`).
 typedef void (*nd_log_fn)(void *user, uint32_t level, const uint8_t *message, size_t len);
 
 // Which stored page the text source is asked for (ABI version 4): its key and the version the
@@ -367,8 +367,9 @@ typedef struct {
 // fails with `ND_TEXT_UNAVAILABLE`, and nothing is stored: give the version of the page that
 // was inserted — `req` names it by insertion number and content hash — or the index refuses it
 // by its content hash). It is called from the threads that call into the index, several at
-// once: an insert asks for the texts it needs before it takes the index's writer lock (a
-// delete's re-verification, and a batch's writer, still ask under it). It must not call into
+// once, and from the library's worker threads (a batch query, a batch's pre-decisions): an
+// insert asks for the texts it needs before it takes the index's writer lock (a delete's
+// re-verification, and a batch's writer, still ask under it). It must not call into
 // any index (such calls return `ND_INVALID_ARGUMENT`; only `nd_text_sink_put` is for it) and
 // must not throw (mark it `noexcept`; an exception aborts).
 //
@@ -527,7 +528,9 @@ nd_status nd_index_close(nd_index *h);
 
 // Releases a handle, closing the index first if [`nd_index_close`] was not called. Accepts
 // NULL. Must be the last use of the handle on every thread: unlike a closed handle, a freed
-// one cannot be detected. Called from inside a callback it does nothing.
+// one cannot be detected. Called from inside a callback it does nothing. Cursors still open on
+// the index keep it open (not flushed, still registered: opening it again in this process
+// returns `ND_ALREADY_OPEN`) until the last of them is freed.
 //
 // # Safety
 // `h` is NULL or a live handle no other thread uses any more.

@@ -246,7 +246,9 @@ pub struct IndexOptions {
     pub create_if_missing: bool,
     /// Sync the WAL on every commit, and once per batch before it returns (default): an
     /// acknowledged page survives an operating-system crash or a power loss, not only a crash of
-    /// the process. Off, commits are faster and survive process crashes only.
+    /// the process. Off, commits are faster and survive process crashes only. The sync comes
+    /// after the writer lock is let go, so other threads may read a page (`get`, a query, a
+    /// cursor) a moment before its insert is acknowledged and durable.
     pub sync_writes: bool,
     /// Store each page's normalized text in the index (default; stored, must match). Off, the
     /// index keeps only the page's signatures and posting keys, and asks the

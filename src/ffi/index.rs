@@ -33,10 +33,10 @@ thread_local! {
     static DEPTH: Cell<u32> = const { Cell::new(0) };
 }
 
-struct DepthGuard;
+pub(crate) struct DepthGuard;
 
 impl DepthGuard {
-    fn enter() -> DepthGuard {
+    pub(crate) fn enter() -> DepthGuard {
         DEPTH.with(|d| d.set(d.get() + 1));
         DepthGuard
     }
@@ -319,7 +319,9 @@ pub unsafe extern "C" fn nd_index_close(h: *mut nd_index) -> nd_status {
 
 /// Releases a handle, closing the index first if [`nd_index_close`] was not called. Accepts
 /// NULL. Must be the last use of the handle on every thread: unlike a closed handle, a freed
-/// one cannot be detected. Called from inside a callback it does nothing.
+/// one cannot be detected. Called from inside a callback it does nothing. Cursors still open on
+/// the index keep it open (not flushed, still registered: opening it again in this process
+/// returns `ND_ALREADY_OPEN`) until the last of them is freed.
 ///
 /// # Safety
 /// `h` is NULL or a live handle no other thread uses any more.
@@ -606,8 +608,8 @@ pub unsafe extern "C" fn nd_index_cluster_members(
     }
 }
 
-/// Progress of a batch: `done` of `total` pages handled. Called on the calling thread while the
-/// index is locked for writing: it must not call into any index (such calls return
+/// Progress of a batch: `done` of `total` pages handled. Called on the calling thread between
+/// committed groups, inside the batch call: it must not call into any index (such calls return
 /// `ND_INVALID_ARGUMENT`), and must not throw (mark it `noexcept`; an exception aborts).
 #[allow(non_camel_case_types)]
 pub type nd_progress_fn =

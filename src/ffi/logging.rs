@@ -25,8 +25,8 @@ pub const ND_LOG_DEBUG: u32 = 4;
 
 /// A log callback: `level` (`ND_LOG_ERROR` … `ND_LOG_DEBUG`), the message (`len` bytes of UTF-8,
 /// not NUL-terminated, valid during the call). Called on any thread, possibly while an index is
-/// locked for writing: it must be thread-safe, must not call into neardup, and must not throw
-/// (mark it `noexcept`).
+/// locked for writing: it must be thread-safe, must not call into neardup (setting the callback
+/// from inside it returns `ND_INVALID_ARGUMENT`), and must not throw (mark it `noexcept`).
 #[allow(non_camel_case_types)]
 pub type nd_log_fn = Option<
     unsafe extern "C-unwind" fn(user: *mut c_void, level: u32, message: *const u8, len: usize),
@@ -54,8 +54,24 @@ fn level_code(l: log::Level) -> u32 {
     }
 }
 
+thread_local! {
+    /// The callback is running on this thread: a record it causes (a panic in it) is dropped,
+    /// and setting the callback from inside it is refused.
+    static IN_CALLBACK: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
 /// Hands a message to the callback, if one is set.
 fn emit(level: u32, message: &str) {
+    if IN_CALLBACK.try_with(|c| c.replace(true)).unwrap_or(true) {
+        return;
+    }
+    struct Leave;
+    impl Drop for Leave {
+        fn drop(&mut self) {
+            let _ = IN_CALLBACK.try_with(|c| c.set(false));
+        }
+    }
+    let _leave = Leave;
     let sink = SINK.read().unwrap_or_else(|e| e.into_inner());
     if let Some(s) = sink.as_ref() {
         // SAFETY: the callback and `user` are the caller's, valid for as long as they are set.
@@ -127,6 +143,12 @@ pub unsafe extern "C" fn nd_set_log_callback(
     max_level: u32,
 ) -> nd_status {
     guard(|| {
+        if IN_CALLBACK.try_with(|c| c.get()).unwrap_or(false) {
+            return Err(Fail::new(
+                ND_INVALID_ARGUMENT,
+                "nd_set_log_callback was called from inside the log callback",
+            ));
+        }
         let filter = match max_level {
             ND_LOG_ERROR => log::LevelFilter::Error,
             ND_LOG_WARN => log::LevelFilter::Warn,

@@ -47,8 +47,9 @@ pub struct nd_text_request {
 /// fails with `ND_TEXT_UNAVAILABLE`, and nothing is stored: give the version of the page that
 /// was inserted — `req` names it by insertion number and content hash — or the index refuses it
 /// by its content hash). It is called from the threads that call into the index, several at
-/// once: an insert asks for the texts it needs before it takes the index's writer lock (a
-/// delete's re-verification, and a batch's writer, still ask under it). It must not call into
+/// once, and from the library's worker threads (a batch query, a batch's pre-decisions): an
+/// insert asks for the texts it needs before it takes the index's writer lock (a delete's
+/// re-verification, and a batch's writer, still ask under it). It must not call into
 /// any index (such calls return `ND_INVALID_ARGUMENT`; only `nd_text_sink_put` is for it) and
 /// must not throw (mark it `noexcept`; an exception aborts).
 ///
@@ -521,6 +522,9 @@ impl crate::TextSource for CallbackSource {
             content_hash_hi: (page.content_hash >> 64) as u64,
             content_hash_lo: page.content_hash as u64,
         };
+        // The source may run on a pool thread (a batch query): calls into an index from it are
+        // refused there too, as on the calling thread.
+        let _inside = super::index::DepthGuard::enter();
         // SAFETY: the callback follows nd_text_fn's contract; req, the key and sink outlive the
         // call.
         let ok = unsafe { (self.callback)(self.user, &req, &mut sink) };

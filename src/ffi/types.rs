@@ -213,8 +213,8 @@ impl nd_page {
     }
 }
 
-/// The answer for one page. The caller owns the struct; the two strings in it are owned by the
-/// library and freed with [`nd_verdict_free`]. Zero-initialize it (`nd_verdict v = {0};` or
+/// The answer for one page. The caller owns the struct; its strings and `replaced_page` are owned
+/// by the library and freed with [`nd_verdict_free`]. Zero-initialize it (`nd_verdict v = {0};` or
 /// `nd_verdict v{};`) so that freeing is safe whether or not a call filled it.
 #[repr(C)]
 #[allow(non_camel_case_types)]

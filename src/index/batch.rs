@@ -815,25 +815,34 @@ fn known_outcomes<'m>(
     (&mut pre.memo, known)
 }
 
-/// A batch in flight: ids freed meanwhile are held back from reuse until no batch is (see
+/// A batch in flight: ids freed after it started are held back from reuse until it ends (see
 /// `super::FreeIds::held`).
-struct InFlight<'a>(&'a Index);
+struct InFlight<'a> {
+    ix: &'a Index,
+    /// The commit count when it started.
+    start: u64,
+}
 
 impl<'a> InFlight<'a> {
     fn enter(ix: &'a Index) -> Self {
-        ix.writer.lock().batches += 1;
-        InFlight(ix)
+        let mut c = ix.writer.lock();
+        // Read under the writer lock: no commit is in progress, so every id freed by a commit
+        // numbered above `start` was freed after this batch started.
+        let start = ix.commits.load(Ordering::Acquire);
+        c.batches.push(start);
+        InFlight { ix, start }
     }
 }
 
 impl Drop for InFlight<'_> {
     fn drop(&mut self) {
-        let mut c = self.0.writer.lock();
-        c.batches = c.batches.saturating_sub(1);
-        if c.batches == 0 {
-            c.free_docs.release();
-            c.free_clusters.release();
+        let mut c = self.ix.writer.lock();
+        if let Some(i) = c.batches.iter().position(|&s| s == self.start) {
+            c.batches.swap_remove(i);
         }
+        let oldest = c.batches.iter().copied().min();
+        c.free_docs.release(oldest);
+        c.free_clusters.release(oldest);
     }
 }
 

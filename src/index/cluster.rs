@@ -53,9 +53,10 @@ pub struct Match {
 
 /// What [`Index::try_match`] found against one stored page. It depends only on the probe and on
 /// the page's immutable parts (heading codes, content hash, text: once committed, a `DocId`
-/// names one page for good; ids a failed write gave out are given anew, and batch ingest forgets
-/// its outcomes under them), so an outcome found against one state of the index holds in every
-/// later state where the page is live. Batch ingest finds them in parallel, ahead of the writer.
+/// names one page until that page is deleted, and batch ingest — which keeps outcomes by id — sees
+/// no freed id given out again before it ends; ids a failed write gave out are given anew, and
+/// batch ingest forgets its outcomes under them), so an outcome found against one state of the
+/// index holds in every later state where the page is live. Batch ingest finds them in parallel, ahead of the writer.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) enum Outcome {
     /// Heading codes conflict: no match.
@@ -98,7 +99,7 @@ impl Memo {
 }
 
 /// What [`Index::rank`] finds: the clusters best first with their rank, the number of candidate
-/// pages, and the earliest page with the probe's exact content.
+/// pages, and the page of lowest id with the probe's exact content.
 pub(crate) type Ranked = (Vec<(ClusterId, Rank)>, usize, Option<DocId>);
 
 pub(crate) struct Decision {
@@ -181,7 +182,7 @@ impl Index {
 
     /// The clusters a probe is compared with, best first (exact content match, then most shared
     /// fingerprints), at most `max_clusters_verified` of them, the number of candidate pages,
-    /// and the earliest page with the probe's exact content (read with the candidates).
+    /// and the page of lowest id with the probe's exact content (read with the candidates).
     /// Without a transaction, `ahead` reads postings at its snapshot and keeps them.
     pub(crate) fn rank(
         &self,
@@ -421,13 +422,17 @@ impl Index {
         }
     }
 
-    /// Puts page `id` (record `rec`, not yet written) into the matched cluster, or a new one.
-    /// A newcomer the policy prefers takes over as representative in the same write.
+    /// Puts page `id` (record `rec`, normalized text `text`, not yet written) into the matched
+    /// cluster, or a new one. A newcomer the policy prefers takes over as representative in the
+    /// same write — only when every member verifies against it (a member joined the cluster by
+    /// verifying against the representative it had: it must verify against the one it gets).
+    /// Otherwise it joins as a member and the representative stays.
     pub(crate) fn place(
         &self,
         txn: &mut Txn<'_>,
         id: DocId,
         rec: &mut DocRecord,
+        text: &str,
         best: Option<&Match>,
     ) -> Result<Placed> {
         match best {
@@ -439,13 +444,15 @@ impl Index {
                         "matched cluster is missing",
                     )
                 })?;
-                cl.members.insert(id);
                 let rep = cl.representative;
                 if let Some(rep_rec) = txn.doc(rep)? {
-                    if self.prefers(rec, id, &rep_rec, rep) {
+                    if self.prefers(rec, id, &rep_rec, rep)
+                        && self.all_verify_against(txn, &cl.members, text, &rec.codes)?
+                    {
                         cl.representative = id;
                     }
                 }
+                cl.members.insert(id);
                 rec.cluster = m.cluster;
                 let placed = Placed {
                     cluster: m.cluster,
@@ -470,6 +477,30 @@ impl Index {
                 })
             }
         }
+    }
+
+    /// Does every page of `members` verify against a page of normalized text `text` and heading
+    /// codes `codes` (as a member against its representative)?
+    fn all_verify_against(
+        &self,
+        txn: &Txn<'_>,
+        members: &roaring::RoaringBitmap,
+        text: &str,
+        codes: &[u32],
+    ) -> Result<bool> {
+        for m in members.iter() {
+            let m_codes = txn.doc(m)?.map(|r| r.codes).unwrap_or_default();
+            if self.opts.heading_codes && codes_conflict(&m_codes, codes) {
+                return Ok(false);
+            }
+            let Some(t) = txn.text(m)? else {
+                return Ok(false);
+            };
+            if !verify(&t, text, &self.opts.verify).similar {
+                return Ok(false);
+            }
+        }
+        Ok(true)
     }
 
     /// Takes a deleted page out of its cluster, handing over and re-placing members as needed.
@@ -562,7 +593,7 @@ impl Index {
             &mut Timing::default(),
             &mut Memo::default(),
         )?;
-        let placed = self.place(txn, m, &mut rec, decision.best.as_ref())?;
+        let placed = self.place(txn, m, &mut rec, &text, decision.best.as_ref())?;
         let nearest = match decision.nearest {
             Some(n) => txn
                 .doc(n.against)?

@@ -215,8 +215,8 @@ pub(crate) struct Counters {
     free_docs: FreeIds,
     /// Ids of dissolved clusters, given out again before `next_cluster` grows.
     free_clusters: FreeIds,
-    /// Batches in flight (see [`FreeIds::held`]).
-    batches: u32,
+    /// The commit count at the start of each batch in flight (see [`FreeIds::held`]).
+    batches: Vec<u64>,
 }
 
 /// The free ids of one kind, in memory; each is also a key in the `meta` column family
@@ -226,15 +226,18 @@ pub(crate) struct Counters {
 pub(crate) struct FreeIds {
     /// Ids that can be given out now (shared with transactions without a copy).
     ready: Arc<RoaringBitmap>,
-    /// Ids freed while a batch was in flight. A batch decides pages on outcomes it computed ahead
-    /// against the pages it read (`cluster::Memo`, keyed by id): an id freed meanwhile must not
-    /// name another page before the batch has ended. They join `ready` when no batch is in flight.
-    held: RoaringBitmap,
+    /// Ids freed while a batch was in flight, with the number of the commit that freed each. A
+    /// batch decides pages on outcomes it computed ahead against the pages it read
+    /// (`cluster::Memo`, keyed by id): an id freed after it started must not name another page
+    /// before it has ended. An id joins `ready` once every batch in flight started after the
+    /// commit that freed it (overlapping batches do not hold ids forever).
+    held: Vec<(u64, u32)>,
 }
 
 impl FreeIds {
-    /// Takes out the ids a commit gave out, and adds the ids it freed (held while `hold`).
-    fn settle(&mut self, taken: &[u32], freed: &[u32], hold: bool) {
+    /// Takes out the ids commit `number` gave out, and adds the ids it freed (held while
+    /// `hold`: a batch is in flight).
+    fn settle(&mut self, taken: &[u32], freed: &[u32], number: u64, hold: bool) {
         if taken.is_empty() && freed.is_empty() {
             return;
         }
@@ -244,23 +247,34 @@ impl FreeIds {
         }
         for &f in freed {
             if hold {
-                self.held.insert(f);
+                self.held.push((number, f));
             } else {
                 ready.insert(f);
             }
         }
     }
 
-    /// Makes the held ids ready (no batch in flight any more).
-    fn release(&mut self) {
-        if !self.held.is_empty() {
-            *Arc::make_mut(&mut self.ready) |= std::mem::take(&mut self.held);
+    /// Makes ready the held ids freed before `oldest`, the start of the oldest batch in flight
+    /// (all of them when none is).
+    fn release(&mut self, oldest: Option<u64>) {
+        if self.held.is_empty() {
+            return;
         }
+        let ready = Arc::make_mut(&mut self.ready);
+        self.held.retain(|&(n, id)| {
+            let go = oldest.is_none_or(|o| n <= o);
+            if go {
+                ready.insert(id);
+            }
+            !go
+        });
     }
 
     /// Every free id, ready or held.
     pub(crate) fn all(&self) -> RoaringBitmap {
-        &*self.ready | &self.held
+        let mut all = (*self.ready).clone();
+        all.extend(self.held.iter().map(|&(_, id)| id));
+        all
     }
 }
 
@@ -323,6 +337,9 @@ pub struct Index {
     /// Writes committed since the index was opened: batch ingest checks it to know whether
     /// postings it read ahead are still current.
     commits: AtomicU64,
+    /// The number of commits known durable (the WAL synced after them; see
+    /// [`Index::sync_wal`]).
+    durable: AtomicU64,
     poisoned: AtomicBool,
     frequent: RwLock<HashSet<[u8; 9]>>,
     /// The cluster of every live page, by `DocId` ([`NO_CLUSTER`] for none): candidates are
@@ -332,6 +349,9 @@ pub struct Index {
     source: Option<Arc<dyn TextSource>>,
     /// Opened with [`Index::open_read_only`]: every write is refused.
     read_only: bool,
+    /// A format 2 index opened read-only: its free ids exist in memory only (`check()` compares
+    /// with those).
+    free_in_memory_only: AtomicBool,
     /// This process's registration of the directory (declared after `db`, so it is released
     /// after RocksDB has closed).
     registration: registry::Registration,
@@ -503,11 +523,13 @@ impl Index {
             tables,
             writer: Mutex::new(Counters::default()),
             commits: AtomicU64::new(0),
+            durable: AtomicU64::new(0),
             poisoned: AtomicBool::new(false),
             frequent: RwLock::new(HashSet::new()),
             page_cluster: RwLock::new(Vec::new()),
             source,
             read_only,
+            free_in_memory_only: AtomicBool::new(false),
             registration,
         };
         let format = ix.check_or_write_meta()?;
@@ -704,22 +726,37 @@ impl Index {
             let (k, _) = item.map_err(|e| Error::storage("reading clusters", e))?;
             live_clusters.insert(storage::decode_u32(cf::CLUSTERS, &k, &k)?);
         }
-        let mut free = |n: u32, live: &RoaringBitmap, prefix: &[u8]| -> RoaringBitmap {
+        // The free keys in chunks (an old index may have hundreds of millions of free ids), the
+        // format version last: a crash in between leaves format 2, and the upgrade runs again.
+        let free = |n: u32, live: &RoaringBitmap, prefix: &[u8]| -> Result<RoaringBitmap> {
             let mut f = RoaringBitmap::new();
             f.insert_range(0..n);
             f -= live;
-            for id in &f {
-                b.put_cf(m, meta::free_key(prefix, id), []);
+            if !self.read_only {
+                let mut chunk = rocksdb::WriteBatch::default();
+                for id in &f {
+                    chunk.put_cf(m, meta::free_key(prefix, id), []);
+                    if chunk.len() >= 100_000 {
+                        self.db
+                            .write(std::mem::take(&mut chunk))
+                            .map_err(|e| Error::storage("upgrading the index from format 2", e))?;
+                    }
+                }
+                self.db
+                    .write(chunk)
+                    .map_err(|e| Error::storage("upgrading the index from format 2", e))?;
             }
-            f
+            Ok(f)
         };
-        let free_docs = free(counters.next_doc, &live_docs, meta::FREE_DOC);
-        let free_clusters = free(counters.next_cluster, &live_clusters, meta::FREE_CLUSTER);
+        let free_docs = free(counters.next_doc, &live_docs, meta::FREE_DOC)?;
+        let free_clusters = free(counters.next_cluster, &live_clusters, meta::FREE_CLUSTER)?;
         let next_seq = u64::from(counters.next_doc);
         b.put_cf(m, meta::NEXT_SEQ, next_seq.to_be_bytes());
         b.put_cf(m, meta::FORMAT, FORMAT_VERSION.to_be_bytes());
         // Read-only: the same state in memory, nothing written.
-        if !self.read_only {
+        if self.read_only {
+            self.free_in_memory_only.store(true, Ordering::Release);
+        } else {
             let mut wo = WriteOptions::default();
             wo.set_sync(true);
             self.db
@@ -791,13 +828,13 @@ impl Index {
             },
             free_docs: FreeIds {
                 ready: Arc::new(self.load_free(meta::FREE_DOC)?),
-                held: RoaringBitmap::new(),
+                held: Vec::new(),
             },
             free_clusters: FreeIds {
                 ready: Arc::new(self.load_free(meta::FREE_CLUSTER)?),
-                held: RoaringBitmap::new(),
+                held: Vec::new(),
             },
-            batches: 0,
+            batches: Vec::new(),
         })
     }
 
@@ -1166,11 +1203,26 @@ impl Index {
     /// Syncs the write-ahead log when the index syncs its writes (see
     /// [`IndexOptions::sync_writes`]): everything committed before is durable when it returns.
     /// A failed sync poisons the index (a write it acknowledged could be lost).
+    ///
+    /// A sync after a failed one must not acknowledge anything: the WAL may have lost what came
+    /// before (after a failed fsync the kernel may drop the dirty pages), so once poisoned, this
+    /// fails. A sync that another thread's sync already covered is skipped.
     pub(crate) fn sync_wal(&self) -> Result<()> {
         if !self.opts.sync_writes {
             return Ok(());
         }
-        if let Err(e) = self.db.flush_wal(true) {
+        let upto = self.commits.load(Ordering::Acquire);
+        if self.poisoned.load(Ordering::Acquire) {
+            return Err(Error::Poisoned);
+        }
+        if self.durable.load(Ordering::Acquire) >= upto {
+            return Ok(());
+        }
+        let synced = self.db.flush_wal(true);
+        if synced.is_ok() && self.poisoned.load(Ordering::Acquire) {
+            return Err(Error::Poisoned);
+        }
+        if let Err(e) = synced {
             self.poisoned.store(true, Ordering::Release);
             log::error!(
                 "neardup: syncing the write-ahead log of {} failed ({e}); the index refuses \
@@ -1179,6 +1231,7 @@ impl Index {
             );
             return Err(Error::storage("syncing the write-ahead log", e));
         }
+        self.durable.fetch_max(upto, Ordering::AcqRel);
         Ok(())
     }
 
@@ -1208,13 +1261,13 @@ impl Index {
         counters.live_docs = txn.live_docs;
         counters.live_clusters = txn.live_clusters;
         counters.next_seq = txn.next_seq;
-        let hold = counters.batches > 0;
+        let hold = !counters.batches.is_empty();
         counters
             .free_docs
-            .settle(&ids.taken_docs, &ids.freed_docs, hold);
+            .settle(&ids.taken_docs, &ids.freed_docs, number, hold);
         counters
             .free_clusters
-            .settle(&ids.taken_clusters, &ids.freed_clusters, hold);
+            .settle(&ids.taken_clusters, &ids.freed_clusters, number, hold);
         if !frequent_added.is_empty() {
             self.frequent.write().extend(frequent_added);
         }
@@ -1246,10 +1299,29 @@ impl Index {
         let signature = t0.elapsed();
         self.with_prefetch(|| {
             if !self.opts.store_texts && self.source.is_some() {
+                self.check_writable()?;
                 // The texts this page will be verified against, asked of the text source before
                 // the writer lock (the decision under it reuses them): a slow source then holds
-                // up this thread only. Its errors surface, if still relevant, under the lock.
-                let _ = self.query_signed(&sig, Duration::ZERO);
+                // up this thread only. Not for an unchanged recrawl (nothing is verified), and
+                // never the page's own old version (a replace takes it out first). Errors
+                // surface, if still relevant, under the lock.
+                let old = match self.key_id(page.key)? {
+                    Some(id) => self.doc(id)?.map(|r| (id, r)),
+                    None => None,
+                };
+                let unchanged = old.as_ref().is_some_and(|(_, r)| {
+                    r.content_hash == sig.content_hash && r.host == page.host
+                });
+                if !unchanged {
+                    let _ = self.decide(
+                        None,
+                        &Probe::of(&sig),
+                        old.map(|(id, _)| id),
+                        None,
+                        &mut Timing::default(),
+                        &mut Memo::default(),
+                    );
+                }
             }
             let mut counters = self.lock_writer()?;
             let mut txn = Txn::new(self, &counters);
@@ -1262,7 +1334,11 @@ impl Index {
                 None,
             )?;
             if verdict.unchanged {
-                // An unchanged recrawl: nothing to write, nothing to sync.
+                // An unchanged recrawl: nothing to write. The stored page may come from a
+                // commit another thread has not synced yet: acknowledged only once durable
+                // (nothing to do when it is).
+                drop(counters);
+                self.sync_wal()?;
                 verdict.timing.signature = signature;
                 return Ok(verdict);
             }
@@ -1433,7 +1509,7 @@ impl Index {
             contain: decision.nearest.as_ref().map_or(0.0, |m| m.contain as f32),
         };
         let rec_chars = rec.text_chars;
-        let placed = self.place(txn, id, &mut rec, decision.best.as_ref())?;
+        let placed = self.place(txn, id, &mut rec, &sig.text, decision.best.as_ref())?;
         txn.put_key(page.key, id);
         txn.put_doc(id, rec);
         let keys = signature_keys(&sig.fingerprints, &sig.sketch);
@@ -1556,10 +1632,16 @@ impl Index {
         };
         let mut moved = Vec::with_capacity(left.moved.len());
         for (m, placed) in &left.moved {
+            // The cluster's representative after every move (a member placed later may have
+            // taken it over).
+            let rep = match txn.cluster(placed.cluster)? {
+                Some(c) => c.representative,
+                None => placed.representative,
+            };
             moved.push(Moved {
                 key: key_of(*m)?,
                 cluster: placed.cluster,
-                representative: key_of(placed.representative)?,
+                representative: key_of(rep)?,
             });
         }
         Ok(Deletion {
@@ -1941,5 +2023,31 @@ fn first_difference(
         }
         _ if a == b => None,
         _ => Some((path.to_string(), a.to_string(), b.to_string())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::FreeIds;
+
+    #[test]
+    fn held_ids_wait_for_the_batches_that_started_before_they_were_freed() {
+        let mut f = FreeIds::default();
+        // Commit 3 frees 7 with no batch in flight: ready at once.
+        f.settle(&[], &[7], 3, false);
+        assert!(f.ready.contains(7));
+        // Commits 5 and 9 free 8 and 9 while batches are in flight.
+        f.settle(&[], &[8], 5, true);
+        f.settle(&[], &[9], 9, true);
+        assert_eq!(f.all().iter().collect::<Vec<_>>(), vec![7, 8, 9]);
+        // The oldest batch in flight started at commit 6: 8 (freed at 5) is safe, 9 is not.
+        f.release(Some(6));
+        assert!(f.ready.contains(8) && !f.ready.contains(9));
+        // No batch in flight: everything.
+        f.release(None);
+        assert!(f.ready.contains(9) && f.held.is_empty());
+        // Taken ids leave.
+        f.settle(&[7, 8], &[], 10, false);
+        assert_eq!(f.all().iter().collect::<Vec<_>>(), vec![9]);
     }
 }

@@ -382,8 +382,9 @@ impl<'a> Txn<'a> {
 
     /// A page id — the lowest free one, else a new one — and the page's insertion number.
     pub(crate) fn alloc_doc(&mut self) -> Result<(DocId, u64)> {
-        let taken = &self.ids.taken_docs;
-        let id = match self.free_docs.iter().find(|i| !taken.contains(i)) {
+        // Free ids are taken in increasing order: the next is the first above the last taken.
+        let from = self.ids.taken_docs.last().map_or(0, |&t| t + 1);
+        let id = match self.free_docs.range(from..).next() {
             Some(id) => {
                 self.ids.taken_docs.push(id);
                 id
@@ -403,8 +404,8 @@ impl<'a> Txn<'a> {
 
     /// A cluster id — the lowest free one, else a new one.
     pub(crate) fn alloc_cluster(&mut self) -> Result<ClusterId> {
-        let taken = &self.ids.taken_clusters;
-        let id = match self.free_clusters.iter().find(|i| !taken.contains(i)) {
+        let from = self.ids.taken_clusters.last().map_or(0, |&t| t + 1);
+        let id = match self.free_clusters.range(from..).next() {
             Some(id) => {
                 self.ids.taken_clusters.push(id);
                 id
