@@ -199,7 +199,7 @@ fn parse_page(line: &[u8]) -> std::result::Result<OwnedPage, String> {
     let p: JsonPage = serde_json::from_str(text).map_err(|e| format!("malformed JSON: {e}"))?;
     let key =
         p.id.filter(|k| !k.is_empty())
-            .or_else(|| p.url.clone())
+            .or_else(|| p.url.clone().filter(|u| !u.is_empty()))
             .ok_or("no `id` (or `url`)")?;
     let host = p
         .host
@@ -375,7 +375,8 @@ impl PageSource for WarcSource {
                 .to_ascii_lowercase();
             let uri = record
                 .header("WARC-Target-URI")
-                .map(|u| u.trim_matches(|c| c == '<' || c == '>').to_string());
+                .map(|u| u.trim_matches(|c| c == '<' || c == '>').to_string())
+                .filter(|u| !u.is_empty());
             if kind == "revisit" {
                 // WARC 1.1 §6.7: an unchanged recrawl of the page it refers to.
                 let target = record

@@ -455,9 +455,10 @@ fn jsonl_and_archive_files() {
                 pages += chunk.pages.len();
                 skips += chunk.skips.len() + chunk.revisits.len();
                 for (_, p) in &chunk.pages {
-                    // A key may be empty (a JSONL line with `"url": ""` and no `id`, a WARC
-                    // record with an empty `WARC-Target-URI`; found by this target): the index
-                    // refuses such a page with an invalid-argument error, which ingest reports.
+                    // No page without a key (a JSONL line with `"url": ""` and no `id`, a WARC
+                    // record with an empty `WARC-Target-URI`, found by this target, are skipped
+                    // by the readers).
+                    prop_assert!(!p.key.is_empty());
                     prop_assert!(p.body.len() <= 2 * LIMIT + 64 * 1024);
                 }
                 prop_assert!(pages + skips <= cap, "the reader does not end");
