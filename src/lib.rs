@@ -38,6 +38,7 @@ pub mod options;
 mod quiet;
 pub mod storage;
 pub mod text;
+pub mod methods;
 pub mod verify;
 
 pub use error::{Error, Result};
