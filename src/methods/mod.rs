@@ -6,7 +6,9 @@
 //! Where a paper gives no value, the default is ours and says so (**choice**), as `METHODS.md`
 //! proposes; the evaluation sweeps them.
 
+pub mod punct;
 pub mod shingle;
+pub mod topn;
 pub mod winnow;
 
 use crate::verify::{is_char_script_unit, units, WORD_UNIT_MIN};
