@@ -34,11 +34,11 @@ mod error;
 pub mod ffi;
 pub mod fingerprint;
 pub mod index;
+pub mod methods;
 pub mod options;
 mod quiet;
 pub mod storage;
 pub mod text;
-pub mod methods;
 pub mod verify;
 
 pub use error::{Error, Result};
