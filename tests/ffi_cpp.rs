@@ -9,8 +9,10 @@
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::SystemTime;
 
+mod common;
+
+use common::native::{assert_clean, fresh_library, root, run};
 use flate2::read::MultiGzDecoder;
 use neardup::{Content, Index, IndexOptions, Page};
 use serde_json::Value;
@@ -19,51 +21,10 @@ use serde_json::Value;
 const PAGES: usize = 300;
 const VALGRIND_PAGES: usize = 30;
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-/// `target/release` (or whichever profile directory this test binary was built in).
-fn profile_dir() -> PathBuf {
-    let exe = std::env::current_exe().expect("test binary path");
-    exe.parent()
-        .and_then(Path::parent)
-        .expect("target/<profile>/deps/<test>")
-        .to_path_buf()
-}
-
-fn newest_mtime(dir: &Path) -> SystemTime {
-    let mut newest = SystemTime::UNIX_EPOCH;
-    for entry in std::fs::read_dir(dir).expect("read dir").flatten() {
-        let p = entry.path();
-        let t = if p.is_dir() {
-            newest_mtime(&p)
-        } else {
-            entry.metadata().and_then(|m| m.modified()).expect("mtime")
-        };
-        newest = newest.max(t);
-    }
-    newest
-}
-
 /// The directory holding an up-to-date `libneardup.so`.
 fn library_dir() -> PathBuf {
-    let dir = profile_dir();
-    let lib = dir.join("libneardup.so");
-    let built = std::fs::metadata(&lib).and_then(|m| m.modified());
-    let sources = newest_mtime(&root().join("src")).max(
-        std::fs::metadata(root().join("Cargo.toml"))
-            .and_then(|m| m.modified())
-            .expect("Cargo.toml"),
-    );
-    match built {
-        Ok(t) if t >= sources => dir,
-        _ => panic!(
-            "{} is missing or older than src/: build it with `cargo build --release` \
-             (scripts/test.sh does) before running this test",
-            lib.display()
-        ),
-    }
+    let lib = fresh_library("libneardup.so");
+    lib.parent().expect("profile directory").to_path_buf()
 }
 
 fn compile(source: &Path, out: &Path, extra: &[&str]) {
@@ -334,39 +295,9 @@ fn one_writer_per_index_whatever_the_spelling_and_none_after_fork() {
 /// Runs a compiled test program in `dir` with `args` under `wrapper` (e.g. valgrind) and the
 /// environment `env`; asserts it succeeded, printed `ok_line` and wrote nothing to stderr.
 fn run_quiet(exe: &Path, wrapper: &[&str], env: &[(&str, &str)], args: &[&Path], ok_line: &str) {
-    let mut cmd = match wrapper.split_first() {
-        Some((w, rest)) => {
-            let mut c = Command::new(w);
-            c.args(rest).arg(exe);
-            c
-        }
-        None => Command::new(exe),
-    };
-    let out = cmd
-        .args(args)
-        .envs(env.iter().copied())
-        .output()
-        .unwrap_or_else(|e| panic!("run {}: {e}", exe.display()));
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        out.status.success() && stdout.contains(ok_line),
-        "{} {wrapper:?} failed ({}):\n{stdout}\n{stderr}",
-        exe.display(),
-        out.status
-    );
-    // valgrind's own notes ("==pid== Warning: unimplemented fcntl command") are not the
-    // program's.
-    let own: Vec<&str> = stderr
-        .lines()
-        .filter(|l| !(l.starts_with("==") && l.contains("== Warning: ")))
-        .filter(|l| !l.trim().is_empty())
-        .collect();
-    assert!(
-        own.is_empty(),
-        "{} {wrapper:?} wrote to stderr:\n{stderr}",
-        exe.display()
-    );
+    let dir = args.first().copied().unwrap_or(Path::new("."));
+    let out = run(exe, wrapper, env, dir, args);
+    assert_clean(&out, &format!("{} {wrapper:?}", exe.display()), ok_line);
 }
 
 /// The calls an engine needs beyond insert and query (`tests/cpp/engine_calls.cpp`): recrawl,

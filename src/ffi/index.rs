@@ -12,7 +12,86 @@ use super::types::{
     content_arg, nd_deletion, nd_key_list, nd_page, nd_record, nd_stats, nd_str, nd_verdict,
 };
 use super::{guard, guard_void, out_arg, str_arg, Fail, FfiResult};
-use crate::{BatchOptions, BatchOrder, Index, IndexOptions, Page};
+use crate::{BatchOptions, BatchOrder, Index, IndexOptions};
+
+/// The caller's result arrays of a batch call: `count` elements each, `messages` may be NULL.
+struct BatchOut {
+    verdicts: *mut nd_verdict,
+    statuses: *mut nd_status,
+    messages: *mut nd_str,
+}
+
+/// A batch call over `count` pages: checks the arrays, reads each page with `read` (a page that
+/// cannot be read gets that status), hands the pages read to `run`, then writes each page's
+/// verdict or status and message. Nothing is written to the caller's arrays before `run` has
+/// returned; when it fails, nothing is written at all.
+///
+/// # Safety
+/// `pages` points at `count` pages and each array of `out` (but a NULL `messages`) at `count`
+/// writable elements, as the batch calls' contracts say.
+unsafe fn run_batch<'p, T>(
+    pages: *const nd_page,
+    count: usize,
+    out: BatchOut,
+    read: impl Fn(&'p nd_page) -> FfiResult<T>,
+    run: impl FnOnce(&[T]) -> FfiResult<Vec<crate::Result<crate::Verdict>>>,
+) -> FfiResult {
+    if count == 0 {
+        return Ok(());
+    }
+    if pages.is_null() || out.verdicts.is_null() || out.statuses.is_null() {
+        return Err(Fail::new(
+            ND_NULL_POINTER,
+            "pages, verdicts and statuses must not be NULL",
+        ));
+    }
+    if count > isize::MAX as usize / std::mem::size_of::<nd_verdict>() {
+        return Err(Fail::new(ND_INVALID_ARGUMENT, "count is too large"));
+    }
+    // SAFETY: non-null, `count` pages per the contract.
+    let raw: &'p [nd_page] = unsafe { std::slice::from_raw_parts(pages, count) };
+    let mut fails: Vec<Option<Fail>> = Vec::with_capacity(count);
+    let mut good = Vec::with_capacity(count);
+    for p in raw {
+        match read(p) {
+            Ok(t) => {
+                good.push(t);
+                fails.push(None);
+            }
+            Err(f) => fails.push(Some(f)),
+        }
+    }
+    let results = run(&good)?;
+    if results.len() != good.len() {
+        return Err(Fail::new(
+            ND_PANIC,
+            "the batch gave a result count unlike its pages",
+        ));
+    }
+    let mut results = results.into_iter();
+    for (i, fail) in fails.into_iter().enumerate() {
+        let fail = match fail {
+            Some(f) => Some(f),
+            None => match results.next() {
+                Some(Ok(v)) => {
+                    // SAFETY: `i < count`, writable per the contract.
+                    unsafe { *out.verdicts.add(i) = nd_verdict::from_verdict(&v) };
+                    None
+                }
+                Some(Err(e)) => Some(Fail::from(e)),
+                None => None,
+            },
+        };
+        // SAFETY: as above.
+        unsafe {
+            *out.statuses.add(i) = fail.as_ref().map_or(ND_OK, |f| f.status);
+            if let (Some(f), false) = (fail, out.messages.is_null()) {
+                *out.messages.add(i) = nd_str::from_str(&f.message);
+            }
+        }
+    }
+    Ok(())
+}
 
 /// Batch order: descending number of sentence fingerprints, so large clusters form first
 /// (seed 000 §4.2; the default of the Rust API).
@@ -491,49 +570,18 @@ pub unsafe extern "C" fn nd_index_query_batch(
     // SAFETY: forwarded contract.
     unsafe {
         with_index(h, |ix| {
-            if count == 0 {
-                return Ok(());
-            }
-            if pages.is_null() || verdicts.is_null() || statuses.is_null() {
-                return Err(Fail::new(
-                    ND_NULL_POINTER,
-                    "pages, verdicts and statuses must not be NULL",
-                ));
-            }
-            if count > isize::MAX as usize / std::mem::size_of::<nd_verdict>() {
-                return Err(Fail::new(ND_INVALID_ARGUMENT, "count is too large"));
-            }
-            let raw = std::slice::from_raw_parts(pages, count);
-            let mut failed: Vec<Option<Fail>> = Vec::with_capacity(count);
-            let mut contents = Vec::with_capacity(count);
-            for p in raw {
-                match content_arg(p.content, p.content_len, p.content_kind) {
-                    Ok(c) => {
-                        contents.push(c);
-                        failed.push(None);
-                    }
-                    Err(f) => failed.push(Some(f)),
-                }
-            }
-            let mut results = ix.query_batch(&contents)?.into_iter();
-            for (i, f) in failed.into_iter().enumerate() {
-                let fail = match f {
-                    Some(f) => Some(f),
-                    None => match results.next() {
-                        Some(Ok(v)) => {
-                            *verdicts.add(i) = nd_verdict::from_verdict(&v);
-                            None
-                        }
-                        Some(Err(e)) => Some(Fail::from(e)),
-                        None => Some(Fail::new(ND_PANIC, "a query gave no result")),
-                    },
-                };
-                *statuses.add(i) = fail.as_ref().map_or(ND_OK, |f| f.status);
-                if let (Some(f), false) = (fail, messages.is_null()) {
-                    *messages.add(i) = nd_str::from_str(&f.message);
-                }
-            }
-            Ok(())
+            let out = BatchOut {
+                verdicts,
+                statuses,
+                messages,
+            };
+            run_batch(
+                pages,
+                count,
+                out,
+                |p| content_arg(p.content, p.content_len, p.content_kind),
+                |contents| Ok(ix.query_batch(contents)?),
+            )
         })
     }
 }
@@ -655,33 +703,6 @@ pub unsafe extern "C" fn nd_index_insert_batch(
                 ND_ORDER_INPUT => BatchOrder::Input,
                 o => return Err(Fail::new(ND_INVALID_ARGUMENT, format!("unknown order {o}"))),
             };
-            if count == 0 {
-                return Ok(());
-            }
-            if pages.is_null() || verdicts.is_null() || statuses.is_null() {
-                return Err(Fail::new(
-                    ND_NULL_POINTER,
-                    "pages, verdicts and statuses must not be NULL",
-                ));
-            }
-            if count > isize::MAX as usize / std::mem::size_of::<nd_verdict>() {
-                return Err(Fail::new(ND_INVALID_ARGUMENT, "count is too large"));
-            }
-            let raw = std::slice::from_raw_parts(pages, count);
-            // Pages that cannot be read get their status; the rest go in. Nothing is written to
-            // the caller's arrays before the batch has run.
-            let mut status: Vec<Option<Fail>> = (0..count).map(|_| None).collect();
-            let mut read: Vec<Option<Page<'_>>> = Vec::with_capacity(count);
-            for (i, p) in raw.iter().enumerate() {
-                match p.read() {
-                    Ok(page) => read.push(Some(page)),
-                    Err(f) => {
-                        status[i] = Some(f);
-                        read.push(None);
-                    }
-                }
-            }
-            let good: Vec<Page<'_>> = read.iter().flatten().copied().collect();
             let opts = BatchOptions {
                 order,
                 ..BatchOptions::default()
@@ -691,29 +712,18 @@ pub unsafe extern "C" fn nd_index_insert_batch(
                     f(user, done, total);
                 }
             };
-            let results = ix.insert_batch(&good, &opts, &mut cb)?;
-            if results.len() != good.len() {
-                return Err(Fail::new(
-                    ND_PANIC,
-                    "the batch gave a result count unlike its pages",
-                ));
-            }
-            let mut results = results.into_iter();
-            for (i, p) in read.iter().enumerate() {
-                if p.is_some() {
-                    match results.next() {
-                        Some(Ok(v)) => *verdicts.add(i) = nd_verdict::from_verdict(&v),
-                        Some(Err(e)) => status[i] = Some(Fail::from(e)),
-                        None => {}
-                    }
-                }
-                let fail = status[i].take();
-                *statuses.add(i) = fail.as_ref().map_or(ND_OK, |f| f.status);
-                if let (Some(f), false) = (fail, messages.is_null()) {
-                    *messages.add(i) = nd_str::from_str(&f.message);
-                }
-            }
-            Ok(())
+            let out = BatchOut {
+                verdicts,
+                statuses,
+                messages,
+            };
+            run_batch(
+                pages,
+                count,
+                out,
+                |p| p.read(),
+                |good| Ok(ix.insert_batch(good, &opts, &mut cb)?),
+            )
         })
     }
 }

@@ -66,12 +66,7 @@ impl Index {
                 to.display()
             )));
         }
-        if !from.join("CURRENT").exists() {
-            return Err(Error::InvalidArgument(format!(
-                "no index at {}",
-                from.display()
-            )));
-        }
+        // No index at `from`: `StoredConfig::read` says so before anything is written.
         let result = Self::compact_into(from, to);
         if result.is_err() {
             let _ = std::fs::remove_dir_all(to);

@@ -299,7 +299,17 @@ fn is_true(b: &bool) -> bool {
 
 impl StoredConfig {
     /// Reads the configuration stored in the index at `path`.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] when there is no index at `path`, storage and corruption
+    /// errors.
     fn read(path: &Path) -> Result<StoredConfig> {
+        if !path.join("CURRENT").exists() {
+            return Err(Error::InvalidArgument(format!(
+                "no index at {}",
+                path.display()
+            )));
+        }
         let v = storage::read_config(path)?;
         serde_json::from_slice(&v).map_err(|e| {
             Error::corruption(
@@ -308,6 +318,15 @@ impl StoredConfig {
                 format!("bad configuration JSON: {e}"),
             )
         })
+    }
+
+    /// Options to open the existing index with: these stored parts, defaults for the rest,
+    /// never creating one.
+    fn existing(self) -> IndexOptions {
+        IndexOptions {
+            create_if_missing: false,
+            ..self.options()
+        }
     }
 
     /// Index options with these stored parts and defaults for the rest.
@@ -563,17 +582,7 @@ impl Index {
     /// errors.
     pub fn open_read_only(path: impl AsRef<Path>) -> Result<Index> {
         let path = path.as_ref();
-        if !path.join("CURRENT").exists() {
-            return Err(Error::InvalidArgument(format!(
-                "no index at {}",
-                path.display()
-            )));
-        }
-        let stored = StoredConfig::read(path)?;
-        let opts = IndexOptions {
-            create_if_missing: false,
-            ..stored.options()
-        };
+        let opts = StoredConfig::read(path)?.existing();
         let tables = SimhashTables::new(opts.simhash_max_distance)?;
         let db = storage::open_db_read_only(path, tables)?;
         if let Some(missing) = cf::ALL.iter().find(|n| db.cf_handle(n).is_none()) {
@@ -605,20 +614,7 @@ impl Index {
     /// As [`Index::open`]; [`Error::InvalidArgument`] when there is no index at `path`.
     pub fn open_existing(path: impl AsRef<Path>) -> Result<Index> {
         let path = path.as_ref();
-        if !path.join("CURRENT").exists() {
-            return Err(Error::InvalidArgument(format!(
-                "no index at {}",
-                path.display()
-            )));
-        }
-        let stored = StoredConfig::read(path)?;
-        Index::open(
-            path,
-            IndexOptions {
-                create_if_missing: false,
-                ..stored.options()
-            },
-        )
+        Index::open(path, StoredConfig::read(path)?.existing())
     }
 
     /// The options the index was opened with.
@@ -1031,19 +1027,7 @@ impl Index {
     /// # Errors
     /// [`Error::Storage`] or [`Error::Corruption`] from the database.
     pub fn representative_of(&self, key: &str) -> Result<Option<(ClusterId, String)>> {
-        self.registration.check_process()?;
-        let snap = self.db.snapshot();
-        let view = SnapshotView {
-            ix: self,
-            snap: &snap,
-        };
-        let Some(v) = view.get(cf::KEYS, key.as_bytes())? else {
-            return Ok(None);
-        };
-        let id = storage::decode_u32(cf::KEYS, key.as_bytes(), &v)?;
-        let rec = view.doc(id)?;
-        let cl = view.cluster(rec.cluster)?;
-        Ok(Some((rec.cluster, view.doc(cl.representative)?.key)))
+        Ok(self.get(key)?.map(|r| (r.cluster, r.representative)))
     }
 
     /// The keys of a cluster's members in id order, `limit` of them from position `offset`;

@@ -297,14 +297,7 @@ impl Index {
     /// [`Error::InvalidArgument`] when there is no index at `path`, storage and corruption
     /// errors.
     pub fn stored_config_json(path: impl AsRef<std::path::Path>) -> Result<String> {
-        let path = path.as_ref();
-        if !path.join("CURRENT").exists() {
-            return Err(Error::InvalidArgument(format!(
-                "no index at {}",
-                path.display()
-            )));
-        }
-        let stored = super::StoredConfig::read(path)?;
+        let stored = super::StoredConfig::read(path.as_ref())?;
         serde_json::to_string(&stored)
             .map_err(|e| Error::InvalidArgument(format!("configuration: {e}")))
     }

@@ -382,19 +382,11 @@ impl<'a> Txn<'a> {
 
     /// A page id — the lowest free one, else a new one — and the page's insertion number.
     pub(crate) fn alloc_doc(&mut self) -> Result<(DocId, u64)> {
-        // Free ids are taken in increasing order: the next is the first above the last taken.
-        let from = self.ids.taken_docs.last().map_or(0, |&t| t + 1);
-        let id = match self.free_docs.range(from..).next() {
-            Some(id) => {
-                self.ids.taken_docs.push(id);
-                id
-            }
-            None => {
-                let id = self.next_doc;
-                self.next_doc = id.checked_add(1).ok_or(Error::Full)?;
-                id
-            }
-        };
+        let id = take_id(
+            &self.free_docs,
+            &mut self.ids.taken_docs,
+            &mut self.next_doc,
+        )?;
         self.ids.allocated_docs.push(id);
         self.live_docs += 1;
         let seq = self.next_seq;
@@ -404,18 +396,11 @@ impl<'a> Txn<'a> {
 
     /// A cluster id — the lowest free one, else a new one.
     pub(crate) fn alloc_cluster(&mut self) -> Result<ClusterId> {
-        let from = self.ids.taken_clusters.last().map_or(0, |&t| t + 1);
-        let id = match self.free_clusters.range(from..).next() {
-            Some(id) => {
-                self.ids.taken_clusters.push(id);
-                id
-            }
-            None => {
-                let id = self.next_cluster;
-                self.next_cluster = id.checked_add(1).ok_or(Error::Full)?;
-                id
-            }
-        };
+        let id = take_id(
+            &self.free_clusters,
+            &mut self.ids.taken_clusters,
+            &mut self.next_cluster,
+        )?;
         self.live_clusters += 1;
         Ok(id)
     }
@@ -516,6 +501,20 @@ impl<'a> Txn<'a> {
             }
         }
     }
+}
+
+/// The lowest free id above the last one `taken` (free ids are taken in increasing order, so the
+/// taken ones are never looked at again), noted in `taken`; else a new id from the allocator
+/// `next`.
+fn take_id(free: &RoaringBitmap, taken: &mut Vec<u32>, next: &mut u32) -> Result<u32> {
+    let from = taken.last().map_or(0, |&t| t + 1);
+    if let Some(id) = free.range(from..).next() {
+        taken.push(id);
+        return Ok(id);
+    }
+    let id = *next;
+    *next = id.checked_add(1).ok_or(Error::Full)?;
+    Ok(id)
 }
 
 /// Writes `value` under `key`, or deletes `key` when there is none.

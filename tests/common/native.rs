@@ -2,6 +2,7 @@
 //! them: the profile directory this test binary was built in, and its libraries.
 
 use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
 use std::time::SystemTime;
 
 /// The crate's root directory.
@@ -46,4 +47,46 @@ pub fn fresh_library(name: &str) -> PathBuf {
             lib.display()
         ),
     }
+}
+
+/// Runs `exe` (under `wrapper`, e.g. valgrind) in `dir` with `args` and `env`.
+pub fn run(
+    exe: &Path,
+    wrapper: &[&str],
+    env: &[(&str, &str)],
+    dir: &Path,
+    args: &[&Path],
+) -> Output {
+    let mut cmd = match wrapper.split_first() {
+        Some((w, rest)) => {
+            let mut c = Command::new(w);
+            c.args(rest).arg(exe);
+            c
+        }
+        None => Command::new(exe),
+    };
+    cmd.current_dir(dir)
+        .args(args)
+        .envs(env.iter().copied())
+        .output()
+        .unwrap_or_else(|e| panic!("run {} {wrapper:?}: {e}", exe.display()))
+}
+
+/// Asserts a run exited 0, printed `ok_line` and wrote nothing of its own to stderr.
+pub fn assert_clean(out: &Output, what: &str, ok_line: &str) {
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success() && stdout.contains(ok_line),
+        "{what} failed ({}):\n{stdout}\n{stderr}",
+        out.status
+    );
+    // valgrind's own notes ("==pid== Warning: unimplemented fcntl command") are not the
+    // program's.
+    let own: Vec<&str> = stderr
+        .lines()
+        .filter(|l| !(l.starts_with("==") && l.contains("== Warning: ")))
+        .filter(|l| !l.trim().is_empty())
+        .collect();
+    assert!(own.is_empty(), "{what} wrote to stderr:\n{stderr}");
 }

@@ -8,6 +8,8 @@
 
 #include <neardup.h>
 
+#include "pages.hpp"
+
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -28,42 +30,8 @@
 
 namespace {
 
-// Deterministic paragraphs: several sentences of made-up words (sentence fingerprints need
-// sentences).
-std::string paragraph(unsigned seed) {
-  static const char* words[] = {"river",  "stone",   "market", "lantern", "orbit",  "harbor",
-                                "signal", "meadow",  "copper", "thunder", "silver", "garden",
-                                "window", "railway", "forest", "compass", "mirror", "valley",
-                                "letter", "morning", "kitchen", "journey", "answer", "picture"};
-  std::string p;
-  unsigned x = seed * 2654435761u + 12345u;
-  auto next = [&x]() {
-    x = x * 1103515245u + 12345u;
-    return x >> 16;
-  };
-  const unsigned sentences = 4 + next() % 3;
-  for (unsigned s = 0; s < sentences; ++s) {
-    const unsigned n = 8 + next() % 8;
-    for (unsigned w = 0; w < n; ++w) {
-      std::string word = words[next() % 24];
-      if (w == 0) word[0] = static_cast<char>(word[0] - 'a' + 'A');
-      if (!p.empty()) p += ' ';
-      p += word;
-    }
-    p += '.';
-  }
-  return p;
-}
-
-std::string article(unsigned seed, int paras, int edited = -1) {
-  std::string h = "<html><head><title>T" + std::to_string(seed) + "</title></head><body>";
-  for (int i = 0; i < paras; ++i) {
-    unsigned s = seed * 100 + static_cast<unsigned>(i);
-    if (i == edited) s += 7777;  // one paragraph rewritten
-    h += "<p>" + paragraph(s) + "</p>";
-  }
-  return h + "</body></html>";
-}
+using testpages::article;
+using testpages::paragraph;
 
 // `key` must outlive the page (a string literal, or a string kept alive by the caller).
 nd_page page(const char* key, const std::string& html) {

@@ -9,6 +9,8 @@
 
 #include <neardup.hpp>
 
+#include "pages.hpp"
+
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -64,43 +66,8 @@ using neardup::Verdict;
 
 bool contains(const std::string& s, const char* part) { return s.find(part) != std::string::npos; }
 
-// Deterministic paragraphs: several sentences of made-up words (sentence fingerprints need
-// sentences).
-std::string paragraph(unsigned seed) {
-  static const char* words[] = {"river",  "stone",   "market", "lantern", "orbit",  "harbor",
-                                "signal", "meadow",  "copper", "thunder", "silver", "garden",
-                                "window", "railway", "forest", "compass", "mirror", "valley",
-                                "letter", "morning", "kitchen", "journey", "answer", "picture"};
-  std::string p;
-  unsigned x = seed * 2654435761u + 12345u;
-  auto next = [&x]() {
-    x = x * 1103515245u + 12345u;
-    return x >> 16;
-  };
-  const unsigned sentences = 4 + next() % 3;
-  for (unsigned s = 0; s < sentences; ++s) {
-    const unsigned n = 8 + next() % 8;
-    for (unsigned w = 0; w < n; ++w) {
-      std::string word = words[next() % 24];
-      if (w == 0) word[0] = static_cast<char>(word[0] - 'a' + 'A');
-      if (!p.empty()) p += ' ';
-      p += word;
-    }
-    p += '.';
-  }
-  return p;
-}
-
-// An article of `paras` paragraphs; `edited` names one rewritten.
-std::string article(unsigned seed, int paras, int edited = -1) {
-  std::string h = "<html><head><title>T" + std::to_string(seed) + "</title></head><body>";
-  for (int i = 0; i < paras; ++i) {
-    unsigned s = seed * 100 + static_cast<unsigned>(i);
-    if (i == edited) s += 7777;
-    h += "<p>" + paragraph(s) + "</p>";
-  }
-  return h + "</body></html>";
-}
+using testpages::article;
+using testpages::paragraph;
 
 // Pages whose keys and bodies live as long as the set (PageRef only points at them).
 struct Pages {

@@ -7,6 +7,8 @@
 
 #include <neardup.h>
 
+#include "pages.hpp"
+
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -28,31 +30,7 @@
 
 namespace {
 
-// Several sentences of made-up words from a seed (sentence fingerprints need sentences).
-std::string paragraph(unsigned seed) {
-  static const char* words[] = {"river",  "stone",   "market", "lantern", "orbit",  "harbor",
-                                "signal", "meadow",  "copper", "thunder", "silver", "garden",
-                                "window", "railway", "forest", "compass", "mirror", "valley",
-                                "letter", "morning", "kitchen", "journey", "answer", "picture"};
-  std::string p;
-  unsigned x = seed * 2654435761u + 12345u;
-  auto next = [&x]() {
-    x = x * 1103515245u + 12345u;
-    return x >> 16;
-  };
-  const unsigned sentences = 4 + next() % 3;
-  for (unsigned s = 0; s < sentences; ++s) {
-    const unsigned n = 8 + next() % 8;
-    for (unsigned w = 0; w < n; ++w) {
-      std::string word = words[next() % 24];
-      if (w == 0) word[0] = static_cast<char>(word[0] - 'a' + 'A');
-      if (!p.empty()) p += ' ';
-      p += word;
-    }
-    p += '.';
-  }
-  return p;
-}
+using testpages::paragraph;
 
 // Family `f` (shared by all threads), variant `v` (one paragraph rewritten).
 std::string body(unsigned f, unsigned v) {
