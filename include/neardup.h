@@ -16,7 +16,7 @@
 
 // Version of the C ABI described by `include/neardup.h`. It changes whenever a declaration
 // changes incompatibly; compare it with [`nd_abi_version`] at start-up.
-#define ND_ABI_VERSION 4
+#define ND_ABI_VERSION 5
 
 // Batch order: descending number of sentence fingerprints, so large clusters form first
 // (seed 000 §4.2; the default of the Rust API).
@@ -829,6 +829,18 @@ nd_status nd_options_set_store_texts(nd_options *opts, bool value);
 // # Safety
 // `opts` is NULL or a live `nd_options`.
 nd_status nd_options_set_representative_policy(nd_options *opts, uint32_t policy);
+
+// The near-duplicate method, by name (ABI version 5; stored when the index is created, must
+// match on reopen): `lcs` (the default), `shingle`, `winnow`, `punct`, `simhash` or
+// `single_pass`, each with its default parameters (see the README's "Methods").
+//
+// # Errors
+// `ND_NULL_POINTER`, `ND_INVALID_UTF8`, `ND_INVALID_ARGUMENT` for an unknown name.
+//
+// # Safety
+// `opts` is NULL or a live `nd_options`; `name` points to `name_len` readable bytes (NULL only
+// with `name_len` 0).
+nd_status nd_options_set_method(nd_options *opts, const char *name, size_t name_len);
 
 // Maximum Hamming distance of simhash candidates: 1, 3 (default) or 7 (stored, must match).
 //

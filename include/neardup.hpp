@@ -631,6 +631,12 @@ class Options {
     check(nd_options_set_representative_policy(opts_, static_cast<uint32_t>(policy)));
     return *this;
   }
+  /// The near-duplicate method by name: lcs (default), shingle, winnow, punct, simhash,
+  /// single_pass (stored, must match).
+  Options& method(std::string_view name) {
+    check(nd_options_set_method(opts_, name.data(), name.size()));
+    return *this;
+  }
   /// Maximum Hamming distance of simhash candidates: 1, 3 (default) or 7 (stored).
   Options& simhash_max_distance(uint32_t distance) {
     check(nd_options_set_simhash_max_distance(opts_, distance));

@@ -48,6 +48,7 @@ pub use index::{
     Clusters, CompactReport, Deletion, Explanation, Index, Keys, Members, Moved, Page, Record,
     SourcedContent, SourcedPage, Stats, TextSource, Timing, Verdict,
 };
+pub use methods::{Features, Method, Side};
 pub use options::{
     ChromeConfig, FrequentConfig, IndexOptions, RepresentativePolicy, SignatureConfig,
 };

@@ -50,6 +50,11 @@ pub struct SignatureConfig {
     pub max_page_bytes: usize,
     /// Fold traditional Chinese characters to simplified ones during normalization.
     pub fold_traditional: bool,
+    /// The near-duplicate method: seed 000's LCS (the default) or one of the seeds' other
+    /// methods (see [`crate::Method`]). Left out of the stored configuration when it is the
+    /// default, so indexes made before methods existed read as LCS indexes.
+    #[serde(skip_serializing_if = "crate::Method::is_lcs")]
+    pub method: crate::Method,
 }
 
 impl Default for SignatureConfig {
@@ -67,6 +72,7 @@ impl Default for SignatureConfig {
             simhash_cjk_ngram: 2,
             max_page_bytes: 16 << 20,
             fold_traditional: true,
+            method: crate::Method::Lcs,
         }
     }
 }
@@ -93,7 +99,7 @@ impl SignatureConfig {
         if self.max_page_bytes == 0 {
             return bad("max_page_bytes must be positive");
         }
-        Ok(())
+        self.method.validate()
     }
 }
 

@@ -32,10 +32,8 @@ use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
 
-use neardup::verify::verify;
 use neardup::{
-    ClusterId, Content, Deletion, Error, Index, IndexOptions, SignatureConfig, Signatures,
-    VerifyConfig,
+    ClusterId, Content, Deletion, Error, Index, IndexOptions, Method, SignatureConfig, Signatures,
 };
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngSeed, TestRunner};
@@ -68,9 +66,19 @@ struct Entry {
 
 struct Corpus {
     entries: Vec<Entry>,
-    /// `similar[a][b]`: page `a` verifies against page `b` as the index decides it (identical
-    /// texts, or `verify(a, b)` similar).
-    similar: Vec<Vec<bool>>,
+    /// `similar[m][a][b]`: under method `Method::NAMES[m]`, page `a` verifies against page `b`
+    /// as the index decides it (identical texts, or `Method::similar_texts(a, b)`).
+    similar: Vec<Vec<Vec<bool>>>,
+}
+
+thread_local! {
+    /// The method the running case's index uses (each test runs on its own thread).
+    static METHOD: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// Does page `a` verify against page `b` under the running case's method?
+fn similar(a: usize, b: usize) -> bool {
+    corpus().similar[METHOD.with(|m| m.get())][a][b]
 }
 
 fn corpus() -> &'static Corpus {
@@ -98,13 +106,22 @@ fn corpus() -> &'static Corpus {
         }
         let empty = "<html><body><script>var x = 1;</script></body></html>".to_string();
         entries.push(entry("empty".into(), empty, &cfg));
-        let vc = VerifyConfig::default();
-        let similar = entries
+        let similar = Method::NAMES
             .iter()
-            .map(|a| {
+            .map(|name| {
+                let method = Method::from_name(name).expect("a method");
+                let opts = options();
                 entries
                     .iter()
-                    .map(|b| a.hash == b.hash || verify(&a.text, &b.text, &vc).similar)
+                    .map(|a| {
+                        entries
+                            .iter()
+                            .map(|b| {
+                                a.hash == b.hash
+                                    || method.similar_texts(&a.text, &b.text, &opts).is_some()
+                            })
+                            .collect()
+                    })
                     .collect()
             })
             .collect();
@@ -232,9 +249,14 @@ fn bump(c: &AtomicU64, n: u64) {
 }
 
 fn options() -> IndexOptions {
+    let method = Method::from_name(Method::NAMES[METHOD.with(|m| m.get())]).expect("a method");
     IndexOptions {
         // Reopen drops the index cleanly, so the WAL need not be synced; much faster.
         sync_writes: false,
+        signature: SignatureConfig {
+            method,
+            ..SignatureConfig::default()
+        },
         ..IndexOptions::default()
     }
 }
@@ -357,7 +379,7 @@ fn check_index(ix: &Index, model: &mut Model, at: &str) {
             assert!(
                 cl.members
                     .iter()
-                    .any(|m| m != oldest && !c.similar[model.pages[m].entry][o]),
+                    .any(|m| m != oldest && !similar(model.pages[m].entry, o)),
                 "{at}: cluster {cid}: {} leads, but {oldest}, the oldest member of {:?}, \
                  could lead it",
                 cl.representative,
@@ -369,10 +391,13 @@ fn check_index(ix: &Index, model: &mut Model, at: &str) {
             let e = model.pages[m].entry;
             if m != &cl.representative {
                 assert!(
-                    c.similar[e][rep],
+                    similar(e, rep),
                     "{at}: cluster {cid}: member {m} ({}) does not verify against its \
                      representative {} ({}); members {:?}",
-                    c.entries[e].name, cl.representative, c.entries[rep].name, cl.members
+                    c.entries[e].name,
+                    cl.representative,
+                    c.entries[rep].name,
+                    cl.members
                 );
                 assert!(
                     !c.entries[e].no_main_text,
@@ -395,7 +420,7 @@ fn check_index(ix: &Index, model: &mut Model, at: &str) {
         if let Some(t) = &r.similar_to {
             let te = model.pages[t].entry;
             assert!(
-                c.similar[p.entry][te],
+                similar(p.entry, te),
                 "{at}: {k} is not similar to its similar_to {t}"
             );
             assert!(
@@ -513,7 +538,7 @@ fn check_query(
             .get(t)
             .unwrap_or_else(|| panic!("{at}: query of {name} names deleted {t}"));
         assert!(
-            c.similar[e][p.entry],
+            similar(e, p.entry),
             "{at}: query of {name}: not similar to {t}"
         );
         assert_eq!(
@@ -535,7 +560,7 @@ fn check_query(
         );
         let rep = model.pages[&cl.representative].entry;
         assert!(
-            c.similar[e][rep],
+            similar(e, rep),
             "{at}: query of {name} joins a cluster it does not verify against"
         );
     }
@@ -575,7 +600,6 @@ fn before_delete(ix: &Index, k: &str) -> Before {
 /// Checks what a delete reports against the cluster before it, and takes the page out of the
 /// model (refreshing the `similar_to` of the members it moved).
 fn apply_deletion(ix: &Index, model: &mut Model, k: &str, b: &Before, d: &Deletion, at: &str) {
-    let c = corpus();
     assert_eq!(d.key, k, "{at}: deletion key");
     assert_eq!(
         (d.doc, d.cluster),
@@ -604,7 +628,7 @@ fn apply_deletion(ix: &Index, model: &mut Model, k: &str, b: &Before, d: &Deleti
         bump(&COUNTS.handovers, 1);
         let re = model.pages[nr].entry;
         for m in rest.iter().filter(|m| **m != nr) {
-            if !c.similar[model.pages[*m].entry][re] {
+            if !similar(model.pages[*m].entry, re) {
                 expected_moved.insert((*m).clone());
             }
         }
@@ -698,7 +722,7 @@ fn step(ix: &Index, model: &mut Model, op: &Op, at: &str) {
                         .pages
                         .get(t)
                         .unwrap_or_else(|| panic!("{at}: similar_to dead {t}"));
-                    assert!(c.similar[e][p.entry], "{at}: {k} not similar to {t}");
+                    assert!(similar(e, p.entry), "{at}: {k} not similar to {t}");
                     Some((t.clone(), p.seq))
                 }
                 None => {
@@ -790,12 +814,14 @@ fn cases() -> u32 {
         .unwrap_or(CASES)
 }
 
-#[test]
-fn index_agrees_with_the_model() {
+/// Runs `cases` random cases of the model test on indexes of method `Method::NAMES[method]`.
+fn agree(method: usize, cases: u32) {
+    METHOD.with(|m| m.set(method));
     let c = corpus();
-    let pairs = c.similar.iter().flatten().filter(|&&s| s).count() - c.entries.len();
+    let pairs = c.similar[method].iter().flatten().filter(|&&s| s).count() - c.entries.len();
     eprintln!(
-        "corpus: {} pages, {pairs} similar ordered pairs",
+        "{}: corpus of {} pages, {pairs} similar ordered pairs",
+        Method::NAMES[method],
         c.entries.len()
     );
     // A fixed seed unless `PROPTEST_RNG_SEED` is set: the default run is reproducible.
@@ -805,7 +831,7 @@ fn index_agrees_with_the_model() {
         None => RngSeed::Fixed(SEED),
     };
     let mut runner = TestRunner::new(Config {
-        cases: cases(),
+        cases,
         rng_seed,
         failure_persistence: None,
         ..default
@@ -816,8 +842,9 @@ fn index_agrees_with_the_model() {
     });
     let n = |c: &AtomicU64| c.load(Ordering::Relaxed);
     eprintln!(
-        "cases {}, steps {}: replaces {}, unchanged re-inserts {}, duplicates {}, deletes {}, \
-         hand-overs {}, members moved {}, reopens {}, checkpoints {}",
+        "{} done; all methods so far: cases {}, steps {}: replaces {}, unchanged re-inserts {}, \
+         duplicates {}, deletes {}, hand-overs {}, members moved {}, reopens {}, checkpoints {}",
+        Method::NAMES[method],
         n(&COUNTS.cases),
         n(&COUNTS.steps),
         n(&COUNTS.replaces),
@@ -830,8 +857,49 @@ fn index_agrees_with_the_model() {
         n(&COUNTS.checkpoints),
     );
     if let Err(e) = result {
-        panic!("{e}");
+        panic!("{}: {e}", Method::NAMES[method]);
     }
+}
+
+/// The method's index of this name in `Method::NAMES`.
+fn method(name: &str) -> usize {
+    Method::NAMES
+        .iter()
+        .position(|n| *n == name)
+        .expect("a method")
+}
+
+#[test]
+fn index_agrees_with_the_model() {
+    agree(method("lcs"), cases());
+}
+
+// The other methods (issue #15): the same invariants, with the method's own similarity as the
+// model's; a third of the cases each.
+
+#[test]
+fn shingle_index_agrees_with_the_model() {
+    agree(method("shingle"), cases().div_ceil(3));
+}
+
+#[test]
+fn winnow_index_agrees_with_the_model() {
+    agree(method("winnow"), cases().div_ceil(3));
+}
+
+#[test]
+fn punct_index_agrees_with_the_model() {
+    agree(method("punct"), cases().div_ceil(3));
+}
+
+#[test]
+fn simhash_index_agrees_with_the_model() {
+    agree(method("simhash"), cases().div_ceil(3));
+}
+
+#[test]
+fn single_pass_index_agrees_with_the_model() {
+    agree(method("single_pass"), cases().div_ceil(3));
 }
 
 /// Regression (found by this model, shrunk to its minimal sequence): under `FirstSeen`, a member

@@ -43,7 +43,7 @@ use crate::Error;
 
 /// Version of the C ABI described by `include/neardup.h`. It changes whenever a declaration
 /// changes incompatibly; compare it with [`nd_abi_version`] at start-up.
-pub const ND_ABI_VERSION: u32 = 4;
+pub const ND_ABI_VERSION: u32 = 5;
 
 /// Status of a C ABI call. Values are explicit and never reused for another meaning.
 #[repr(u32)]

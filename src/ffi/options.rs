@@ -261,6 +261,37 @@ pub unsafe extern "C" fn nd_options_set_representative_policy(
     }
 }
 
+/// The near-duplicate method, by name (ABI version 5; stored when the index is created, must
+/// match on reopen): `lcs` (the default), `shingle`, `winnow`, `punct`, `simhash` or
+/// `single_pass`, each with its default parameters (see the README's "Methods").
+///
+/// # Errors
+/// `ND_NULL_POINTER`, `ND_INVALID_UTF8`, `ND_INVALID_ARGUMENT` for an unknown name.
+///
+/// # Safety
+/// `opts` is NULL or a live `nd_options`; `name` points to `name_len` readable bytes (NULL only
+/// with `name_len` 0).
+#[no_mangle]
+pub unsafe extern "C" fn nd_options_set_method(
+    opts: *mut nd_options,
+    name: *const c_char,
+    name_len: usize,
+) -> nd_status {
+    // SAFETY: forwarded contract.
+    unsafe {
+        set(opts, |o| {
+            let name = super::str_arg(name, name_len, "the method name")?;
+            o.opts.signature.method = crate::Method::from_name(name).ok_or_else(|| {
+                invalid(format!(
+                    "unknown method {name:?}; the methods are {}",
+                    crate::Method::NAMES.join(", ")
+                ))
+            })?;
+            Ok(())
+        })
+    }
+}
+
 /// Maximum Hamming distance of simhash candidates: 1, 3 (default) or 7 (stored, must match).
 ///
 /// # Errors

@@ -45,6 +45,10 @@ pub struct Signatures {
     pub content_hash: u128,
     /// Hashes of the model-code-like tokens of the page's heading (see [`heading_codes`]).
     pub codes: Vec<u32>,
+    /// What the index's method compares ([`crate::Method::features`]; nothing for LCS, whose
+    /// fingerprints and sketch above are its signature — they are left empty for the other
+    /// methods).
+    pub features: crate::Features,
 }
 
 impl Signatures {
@@ -62,8 +66,12 @@ impl Signatures {
     pub fn from_main_text(main: MainText, cfg: &SignatureConfig) -> Signatures {
         let text = text::normalize(&main.body(), cfg.fold_traditional);
         let sentences = text::split_sentences(&text);
-        let (fingerprints, sketch) =
-            fingerprints_and_sketch(&text, &sentences, cfg, cfg.sketch_size as usize);
+        let (fingerprints, sketch) = if cfg.method.is_lcs() {
+            fingerprints_and_sketch(&text, &sentences, cfg, cfg.sketch_size as usize)
+        } else {
+            (Vec::new(), Vec::new())
+        };
+        let features = cfg.method.features(&text);
         let simhash = simhash(&text, cfg.simhash_cjk_ngram as usize);
         let content_hash = xxh3_128(text.as_bytes());
         let heading = if main.heading.is_empty() {
@@ -81,6 +89,7 @@ impl Signatures {
             simhash,
             content_hash,
             codes,
+            features,
         }
     }
 

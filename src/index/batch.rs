@@ -29,11 +29,9 @@ use parking_lot::{Condvar, Mutex};
 use roaring::RoaringBitmap;
 
 use super::chrome::{Extracted, Learned};
-use super::cluster::{Memo, Outcome, MEMBER_FALLBACK, STRONG_MATCH};
+use super::cluster::{Memo, Outcome, Stored, MEMBER_FALLBACK, STRONG_MATCH};
 use super::txn::Txn;
-use super::{
-    check_page, signature_keys, Ahead, Committed, Index, Known, Page, Probe, Timing, Verdict,
-};
+use super::{check_page, page_keys, Ahead, Committed, Index, Known, Page, Probe, Timing, Verdict};
 use crate::fingerprint::Signatures;
 use crate::storage::codec::{ClusterId, DocId, PageBlocks};
 use crate::storage::{kind, posting_key};
@@ -507,9 +505,10 @@ impl Index {
         let mut postings: HashMap<[u8; 9], Vec<u32>> = HashMap::new();
         if self.verifies_ahead() {
             let frequent = self.frequent.read();
+            let method = &self.opts.signature.method;
             for &i in &order {
                 if let Some(s) = &sigs[i] {
-                    let keys = signature_keys(&s.fingerprints, &s.sketch);
+                    let keys = page_keys(&s.fingerprints, &s.sketch, &s.features, method);
                     let content = posting_key(kind::CONTENT, s.content_hash);
                     for key in keys.into_iter().chain(std::iter::once(content)) {
                         if !frequent.contains(&key) {
@@ -577,7 +576,7 @@ impl Index {
         snapshot: &rocksdb::Snapshot<'_>,
         pre: &mut Pre,
     ) -> Result<()> {
-        let probe = Probe::of(sig);
+        let probe = Probe::of(sig, &self.opts.signature.method);
         let tc = Instant::now();
         let ahead = Ahead {
             snapshot,
@@ -588,7 +587,7 @@ impl Index {
         pre.postings.sort_unstable_by_key(|p| p.0);
         pre.postings.dedup_by(|a, b| a.0 == b.0);
         let (ranked, _, _) = ranked?;
-        let near = near_pages(before, w, i, sig);
+        let near = near_pages(before, w, i, sig, &self.opts.signature.method);
         let mut targets: Vec<(bool, u32, Target)> = Vec::with_capacity(ranked.len() + 1);
         for &(cid, rank) in &ranked {
             if let Some(cl) = self.cluster(cid)? {
@@ -615,8 +614,9 @@ impl Index {
                 break;
             }
         }
-        // Without a strong match the writer verifies the best-sharing members too.
-        if found != Some(true) {
+        // Without a strong match the writer verifies the best-sharing members too (not under
+        // Single-Pass, which compares with centres only).
+        if found != Some(true) && !self.opts.signature.method.centres_only() {
             for (cid, rank) in ranked.iter().take(MEMBER_FALLBACK) {
                 let t = Target::Index(*cid, rank.best_member);
                 self.pre_match(before, w, &probe, t, pre)?;
@@ -654,9 +654,12 @@ impl Index {
                             return Ok(None);
                         };
                         let text = || Ok(Some(other.text.as_str()));
-                        let Some(o) =
-                            self.outcome(probe, &other.codes, other.content_hash, text)?
-                        else {
+                        let stored = Stored {
+                            codes: &other.codes,
+                            content_hash: other.content_hash,
+                            simhash: other.simhash,
+                        };
+                        let Some(o) = self.outcome(probe, &stored, text)? else {
                             return Ok(None);
                         };
                         pre.in_window.push((g, o));
@@ -862,7 +865,13 @@ fn window_page<'w>(before: Option<&'w Window>, w: &'w Window, g: u32) -> Option<
 
 /// The pages inserted before page `i` of `w`, in `w` and in the window before, that share
 /// posting keys with it (indexes as in [`Target::Window`]).
-fn near_pages(before: Option<&Window>, w: &Window, i: usize, sig: &Signatures) -> Near {
+fn near_pages(
+    before: Option<&Window>,
+    w: &Window,
+    i: usize,
+    sig: &Signatures,
+    method: &crate::Method,
+) -> Near {
     let n = before.map_or(0, |b| b.sigs.len() as u32);
     // Insertion rank over both windows: all of `before` comes first.
     let rank = |g: u32| match before {
@@ -893,7 +902,7 @@ fn near_pages(before: Option<&Window>, w: &Window, i: usize, sig: &Signatures) -
         }
     };
     visit(&posting_key(kind::CONTENT, sig.content_hash), true);
-    for key in signature_keys(&sig.fingerprints, &sig.sketch) {
+    for key in page_keys(&sig.fingerprints, &sig.sketch, &sig.features, method) {
         visit(&key, false);
     }
     near.earliest = shared.keys().copied().min_by_key(|&g| rank(g));

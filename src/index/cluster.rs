@@ -19,10 +19,10 @@ use std::time::Instant;
 use super::txn::Txn;
 use super::{signature_sets_of, Index, Probe, Timing};
 use crate::fingerprint::codes_conflict;
+use crate::methods::{Features, Side};
 use crate::options::RepresentativePolicy;
 use crate::storage::codec::{ClusterId, ClusterRecord, DocId, DocRecord, NO_DOC};
 use crate::storage::{cf, id_key};
-use crate::verify::verify;
 use crate::{Error, Result};
 
 /// How many candidate pages (most shared fingerprints first) are mapped to their clusters.
@@ -141,6 +141,23 @@ pub(crate) struct Rank {
     pub(crate) shared: u32,
     /// That member.
     pub(crate) best_member: DocId,
+}
+
+/// What a comparison needs of a stored page besides its text.
+pub(crate) struct Stored<'a> {
+    pub(crate) codes: &'a [u32],
+    pub(crate) content_hash: u128,
+    pub(crate) simhash: u64,
+}
+
+impl<'a> From<&'a DocRecord> for Stored<'a> {
+    fn from(r: &'a DocRecord) -> Self {
+        Stored {
+            codes: &r.codes,
+            content_hash: r.content_hash,
+            simhash: r.simhash,
+        }
+    }
 }
 
 fn better(m: &Match, than: &Option<Match>) -> bool {
@@ -308,7 +325,8 @@ impl Index {
             }
         }
         let mut nearest = best.clone();
-        if !strong(&best) {
+        // Single-Pass compares a page with cluster centres only.
+        if !strong(&best) && !self.opts.signature.method.centres_only() {
             // The best-sharing members of the first clusters: a closer page than any
             // representative. A match there names the page (`nearest`) but joins its cluster
             // only through the representative's own match.
@@ -358,7 +376,7 @@ impl Index {
                     return Ok(None);
                 };
                 let text = || self.rd_text(txr, against);
-                let Some(o) = self.outcome(probe, &rec.codes, rec.content_hash, text)? else {
+                let Some(o) = self.outcome(probe, &Stored::from(&rec), text)? else {
                     return Ok(None);
                 };
                 memo.0.insert(against, o);
@@ -381,29 +399,59 @@ impl Index {
         }))
     }
 
-    /// The outcome of a probe against a stored page with these codes and content hash; `text`
-    /// gives the page's text, asked for only when neither codes nor content hash decide. `None`
+    /// The outcome of a probe against a stored page (its heading codes, content hash and
+    /// simhash); `text` gives the page's text, asked for only when these do not decide. `None`
     /// when the text is needed and missing.
     pub(crate) fn outcome<T: AsRef<str>>(
         &self,
         probe: &Probe<'_>,
-        codes: &[u32],
-        content_hash: u128,
+        stored: &Stored<'_>,
         text: impl FnOnce() -> Result<Option<T>>,
     ) -> Result<Option<Outcome>> {
-        if self.opts.heading_codes && codes_conflict(probe.codes, codes) {
+        if self.codes_conflict(probe.codes, stored.codes) {
             return Ok(Some(Outcome::Conflict));
         }
-        if content_hash == probe.content_hash {
+        if stored.content_hash == probe.content_hash {
             return Ok(Some(Outcome::Exact));
+        }
+        let method = &self.opts.signature.method;
+        if method.uses_simhash() {
+            // The simhash methods need no text: the record keeps the simhash.
+            let none = Features::None;
+            let k = self.opts.simhash_max_distance;
+            let sim = method.compare((probe.features, probe.simhash), (&none, stored.simhash), k);
+            return Ok(Some(Outcome::Verified(sim)));
         }
         let Some(text) = text()? else {
             return Ok(None);
         };
-        let sim = verify(probe.text, text.as_ref(), &self.opts.verify);
-        Ok(Some(Outcome::Verified(
-            sim.similar.then_some((sim.resemble, sim.contain)),
-        )))
+        let a = Side {
+            text: probe.text,
+            features: Some(probe.features),
+            simhash: probe.simhash,
+        };
+        let b = Side {
+            text: text.as_ref(),
+            features: None,
+            simhash: stored.simhash,
+        };
+        Ok(Some(Outcome::Verified(self.similar(a, b))))
+    }
+
+    /// Do heading codes keep two pages apart? Only under the LCS method, when
+    /// [`crate::IndexOptions::heading_codes`] is on: the other methods decide as their papers do.
+    pub(crate) fn codes_conflict(&self, a: &[u32], b: &[u32]) -> bool {
+        self.opts.signature.method.is_lcs() && self.opts.heading_codes && codes_conflict(a, b)
+    }
+
+    /// Are two pages similar under the index's method? `Some((resemble, contain))` when they
+    /// are (see [`crate::Method::similar_sides`]).
+    pub(crate) fn similar(&self, a: Side<'_>, b: Side<'_>) -> Option<(f64, f64)> {
+        let k = self.opts.simhash_max_distance;
+        self.opts
+            .signature
+            .method
+            .similar_sides(a, b, &self.opts.verify, k)
     }
 
     /// Should page `a` lead a cluster rather than page `b`, under the policy?
@@ -447,7 +495,7 @@ impl Index {
                 let rep = cl.representative;
                 if let Some(rep_rec) = txn.doc(rep)? {
                     if self.prefers(rec, id, &rep_rec, rep)
-                        && self.all_verify_against(txn, &cl.members, text, &rec.codes)?
+                        && self.all_verify_against(txn, &cl.members, text, rec)?
                     {
                         cl.representative = id;
                     }
@@ -479,24 +527,37 @@ impl Index {
         }
     }
 
-    /// Does every page of `members` verify against a page of normalized text `text` and heading
-    /// codes `codes` (as a member against its representative)?
+    /// Does every page of `members` verify against a page of normalized text `text` and record
+    /// `rec` (as a member against its representative)?
     fn all_verify_against(
         &self,
         txn: &Txn<'_>,
         members: &roaring::RoaringBitmap,
         text: &str,
-        codes: &[u32],
+        rec: &DocRecord,
     ) -> Result<bool> {
+        let features = self.opts.signature.method.features(text);
         for m in members.iter() {
-            let m_codes = txn.doc(m)?.map(|r| r.codes).unwrap_or_default();
-            if self.opts.heading_codes && codes_conflict(&m_codes, codes) {
+            let Some(m_rec) = txn.doc(m)? else {
+                return Ok(false);
+            };
+            if self.codes_conflict(&m_rec.codes, &rec.codes) {
                 return Ok(false);
             }
             let Some(t) = txn.text(m)? else {
                 return Ok(false);
             };
-            if !verify(&t, text, &self.opts.verify).similar {
+            let member = Side {
+                text: &t,
+                features: None,
+                simhash: m_rec.simhash,
+            };
+            let newcomer = Side {
+                text,
+                features: Some(&features),
+                simhash: rec.simhash,
+            };
+            if self.similar(member, newcomer).is_none() {
                 return Ok(false);
             }
         }
@@ -544,13 +605,25 @@ impl Index {
         cl.representative = rep;
         left.representative = Some(rep);
         let mut displaced = Vec::new();
-        let rep_codes = txn.doc(rep)?.map(|r| r.codes).unwrap_or_default();
+        let rep_rec = txn.doc(rep)?;
+        let (rep_codes, rep_simhash) = rep_rec.map_or((Vec::new(), 0), |r| (r.codes, r.simhash));
         if let Some(rep_text) = txn.text(rep)? {
+            let rep_features = self.opts.signature.method.features(&rep_text);
             for m in cl.members.iter().filter(|&m| m != rep) {
-                let codes = txn.doc(m)?.map(|r| r.codes).unwrap_or_default();
-                let conflict = self.opts.heading_codes && codes_conflict(&codes, &rep_codes);
+                let Some(m_rec) = txn.doc(m)? else { continue };
+                let conflict = self.codes_conflict(&m_rec.codes, &rep_codes);
                 if let Some(t) = txn.text(m)? {
-                    if conflict || !verify(&t, &rep_text, &self.opts.verify).similar {
+                    let member = Side {
+                        text: &t,
+                        features: None,
+                        simhash: m_rec.simhash,
+                    };
+                    let leader = Side {
+                        text: &rep_text,
+                        features: Some(&rep_features),
+                        simhash: rep_simhash,
+                    };
+                    if conflict || self.similar(member, leader).is_none() {
                         displaced.push(m);
                     }
                 }
@@ -574,17 +647,23 @@ impl Index {
             .doc(m)?
             .ok_or_else(|| Error::corruption(cf::DOCS, &id_key(m), "member is missing"))?;
         let text = txn.text(m)?.unwrap_or_else(|| std::sync::Arc::from(""));
-        let (fps, sketch) = signature_sets_of(&text, &self.opts.signature);
-        let codes = rec.codes.clone();
-        let probe = Probe {
-            text: &text,
-            fingerprints: &fps,
-            sketch: &sketch,
-            simhash: rec.simhash,
-            content_hash: rec.content_hash,
-            codes: &codes,
-            known: None,
+        let method = &self.opts.signature.method;
+        let (fps, sketch) = if method.is_lcs() {
+            signature_sets_of(&text, &self.opts.signature)
+        } else {
+            (Vec::new(), Vec::new())
         };
+        let features = method.features(&text);
+        let codes = rec.codes.clone();
+        let probe = Probe::parts(
+            &text,
+            &fps,
+            &sketch,
+            &features,
+            (rec.simhash, rec.content_hash),
+            &codes,
+            method,
+        );
         let (decision, _) = self.decide(
             Some(txn),
             &probe,

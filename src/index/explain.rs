@@ -200,6 +200,7 @@ impl Index {
                 simhash: rec.simhash,
                 content_hash: rec.content_hash,
                 codes: rec.codes,
+                features: self.opts.signature.method.features(&text),
             })
         };
         let (a, b) = (sig_of(key_a)?, sig_of(key_b)?);

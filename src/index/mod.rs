@@ -40,6 +40,7 @@ pub use read::{ClusterInfo, Clusters, Keys, Members, Record};
 pub use source::{SourcedContent, SourcedPage, TextSource};
 
 use crate::fingerprint::{fingerprints_and_sketch, hamming, Content, Signatures};
+use crate::methods::{Features, Method};
 use crate::options::{IndexOptions, RepresentativePolicy, SignatureConfig};
 use crate::storage::codec::{self, ClusterId, ClusterRecord, DocId, DocRecord, NO_DOC};
 use crate::storage::merge::Delta;
@@ -404,8 +405,15 @@ const NO_CLUSTER: ClusterId = ClusterId::MAX;
 /// What candidate search needs of a page.
 pub(crate) struct Probe<'p> {
     pub(crate) text: &'p str,
-    pub(crate) fingerprints: &'p [u128],
-    pub(crate) sketch: &'p [u128],
+    /// The posting keys of the page under the index's method (see [`page_keys`]).
+    pub(crate) keys: Vec<[u8; 9]>,
+    /// Candidates come from the simhash tables too: always for the simhash methods; for LCS
+    /// when the page has no sentence fingerprint (and, below, when its keys found nobody).
+    pub(crate) simhash_always: bool,
+    /// Candidates come from the simhash tables when the keys found nobody (LCS, SPEC §2.3).
+    pub(crate) simhash_fallback: bool,
+    /// What the method compares (see [`crate::Method::features`]).
+    pub(crate) features: &'p Features,
     pub(crate) simhash: u64,
     pub(crate) content_hash: u128,
     pub(crate) codes: &'p [u32],
@@ -414,15 +422,38 @@ pub(crate) struct Probe<'p> {
 }
 
 impl<'p> Probe<'p> {
-    /// The probe of a new page.
-    fn of(sig: &'p Signatures) -> Self {
+    /// The probe of a new page, under `method`.
+    pub(crate) fn of(sig: &'p Signatures, method: &Method) -> Self {
+        Probe::parts(
+            &sig.text,
+            &sig.fingerprints,
+            &sig.sketch,
+            &sig.features,
+            (sig.simhash, sig.content_hash),
+            &sig.codes,
+            method,
+        )
+    }
+
+    /// The probe of a page given by its parts (a stored page is re-placed from its text).
+    pub(crate) fn parts(
+        text: &'p str,
+        fingerprints: &[u128],
+        sketch: &[u128],
+        features: &'p Features,
+        (simhash, content_hash): (u64, u128),
+        codes: &'p [u32],
+        method: &Method,
+    ) -> Self {
         Probe {
-            text: &sig.text,
-            fingerprints: &sig.fingerprints,
-            sketch: &sig.sketch,
-            simhash: sig.simhash,
-            content_hash: sig.content_hash,
-            codes: &sig.codes,
+            text,
+            keys: page_keys(fingerprints, sketch, features, method),
+            simhash_always: method.uses_simhash() || (method.is_lcs() && fingerprints.is_empty()),
+            simhash_fallback: method.is_lcs(),
+            features,
+            simhash,
+            content_hash,
+            codes,
             known: None,
         }
     }
@@ -978,7 +1009,9 @@ impl Index {
         Ok(bm.unwrap_or_default())
     }
 
-    pub(crate) fn simhash_near(&self, h: u64) -> Result<Vec<DocId>> {
+    /// The pages whose simhash is within the configured distance of `h`, with their distance,
+    /// by id.
+    pub(crate) fn simhash_near(&self, h: u64) -> Result<Vec<(DocId, u32)>> {
         let k = self.opts.simhash_max_distance;
         let plen = self.tables.prefix_len();
         let mut out = Vec::new();
@@ -1001,8 +1034,9 @@ impl Index {
                     .tables
                     .decode(&key)
                     .ok_or_else(|| Error::corruption(cf::SIMHASH, &key, "key is not 13 bytes"))?;
-                if hamming(s, h) <= k {
-                    out.push(id);
+                let d = hamming(s, h);
+                if d <= k {
+                    out.push((id, d));
                 }
             }
         }
@@ -1086,14 +1120,10 @@ impl Index {
         let keys: Vec<[u8; 9]> = {
             let frequent = self.frequent.read();
             std::iter::once(posting_key(kind::CONTENT, probe.content_hash))
-                .chain(
-                    signature_keys(probe.fingerprints, probe.sketch)
-                        .into_iter()
-                        .filter(|key| {
-                            !frequent.contains(key)
-                                && !txn.as_ref().is_some_and(|t| t.frequent_added.contains(key))
-                        }),
-                )
+                .chain(probe.keys.iter().copied().filter(|key| {
+                    !frequent.contains(key)
+                        && !txn.as_ref().is_some_and(|t| t.frequent_added.contains(key))
+                }))
                 .collect()
         };
         let postings = match txn.as_deref() {
@@ -1130,14 +1160,19 @@ impl Index {
             }
         }
         // The simhash tables are the fallback of SPEC §2.3: for pages without sentence
-        // fingerprints, or whose postings found nobody.
-        if probe.fingerprints.is_empty() || cands.is_empty() {
+        // fingerprints, or whose postings found nobody; and the simhash methods' own look-up,
+        // where the closest pages rank first.
+        if probe.simhash_always || (probe.simhash_fallback && cands.is_empty()) {
             let near = match txn.as_deref() {
                 Some(t) => t.simhash_near(probe.simhash)?,
                 None => self.simhash_near(probe.simhash)?,
             };
-            for id in near {
-                cands.entry(id).or_default();
+            let by_distance = self.opts.signature.method.uses_simhash();
+            for (id, d) in near {
+                let c = cands.entry(id).or_default();
+                if by_distance {
+                    c.0 = c.0.max(64 - d);
+                }
             }
         }
         Ok(cands)
@@ -1299,7 +1334,7 @@ impl Index {
                 if !unchanged {
                     let _ = self.decide(
                         None,
-                        &Probe::of(&sig),
+                        &Probe::of(&sig, &self.opts.signature.method),
                         old.map(|(id, _)| id),
                         None,
                         &mut Timing::default(),
@@ -1374,7 +1409,7 @@ impl Index {
         };
         let (decision, cands) = self.decide(
             None,
-            &Probe::of(sig),
+            &Probe::of(sig, &self.opts.signature.method),
             None,
             None,
             &mut timing,
@@ -1463,7 +1498,7 @@ impl Index {
         };
         let probe = Probe {
             known,
-            ..Probe::of(sig)
+            ..Probe::of(sig, &self.opts.signature.method)
         };
         let (decision, cands) = self.decide(Some(txn), &probe, None, None, &mut timing, memo)?;
         let identical_to = match decision.identical {
@@ -1496,9 +1531,8 @@ impl Index {
         let placed = self.place(txn, id, &mut rec, &sig.text, decision.best.as_ref())?;
         txn.put_key(page.key, id);
         txn.put_doc(id, rec);
-        let keys = signature_keys(&sig.fingerprints, &sig.sketch);
-        txn.put_text(id, Arc::from(sig.text.as_str()), &keys);
-        for key in keys {
+        txn.put_text(id, Arc::from(sig.text.as_str()), &probe.keys);
+        for &key in &probe.keys {
             txn.posting_add(key, id);
         }
         txn.posting_add(posting_key(kind::CONTENT, sig.content_hash), id);
@@ -1921,10 +1955,29 @@ pub(crate) fn signature_sets_of(text: &str, cfg: &SignatureConfig) -> (Vec<u128>
     fingerprints_and_sketch(text, &split_sentences(text), cfg, cfg.sketch_size as usize)
 }
 
-/// The posting keys of a normalized text (its fingerprints and sketch, recomputed).
+/// The posting keys of a normalized text under the configured method (recomputed).
 pub(crate) fn posting_keys_of_text(text: &str, cfg: &SignatureConfig) -> Vec<[u8; 9]> {
-    let (fps, sketch) = signature_sets_of(text, cfg);
-    signature_keys(&fps, &sketch)
+    if cfg.method.is_lcs() {
+        let (fps, sketch) = signature_sets_of(text, cfg);
+        signature_keys(&fps, &sketch)
+    } else {
+        cfg.method.keys(&cfg.method.features(text))
+    }
+}
+
+/// The posting keys of a page under `method`: its sentence fingerprints and sketch for LCS,
+/// the method's own keys otherwise.
+pub(crate) fn page_keys(
+    fingerprints: &[u128],
+    sketch: &[u128],
+    features: &Features,
+    method: &Method,
+) -> Vec<[u8; 9]> {
+    if method.is_lcs() {
+        signature_keys(fingerprints, sketch)
+    } else {
+        method.keys(features)
+    }
 }
 
 /// The posting keys of a page's fingerprints and sketch.

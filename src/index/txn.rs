@@ -228,18 +228,14 @@ impl<'a> Txn<'a> {
     }
 
     /// Ids whose simhash is within the configured distance of `h`, pending changes included.
-    pub(crate) fn simhash_near(&self, h: u64) -> Result<Vec<DocId>> {
+    pub(crate) fn simhash_near(&self, h: u64) -> Result<Vec<(DocId, u32)>> {
         let mut out = self.ix.simhash_near(h)?;
-        out.retain(|id| !self.deleted.contains(id));
+        out.retain(|(id, _)| !self.deleted.contains(id));
         let k = self.ix.opts.simhash_max_distance;
-        out.extend(
-            self.simhash_added
-                .iter()
-                .filter(|(s, id)| {
-                    crate::fingerprint::hamming(*s, h) <= k && !self.deleted.contains(id)
-                })
-                .map(|(_, id)| *id),
-        );
+        out.extend(self.simhash_added.iter().filter_map(|&(s, id)| {
+            let d = crate::fingerprint::hamming(s, h);
+            (d <= k && !self.deleted.contains(&id)).then_some((id, d))
+        }));
         out.sort_unstable();
         out.dedup();
         Ok(out)

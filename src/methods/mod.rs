@@ -11,7 +11,266 @@ pub mod shingle;
 pub mod topn;
 pub mod winnow;
 
+use serde::{Deserialize, Serialize};
+
+use crate::fingerprint::hamming;
+use crate::storage::{kind, posting_key};
 use crate::verify::{is_char_script_unit, units, WORD_UNIT_MIN};
+
+pub use punct::PunctConfig;
+pub use shingle::ShingleConfig;
+pub use winnow::WinnowConfig;
+
+/// The near-duplicate method an index runs, chosen when it is created and stored in its
+/// configuration (a reopen with another method is refused). Each method says how a page is
+/// signed (from its normalized main text), which posting keys it stores and looks up, and when
+/// two pages are similar; everything else — clusters and representatives, delete and hand-over,
+/// batch ingest, `check()`, compaction, the C ABI, the CLI — is the index's and the same for all.
+///
+/// What a method compares is recomputed from a stored page's text (or asked of the text source
+/// when the index keeps no texts): it is a pure function of the text and the method's
+/// parameters, so nothing else needs storing and nothing can drift. Exact copies (equal
+/// normalized texts) are duplicates under every method.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "name", rename_all = "snake_case")]
+pub enum Method {
+    /// Seed 000: sentence fingerprints, the simhash tables as fallback, and trustable-LCS
+    /// verification (`crate::verify`). The default.
+    #[default]
+    Lcs,
+    /// Shingling with min-hash super-shingles and Jaccard (seed 001 §3.1; [`shingle`]).
+    Shingle(ShingleConfig),
+    /// Winnowing over sentences and k-token blocks (seed 002; [`winnow`]).
+    Winnow(WinnowConfig),
+    /// The punctuation-anchored abstract, seed 004's framework 1 ([`punct`]): equal abstracts
+    /// are mirrors.
+    Punct(PunctConfig),
+    /// Simhash alone (seed 001 §3.3, seed 002): the block tables give every page within
+    /// `simhash_max_distance` bits ([`crate::IndexOptions::simhash_max_distance`], 3 as the
+    /// seeds say); a page is a near duplicate of the closest of them.
+    Simhash,
+    /// Simhash with Single-Pass clustering around cluster centres (seed 002): a page joins the
+    /// nearest centre (a cluster's representative) within `simhash_max_distance` bits and is
+    /// never compared with members; farther from every centre, it founds a cluster.
+    SinglePass,
+}
+
+/// One side of a comparison: a page's normalized text, what the method compares of it when
+/// already known (computed from the text otherwise), and its simhash.
+#[derive(Clone, Copy, Debug)]
+pub struct Side<'a> {
+    /// The normalized main text.
+    pub text: &'a str,
+    /// Its features, when known.
+    pub features: Option<&'a Features>,
+    /// Its simhash.
+    pub simhash: u64,
+}
+
+/// What a method compares of a page (see [`Method::features`]).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Features {
+    /// Nothing beyond the text and the simhash (LCS, simhash methods).
+    None,
+    /// The min-hash sketch.
+    Sketch(shingle::Sketch),
+    /// The winnowed fingerprints with their positions.
+    Winnow(Vec<winnow::Fingerprint>),
+    /// The abstract's MD5 (`None`: the page has no abstract).
+    Abstract(Option<u128>),
+}
+
+impl Method {
+    /// Every method's name, the default first (as [`Method::from_name`] takes them).
+    pub const NAMES: [&'static str; 6] = [
+        "lcs",
+        "shingle",
+        "winnow",
+        "punct",
+        "simhash",
+        "single_pass",
+    ];
+
+    /// The method of this name with its default parameters (`-` and `_` are the same).
+    pub fn from_name(name: &str) -> Option<Method> {
+        Some(match name.replace('-', "_").as_str() {
+            "lcs" => Method::Lcs,
+            "shingle" | "shingling" | "minhash" => Method::Shingle(ShingleConfig::default()),
+            "winnow" | "winnowing" => Method::Winnow(WinnowConfig::default()),
+            "punct" | "punctuation" => Method::Punct(PunctConfig::default()),
+            "simhash" => Method::Simhash,
+            "single_pass" | "singlepass" => Method::SinglePass,
+            _ => return None,
+        })
+    }
+
+    /// The method's name.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Method::Lcs => "lcs",
+            Method::Shingle(_) => "shingle",
+            Method::Winnow(_) => "winnow",
+            Method::Punct(_) => "punct",
+            Method::Simhash => "simhash",
+            Method::SinglePass => "single_pass",
+        }
+    }
+
+    /// True for the default method.
+    pub fn is_lcs(&self) -> bool {
+        matches!(self, Method::Lcs)
+    }
+
+    /// Does the method find candidates in the simhash tables (always; for LCS only as the
+    /// fallback of pages without fingerprints)?
+    pub fn uses_simhash(&self) -> bool {
+        matches!(self, Method::Simhash | Method::SinglePass)
+    }
+
+    /// Is a page compared with cluster centres only, never with members (Single-Pass)?
+    pub fn centres_only(&self) -> bool {
+        matches!(self, Method::SinglePass)
+    }
+
+    /// Checks the parameters are usable.
+    ///
+    /// # Errors
+    /// [`crate::Error::InvalidArgument`] naming the first parameter out of range.
+    pub fn validate(&self) -> crate::Result<()> {
+        let bad = |what: &str| Err(crate::Error::InvalidArgument(what.to_string()));
+        match self {
+            Method::Shingle(c) => {
+                if c.width == 0 || c.hashes == 0 || c.rows == 0 || c.hashes % c.rows != 0 {
+                    return bad(
+                        "shingle: width, hashes and rows must be positive, rows dividing hashes",
+                    );
+                }
+            }
+            Method::Winnow(c) => {
+                if c.k == 0 || c.g < c.k {
+                    return bad("winnow: k must be positive and g at least k");
+                }
+            }
+            Method::Punct(c) => {
+                if c.occurrence == 0 || c.side == 0 {
+                    return bad("punct: occurrence and side must be positive");
+                }
+            }
+            Method::Lcs | Method::Simhash | Method::SinglePass => {}
+        }
+        Ok(())
+    }
+
+    /// What the method compares of a normalized text.
+    pub fn features(&self, text: &str) -> Features {
+        match self {
+            Method::Lcs | Method::Simhash | Method::SinglePass => Features::None,
+            Method::Shingle(c) => Features::Sketch(shingle::sketch(text, c)),
+            Method::Winnow(c) => Features::Winnow(winnow::fingerprints(text, c)),
+            Method::Punct(c) => Features::Abstract(punct::abstract_md5(text, c)),
+        }
+    }
+
+    /// The posting keys of a page's features, sorted and distinct (none for LCS, whose keys are
+    /// its sentence fingerprints, and for the simhash methods, whose candidates come from the
+    /// simhash tables).
+    pub(crate) fn keys(&self, f: &Features) -> Vec<[u8; 9]> {
+        let key = |kind: u8, h: u64| posting_key(kind, u128::from(h) << 64);
+        let mut keys: Vec<[u8; 9]> = match (self, f) {
+            (Method::Shingle(c), Features::Sketch(s)) => shingle::super_shingles(s, c)
+                .into_iter()
+                .map(|h| key(kind::BAND, h))
+                .collect(),
+            (Method::Winnow(_), Features::Winnow(fps)) => {
+                fps.iter().map(|x| key(kind::WINNOW, x.hash)).collect()
+            }
+            (Method::Punct(_), Features::Abstract(Some(h))) => {
+                vec![posting_key(kind::ABSTRACT, *h)]
+            }
+            _ => Vec::new(),
+        };
+        keys.sort_unstable();
+        keys.dedup();
+        keys
+    }
+
+    /// Are two pages similar under the method, as an index with these options decides it
+    /// (exact copies and heading codes aside)? `Some((resemble, contain))` when they are.
+    pub fn similar_texts(
+        &self,
+        a: &str,
+        b: &str,
+        opts: &crate::IndexOptions,
+    ) -> Option<(f64, f64)> {
+        let n = opts.signature.simhash_cjk_ngram as usize;
+        let side = |text| Side {
+            text,
+            features: None,
+            simhash: crate::fingerprint::simhash(text, n),
+        };
+        self.similar_sides(side(a), side(b), &opts.verify, opts.simhash_max_distance)
+    }
+
+    /// Are two pages similar under the method? `Some((resemble, contain))` when they are. LCS
+    /// verifies the texts (`a` against `b`, seed 000 §3); the other methods compare their
+    /// features, computed from the texts where not given; simhashes are compared within
+    /// `max_distance` bits.
+    pub fn similar_sides(
+        &self,
+        a: Side<'_>,
+        b: Side<'_>,
+        verify: &crate::VerifyConfig,
+        max_distance: u32,
+    ) -> Option<(f64, f64)> {
+        if self.is_lcs() {
+            let sim = crate::verify::verify(a.text, b.text, verify);
+            return sim.similar.then_some((sim.resemble, sim.contain));
+        }
+        let (fa, fb) = (self.features_of(&a), self.features_of(&b));
+        self.compare((&fa, a.simhash), (&fb, b.simhash), max_distance)
+    }
+
+    /// A side's features: as given, or computed from its text.
+    fn features_of<'s>(&self, s: &Side<'s>) -> std::borrow::Cow<'s, Features> {
+        match s.features {
+            Some(f) => std::borrow::Cow::Borrowed(f),
+            None => std::borrow::Cow::Owned(self.features(s.text)),
+        }
+    }
+
+    /// Are two pages' features similar under the method? `Some((resemble, contain))` when they are.
+    /// `a` is the newcomer, `b` the stored page; simhashes are compared within `max_distance`
+    /// bits. Not for LCS, whose verification needs the texts (`crate::verify`): `None`.
+    pub fn compare(
+        &self,
+        a: (&Features, u64),
+        b: (&Features, u64),
+        max_distance: u32,
+    ) -> Option<(f64, f64)> {
+        match (self, a.0, b.0) {
+            (Method::Simhash | Method::SinglePass, _, _) => {
+                let d = hamming(a.1, b.1);
+                let s = 1.0 - f64::from(d) / 64.0;
+                (d <= max_distance).then_some((s, s))
+            }
+            (Method::Shingle(c), Features::Sketch(x), Features::Sketch(y)) => {
+                shingle::similar(x, y, c).then(|| {
+                    (
+                        shingle::jaccard(x, y),
+                        shingle::containment(x, y).max(shingle::containment(y, x)),
+                    )
+                })
+            }
+            (Method::Winnow(c), Features::Winnow(x), Features::Winnow(y)) => {
+                winnow::similar(x, y, c).then(|| winnow::rates(x, y))
+            }
+            (Method::Punct(_), Features::Abstract(Some(x)), Features::Abstract(Some(y))) => {
+                (x == y).then_some((1.0, 1.0))
+            }
+            _ => None,
+        }
+    }
+}
 
 /// The tokens the methods count: one per CJK (or other unspaced-script) character, one per
 /// word elsewhere — the verification units without punctuation and symbols (METHODS.md card 1,

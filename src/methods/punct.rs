@@ -13,7 +13,8 @@ use md5::{Digest, Md5};
 use crate::verify::{is_char_script_unit, units, WORD_UNIT_MIN};
 
 /// Parameters of the punctuation abstract.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct PunctConfig {
     /// Which occurrence of a sentence-ending mark anchors the abstract (m = 3; **choice**).
     pub occurrence: usize,

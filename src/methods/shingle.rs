@@ -19,7 +19,8 @@ use xxhash_rust::xxh3::xxh3_64_with_seed;
 use super::tokens;
 
 /// Parameters of shingling (all **choices**; METHODS.md card 1).
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct ShingleConfig {
     /// Tokens per shingle (w = 3; sweep 2–5).
     pub width: usize,

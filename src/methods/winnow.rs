@@ -24,7 +24,8 @@ use super::tokens;
 use crate::text::split_sentences;
 
 /// Parameters of winnowing (all **choices**; METHODS.md card 5).
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct WinnowConfig {
     /// Noise granularity and block length k (4 tokens).
     pub k: usize,

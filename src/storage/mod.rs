@@ -96,6 +96,12 @@ pub mod kind {
     pub const CONTENT: u8 = b'C';
     /// A digest of the bottom-k unit sketch.
     pub const SKETCH: u8 = b'K';
+    /// Shingling method: a band of min-hashes (a super-shingle).
+    pub const BAND: u8 = b'M';
+    /// Winnowing method: a winnowed fingerprint.
+    pub const WINNOW: u8 = b'W';
+    /// Punctuation method: an abstract's MD5.
+    pub const ABSTRACT: u8 = b'A';
 }
 
 /// Keys of the `chrome` column family (site chrome learned per host, issue 18 mechanism 8). A

@@ -115,6 +115,7 @@ void errors(const std::string& root) {
   EXPECT_ERROR(neardup::check(nd_index_len(nullptr, nullptr)), ND_NULL_POINTER, true);
   EXPECT_ERROR(Options().thresholds(2.0, 0.5), ND_INVALID_ARGUMENT, true);
   EXPECT_ERROR(Options().simhash_max_distance(5), ND_INVALID_ARGUMENT, true);
+  EXPECT_ERROR(Options().method("nope"), ND_INVALID_ARGUMENT, contains(e.what(), "winnow"));
   EXPECT_ERROR(Index::open_existing(root + "/none"), ND_INVALID_ARGUMENT,
                contains(e.what(), "ND_INVALID_ARGUMENT: "));
   EXPECT(std::string(neardup::status_name(ND_READ_ONLY)) == "ND_READ_ONLY");

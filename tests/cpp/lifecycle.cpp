@@ -177,6 +177,10 @@ void misuse(const std::string& dir, const std::vector<Page>& pages) {
   EXPECT_STATUS(nd_options_set_simhash_max_distance(o, 4), ND_INVALID_ARGUMENT);
   EXPECT_STATUS(nd_options_set_thresholds(o, 1.5, 0.7), ND_INVALID_ARGUMENT);
   EXPECT_STATUS(nd_options_set_max_clusters_verified(o, 0), ND_INVALID_ARGUMENT);
+  EXPECT_STATUS(nd_options_set_method(o, "nope", 4), ND_INVALID_ARGUMENT);
+  EXPECT(std::strstr(nd_last_error(), "single_pass") != nullptr);
+  EXPECT_STATUS(nd_options_set_method(nullptr, "lcs", 3), ND_NULL_POINTER);
+  OK(nd_options_set_method(o, "lcs", 3));
   EXPECT_STATUS(nd_options_set_frequent(o, 10, 400, 8), ND_INVALID_ARGUMENT);
   EXPECT_STATUS(nd_options_set_signature(o, 11, 0, 4, 101, 16, true, 8, 2), ND_INVALID_ARGUMENT);
   EXPECT_STATUS(nd_options_set_signature(o, 11, 7, 4, 101, 17, true, 8, 2), ND_INVALID_ARGUMENT);
@@ -302,6 +306,13 @@ void misuse(const std::string& dir, const std::vector<Page>& pages) {
   EXPECT_STATUS(nd_index_open(path.data(), path.size(), other, &none), ND_INCOMPATIBLE_CONFIG);
   EXPECT(std::strstr(nd_last_error(), "representative") != nullptr);
   nd_options_free(other);
+  // … and under another method.
+  nd_options* shingle = fast_options();
+  OK(nd_options_set_max_page_bytes(shingle, 1 << 20));
+  OK(nd_options_set_method(shingle, "shingle", 7));
+  EXPECT_STATUS(nd_index_open(path.data(), path.size(), shingle, &none), ND_INCOMPATIBLE_CONFIG);
+  EXPECT(std::strstr(nd_last_error(), "shingle") != nullptr);
+  nd_options_free(shingle);
   nd_options_free(o);
 
   // Offline compaction of a missing snapshot.

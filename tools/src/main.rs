@@ -13,7 +13,7 @@ use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
 use neardup::{
-    BatchOptions, BatchOrder, Content, Index, IndexOptions, Page, RepresentativePolicy,
+    BatchOptions, BatchOrder, Content, Index, IndexOptions, Method, Page, RepresentativePolicy,
     SignatureConfig, Signatures,
 };
 use rayon::prelude::*;
@@ -66,6 +66,11 @@ enum Command {
         /// Representative policy (only when the index is created).
         #[arg(long, value_enum, default_value_t = Policy::FirstSeen)]
         policy: Policy,
+        /// Near-duplicate method (only when the index is created; an existing index keeps its
+        /// own, and naming another is an error): lcs (the default), shingle, winnow, punct,
+        /// simhash, single_pass.
+        #[arg(long, value_parser = parse_method)]
+        method: Option<Method>,
         /// Worker threads for signatures (0: all cores).
         #[arg(long, default_value_t = 0)]
         threads: usize,
@@ -186,7 +191,6 @@ fn input_bar(total: u64) -> ProgressBar {
     pb
 }
 
-/// Opens an existing index with its stored configuration, or creates one with `policy`.
 /// Prints a message above the progress bar, or to standard error when there is no bar.
 fn say(pb: &ProgressBar, msg: String) {
     if pb.is_hidden() {
@@ -196,11 +200,37 @@ fn say(pb: &ProgressBar, msg: String) {
     }
 }
 
-fn open_index(path: &Path, policy: Option<Policy>, create: bool) -> Result<Index> {
-    let ix = if path.join("CURRENT").exists() || !create {
-        Index::open_existing(path)
+/// The method of a name given on the command line.
+fn parse_method(name: &str) -> std::result::Result<Method, String> {
+    Method::from_name(name).ok_or_else(|| {
+        format!(
+            "unknown method {name:?}; the methods are {}",
+            Method::NAMES.join(", ")
+        )
+    })
+}
+
+/// Opens an existing index with its stored configuration, or — given how (`create`) — creates
+/// one with that policy and method. An existing index running another method than the one
+/// asked for is an error.
+fn open_index(path: &Path, create: Option<(Policy, Option<&Method>)>) -> Result<Index> {
+    let ix = if path.join("CURRENT").exists() || create.is_none() {
+        let ix = Index::open_existing(path);
+        if let (Ok(ix), Some((_, Some(m)))) = (&ix, create) {
+            let stored = &ix.options().signature.method;
+            if stored != m {
+                bail!(
+                    "the index at {} runs the {} method, not {}: --method applies when an index is created",
+                    path.display(),
+                    stored.name(),
+                    m.name()
+                );
+            }
+        }
+        ix
     } else {
-        let representative = match policy.unwrap_or(Policy::FirstSeen) {
+        let (policy, method) = create.unwrap_or((Policy::FirstSeen, None));
+        let representative = match policy {
             Policy::FirstSeen => RepresentativePolicy::FirstSeen,
             Policy::EarliestTime => RepresentativePolicy::EarliestTime,
             Policy::LongestText => RepresentativePolicy::LongestText,
@@ -209,6 +239,10 @@ fn open_index(path: &Path, policy: Option<Policy>, create: bool) -> Result<Index
             path,
             IndexOptions {
                 representative,
+                signature: SignatureConfig {
+                    method: method.cloned().unwrap_or_default(),
+                    ..SignatureConfig::default()
+                },
                 ..IndexOptions::default()
             },
         )
@@ -244,12 +278,12 @@ fn ingest(
     delete_list: Option<&Path>,
     order: Order,
     batch: usize,
-    policy: Policy,
+    (policy, method): (Policy, Option<&Method>),
     threads: usize,
     max_damaged_share: f64,
 ) -> Result<()> {
     set_threads(threads);
-    let ix = open_index(index, Some(policy), true)?;
+    let ix = open_index(index, Some((policy, method)))?;
     let start = Instant::now();
     let mut deleted = 0u64;
     let mut missing = 0u64;
@@ -452,7 +486,7 @@ fn ingest(
 }
 
 fn query(index: &Path, files: &[PathBuf]) -> Result<()> {
-    let ix = open_index(index, None, false)?;
+    let ix = open_index(index, None)?;
     let out = std::io::stdout();
     let mut out = BufWriter::new(out.lock());
     for path in files {
@@ -561,6 +595,7 @@ fn main() -> Result<()> {
             order,
             batch,
             policy,
+            method,
             threads,
             max_damaged_share,
         } => {
@@ -573,14 +608,14 @@ fn main() -> Result<()> {
                 delete_list.as_deref(),
                 order,
                 batch,
-                policy,
+                (policy, method.as_ref()),
                 threads,
                 max_damaged_share,
             )
         }
         Command::Query { index, files } => query(&index, &files),
         Command::Delete { index, keys } => {
-            let ix = open_index(&index, None, false)?;
+            let ix = open_index(&index, None)?;
             let mut missing = 0;
             for k in &keys {
                 match ix.delete(k) {
@@ -600,7 +635,7 @@ fn main() -> Result<()> {
             out,
             clusters,
         } => {
-            let ix = open_index(&index, None, false)?;
+            let ix = open_index(&index, None)?;
             let sink: Box<dyn Write> = match &out {
                 Some(p) => Box::new(
                     std::fs::File::create(p)
@@ -635,12 +670,12 @@ fn main() -> Result<()> {
             Ok(())
         }
         Command::Stats { index } => {
-            let ix = open_index(&index, None, false)?;
+            let ix = open_index(&index, None)?;
             println!("{}", serde_json::to_string_pretty(&ix.stats()?)?);
             Ok(())
         }
         Command::Check { index } => {
-            let ix = open_index(&index, None, false)?;
+            let ix = open_index(&index, None)?;
             let r = ix.check()?;
             println!(
                 "pages {}  clusters {}  posting entries {}  problems {}",
@@ -655,7 +690,7 @@ fn main() -> Result<()> {
             Ok(())
         }
         Command::Checkpoint { index, out } => {
-            let ix = open_index(&index, None, false)?;
+            let ix = open_index(&index, None)?;
             ix.checkpoint(&out)?;
             println!("checkpoint written to {}", out.display());
             Ok(())
@@ -697,7 +732,7 @@ fn main() -> Result<()> {
 /// `neardup explain`: see [`Command::Explain`].
 fn explain(index: Option<&std::path::Path>, pages: &[String], json: bool) -> Result<()> {
     let e = match index {
-        Some(path) => open_index(path, None, false)?.explain(&pages[0], &pages[1])?,
+        Some(path) => open_index(path, None)?.explain(&pages[0], &pages[1])?,
         None => {
             let opts = IndexOptions::default();
             let read = |name: &String| -> Result<Signatures> {

@@ -284,3 +284,73 @@ fn bad_input_is_reported_and_harmless() {
     );
     run(&["check", "--index", s(&index)]);
 }
+
+/// A page of `n` sentences of made-up words from `seed` (a large vocabulary, so unrelated pages
+/// share little even by simhash).
+fn rich_html(seed: u64, n: usize, template: usize) -> String {
+    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    let mut body = String::new();
+    for _ in 0..n {
+        let mut sent = String::from("The");
+        for _ in 0..12 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            sent.push_str(&format!(" w{}", x % 20_000));
+        }
+        body.push_str(&format!("<p>{sent}.</p>"));
+    }
+    match template % 2 {
+        0 => format!("<html><head><title>t</title></head><body><div class=nav><a href=/>Home</a></div><div class=content>{body}</div></body></html>"),
+        _ => format!("<html><body><header>Site</header><main><article>{body}</article></main><footer>f</footer></body></html>"),
+    }
+}
+
+#[test]
+fn every_method_ingests_and_exports() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("pages.jsonl");
+    jsonl(
+        &file,
+        &[
+            ("p0".into(), rich_html(1, 12, 0)),
+            ("p1".into(), rich_html(1, 12, 1)),
+            ("p2".into(), rich_html(2, 12, 0)),
+        ],
+    );
+    for m in [
+        "lcs",
+        "shingle",
+        "winnow",
+        "punct",
+        "simhash",
+        "single_pass",
+    ] {
+        let index = dir.path().join(m);
+        run(&["ingest", "--index", s(&index), "--method", m, s(&file)]);
+        assert_eq!(export(&index), "p0\tp0\np1\tp0\np2\tp2\n", "{m}");
+        // The index keeps its method: naming it again is fine, another is an error.
+        run(&["ingest", "--index", s(&index), "--method", m, s(&file)]);
+        let other = if m == "lcs" { "shingle" } else { "lcs" };
+        let out = bin()
+            .args(["ingest", "--index", s(&index), "--method", other, s(&file)])
+            .output()
+            .unwrap();
+        assert!(!out.status.success(), "{m}: reopened as {other}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("runs the"), "{m}: {err}");
+    }
+    let out = bin()
+        .args([
+            "ingest",
+            "--index",
+            s(&dir.path().join("x")),
+            "--method",
+            "nope",
+            s(&file),
+        ])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("single_pass"));
+}
