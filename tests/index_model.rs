@@ -893,6 +893,11 @@ fn punct_index_agrees_with_the_model() {
 }
 
 #[test]
+fn agt_index_agrees_with_the_model() {
+    agree(method("agt"), cases().div_ceil(3));
+}
+
+#[test]
 fn simhash_index_agrees_with_the_model() {
     agree(method("simhash"), cases().div_ceil(3));
 }

@@ -6,8 +6,10 @@
 //! Where a paper gives no value, the default is ours and says so (**choice**), as `METHODS.md`
 //! proposes; the evaluation sweeps them.
 
+pub mod agt;
 pub mod punct;
 pub mod shingle;
+pub mod terms;
 pub mod topn;
 pub mod winnow;
 
@@ -17,6 +19,7 @@ use crate::fingerprint::hamming;
 use crate::storage::{kind, posting_key};
 use crate::verify::{is_char_script_unit, units, WORD_UNIT_MIN};
 
+pub use agt::AgtConfig;
 pub use punct::PunctConfig;
 pub use shingle::ShingleConfig;
 pub use winnow::WinnowConfig;
@@ -45,6 +48,9 @@ pub enum Method {
     /// The punctuation-anchored abstract, seed 004's framework 1 ([`punct`]): equal abstracts
     /// are mirrors.
     Punct(PunctConfig),
+    /// Agglomerate terms (seed 004; [`agt`]): top-N agglomerated keywords hashed for N = 3, 4,
+    /// 5 as candidates, cosine of term frequencies as similarity.
+    Agt(AgtConfig),
     /// Simhash alone (seed 001 §3.3, seed 002): the block tables give every page within
     /// `simhash_max_distance` bits ([`crate::IndexOptions::simhash_max_distance`], 3 as the
     /// seeds say); a page is a near duplicate of the closest of them.
@@ -78,15 +84,18 @@ pub enum Features {
     Winnow(Vec<winnow::Fingerprint>),
     /// The abstract's MD5 (`None`: the page has no abstract).
     Abstract(Option<u128>),
+    /// AgT's linear-comparison hashes and term frequencies.
+    Agt(agt::Agt),
 }
 
 impl Method {
     /// Every method's name, the default first (as [`Method::from_name`] takes them).
-    pub const NAMES: [&'static str; 6] = [
+    pub const NAMES: [&'static str; 7] = [
         "lcs",
         "shingle",
         "winnow",
         "punct",
+        "agt",
         "simhash",
         "single_pass",
     ];
@@ -98,6 +107,7 @@ impl Method {
             "shingle" | "shingling" | "minhash" => Method::Shingle(ShingleConfig::default()),
             "winnow" | "winnowing" => Method::Winnow(WinnowConfig::default()),
             "punct" | "punctuation" => Method::Punct(PunctConfig::default()),
+            "agt" => Method::Agt(AgtConfig::default()),
             "simhash" => Method::Simhash,
             "single_pass" | "singlepass" => Method::SinglePass,
             _ => return None,
@@ -111,6 +121,7 @@ impl Method {
             Method::Shingle(_) => "shingle",
             Method::Winnow(_) => "winnow",
             Method::Punct(_) => "punct",
+            Method::Agt(_) => "agt",
             Method::Simhash => "simhash",
             Method::SinglePass => "single_pass",
         }
@@ -156,6 +167,12 @@ impl Method {
                     return bad("punct: occurrence and side must be positive");
                 }
             }
+            Method::Agt(c) => {
+                if c.tau.is_nan() || c.tau <= 0.0 || c.lengths.is_empty() || c.lengths.contains(&0)
+                {
+                    return bad("agt: tau must be positive and lengths non-empty and positive");
+                }
+            }
             Method::Lcs | Method::Simhash | Method::SinglePass => {}
         }
         Ok(())
@@ -168,6 +185,7 @@ impl Method {
             Method::Shingle(c) => Features::Sketch(shingle::sketch(text, c)),
             Method::Winnow(c) => Features::Winnow(winnow::fingerprints(text, c)),
             Method::Punct(c) => Features::Abstract(punct::abstract_md5(text, c)),
+            Method::Agt(c) => Features::Agt(agt::signature(text, c)),
         }
     }
 
@@ -186,6 +204,9 @@ impl Method {
             }
             (Method::Punct(_), Features::Abstract(Some(h))) => {
                 vec![posting_key(kind::ABSTRACT, *h)]
+            }
+            (Method::Agt(_), Features::Agt(a)) => {
+                a.keys.iter().map(|&h| posting_key(kind::AGT, h)).collect()
             }
             _ => Vec::new(),
         };
@@ -266,6 +287,10 @@ impl Method {
             }
             (Method::Punct(_), Features::Abstract(Some(x)), Features::Abstract(Some(y))) => {
                 (x == y).then_some((1.0, 1.0))
+            }
+            (Method::Agt(c), Features::Agt(x), Features::Agt(y)) => {
+                let cos = agt::cosine(&x.tf, &y.tf);
+                (cos >= c.min_cosine).then_some((cos, cos))
             }
             _ => None,
         }

@@ -102,6 +102,8 @@ pub mod kind {
     pub const WINNOW: u8 = b'W';
     /// Punctuation method: an abstract's MD5.
     pub const ABSTRACT: u8 = b'A';
+    /// AgT method: a linear-comparison hash (MD5 of the sorted top-N keywords).
+    pub const AGT: u8 = b'G';
 }
 
 /// Keys of the `chrome` column family (site chrome learned per host, issue 18 mechanism 8). A

@@ -318,14 +318,7 @@ fn every_method_ingests_and_exports() {
             ("p2".into(), rich_html(2, 12, 0)),
         ],
     );
-    for m in [
-        "lcs",
-        "shingle",
-        "winnow",
-        "punct",
-        "simhash",
-        "single_pass",
-    ] {
+    for m in neardup::Method::NAMES {
         let index = dir.path().join(m);
         run(&["ingest", "--index", s(&index), "--method", m, s(&file)]);
         assert_eq!(export(&index), "p0\tp0\np1\tp0\np2\tp2\n", "{m}");

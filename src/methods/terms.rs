@@ -1,0 +1,77 @@
+//! Words for the word-based methods (METHODS.md, "shared building blocks"): the seeds segment
+//! Chinese with a segmenter (seed 003 used ICTCLAS) and drop stop words (seed 002: 「去除停用词」).
+//! Here Chinese runs are cut by jieba-rs (its embedded dictionary, with the HMM for unknown
+//! words), other scripts into words; words are lower-cased, tokens without a letter or digit are
+//! dropped, and so are the stop words of the stopwords-iso lists for Chinese and English
+//! (**choice**: the seeds name no list).
+
+use std::collections::HashSet;
+use std::sync::OnceLock;
+
+use jieba_rs::Jieba;
+
+fn jieba() -> &'static Jieba {
+    static J: OnceLock<Jieba> = OnceLock::new();
+    J.get_or_init(Jieba::new)
+}
+
+fn stop_words() -> &'static HashSet<&'static str> {
+    static S: OnceLock<HashSet<&'static str>> = OnceLock::new();
+    S.get_or_init(|| {
+        stop_words::get("zh")
+            .iter()
+            .chain(stop_words::get("en"))
+            .copied()
+            .collect()
+    })
+}
+
+/// Is this a stop word (of the Chinese or English list)?
+pub fn is_stop_word(word: &str) -> bool {
+    stop_words().contains(word)
+}
+
+/// The words of a normalized text in order, stop words and punctuation left out.
+pub fn terms(text: &str) -> Vec<String> {
+    jieba()
+        .cut(text, true)
+        .into_iter()
+        .filter(|t| t.word.chars().any(char::is_alphanumeric))
+        .map(|t| t.word.to_lowercase())
+        .filter(|w| !is_stop_word(w))
+        .collect()
+}
+
+/// Is the word a single CJK character (such words carry little on their own; AgT drops them)?
+pub fn is_single_cjk(word: &str) -> bool {
+    let mut c = word.chars();
+    matches!((c.next(), c.next()), (Some(ch), None) if crate::verify::is_char_script_unit(ch as u32))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chinese_is_segmented_and_stop_words_go() {
+        let t = terms("我们的经济发展和改革开放。");
+        assert!(t.contains(&"经济".to_string()), "{t:?}");
+        assert!(
+            t.contains(&"改革开放".to_string()) || t.contains(&"改革".to_string()),
+            "{t:?}"
+        );
+        assert!(!t.iter().any(|w| w == "的" || w == "和"), "{t:?}");
+    }
+
+    #[test]
+    fn english_words_are_lower_cased_without_stop_words_or_punctuation() {
+        assert_eq!(terms("The River, and the Market!"), vec!["river", "market"]);
+    }
+
+    #[test]
+    fn single_cjk_characters_are_told() {
+        assert!(is_single_cjk("国"));
+        assert!(!is_single_cjk("国家"));
+        assert!(!is_single_cjk("a"));
+    }
+}
