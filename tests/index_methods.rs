@@ -180,6 +180,46 @@ fn every_method_finds_copies_and_keeps_template_siblings_apart() {
     }
 }
 
+/// A batch ingest of the corpus (pages decided ahead in parallel, inserted in groups) exports
+/// what inserts one by one export, under every method.
+#[test]
+fn batches_agree_with_single_inserts_under_every_method() {
+    for name in Method::NAMES {
+        let method = Method::from_name(name).unwrap();
+        for zh in [false, true] {
+            let c = corpus(zh);
+            let pages = [
+                page("a/original", "a.example", &c.original),
+                page("b/copy", "b.example", &c.copy),
+                page("c/edited", "c.example", &c.edited),
+                page("a/sibling", "a.example", &c.sibling),
+            ];
+            let export = |ix: &Index| {
+                let mut out = Vec::new();
+                ix.export(|k, r| out.push((k.to_string(), r.to_string())))
+                    .unwrap();
+                out
+            };
+            let one = tempfile::tempdir().unwrap();
+            let ix1 = Index::open(one.path(), options(&method)).unwrap();
+            for p in &pages {
+                ix1.insert(p).unwrap();
+            }
+            let many = tempfile::tempdir().unwrap();
+            let ix2 = Index::open(many.path(), options(&method)).unwrap();
+            let opts = neardup::BatchOptions {
+                order: neardup::BatchOrder::Input,
+                ..Default::default()
+            };
+            for v in ix2.insert_batch(&pages, &opts, &mut |_, _| {}).unwrap() {
+                v.unwrap();
+            }
+            assert_eq!(export(&ix1), export(&ix2), "{name} (zh: {zh})");
+            assert_clean(&ix2);
+        }
+    }
+}
+
 #[test]
 fn method_names_round_trip_and_unknown_names_are_refused() {
     for name in Method::NAMES {
