@@ -1,6 +1,7 @@
 //! The `neardup` command line, built on the library's Rust API only: ingest crawl files (the
 //! daily merge), query, delete, export cluster assignments, statistics, check, checkpoint.
 
+mod eval;
 mod http;
 mod input;
 mod warc;
@@ -78,6 +79,9 @@ enum Command {
         /// (the other records are still ingested).
         #[arg(long, default_value_t = 0.1)]
         max_damaged_share: f64,
+        /// Print the process's peak memory (VmHWM) at the end (for `neardup eval`).
+        #[arg(long, hide = true)]
+        peak_rss: bool,
     },
     /// Verdicts for pages without storing them, as JSON lines.
     Query {
@@ -155,6 +159,24 @@ enum Command {
         files: Vec<PathBuf>,
         #[arg(long, default_value_t = 0)]
         threads: usize,
+    },
+    /// Evaluate methods on the bench corpora (dev and natural-dev): each ingest in a child
+    /// process (pages/s, peak memory, index size before and after compaction), scored by the
+    /// bench's scorers; writes a report (README.md), precision-recall plots (SVG) and
+    /// results.json, with the papers' comparisons (METHODS.md R1, R3, R4).
+    Eval {
+        /// `all`, or method names separated by commas (e.g. lcs,punct).
+        #[arg(long, default_value = "all")]
+        methods: String,
+        /// The output folder.
+        #[arg(long, default_value = "docs/eval")]
+        out: PathBuf,
+        /// The bench folder (dev/, natural-dev/, score.py).
+        #[arg(long, default_value = "../shared/bench")]
+        bench: PathBuf,
+        /// Only the first 2,000 pages of each corpus (R4 on 290 and 985): for a test.
+        #[arg(long)]
+        quick: bool,
     },
 }
 
@@ -598,6 +620,7 @@ fn main() -> Result<()> {
             method,
             threads,
             max_damaged_share,
+            peak_rss,
         } => {
             if files.is_empty() && delete_list.is_none() {
                 bail!("nothing to do: give JSONL files and/or --delete-list");
@@ -611,7 +634,13 @@ fn main() -> Result<()> {
                 (policy, method.as_ref()),
                 threads,
                 max_damaged_share,
-            )
+            )?;
+            if peak_rss {
+                if let Some(kb) = eval::peak_rss_kb() {
+                    println!("peak RSS         {kb} kB (VmHWM)");
+                }
+            }
+            Ok(())
         }
         Command::Query { index, files } => query(&index, &files),
         Command::Delete { index, keys } => {
@@ -725,6 +754,17 @@ fn main() -> Result<()> {
             Ok(())
         }
         Command::Signatures { files, threads } => signatures(&files, threads),
+        Command::Eval {
+            methods,
+            out,
+            bench,
+            quick,
+        } => eval::run(&eval::EvalArgs {
+            methods,
+            out,
+            bench,
+            quick,
+        }),
         Command::Explain { index, pages, json } => explain(index.as_deref(), &pages, json),
     }
 }
