@@ -1258,7 +1258,18 @@ fn plot_pr(path: &Path, title: &str, pts: &[(String, f64, f64)]) -> Result<()> {
                 let bx0 = if right { x + 9 } else { x - 9 - w };
                 let b = (bx0, y + dy - h / 2, bx0 + w, y + dy + h / 2);
                 let inside = b.0 >= xs.start && b.2 <= xs.end && b.1 >= ys.start && b.3 <= ys.end;
-                if inside && !taken.iter().any(|t| overlaps(t, &b)) {
+                // The leader line (when the label leaves the point's level) must not cross
+                // another label or point either.
+                let (lx, ly) = (if right { b.0 - 2 } else { b.2 + 2 }, y + dy);
+                let leader_clear = dy == 0
+                    || (2..=10).all(|i| {
+                        let (px, py) = (x + (lx - x) * i / 10, y + (ly - y) * i / 10);
+                        !taken
+                            .iter()
+                            .filter(|t| !(t.0 <= x && x <= t.2 && t.1 <= y && y <= t.3))
+                            .any(|t| t.0 <= px && px <= t.2 && t.1 <= py && py <= t.3)
+                    });
+                if inside && leader_clear && !taken.iter().any(|t| overlaps(t, &b)) {
                     best = Some(b);
                     break 'search;
                 }
@@ -2175,28 +2186,43 @@ mod tests {
 
     #[test]
     fn plot_has_every_label() {
-        let pts: Vec<(String, f64, f64)> = [
-            ("lcs", 0.9954, 0.9963),
-            ("shingle", 0.9645, 0.9163),
-            ("winnow", 0.9883, 0.9216),
-            ("punct", 0.8447, 0.9789),
-            ("agt", 0.8752, 0.9122),
-            ("simhash", 0.6047, 0.9827),
-            ("single_pass", 0.5887, 0.9839),
-        ]
-        .iter()
-        .map(|(n, r, p)| (n.to_string(), *r, *p))
-        .collect();
-        let path =
-            std::env::temp_dir().join(format!("neardup-eval-plot-{}.svg", std::process::id()));
-        plot_pr(&path, "test", &pts).unwrap();
-        let svg = fs::read_to_string(&path).unwrap();
-        if std::env::var_os("NEARDUP_KEEP_PLOT").is_none() {
-            let _ = fs::remove_file(&path);
-        }
-        assert!(svg.starts_with("<svg"));
-        for (n, _, _) in &pts {
-            assert!(svg.contains(&format!("{n} (")), "no label for {n}");
+        // Two crowded layouts (close points, points at the top edge).
+        let layouts: [&[(&str, f64, f64)]; 2] = [
+            &[
+                ("lcs", 0.9954, 0.9963),
+                ("shingle", 0.9645, 0.9163),
+                ("winnow", 0.9883, 0.9216),
+                ("punct", 0.8447, 0.9789),
+                ("agt", 0.8752, 0.9122),
+                ("simhash", 0.6047, 0.9827),
+                ("single_pass", 0.5887, 0.9839),
+            ],
+            &[
+                ("lcs", 0.9118, 0.9842),
+                ("shingle", 0.8193, 0.9698),
+                ("winnow", 0.9172, 0.9695),
+                ("punct", 0.6775, 0.9040),
+                ("agt", 0.7235, 0.9443),
+                ("simhash", 0.5855, 0.9957),
+                ("single_pass", 0.5759, 0.9957),
+            ],
+        ];
+        for (i, layout) in layouts.iter().enumerate() {
+            let pts: Vec<(String, f64, f64)> = layout
+                .iter()
+                .map(|(n, r, p)| (n.to_string(), *r, *p))
+                .collect();
+            let path = std::env::temp_dir()
+                .join(format!("neardup-eval-plot-{}-{i}.svg", std::process::id()));
+            plot_pr(&path, "test", &pts).unwrap();
+            let svg = fs::read_to_string(&path).unwrap();
+            if std::env::var_os("NEARDUP_KEEP_PLOT").is_none() {
+                let _ = fs::remove_file(&path);
+            }
+            assert!(svg.starts_with("<svg"));
+            for (n, _, _) in &pts {
+                assert!(svg.contains(&format!("{n} (")), "no label for {n}");
+            }
         }
     }
 
