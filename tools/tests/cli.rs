@@ -30,6 +30,31 @@ fn page_html(seed: u64, n: usize, template: usize) -> String {
         "river", "market", "school", "energy", "policy", "harvest", "railway", "museum", "garden",
         "letter", "window", "forest", "bridge", "winter", "village", "teacher",
     ];
+    let word = |x: u64| words[(x % words.len() as u64) as usize].to_string();
+    html_of(seed, n, template, word, |x| format!(" {}.", x % 1000))
+}
+
+/// A page of `n` sentences of made-up words from `seed` (a large vocabulary, so unrelated pages
+/// share little even by simhash).
+fn rich_html(seed: u64, n: usize, template: usize) -> String {
+    html_of(
+        seed,
+        n,
+        template,
+        |x| format!("w{}", x % 20_000),
+        |_| ".".into(),
+    )
+}
+
+/// A page of `n` sentences of 12 words (`word` of a random number) and an ending (`end` of the
+/// last), wrapped in one of two site templates.
+fn html_of(
+    seed: u64,
+    n: usize,
+    template: usize,
+    word: impl Fn(u64) -> String,
+    end: impl Fn(u64) -> String,
+) -> String {
     let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
     let mut body = String::new();
     for _ in 0..n {
@@ -39,9 +64,9 @@ fn page_html(seed: u64, n: usize, template: usize) -> String {
             x ^= x >> 7;
             x ^= x << 17;
             sent.push(' ');
-            sent.push_str(words[(x % words.len() as u64) as usize]);
+            sent.push_str(&word(x));
         }
-        sent.push_str(&format!(" {}.", x % 1000));
+        sent.push_str(&end(x));
         body.push_str(&format!("<p>{sent}</p>"));
     }
     match template % 2 {
@@ -283,27 +308,6 @@ fn bad_input_is_reported_and_harmless() {
         "pages before the gzip break are kept"
     );
     run(&["check", "--index", s(&index)]);
-}
-
-/// A page of `n` sentences of made-up words from `seed` (a large vocabulary, so unrelated pages
-/// share little even by simhash).
-fn rich_html(seed: u64, n: usize, template: usize) -> String {
-    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    let mut body = String::new();
-    for _ in 0..n {
-        let mut sent = String::from("The");
-        for _ in 0..12 {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            sent.push_str(&format!(" w{}", x % 20_000));
-        }
-        body.push_str(&format!("<p>{sent}.</p>"));
-    }
-    match template % 2 {
-        0 => format!("<html><head><title>t</title></head><body><div class=nav><a href=/>Home</a></div><div class=content>{body}</div></body></html>"),
-        _ => format!("<html><body><header>Site</header><main><article>{body}</article></main><footer>f</footer></body></html>"),
-    }
 }
 
 #[test]
