@@ -135,6 +135,13 @@ fn run(method: &Method, zh: bool) {
     );
     assert_clean(&ix);
 
+    // `explain` decides a pair as the index's method does, and says which.
+    let e = ix.explain("a/original", "c/edited").unwrap();
+    assert!(e.duplicate, "{name}: explain the edited copy: {}", e.rule);
+    assert_eq!(e.method, method.name());
+    let e = ix.explain("a/original", "a/sibling").unwrap();
+    assert!(!e.duplicate, "{name}: explain the sibling: {}", e.rule);
+
     // Hand-over: the copy (first seen of the rest) leads; the edited copy stays with it.
     let d = ix.delete("a/original").unwrap();
     assert!(d.was_representative, "{name}");

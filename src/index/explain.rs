@@ -55,6 +55,9 @@ pub struct Explanation {
     pub no_main_text: bool,
     /// The verification (skeleton, LCS, trustable LCS, rates).
     pub similarity: Similarity,
+    /// The index's method (see [`crate::Method`]); `similarity` is the LCS verification
+    /// whatever the method, the decision and its rule are the method's.
+    pub method: String,
     /// The decision: near duplicates or not.
     pub duplicate: bool,
     /// The rule that made the decision, in words.
@@ -72,9 +75,33 @@ pub fn explain_pair(
     let sim = verify(&a.text, &b.text, &opts.verify);
     let width = |s: &Signatures| crate::text::width(&s.text);
     let no_main_text = width(a) < opts.min_text_width || width(b) < opts.min_text_width;
-    let conflict = opts.heading_codes && codes_conflict(&a.codes, &b.codes);
+    let method = &opts.signature.method;
+    let conflict = method.is_lcs() && opts.heading_codes && codes_conflict(&a.codes, &b.codes);
     let exact = a.content_hash == b.content_hash;
     let v = &opts.verify;
+    let method_rule = || {
+        fn side(s: &Signatures) -> crate::methods::Side<'_> {
+            crate::methods::Side {
+                text: &s.text,
+                features: Some(&s.features),
+                simhash: s.simhash,
+            }
+        }
+        let k = opts.simhash_max_distance;
+        match method.similar_sides(side(a), side(b), v, k) {
+            Some((r, c)) => (
+                true,
+                format!(
+                    "duplicates under the {} method: resemble {r:.3}, contain {c:.3}",
+                    method.name()
+                ),
+            ),
+            None => (
+                false,
+                format!("not duplicates under the {} method", method.name()),
+            ),
+        }
+    };
     let (duplicate, rule) = if no_main_text {
         (
             false,
@@ -90,6 +117,8 @@ pub fn explain_pair(
         )
     } else if exact {
         (true, "duplicates: identical normalized texts".to_string())
+    } else if !method.is_lcs() {
+        method_rule()
     } else if sim.similar && sim.resemble >= v.resemble_threshold {
         (
             true,
@@ -165,6 +194,7 @@ pub fn explain_pair(
         a: side(name_a, a, ra),
         b: side(name_b, b, rb),
         similarity: sim,
+        method: method.name().to_string(),
         duplicate,
         rule,
     }
