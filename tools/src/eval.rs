@@ -1417,6 +1417,73 @@ fn keys_in_order(runs: &[MethodRun], pointer: &str, order: &[&str]) -> Vec<Strin
     all
 }
 
+/// A breakdown of the runs by the keys of an object in the scorers' JSON, as a table's head and
+/// rows: a row per run, its method first, then for each key a column per `(suffix, pointer)` of
+/// `values`, headed `{key}{suffix}` and holding `cell` of the value at the pointer (`{}` in a
+/// pointer stands for the key). With `count`, a pointer likewise, the first run's count under the
+/// key follows the key in its headers as ` (n=…)`.
+fn breakdown(
+    runs: &[MethodRun],
+    keys: &[String],
+    count: Option<&str>,
+    values: &[(&str, &str)],
+    cell: fn(Option<&Value>) -> String,
+) -> (Vec<String>, Vec<Vec<String>>) {
+    fn at<'a>(r: &'a MethodRun, pointer: &str, key: &str) -> Option<&'a Value> {
+        r.score.pointer(&pointer.replace("{}", key))
+    }
+    let mut head = vec!["method".to_string()];
+    for k in keys {
+        let n = count
+            .and_then(|c| runs.first().and_then(|r| at(r, c, k)))
+            .and_then(Value::as_u64)
+            .map(|n| format!(" (n={n})"))
+            .unwrap_or_default();
+        head.extend(values.iter().map(|(suffix, _)| format!("{k}{n}{suffix}")));
+    }
+    let rows = runs
+        .iter()
+        .map(|r| {
+            let mut row = vec![r.method.clone()];
+            for k in keys {
+                row.extend(values.iter().map(|(_, p)| cell(at(r, p, k))));
+            }
+            row
+        })
+        .collect();
+    (head, rows)
+}
+
+/// A rate cell of a [`breakdown`]: three decimals, or a dash.
+fn rate_cell(v: Option<&Value>) -> String {
+    fmt_short(v.and_then(Value::as_f64))
+}
+
+/// A count cell: the whole number, or a dash.
+fn count_cell(v: Option<&Value>) -> String {
+    v.and_then(Value::as_u64)
+        .map_or_else(|| "—".into(), |n| n.to_string())
+}
+
+/// A corpus's main table: a row per run, its method first, then a column per `(header, pointer)`
+/// of the score, `rates` with four decimals and `counts` whole, then [`SPEED_HEAD`].
+fn overall_table(runs: &[MethodRun], rates: &[(&str, &str)], counts: &[(&str, &str)]) -> String {
+    let mut head = vec!["method".to_string()];
+    head.extend(rates.iter().chain(counts).map(|(h, _)| h.to_string()));
+    head.extend(strings(&SPEED_HEAD));
+    let rows: Vec<Vec<String>> = runs
+        .iter()
+        .map(|r| {
+            let mut row = vec![r.method.clone()];
+            row.extend(rates.iter().map(|(_, p)| fmt4(num(&r.score, p))));
+            row.extend(counts.iter().map(|(_, p)| count_cell(r.score.pointer(p))));
+            row.extend(speed_cells(&r.measured));
+            row
+        })
+        .collect();
+    table(&head, &rows)
+}
+
 /// Everything the report is made of.
 struct Report<'a> {
     args: &'a EvalArgs,
@@ -1519,42 +1586,16 @@ impl Report<'_> {
                 "`dev/truth.jsonl.gz`"
             }
         );
-        let head = strings(&[
-            "method",
-            "P",
-            "R",
-            "F1",
-            "pair P",
-            "pair R",
-            "pair F1",
-            "B³ F1",
-            "pages/s",
-            "ingest s",
-            "index B/page raw",
-            "index B/page compacted",
-            "peak RSS MB",
-        ]);
-        let rows: Vec<Vec<String>> = self
-            .dev_runs
-            .iter()
-            .map(|r| {
-                let mut row = vec![r.method.clone()];
-                for p in [
-                    "/duplicate_detection/precision",
-                    "/duplicate_detection/recall",
-                    "/duplicate_detection/f1",
-                    "/pairwise/precision",
-                    "/pairwise/recall",
-                    "/pairwise/f1",
-                    "/bcubed/f1",
-                ] {
-                    row.push(fmt4(num(&r.score, p)));
-                }
-                row.extend(speed_cells(&r.measured));
-                row
-            })
-            .collect();
-        let _ = writeln!(w, "{}", table(&head, &rows));
+        let rates = [
+            ("P", "/duplicate_detection/precision"),
+            ("R", "/duplicate_detection/recall"),
+            ("F1", "/duplicate_detection/f1"),
+            ("pair P", "/pairwise/precision"),
+            ("pair R", "/pairwise/recall"),
+            ("pair F1", "/pairwise/f1"),
+            ("B³ F1", "/bcubed/f1"),
+        ];
+        let _ = writeln!(w, "{}", overall_table(self.dev_runs, &rates, &[]));
 
         let langs: Vec<String> = {
             let mut l: Vec<String> = self
@@ -1598,51 +1639,24 @@ impl Report<'_> {
              (`none`: an original that came after one of its variants); n is the number of such \
              pages.\n"
         );
-        let mut head = vec!["method".to_string()];
-        for o in &ops {
-            let n = self
-                .dev_runs
-                .first()
-                .and_then(|r| r.score.pointer(&format!("/recall_by_transform/{o}/n")))
-                .and_then(Value::as_u64)
-                .map(|n| format!(" (n={n})"))
-                .unwrap_or_default();
-            head.push(format!("{o}{n}"));
-        }
-        let rows: Vec<Vec<String>> = self
-            .dev_runs
-            .iter()
-            .map(|r| {
-                let mut row = vec![r.method.clone()];
-                for o in &ops {
-                    row.push(fmt_short(num(
-                        &r.score,
-                        &format!("/recall_by_transform/{o}/recall"),
-                    )));
-                }
-                row
-            })
-            .collect();
+        let (head, rows) = breakdown(
+            self.dev_runs,
+            &ops,
+            Some("/recall_by_transform/{}/n"),
+            &[("", "/recall_by_transform/{}/recall")],
+            rate_cell,
+        );
         let _ = writeln!(w, "{}", table(&head, &rows));
 
         let kinds = keys_in_order(self.dev_runs, "/recall_by_family_kind", &[]);
         let _ = writeln!(w, "### dev recall by family kind\n");
-        let mut head = vec!["method".to_string()];
-        head.extend(kinds.iter().cloned());
-        let rows: Vec<Vec<String>> = self
-            .dev_runs
-            .iter()
-            .map(|r| {
-                let mut row = vec![r.method.clone()];
-                for k in &kinds {
-                    row.push(fmt_short(num(
-                        &r.score,
-                        &format!("/recall_by_family_kind/{k}/recall"),
-                    )));
-                }
-                row
-            })
-            .collect();
+        let (head, rows) = breakdown(
+            self.dev_runs,
+            &kinds,
+            None,
+            &[("", "/recall_by_family_kind/{}/recall")],
+            rate_cell,
+        );
         let _ = writeln!(w, "{}", table(&head, &rows));
 
         let negs = keys_in_order(self.dev_runs, "/false_detections_by_kind", &NEGATIVE_ORDER);
@@ -1651,32 +1665,17 @@ impl Report<'_> {
             "### dev false detections by hard-negative kind\n\nPages whose representative is in \
              another family, by what the two pages share (score.py's kinds).\n"
         );
-        let mut head = vec!["method".to_string(), "all false".to_string()];
-        head.extend(negs.iter().cloned());
-        let rows: Vec<Vec<String>> = self
-            .dev_runs
-            .iter()
-            .map(|r| {
-                let mut row = vec![
-                    r.method.clone(),
-                    r.score
-                        .pointer("/counts/false_detections")
-                        .and_then(Value::as_u64)
-                        .map(|n| n.to_string())
-                        .unwrap_or_else(|| "—".into()),
-                ];
-                for k in &negs {
-                    row.push(
-                        r.score
-                            .pointer(&format!("/false_detections_by_kind/{k}"))
-                            .and_then(Value::as_u64)
-                            .unwrap_or(0)
-                            .to_string(),
-                    );
-                }
-                row
-            })
-            .collect();
+        let (mut head, mut rows) = breakdown(
+            self.dev_runs,
+            &negs,
+            None,
+            &[("", "/false_detections_by_kind/{}")],
+            |v| v.and_then(Value::as_u64).unwrap_or(0).to_string(),
+        );
+        head.insert(1, "all false".to_string());
+        for (row, r) in rows.iter_mut().zip(self.dev_runs) {
+            row.insert(1, count_cell(r.score.pointer("/counts/false_detections")));
+        }
         let _ = writeln!(w, "{}", table(&head, &rows));
 
         // ---- natural-dev
@@ -1696,66 +1695,31 @@ impl Report<'_> {
                 "the corpus's own truth"
             }
         );
-        let head = strings(&[
-            "method",
-            "P",
-            "R",
-            "F1",
-            "detected",
-            "correct",
-            "positives",
-            "pages/s",
-            "ingest s",
-            "index B/page raw",
-            "index B/page compacted",
-            "peak RSS MB",
-        ]);
-        let rows: Vec<Vec<String>> = self
-            .nat_runs
-            .iter()
-            .map(|r| {
-                let mut row = vec![r.method.clone()];
-                for p in ["/overall/precision", "/overall/recall", "/overall/f1"] {
-                    row.push(fmt4(num(&r.score, p)));
-                }
-                for p in [
-                    "/overall/detected",
-                    "/overall/detected_correct",
-                    "/overall/positives",
-                ] {
-                    row.push(
-                        r.score
-                            .pointer(p)
-                            .and_then(Value::as_u64)
-                            .map(|n| n.to_string())
-                            .unwrap_or_else(|| "—".into()),
-                    );
-                }
-                row.extend(speed_cells(&r.measured));
-                row
-            })
-            .collect();
-        let _ = writeln!(w, "{}", table(&head, &rows));
+        let rates = [
+            ("P", "/overall/precision"),
+            ("R", "/overall/recall"),
+            ("F1", "/overall/f1"),
+        ];
+        let counts = [
+            ("detected", "/overall/detected"),
+            ("correct", "/overall/detected_correct"),
+            ("positives", "/overall/positives"),
+        ];
+        let _ = writeln!(w, "{}", overall_table(self.nat_runs, &rates, &counts));
 
         let langs = keys_in_order(self.nat_runs, "/by_lang", &[]);
         let _ = writeln!(w, "### natural-dev by language\n");
-        let mut head = vec!["method".to_string()];
-        for l in &langs {
-            head.extend([format!("{l} P"), format!("{l} R"), format!("{l} F1")]);
-        }
-        let rows: Vec<Vec<String>> = self
-            .nat_runs
-            .iter()
-            .map(|r| {
-                let mut row = vec![r.method.clone()];
-                for l in &langs {
-                    for x in ["precision", "recall", "f1"] {
-                        row.push(fmt4(num(&r.score, &format!("/by_lang/{l}/{x}"))));
-                    }
-                }
-                row
-            })
-            .collect();
+        let (head, rows) = breakdown(
+            self.nat_runs,
+            &langs,
+            None,
+            &[
+                (" P", "/by_lang/{}/precision"),
+                (" R", "/by_lang/{}/recall"),
+                (" F1", "/by_lang/{}/f1"),
+            ],
+            |v| fmt4(v.and_then(Value::as_f64)),
+        );
         let _ = writeln!(w, "{}", table(&head, &rows));
 
         let diffs = keys_in_order(self.nat_runs, "/recall_by_difficulty", &DIFFICULTY_ORDER);
@@ -1765,34 +1729,13 @@ impl Report<'_> {
              resemblance: exact r = 1, light r ≥ 0.9, mid r ≥ 0.7, heavy r ≥ 0.5, contain: by \
              containment only.\n"
         );
-        let mut head = vec!["method".to_string()];
-        for d in &diffs {
-            let n = self
-                .nat_runs
-                .first()
-                .and_then(|r| {
-                    r.score
-                        .pointer(&format!("/recall_by_difficulty/{d}/positives"))
-                })
-                .and_then(Value::as_u64)
-                .map(|n| format!(" (n={n})"))
-                .unwrap_or_default();
-            head.push(format!("{d}{n}"));
-        }
-        let rows: Vec<Vec<String>> = self
-            .nat_runs
-            .iter()
-            .map(|r| {
-                let mut row = vec![r.method.clone()];
-                for d in &diffs {
-                    row.push(fmt_short(num(
-                        &r.score,
-                        &format!("/recall_by_difficulty/{d}/recall"),
-                    )));
-                }
-                row
-            })
-            .collect();
+        let (head, rows) = breakdown(
+            self.nat_runs,
+            &diffs,
+            Some("/recall_by_difficulty/{}/positives"),
+            &[("", "/recall_by_difficulty/{}/recall")],
+            rate_cell,
+        );
         let _ = writeln!(w, "{}", table(&head, &rows));
 
         let sources = keys_in_order(self.nat_runs, "/by_source", &[]);
@@ -2138,6 +2081,15 @@ impl Report<'_> {
         })
     }
 }
+
+/// The headers of [`speed_cells`].
+const SPEED_HEAD: [&str; 5] = [
+    "pages/s",
+    "ingest s",
+    "index B/page raw",
+    "index B/page compacted",
+    "peak RSS MB",
+];
 
 /// pages/s, ingest s, index bytes a page raw and compacted, peak RSS MB.
 fn speed_cells(m: &Measured) -> [String; 5] {
