@@ -12,7 +12,7 @@ use std::process::Command;
 
 mod common;
 
-use common::native::{assert_clean, fresh_library, root, run};
+use common::native::{assert_clean, fresh_library, root, run, VALGRIND};
 use flate2::read::MultiGzDecoder;
 use neardup::{Content, Index, IndexOptions, Page};
 use serde_json::Value;
@@ -168,16 +168,8 @@ fn run_lifecycle(pages: &[DevPage], valgrind: bool) -> (tempfile::TempDir, PathB
     std::fs::create_dir(&indexes).expect("mkdir");
     let tsv = work.path().join("verdicts.tsv");
     let mut cmd = if valgrind {
-        let mut c = Command::new("valgrind");
-        c.args([
-            "--error-exitcode=99",
-            "--leak-check=full",
-            "--errors-for-leak-kinds=definite,indirect",
-            "--show-leak-kinds=definite,indirect",
-            "--track-origins=no",
-            "--quiet",
-        ])
-        .arg(&exe);
+        let mut c = Command::new(VALGRIND[0]);
+        c.args(&VALGRIND[1..]).arg(&exe);
         c
     } else {
         Command::new(&exe)
@@ -336,18 +328,7 @@ fn engine_calls_work_under_sanitizers_and_valgrind_and_stay_off_stderr() {
                 ("ND_CYCLES", "2000"),
             ],
         ),
-        (
-            &plain,
-            &[
-                "valgrind",
-                "--error-exitcode=99",
-                "--leak-check=full",
-                "--errors-for-leak-kinds=definite,indirect",
-                "--show-leak-kinds=definite,indirect",
-                "--quiet",
-            ],
-            &[("ND_CYCLES", "300")],
-        ),
+        (&plain, VALGRIND, &[("ND_CYCLES", "300")]),
     ];
     for (i, (exe, wrapper, env)) in runs.iter().enumerate() {
         let dir = work.path().join(format!("run{i}"));

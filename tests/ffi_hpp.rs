@@ -19,7 +19,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use common::native::{assert_clean, fresh_library, root, run};
+use common::native::{assert_clean, fresh_library, root, run, VALGRIND};
 
 const WARNINGS: [&str; 5] = ["-std=c++17", "-Wall", "-Wextra", "-Werror", "-pthread"];
 
@@ -99,19 +99,7 @@ fn hpp_engine_runs_plainly_and_under_asan_and_ubsan() {
 
 #[test]
 fn hpp_engine_is_clean_under_valgrind() {
-    engine_run(
-        "hpp_engine",
-        &[],
-        &[
-            "valgrind",
-            "--error-exitcode=99",
-            "--leak-check=full",
-            "--errors-for-leak-kinds=definite,indirect",
-            "--show-leak-kinds=definite,indirect",
-            "--quiet",
-        ],
-        &[],
-    );
+    engine_run("hpp_engine", &[], VALGRIND, &[]);
 }
 
 /// `-fsyntax-only` on `source` with `flags`; the compiler's output.

@@ -658,6 +658,7 @@ impl Index {
                             codes: &other.codes,
                             content_hash: other.content_hash,
                             simhash: other.simhash,
+                            features: Some(&other.features),
                         };
                         let Some(o) = self.outcome(probe, &stored, text)? else {
                             return Ok(None);

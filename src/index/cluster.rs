@@ -17,7 +17,7 @@ use std::collections::HashMap;
 use std::time::Instant;
 
 use super::txn::Txn;
-use super::{signature_sets_of, Index, Probe, Timing};
+use super::{text_signature, Index, Probe, Timing};
 use crate::fingerprint::codes_conflict;
 use crate::methods::{Features, Side};
 use crate::options::RepresentativePolicy;
@@ -148,6 +148,8 @@ pub(crate) struct Stored<'a> {
     pub(crate) codes: &'a [u32],
     pub(crate) content_hash: u128,
     pub(crate) simhash: u64,
+    /// Its features, when already known (a page of the batch's windows): not recomputed.
+    pub(crate) features: Option<&'a Features>,
 }
 
 impl<'a> From<&'a DocRecord> for Stored<'a> {
@@ -156,6 +158,7 @@ impl<'a> From<&'a DocRecord> for Stored<'a> {
             codes: &r.codes,
             content_hash: r.content_hash,
             simhash: r.simhash,
+            features: None,
         }
     }
 }
@@ -432,7 +435,7 @@ impl Index {
         };
         let b = Side {
             text: text.as_ref(),
-            features: None,
+            features: stored.features,
             simhash: stored.simhash,
         };
         Ok(Some(Outcome::Verified(self.similar(a, b))))
@@ -647,13 +650,7 @@ impl Index {
             .doc(m)?
             .ok_or_else(|| Error::corruption(cf::DOCS, &id_key(m), "member is missing"))?;
         let text = txn.text(m)?.unwrap_or_else(|| std::sync::Arc::from(""));
-        let method = &self.opts.signature.method;
-        let (fps, sketch) = if method.is_lcs() {
-            signature_sets_of(&text, &self.opts.signature)
-        } else {
-            (Vec::new(), Vec::new())
-        };
-        let features = method.features(&text);
+        let (fps, sketch, features) = text_signature(&text, &self.opts.signature);
         let codes = rec.codes.clone();
         let probe = Probe::parts(
             &text,
@@ -662,7 +659,7 @@ impl Index {
             &features,
             (rec.simhash, rec.content_hash),
             &codes,
-            method,
+            &self.opts.signature.method,
         );
         let (decision, _) = self.decide(
             Some(txn),

@@ -1955,14 +1955,25 @@ pub(crate) fn signature_sets_of(text: &str, cfg: &SignatureConfig) -> (Vec<u128>
     fingerprints_and_sketch(text, &split_sentences(text), cfg, cfg.sketch_size as usize)
 }
 
+/// The signature of a stored normalized text under the configured method (recomputed): its
+/// sentence fingerprints and sketch (LCS only; empty for the other methods) and the method's
+/// features.
+pub(crate) fn text_signature(
+    text: &str,
+    cfg: &SignatureConfig,
+) -> (Vec<u128>, Vec<u128>, Features) {
+    let (fps, sketch) = if cfg.method.is_lcs() {
+        signature_sets_of(text, cfg)
+    } else {
+        (Vec::new(), Vec::new())
+    };
+    (fps, sketch, cfg.method.features(text))
+}
+
 /// The posting keys of a normalized text under the configured method (recomputed).
 pub(crate) fn posting_keys_of_text(text: &str, cfg: &SignatureConfig) -> Vec<[u8; 9]> {
-    if cfg.method.is_lcs() {
-        let (fps, sketch) = signature_sets_of(text, cfg);
-        signature_keys(&fps, &sketch)
-    } else {
-        cfg.method.keys(&cfg.method.features(text))
-    }
+    let (fps, sketch, features) = text_signature(text, cfg);
+    page_keys(&fps, &sketch, &features, &cfg.method)
 }
 
 /// The posting keys of a page under `method`: its sentence fingerprints and sketch for LCS,

@@ -5,6 +5,17 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::SystemTime;
 
+/// Valgrind, as the C and C++ tests run their programs under it: any error or definite or
+/// indirect leak exits 99.
+pub const VALGRIND: &[&str] = &[
+    "valgrind",
+    "--error-exitcode=99",
+    "--leak-check=full",
+    "--errors-for-leak-kinds=definite,indirect",
+    "--show-leak-kinds=definite,indirect",
+    "--quiet",
+];
+
 /// The crate's root directory.
 pub fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))

@@ -7,6 +7,7 @@
 
 #include <neardup.h>
 
+#include "expect.hpp"
 #include "pages.hpp"
 
 #include <atomic>
@@ -17,16 +18,6 @@
 #include <string>
 #include <thread>
 #include <vector>
-
-#define EXPECT(c)                                                                  \
-  do {                                                                             \
-    if (!(c)) {                                                                    \
-      std::fprintf(stdout, "%s:%d: expected %s (%s)\n", __FILE__, __LINE__, #c,    \
-                   nd_last_error());                                               \
-      std::exit(1);                                                                \
-    }                                                                              \
-  } while (0)
-#define OK(call) EXPECT((call) == ND_OK)
 
 namespace {
 
