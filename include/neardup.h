@@ -831,8 +831,9 @@ nd_status nd_options_set_store_texts(nd_options *opts, bool value);
 nd_status nd_options_set_representative_policy(nd_options *opts, uint32_t policy);
 
 // The near-duplicate method, by name (ABI version 5; stored when the index is created, must
-// match on reopen): `lcs` (the default), `shingle`, `winnow`, `punct`, `simhash` or
-// `single_pass`, each with its default parameters (see the README's "Methods").
+// match on reopen): `lcs` (the default), `shingle`, `winnow`, `punct`, `agt`, `imatch`,
+// `imatch_multi`, `semantic`, `tfidf`, `topic`, `simhash` or `single_pass`, each with its
+// default parameters (see the README's "Methods").
 //
 // # Errors
 // `ND_NULL_POINTER`, `ND_INVALID_UTF8`, `ND_INVALID_ARGUMENT` for an unknown name.

@@ -631,8 +631,8 @@ class Options {
     check(nd_options_set_representative_policy(opts_, static_cast<uint32_t>(policy)));
     return *this;
   }
-  /// The near-duplicate method by name: lcs (default), shingle, winnow, punct, simhash,
-  /// single_pass (stored, must match).
+  /// The near-duplicate method by name: lcs (default), shingle, winnow, punct, agt, imatch,
+  /// imatch_multi, semantic, tfidf, topic, simhash, single_pass (stored, must match).
   Options& method(std::string_view name) {
     check(nd_options_set_method(opts_, name.data(), name.size()));
     return *this;

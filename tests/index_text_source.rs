@@ -269,3 +269,46 @@ fn a_versioned_store_is_asked_for_the_version_held_and_concurrently() {
         "the inserting threads asked the source one at a time"
     );
 }
+
+/// Every method reads its texts from the source as it would from the index (the topic method's
+/// text keeps the page's title and blocks on lines of their own; the methods on corpus
+/// statistics count the words of the source's texts).
+#[test]
+fn every_method_gives_the_same_verdicts_from_a_source() {
+    for name in neardup::Method::NAMES {
+        let method = neardup::Method::from_name(name).unwrap();
+        let with = |store_texts: bool| IndexOptions {
+            store_texts,
+            signature: neardup::SignatureConfig {
+                method: method.clone(),
+                ..Default::default()
+            },
+            ..IndexOptions::default()
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let stored = Index::open(dir.path().join("stored"), with(true)).unwrap();
+        let source = Arc::new(MapSource::default());
+        let ext = Index::open_with_text_source(dir.path().join("ext"), with(false), source.clone())
+            .unwrap();
+        let docs = corpus();
+        for (k, h) in &docs {
+            source.pages.lock().insert(k.clone(), h.clone());
+            let a = stored.insert(&page(k, "h", h)).unwrap();
+            let b = ext.insert(&page(k, "h", h)).unwrap();
+            assert_eq!(
+                (a.duplicate, a.cluster, &a.representative, &a.similar_to),
+                (b.duplicate, b.cluster, &b.representative, &b.similar_to),
+                "{name}: {k}"
+            );
+        }
+        for (k, _) in docs.iter().step_by(5) {
+            let (a, b) = (stored.delete(k).unwrap(), ext.delete(k).unwrap());
+            assert_eq!(
+                (&a.representative, a.moved.len()),
+                (&b.representative, b.moved.len()),
+                "{name}: delete {k}"
+            );
+        }
+        assert_clean(&ext);
+    }
+}

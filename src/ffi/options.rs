@@ -262,8 +262,9 @@ pub unsafe extern "C" fn nd_options_set_representative_policy(
 }
 
 /// The near-duplicate method, by name (ABI version 5; stored when the index is created, must
-/// match on reopen): `lcs` (the default), `shingle`, `winnow`, `punct`, `simhash` or
-/// `single_pass`, each with its default parameters (see the README's "Methods").
+/// match on reopen): `lcs` (the default), `shingle`, `winnow`, `punct`, `agt`, `imatch`,
+/// `imatch_multi`, `semantic`, `tfidf`, `topic`, `simhash` or `single_pass`, each with its
+/// default parameters (see the README's "Methods").
 ///
 /// # Errors
 /// `ND_NULL_POINTER`, `ND_INVALID_UTF8`, `ND_INVALID_ARGUMENT` for an unknown name.

@@ -64,7 +64,7 @@ impl Signatures {
 
     /// Computes the signatures from an already extracted main text.
     pub fn from_main_text(main: MainText, cfg: &SignatureConfig) -> Signatures {
-        let text = text::normalize(&main.body(), cfg.fold_traditional);
+        let text = page_text(&main, cfg);
         let sentences = text::split_sentences(&text);
         let (fingerprints, sketch) = if cfg.method.is_lcs() {
             fingerprints_and_sketch(&text, &sentences, cfg, cfg.sketch_size as usize)
@@ -127,7 +127,18 @@ pub fn main_text(content: Content<'_>, cfg: &SignatureConfig) -> Result<MainText
 /// As [`Signatures::compute`].
 pub fn normalized_text(content: Content<'_>, cfg: &SignatureConfig) -> Result<String> {
     let main = main_text(content, cfg)?;
-    Ok(text::normalize(&main.body(), cfg.fold_traditional))
+    Ok(page_text(&main, cfg))
+}
+
+/// The normalized text of a main text: the body, normalized; under the topic-sentence method,
+/// with the title and the blocks on lines of their own ([`crate::methods::topic::structured_text`]).
+pub(crate) fn page_text(main: &MainText, cfg: &SignatureConfig) -> String {
+    match cfg.method {
+        crate::Method::Topic(_) => {
+            crate::methods::topic::structured_text(main, cfg.fold_traditional)
+        }
+        _ => text::normalize(&main.body(), cfg.fold_traditional),
+    }
 }
 
 /// The model-code-like tokens of a heading (`TK-P480`, `RTX3060`, `120Pa`: runs of ASCII

@@ -259,10 +259,12 @@ impl<'env> Board<'env> {
 }
 
 impl Index {
-    /// Does batch ingest verify ahead of the writer? Only when texts are stored: otherwise the
-    /// writer reads them through the text source (or fails to), on the caller's thread.
+    /// Does batch ingest verify ahead of the writer? Only when texts are stored (otherwise the
+    /// writer reads them through the text source, or fails to, on the caller's thread), and not
+    /// under a method on corpus statistics: its outcomes depend on the document frequencies the
+    /// writer's decision sees, not on the two pages alone.
     fn verifies_ahead(&self) -> bool {
-        self.opts.store_texts
+        self.opts.store_texts && !self.opts.signature.method.uses_df()
     }
 
     /// Inserts many pages: signatures in parallel, then insertion in `opts.order`, committed in
@@ -660,7 +662,7 @@ impl Index {
                             simhash: other.simhash,
                             features: Some(&other.features),
                         };
-                        let Some(o) = self.outcome(probe, &stored, text)? else {
+                        let Some(o) = self.outcome(None, probe, &stored, text)? else {
                             return Ok(None);
                         };
                         pre.in_window.push((g, o));
@@ -728,9 +730,14 @@ impl Index {
                 // only that page is left out. The ids the failed write gave out are given anew.
                 let given = txn.allocated_docs().to_vec();
                 drop(txn);
+                let by_df = self.opts.signature.method.uses_df();
                 for &i in chunk {
                     doc_of[i] = None;
                     pre[i].memo.forget(&given);
+                    if by_df {
+                        // Outcomes under document frequencies the failed write had changed.
+                        pre[i].memo = Memo::default();
+                    }
                 }
                 for &i in chunk {
                     if let Some(sig) = &w.sigs[i] {

@@ -8,6 +8,7 @@ use rocksdb::IteratorMode;
 use serde::{Deserialize, Serialize};
 
 use super::Index;
+use crate::methods::DocFreq;
 use crate::storage::codec::{self, ClusterId, ClusterRecord, DocId, DocRecord};
 use crate::storage::{self, cf, kind, posting_key};
 use crate::{Error, Result};
@@ -338,6 +339,23 @@ impl Index {
             if free.all() != stored {
                 rep.problem(format!(
                     "the free {what} ids in memory differ from the stored ones"
+                ));
+            }
+        }
+        // Document frequencies (methods on corpus statistics): the ones in memory are the
+        // word postings' sizes (each posting's ids were checked above), over the live pages.
+        if self.opts.signature.method.uses_df() {
+            let mut stored = self.load_df()?;
+            stored.set_docs(counters.live_docs);
+            let held = self.df.read();
+            if *held != stored {
+                rep.problem(format!(
+                    "document frequencies in memory ({} words, {} pages) differ from the word \
+                     postings ({} words, {} pages)",
+                    held.words(),
+                    held.docs(),
+                    stored.words(),
+                    stored.docs()
                 ));
             }
         }

@@ -248,7 +248,7 @@ impl Index {
             Some(mut rec) if !rec.dropped.is_empty() => {
                 let stripped = strip(&ex.main, &rec.dropped, cfg.fold_traditional);
                 let sig = Signatures::from_main_text(stripped, cfg);
-                if crate::text::width(&sig.text) >= self.opts.min_text_width {
+                if self.opts.signature.method.main_width(&sig.text) >= self.opts.min_text_width {
                     return (sig, Some(rec));
                 }
                 rec.dropped.clear();

@@ -19,7 +19,7 @@ use std::time::Instant;
 use super::txn::Txn;
 use super::{text_signature, Index, Probe, Timing};
 use crate::fingerprint::codes_conflict;
-use crate::methods::{Features, Side};
+use crate::methods::{Features, NoDocFreq, Side};
 use crate::options::RepresentativePolicy;
 use crate::storage::codec::{ClusterId, ClusterRecord, DocId, DocRecord, NO_DOC};
 use crate::storage::{cf, id_key};
@@ -274,7 +274,7 @@ impl Index {
         timing: &mut Timing,
         memo: &mut Memo,
     ) -> Result<(Decision, usize)> {
-        if crate::text::width(probe.text) < self.opts.min_text_width {
+        if self.opts.signature.method.main_width(probe.text) < self.opts.min_text_width {
             // A page whose extraction came out (almost) empty says nothing about its content: all
             // such pages would share one content hash and be "exact duplicates" of each other.
             return Ok((
@@ -379,7 +379,7 @@ impl Index {
                     return Ok(None);
                 };
                 let text = || self.rd_text(txr, against);
-                let Some(o) = self.outcome(probe, &Stored::from(&rec), text)? else {
+                let Some(o) = self.outcome(txr, probe, &Stored::from(&rec), text)? else {
                     return Ok(None);
                 };
                 memo.0.insert(against, o);
@@ -407,6 +407,7 @@ impl Index {
     /// when the text is needed and missing.
     pub(crate) fn outcome<T: AsRef<str>>(
         &self,
+        txr: Option<&Txn<'_>>,
         probe: &Probe<'_>,
         stored: &Stored<'_>,
         text: impl FnOnce() -> Result<Option<T>>,
@@ -422,7 +423,12 @@ impl Index {
             // The simhash methods need no text: the record keeps the simhash.
             let none = Features::None;
             let k = self.opts.simhash_max_distance;
-            let sim = method.compare((probe.features, probe.simhash), (&none, stored.simhash), k);
+            let sim = method.compare(
+                (probe.features, probe.simhash),
+                (&none, stored.simhash),
+                k,
+                &NoDocFreq,
+            );
             return Ok(Some(Outcome::Verified(sim)));
         }
         let Some(text) = text()? else {
@@ -438,7 +444,7 @@ impl Index {
             features: stored.features,
             simhash: stored.simhash,
         };
-        Ok(Some(Outcome::Verified(self.similar(a, b))))
+        Ok(Some(Outcome::Verified(self.similar(txr, a, b))))
     }
 
     /// Do heading codes keep two pages apart? Only under the LCS method, when
@@ -448,13 +454,27 @@ impl Index {
     }
 
     /// Are two pages similar under the index's method? `Some((resemble, contain))` when they
-    /// are (see [`crate::Method::similar_sides`]).
-    pub(crate) fn similar(&self, a: Side<'_>, b: Side<'_>) -> Option<(f64, f64)> {
+    /// are (see [`crate::Method::similar_sides`]), words weighed under the document frequencies
+    /// `txr` sees.
+    pub(crate) fn similar(
+        &self,
+        txr: Option<&Txn<'_>>,
+        a: Side<'_>,
+        b: Side<'_>,
+    ) -> Option<(f64, f64)> {
         let k = self.opts.simhash_max_distance;
-        self.opts
-            .signature
-            .method
-            .similar_sides(a, b, &self.opts.verify, k)
+        let method = &self.opts.signature.method;
+        if !method.uses_df() {
+            return method.similar_sides(a, b, &self.opts.verify, k, &NoDocFreq);
+        }
+        if a.text == b.text {
+            return Some((1.0, 1.0));
+        }
+        // Words are segmented before the frequencies are locked: a commit waits on them.
+        let (fa, fb) = (method.features_of(&a), method.features_of(&b));
+        self.with_df(txr, |df| {
+            method.compare((&fa, a.simhash), (&fb, b.simhash), k, df)
+        })
     }
 
     /// Should page `a` lead a cluster rather than page `b`, under the policy?
@@ -560,7 +580,7 @@ impl Index {
                 features: Some(&features),
                 simhash: rec.simhash,
             };
-            if self.similar(member, newcomer).is_none() {
+            if self.similar(Some(txn), member, newcomer).is_none() {
                 return Ok(false);
             }
         }
@@ -626,7 +646,7 @@ impl Index {
                         features: Some(&rep_features),
                         simhash: rep_simhash,
                     };
-                    if conflict || self.similar(member, leader).is_none() {
+                    if conflict || self.similar(Some(txn), member, leader).is_none() {
                         displaced.push(m);
                     }
                 }

@@ -65,15 +65,30 @@ pub struct Explanation {
 }
 
 /// Explains a pair of pages from their signatures, under `opts` (as [`Index::insert`] would
-/// decide it for the two pages alone).
+/// decide it for the two pages alone: the methods on corpus statistics count the words of `b`,
+/// the page held, as the whole collection).
 pub fn explain_pair(
     (name_a, a): (&str, &Signatures),
     (name_b, b): (&str, &Signatures),
     opts: &IndexOptions,
 ) -> Explanation {
+    let mut df = crate::methods::DocFreqs::new();
+    if opts.signature.method.uses_df() {
+        df.add_text(&b.text);
+    }
+    explain_pair_in((name_a, a), (name_b, b), opts, &df)
+}
+
+/// [`explain_pair`] with the document frequencies of a collection.
+fn explain_pair_in(
+    (name_a, a): (&str, &Signatures),
+    (name_b, b): (&str, &Signatures),
+    opts: &IndexOptions,
+    df: &dyn crate::methods::DocFreq,
+) -> Explanation {
     let shared = |x: &[u128], y: &[u128]| x.iter().filter(|k| y.binary_search(k).is_ok()).count();
     let sim = verify(&a.text, &b.text, &opts.verify);
-    let width = |s: &Signatures| crate::text::width(&s.text);
+    let width = |s: &Signatures| opts.signature.method.main_width(&s.text);
     let no_main_text = width(a) < opts.min_text_width || width(b) < opts.min_text_width;
     let method = &opts.signature.method;
     let conflict = method.is_lcs() && opts.heading_codes && codes_conflict(&a.codes, &b.codes);
@@ -88,7 +103,7 @@ pub fn explain_pair(
             }
         }
         let k = opts.simhash_max_distance;
-        match method.similar_sides(side(a), side(b), v, k) {
+        match method.similar_sides(side(a), side(b), v, k, df) {
             Some((r, c)) => (
                 true,
                 format!(
@@ -234,7 +249,9 @@ impl Index {
             })
         };
         let (a, b) = (sig_of(key_a)?, sig_of(key_b)?);
-        let mut e = explain_pair((key_a, &a), (key_b, &b), &self.opts);
+        let mut e = self.with_df(None, |df| {
+            explain_pair_in((key_a, &a), (key_b, &b), &self.opts, df)
+        });
         for (side, key) in [(&mut e.a, key_a), (&mut e.b, key_b)] {
             if let Some(id) = self.key_id(key)? {
                 side.chrome_blocks_dropped = self.page_blocks(id)?.map_or(0, |b| b.dropped.len());

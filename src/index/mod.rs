@@ -40,7 +40,8 @@ pub use read::{ClusterInfo, Clusters, Keys, Members, Record};
 pub use source::{SourcedContent, SourcedPage, TextSource};
 
 use crate::fingerprint::{fingerprints_and_sketch, hamming, Content, Signatures};
-use crate::methods::{Features, Method};
+use crate::methods::df::Overlaid;
+use crate::methods::{DocFreq, DocFreqs, Features, Method, NoDocFreq};
 use crate::options::{IndexOptions, RepresentativePolicy, SignatureConfig};
 use crate::storage::codec::{self, ClusterId, ClusterRecord, DocId, DocRecord, NO_DOC};
 use crate::storage::merge::Delta;
@@ -362,6 +363,9 @@ pub struct Index {
     durable: AtomicU64,
     poisoned: AtomicBool,
     frequent: RwLock<HashSet<[u8; 9]>>,
+    /// Document frequencies by word, under a method on corpus statistics (the sizes of the
+    /// postings of kind `T`, kept current by every commit; empty otherwise).
+    df: RwLock<DocFreqs>,
     /// The cluster of every live page, by `DocId` ([`NO_CLUSTER`] for none): candidates are
     /// mapped to clusters without reading their records.
     page_cluster: RwLock<Vec<ClusterId>>,
@@ -576,6 +580,7 @@ impl Index {
             durable: AtomicU64::new(0),
             poisoned: AtomicBool::new(false),
             frequent: RwLock::new(HashSet::new()),
+            df: RwLock::new(DocFreqs::new()),
             page_cluster: RwLock::new(Vec::new()),
             source,
             read_only,
@@ -588,6 +593,11 @@ impl Index {
         let mut counters = ix.load_counters()?;
         if format == storage::FORMAT_VERSION_2 {
             ix.upgrade_from_2(&mut counters)?;
+        }
+        if ix.opts.signature.method.uses_df() {
+            let mut df = ix.load_df()?;
+            df.set_docs(counters.live_docs);
+            *ix.df.write() = df;
         }
         log::info!(
             "neardup: opened {}{}: {} pages in {} clusters",
@@ -940,6 +950,43 @@ impl Index {
         Ok(out)
     }
 
+    /// Document frequencies from the postings of kind `T`: a word's is its posting's size.
+    pub(crate) fn load_df(&self) -> Result<DocFreqs> {
+        let mut df = DocFreqs::new();
+        let mode = IteratorMode::From(&[kind::TERM], rocksdb::Direction::Forward);
+        for item in self
+            .db
+            .iterator_cf_opt(self.cf(cf::POSTINGS), storage::scan_options(), mode)
+        {
+            let (k, v) = item.map_err(|e| Error::storage("reading word postings", e))?;
+            let Some(key) = <[u8; 9]>::try_from(k.as_ref()).ok() else {
+                return Err(Error::corruption(cf::POSTINGS, &k, "key is not 9 bytes"));
+            };
+            let Some(word) = txn::term_of_key(&key) else {
+                break;
+            };
+            let ids =
+                codec::decode_posting(&v).map_err(|r| Error::corruption(cf::POSTINGS, &k, r))?;
+            df.change(word, ids.len() as i64);
+        }
+        Ok(df)
+    }
+
+    /// Calls `f` with the document frequencies as `txr` sees them (the committed ones, with a
+    /// write's pending changes); with none under a method that needs none.
+    pub(crate) fn with_df<R>(&self, txr: Option<&Txn<'_>>, f: impl FnOnce(&dyn DocFreq) -> R) -> R {
+        if !self.opts.signature.method.uses_df() {
+            return f(&NoDocFreq);
+        }
+        let base = self.df.read();
+        let view = Overlaid {
+            base: &base,
+            delta: txr.map(|t| &t.df_delta),
+            docs: txr.map_or(base.docs(), |t| t.live_docs),
+        };
+        f(&view)
+    }
+
     fn load_frequent(&self) -> Result<HashSet<[u8; 9]>> {
         let mut set = HashSet::new();
         for item in self
@@ -1116,11 +1163,18 @@ impl Index {
         let mut cands: HashMap<DocId, (u32, bool)> = HashMap::new();
         let mut txn = txn;
         let freq = &self.opts.frequent;
+        let method = &self.opts.signature.method;
+        let lookup = if method.uses_df() {
+            let keys = self.with_df(txn.as_deref(), |df| method.lookup_keys(probe.features, df));
+            std::borrow::Cow::Owned(keys)
+        } else {
+            std::borrow::Cow::Borrowed(&probe.keys)
+        };
         // The content hash's posting first, then the fingerprints', in one read.
         let keys: Vec<[u8; 9]> = {
             let frequent = self.frequent.read();
             std::iter::once(posting_key(kind::CONTENT, probe.content_hash))
-                .chain(probe.keys.iter().copied().filter(|key| {
+                .chain(lookup.iter().copied().filter(|key| {
                     !frequent.contains(key)
                         && !txn.as_ref().is_some_and(|t| t.frequent_added.contains(key))
                 }))
@@ -1143,6 +1197,13 @@ impl Index {
         }
         for (key, ids) in keys.into_iter().skip(1).zip(postings) {
             let n = ids.len();
+            // A word's posting is its document frequency: never marked over-frequent.
+            if key[0] == kind::TERM {
+                for id in &ids {
+                    cands.entry(id).or_default().0 += 1;
+                }
+                continue;
+            }
             if n > freq.max_pages {
                 if let Some(t) = txn.as_deref_mut() {
                     t.mark_frequent(key, FREQUENT_PAGES);
@@ -1262,6 +1323,7 @@ impl Index {
         txn.resolve_chrome()?;
         txn.finish();
         let frequent_added = std::mem::take(&mut txn.frequent_added);
+        let df_delta = std::mem::take(&mut txn.df_delta);
         let ids = txn.take_ids();
         let mut wo = WriteOptions::default();
         wo.set_sync(sync && self.opts.sync_writes);
@@ -1289,6 +1351,13 @@ impl Index {
             .settle(&ids.taken_clusters, &ids.freed_clusters, number, hold);
         if !frequent_added.is_empty() {
             self.frequent.write().extend(frequent_added);
+        }
+        if self.opts.signature.method.uses_df() {
+            let mut df = self.df.write();
+            for (word, by) in df_delta {
+                df.change(word, by);
+            }
+            df.set_docs(txn.live_docs);
         }
         let changes = txn.page_changes();
         if !changes.is_empty() {
@@ -1488,7 +1557,8 @@ impl Index {
                 if let Some(rec) = txn.doc(old)? {
                     // An unchanged recrawl: the stored verdict, nothing written.
                     if rec.content_hash == sig.content_hash && rec.host == page.host {
-                        let no_text = crate::text::width(&sig.text) < self.opts.min_text_width;
+                        let method = &self.opts.signature.method;
+                        let no_text = method.main_width(&sig.text) < self.opts.min_text_width;
                         return self.stored_verdict(txn, old, rec, no_text, timing);
                     }
                 }
@@ -1528,12 +1598,22 @@ impl Index {
             contain: decision.nearest.as_ref().map_or(0.0, |m| m.contain as f32),
         };
         let rec_chars = rec.text_chars;
+        // Under document frequencies the page's words count before it is placed: placing it
+        // may judge members against it, and the page count (`alloc_doc`) counts it already.
+        let words_first = self.opts.signature.method.uses_df();
+        if words_first {
+            for &key in &probe.keys {
+                txn.posting_add(key, id);
+            }
+        }
         let placed = self.place(txn, id, &mut rec, &sig.text, decision.best.as_ref())?;
         txn.put_key(page.key, id);
         txn.put_doc(id, rec);
         txn.put_text(id, Arc::from(sig.text.as_str()), &probe.keys);
-        for &key in &probe.keys {
-            txn.posting_add(key, id);
+        if !words_first {
+            for &key in &probe.keys {
+                txn.posting_add(key, id);
+            }
         }
         txn.posting_add(posting_key(kind::CONTENT, sig.content_hash), id);
         txn.simhash_add(sig.simhash, id);

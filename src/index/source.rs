@@ -137,7 +137,7 @@ impl Index {
             Some(b) if !b.dropped.is_empty() => strip(&main, &b.dropped, cfg.fold_traditional),
             _ => main,
         };
-        let text = crate::text::normalize(&main.body(), cfg.fold_traditional);
+        let text = crate::fingerprint::page_text(&main, cfg);
         if xxhash_rust::xxh3::xxh3_128(text.as_bytes()) != rec.content_hash {
             return Err(unavailable(
                 "the text source gave another version of the page (its text does not match the \

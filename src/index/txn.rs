@@ -31,6 +31,9 @@ pub(crate) struct Txn<'a> {
     /// The value each changed text key gets (`None`: deleted).
     text_values: BTreeMap<DocId, Option<Vec<u8>>>,
     postings: HashMap<[u8; 9], Delta>,
+    /// Changes of document frequencies by word (postings of kind `T`): one per page added to
+    /// or removed from a word's posting, so a page added and removed in the same write nets 0.
+    pub(crate) df_delta: HashMap<u64, i64>,
     simhash_added: Vec<(u64, DocId)>,
     /// Simhash table keys written (`true`) or deleted (`false`).
     simhash_keys: BTreeMap<[u8; 13], bool>,
@@ -83,6 +86,7 @@ impl<'a> Txn<'a> {
             texts: HashMap::new(),
             text_values: BTreeMap::new(),
             postings: HashMap::new(),
+            df_delta: HashMap::new(),
             simhash_added: Vec::new(),
             simhash_keys: BTreeMap::new(),
             deleted: HashSet::new(),
@@ -274,16 +278,25 @@ impl<'a> Txn<'a> {
     }
 
     pub(crate) fn posting_add(&mut self, key: [u8; 9], id: DocId) {
+        self.count_term(&key, 1);
         // Pushing a well-formed operand cannot fail.
         let _ = self.postings.entry(key).or_default().push(&add_operand(id));
     }
 
     pub(crate) fn posting_remove(&mut self, key: [u8; 9], id: DocId) {
+        self.count_term(&key, -1);
         let _ = self
             .postings
             .entry(key)
             .or_default()
             .push(&remove_operand(id));
+    }
+
+    /// Counts a page in or out of a word's document frequency (keys of kind `T` only).
+    fn count_term(&mut self, key: &[u8; 9], by: i64) {
+        if let Some(word) = term_of_key(key) {
+            *self.df_delta.entry(word).or_default() += by;
+        }
     }
 
     pub(crate) fn simhash_add(&mut self, h: u64, id: DocId) {
@@ -524,4 +537,13 @@ fn put_or_delete(
         Some(v) => batch.put_cf(h, key, v),
         None => batch.delete_cf(h, key),
     }
+}
+
+/// The word hash of a posting key of kind `T` (see [`crate::methods::df`]).
+pub(crate) fn term_of_key(key: &[u8; 9]) -> Option<u64> {
+    (key[0] == crate::storage::kind::TERM).then(|| {
+        let mut b = [0u8; 8];
+        b.copy_from_slice(&key[1..]);
+        u64::from_be_bytes(b)
+    })
 }

@@ -100,26 +100,9 @@ pub fn signature(text: &str, cfg: &AgtConfig) -> Agt {
     Agt { keys, tf }
 }
 
-/// Cosine of two term-frequency vectors (0 when either is empty).
+/// Cosine of two term-frequency vectors sorted by key (0 when either is empty).
 pub fn cosine(a: &[(u64, u32)], b: &[(u64, u32)]) -> f64 {
-    let norm = |v: &[(u64, u32)]| v.iter().map(|&(_, c)| f64::from(c).powi(2)).sum::<f64>();
-    let (na, nb) = (norm(a), norm(b));
-    if na == 0.0 || nb == 0.0 {
-        return 0.0;
-    }
-    let (mut i, mut j, mut dot) = (0, 0, 0.0);
-    while i < a.len() && j < b.len() {
-        match a[i].0.cmp(&b[j].0) {
-            std::cmp::Ordering::Less => i += 1,
-            std::cmp::Ordering::Greater => j += 1,
-            std::cmp::Ordering::Equal => {
-                dot += f64::from(a[i].1) * f64::from(b[j].1);
-                i += 1;
-                j += 1;
-            }
-        }
-    }
-    dot / (na.sqrt() * nb.sqrt())
+    super::tfidf::cosine(a, b)
 }
 
 #[cfg(test)]

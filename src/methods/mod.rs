@@ -7,9 +7,13 @@
 //! proposes; the evaluation sweeps them.
 
 pub mod agt;
+pub mod df;
+pub mod imatch;
 pub mod punct;
 pub mod shingle;
 pub mod terms;
+pub mod tfidf;
+pub mod topic;
 pub mod topn;
 pub mod winnow;
 
@@ -20,8 +24,12 @@ use crate::storage::{kind, posting_key};
 use crate::verify::{is_char_script_unit, units, WORD_UNIT_MIN};
 
 pub use agt::AgtConfig;
+pub use df::{DocFreq, DocFreqs, NoDocFreq, PageTerms};
+pub use imatch::ImatchConfig;
 pub use punct::PunctConfig;
 pub use shingle::ShingleConfig;
+pub use tfidf::{SemanticConfig, TfidfConfig};
+pub use topic::TopicConfig;
 pub use winnow::WinnowConfig;
 
 /// The near-duplicate method an index runs, chosen when it is created and stored in its
@@ -32,8 +40,10 @@ pub use winnow::WinnowConfig;
 ///
 /// What a method compares is recomputed from a stored page's text (or asked of the text source
 /// when the index keeps no texts): it is a pure function of the text and the method's
-/// parameters, so nothing else needs storing and nothing can drift. Exact copies (equal
-/// normalized texts) are duplicates under every method.
+/// parameters, so nothing else needs storing and nothing can drift. The methods built on corpus
+/// statistics (I-Match, the semantic fingerprint, TF-IDF: [`Method::uses_df`]) weigh both pages
+/// of a comparison under the index's document frequencies of the moment ([`df`]). Exact copies
+/// (equal normalized texts) are duplicates under every method.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "name", rename_all = "snake_case")]
 pub enum Method {
@@ -51,6 +61,16 @@ pub enum Method {
     /// Agglomerate terms (seed 004; [`agt`]): top-N agglomerated keywords hashed for N = 3, 4,
     /// 5 as candidates, cosine of term frequencies as similarity.
     Agt(AgtConfig),
+    /// I-Match (seed 001 §3.2; [`imatch`]): one hash of the page's words in a lexicon of
+    /// mid-frequency words; with `lexicons` > 0, multi-lexicon I-Match (named `imatch_multi`).
+    Imatch(ImatchConfig),
+    /// The semantic fingerprint (seed 002; [`tfidf`]): MD5 of the top-n TF-IDF words, sorted.
+    Semantic(SemanticConfig),
+    /// The TF-IDF baseline of seed 004 ([`tfidf`]): cosine of the top-10 TF-IDF vectors.
+    Tfidf(TfidfConfig),
+    /// The topic-sentence hierarchy of seed 003 ([`topic`]): title, then sub-titles, then topic
+    /// sentences. Its normalized text keeps the title and the blocks on lines of their own.
+    Topic(TopicConfig),
     /// Simhash alone (seed 001 §3.3, seed 002): the block tables give every page within
     /// `simhash_max_distance` bits ([`crate::IndexOptions::simhash_max_distance`], 3 as the
     /// seeds say); a page is a near duplicate of the closest of them.
@@ -86,16 +106,26 @@ pub enum Features {
     Abstract(Option<u128>),
     /// AgT's linear-comparison hashes and term frequencies.
     Agt(agt::Agt),
+    /// The page's distinct words with their frequencies (the methods on corpus statistics,
+    /// which weigh them at comparison time).
+    Terms(PageTerms),
+    /// The title, sub-title and topic-sentence vectors.
+    Topic(topic::Topic),
 }
 
 impl Method {
     /// Every method's name, the default first (as [`Method::from_name`] takes them).
-    pub const NAMES: [&'static str; 7] = [
+    pub const NAMES: [&'static str; 12] = [
         "lcs",
         "shingle",
         "winnow",
         "punct",
         "agt",
+        "imatch",
+        "imatch_multi",
+        "semantic",
+        "tfidf",
+        "topic",
         "simhash",
         "single_pass",
     ];
@@ -108,6 +138,11 @@ impl Method {
             "winnow" | "winnowing" => Method::Winnow(WinnowConfig::default()),
             "punct" | "punctuation" => Method::Punct(PunctConfig::default()),
             "agt" => Method::Agt(AgtConfig::default()),
+            "imatch" | "i_match" => Method::Imatch(ImatchConfig::default()),
+            "imatch_multi" | "multi_imatch" => Method::Imatch(ImatchConfig::multi()),
+            "semantic" | "semantic_fingerprint" => Method::Semantic(SemanticConfig::default()),
+            "tfidf" | "tf_idf" => Method::Tfidf(TfidfConfig::default()),
+            "topic" | "topic_sentence" => Method::Topic(TopicConfig::default()),
             "simhash" => Method::Simhash,
             "single_pass" | "singlepass" => Method::SinglePass,
             _ => return None,
@@ -122,6 +157,11 @@ impl Method {
             Method::Winnow(_) => "winnow",
             Method::Punct(_) => "punct",
             Method::Agt(_) => "agt",
+            Method::Imatch(c) if c.lexicons > 0 => "imatch_multi",
+            Method::Imatch(_) => "imatch",
+            Method::Semantic(_) => "semantic",
+            Method::Tfidf(_) => "tfidf",
+            Method::Topic(_) => "topic",
             Method::Simhash => "simhash",
             Method::SinglePass => "single_pass",
         }
@@ -136,6 +176,26 @@ impl Method {
     /// fallback of pages without fingerprints)?
     pub fn uses_simhash(&self) -> bool {
         matches!(self, Method::Simhash | Method::SinglePass)
+    }
+
+    /// The width of a page's main text (GBK bytes, see [`crate::text::width`]) that
+    /// [`crate::IndexOptions::min_text_width`] is measured on: the body, without the topic
+    /// method's title line.
+    pub fn main_width(&self, text: &str) -> u32 {
+        match self {
+            Method::Topic(_) => crate::text::width(topic::body(text)),
+            _ => crate::text::width(text),
+        }
+    }
+
+    /// Does the method weigh words by the collection's document frequencies (I-Match, the
+    /// semantic fingerprint, TF-IDF)? An index running one keeps a posting per word (kind `T`)
+    /// and the frequencies in memory.
+    pub fn uses_df(&self) -> bool {
+        matches!(
+            self,
+            Method::Imatch(_) | Method::Semantic(_) | Method::Tfidf(_)
+        )
     }
 
     /// Is a page compared with cluster centres only, never with members (Single-Pass)?
@@ -173,6 +233,26 @@ impl Method {
                     return bad("agt: tau must be positive and lengths non-empty and positive");
                 }
             }
+            Method::Imatch(c) => {
+                if !(0.0..1.0).contains(&c.drop) || c.max_df_share.is_nan() || c.min_terms == 0 {
+                    return bad("imatch: drop must be in [0, 1) and min_terms positive");
+                }
+            }
+            Method::Semantic(c) => {
+                if c.n == 0 {
+                    return bad("semantic: n must be positive");
+                }
+            }
+            Method::Tfidf(c) => {
+                if c.dims == 0 || c.lookup == 0 || c.min_cosine.is_nan() {
+                    return bad("tfidf: dims and lookup must be positive");
+                }
+            }
+            Method::Topic(c) => {
+                if c.sentences == 0 || [c.title, c.subtitle, c.topic].iter().any(|x| x.is_nan()) {
+                    return bad("topic: sentences must be positive and thresholds numbers");
+                }
+            }
             Method::Lcs | Method::Simhash | Method::SinglePass => {}
         }
         Ok(())
@@ -186,6 +266,10 @@ impl Method {
             Method::Winnow(c) => Features::Winnow(winnow::fingerprints(text, c)),
             Method::Punct(c) => Features::Abstract(punct::abstract_md5(text, c)),
             Method::Agt(c) => Features::Agt(agt::signature(text, c)),
+            Method::Imatch(_) | Method::Semantic(_) | Method::Tfidf(_) => {
+                Features::Terms(PageTerms::of(text))
+            }
+            Method::Topic(c) => Features::Topic(topic::topic(text, c)),
         }
     }
 
@@ -208,7 +292,43 @@ impl Method {
             (Method::Agt(_), Features::Agt(a)) => {
                 a.keys.iter().map(|&h| posting_key(kind::AGT, h)).collect()
             }
+            (Method::Topic(_), Features::Topic(t)) => topic::title_keys(t)
+                .into_iter()
+                .map(|h| key(kind::TITLE, h))
+                .collect(),
+            (_, Features::Terms(t)) if self.uses_df() => {
+                t.0.iter().map(|t| key(kind::TERM, t.key)).collect()
+            }
             _ => Vec::new(),
+        };
+        keys.sort_unstable();
+        keys.dedup();
+        keys
+    }
+
+    /// The posting keys a page's candidates are looked up under: its stored keys
+    /// ([`Method::keys`]) but for the methods on corpus statistics, which store a posting per
+    /// word and look up only the words every page they can match must hold, chosen under the
+    /// document frequencies of the moment.
+    pub(crate) fn lookup_keys(&self, f: &Features, df: &dyn DocFreq) -> Vec<[u8; 9]> {
+        let key = |h: u64| posting_key(kind::TERM, u128::from(h) << 64);
+        let mut keys: Vec<[u8; 9]> = match (self, f) {
+            (Method::Imatch(c), Features::Terms(t)) => imatch::signatures(t, c, df)
+                .into_iter()
+                .flatten()
+                .flat_map(|s| s.rarest)
+                .map(key)
+                .collect(),
+            (Method::Semantic(c), Features::Terms(t)) => tfidf::fingerprint(t, c, df)
+                .map(|(_, words)| words)
+                .unwrap_or_default()
+                .into_iter()
+                .map(key)
+                .collect(),
+            (Method::Tfidf(c), Features::Terms(t)) => {
+                tfidf::lookup(t, c, df).into_iter().map(key).collect()
+            }
+            _ => return self.keys(f),
         };
         keys.sort_unstable();
         keys.dedup();
@@ -217,11 +337,14 @@ impl Method {
 
     /// Are two pages similar under the method, as an index with these options decides it
     /// (exact copies and heading codes aside)? `Some((resemble, contain))` when they are.
+    /// `df` gives the document frequencies the methods on corpus statistics weigh words by
+    /// ([`NoDocFreq`] for the others).
     pub fn similar_texts(
         &self,
         a: &str,
         b: &str,
         opts: &crate::IndexOptions,
+        df: &dyn DocFreq,
     ) -> Option<(f64, f64)> {
         let n = opts.signature.simhash_cjk_ngram as usize;
         let side = |text| Side {
@@ -229,30 +352,42 @@ impl Method {
             features: None,
             simhash: crate::fingerprint::simhash(text, n),
         };
-        self.similar_sides(side(a), side(b), &opts.verify, opts.simhash_max_distance)
+        self.similar_sides(
+            side(a),
+            side(b),
+            &opts.verify,
+            opts.simhash_max_distance,
+            df,
+        )
     }
 
     /// Are two pages similar under the method? `Some((resemble, contain))` when they are. LCS
     /// verifies the texts (`a` against `b`, seed 000 §3); the other methods compare their
     /// features, computed from the texts where not given; simhashes are compared within
-    /// `max_distance` bits.
+    /// `max_distance` bits, words weighed under `df`.
     pub fn similar_sides(
         &self,
         a: Side<'_>,
         b: Side<'_>,
         verify: &crate::VerifyConfig,
         max_distance: u32,
+        df: &dyn DocFreq,
     ) -> Option<(f64, f64)> {
+        // Exact copies are duplicates under every method, whatever their features say (a
+        // page with no I-Match signature or no abstract is still a copy of itself).
+        if a.text == b.text {
+            return Some((1.0, 1.0));
+        }
         if self.is_lcs() {
             let sim = crate::verify::verify(a.text, b.text, verify);
             return sim.similar.then_some((sim.resemble, sim.contain));
         }
         let (fa, fb) = (self.features_of(&a), self.features_of(&b));
-        self.compare((&fa, a.simhash), (&fb, b.simhash), max_distance)
+        self.compare((&fa, a.simhash), (&fb, b.simhash), max_distance, df)
     }
 
     /// A side's features: as given, or computed from its text.
-    fn features_of<'s>(&self, s: &Side<'s>) -> std::borrow::Cow<'s, Features> {
+    pub(crate) fn features_of<'s>(&self, s: &Side<'s>) -> std::borrow::Cow<'s, Features> {
         match s.features {
             Some(f) => std::borrow::Cow::Borrowed(f),
             None => std::borrow::Cow::Owned(self.features(s.text)),
@@ -261,12 +396,14 @@ impl Method {
 
     /// Are two pages' features similar under the method? `Some((resemble, contain))` when they are.
     /// `a` is the newcomer, `b` the stored page; simhashes are compared within `max_distance`
-    /// bits. Not for LCS, whose verification needs the texts (`crate::verify`): `None`.
+    /// bits; words are weighed under `df` (the methods on corpus statistics). Not for LCS, whose
+    /// verification needs the texts (`crate::verify`): `None`.
     pub fn compare(
         &self,
         a: (&Features, u64),
         b: (&Features, u64),
         max_distance: u32,
+        df: &dyn DocFreq,
     ) -> Option<(f64, f64)> {
         match (self, a.0, b.0) {
             (Method::Simhash | Method::SinglePass, _, _) => {
@@ -290,6 +427,22 @@ impl Method {
             }
             (Method::Agt(c), Features::Agt(x), Features::Agt(y)) => {
                 let cos = agt::cosine(&x.tf, &y.tf);
+                (cos >= c.min_cosine).then_some((cos, cos))
+            }
+            (Method::Imatch(c), Features::Terms(x), Features::Terms(y)) => {
+                let (sx, sy) = (imatch::signatures(x, c, df), imatch::signatures(y, c, df));
+                imatch::similar(&sx, &sy).then_some((1.0, 1.0))
+            }
+            (Method::Semantic(c), Features::Terms(x), Features::Terms(y)) => {
+                let fx = tfidf::fingerprint(x, c, df)?;
+                let fy = tfidf::fingerprint(y, c, df)?;
+                (fx.0 == fy.0).then_some((1.0, 1.0))
+            }
+            (Method::Topic(c), Features::Topic(x), Features::Topic(y)) => {
+                topic::similar(x, y, c).map(|s| (s, s))
+            }
+            (Method::Tfidf(c), Features::Terms(x), Features::Terms(y)) => {
+                let cos = tfidf::cosine(&tfidf::vector(x, c, df), &tfidf::vector(y, c, df));
                 (cos >= c.min_cosine).then_some((cos, cos))
             }
             _ => None,

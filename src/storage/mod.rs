@@ -104,6 +104,11 @@ pub mod kind {
     pub const ABSTRACT: u8 = b'A';
     /// AgT method: a linear-comparison hash (MD5 of the sorted top-N keywords).
     pub const AGT: u8 = b'G';
+    /// Methods on corpus statistics: a word (its xxh3), the pages holding it. Its size is the
+    /// word's document frequency, so these postings are never marked over-frequent nor dropped.
+    pub const TERM: u8 = b'T';
+    /// Topic-sentence method: a word of the page's title (its xxh3).
+    pub const TITLE: u8 = b'H';
 }
 
 /// Keys of the `chrome` column family (site chrome learned per host, issue 18 mechanism 8). A

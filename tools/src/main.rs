@@ -68,8 +68,8 @@ enum Command {
         #[arg(long, value_enum, default_value_t = Policy::FirstSeen)]
         policy: Policy,
         /// Near-duplicate method (only when the index is created; an existing index keeps its
-        /// own, and naming another is an error): lcs (the default), shingle, winnow, punct,
-        /// simhash, single_pass.
+        /// own, and naming another is an error): lcs (the default), shingle, winnow, punct, agt,
+        /// imatch, imatch_multi, semantic, tfidf, topic, simhash, single_pass.
         #[arg(long, value_parser = parse_method)]
         method: Option<Method>,
         /// Worker threads for signatures (0: all cores).

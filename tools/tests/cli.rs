@@ -325,7 +325,14 @@ fn every_method_ingests_and_exports() {
     for m in neardup::Method::NAMES {
         let index = dir.path().join(m);
         run(&["ingest", "--index", s(&index), "--method", m, s(&file)]);
-        assert_eq!(export(&index), "p0\tp0\np1\tp0\np2\tp2\n", "{m}");
+        // p1 is p0's body under the other template, which has no title: the topic method
+        // compares titles first (seed 003 §4.4), so it keeps p1 apart.
+        let expected = if m == "topic" {
+            "p0\tp0\np1\tp1\np2\tp2\n"
+        } else {
+            "p0\tp0\np1\tp0\np2\tp2\n"
+        };
+        assert_eq!(export(&index), expected, "{m}");
         // The index keeps its method: naming it again is fine, another is an error.
         run(&["ingest", "--index", s(&index), "--method", m, s(&file)]);
         let other = if m == "lcs" { "shingle" } else { "lcs" };
