@@ -360,3 +360,50 @@ fn the_default_configuration_is_stored_as_before() {
     let back: SignatureConfig = serde_json::from_str(&json).unwrap();
     assert_eq!(back, shingle);
 }
+
+/// An index of a word-based method names its word splitter (`terms::WORDS`, held to the versions
+/// `Cargo.lock` builds), and one counted with another splitter is refused: its word postings and
+/// document frequencies would not be found again by the words this build splits.
+#[test]
+fn an_index_counted_with_another_word_splitter_is_refused() {
+    let lock = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.lock")).unwrap();
+    for dep in ["jieba-rs", "stop-words"] {
+        let at = lock
+            .find(&format!("name = \"{dep}\"\nversion = \""))
+            .unwrap_or_else(|| panic!("{dep} in Cargo.lock"));
+        let rest = &lock[at..];
+        let v = rest.split('"').nth(3).unwrap();
+        let named = format!("{dep} {v}");
+        assert!(
+            neardup::methods::terms::WORDS.contains(&named),
+            "terms::WORDS does not name {named}"
+        );
+    }
+    let method = Method::from_name("tfidf").unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let ix = Index::open(dir.path(), options(&method)).unwrap();
+        ix.insert(&page("a", "a.example", &html(0, "A", &article_rich(1, 4))))
+            .unwrap();
+    }
+    {
+        let cfs = [
+            "meta", "keys", "docs", "texts", "postings", "simhash", "clusters", "frequent",
+            "chrome",
+        ];
+        let mut o = rocksdb::Options::default();
+        o.create_missing_column_families(true);
+        let db = rocksdb::DB::open_cf(&o, dir.path(), cfs).unwrap();
+        let meta = db.cf_handle("meta").unwrap();
+        let config = String::from_utf8(db.get_cf(meta, b"config").unwrap().unwrap()).unwrap();
+        assert!(config.contains(neardup::methods::terms::WORDS), "{config}");
+        let other = config.replace(neardup::methods::terms::WORDS, "jieba-rs 0.0.1");
+        db.put_cf(meta, b"config", other).unwrap();
+        db.flush_cf(meta).unwrap();
+    }
+    match Index::open(dir.path(), options(&method)) {
+        Err(Error::IncompatibleConfig { field, .. }) => assert_eq!(field, "words"),
+        Err(e) => panic!("another word splitter: {e}"),
+        Ok(_) => panic!("opened an index counted with another word splitter"),
+    }
+}

@@ -66,7 +66,8 @@ pub struct Explanation {
 
 /// Explains a pair of pages from their signatures, under `opts` (as [`Index::insert`] would
 /// decide it for the two pages alone: the methods on corpus statistics count the words of `b`,
-/// the page held, as the whole collection).
+/// the page held, as the whole collection — where I-Match has no lexicon, so only exact copies
+/// match; [`Index::explain`] weighs by the index's frequencies).
 pub fn explain_pair(
     (name_a, a): (&str, &Signatures),
     (name_b, b): (&str, &Signatures),

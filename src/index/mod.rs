@@ -289,6 +289,9 @@ struct StoredConfig {
     /// Absent (true) in configurations written before texts could be left out.
     #[serde(default = "stored_texts_default", skip_serializing_if = "is_true")]
     store_texts: bool,
+    /// The word splitter of a word-based method ([`crate::methods::terms::WORDS`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    words: Option<String>,
 }
 
 fn stored_texts_default() -> bool {
@@ -674,6 +677,12 @@ impl Index {
             simhash_max_distance: self.opts.simhash_max_distance,
             representative: self.opts.representative,
             store_texts: self.opts.store_texts,
+            words: self
+                .opts
+                .signature
+                .method
+                .uses_words()
+                .then(|| crate::methods::terms::WORDS.to_string()),
         }
     }
 

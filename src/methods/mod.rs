@@ -188,6 +188,12 @@ impl Method {
         }
     }
 
+    /// Does the method work on words ([`terms`]: AgT, I-Match, the semantic fingerprint, TF-IDF,
+    /// topic sentences)? Its index stores the word splitter's versions ([`terms::WORDS`]).
+    pub fn uses_words(&self) -> bool {
+        self.uses_df() || matches!(self, Method::Agt(_) | Method::Topic(_))
+    }
+
     /// Does the method weigh words by the collection's document frequencies (I-Match, the
     /// semantic fingerprint, TF-IDF)? An index running one keeps a posting per word (kind `T`)
     /// and the frequencies in memory.

@@ -10,6 +10,12 @@ use std::sync::OnceLock;
 
 use jieba_rs::Jieba;
 
+/// The word splitter, named by the versions of its parts. An index of a word-based method
+/// stores it and refuses to open under another ([`crate::Error::IncompatibleConfig`], field
+/// `words`): its word postings and document frequencies were counted with these words, and a
+/// delete recomputes them. A test holds it to the versions in `Cargo.lock`.
+pub const WORDS: &str = "jieba-rs 0.11.0 (embedded dictionary, HMM), stop-words 0.10.1 (zh, en)";
+
 fn jieba() -> &'static Jieba {
     static J: OnceLock<Jieba> = OnceLock::new();
     J.get_or_init(Jieba::new)
