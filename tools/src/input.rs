@@ -23,6 +23,34 @@ pub struct OwnedPage {
     pub body: Body,
 }
 
+impl OwnedPage {
+    /// Bytes of content the page holds.
+    pub fn size(&self) -> usize {
+        match &self.body {
+            Body::Html(b) => b.len(),
+            Body::Text(t) => t.len(),
+        }
+    }
+}
+
+/// How much one chunk of a file may hold: at most `pages` pages and, past its first page, at most
+/// `bytes` of content — so that a crawl of real-web pages (50–150 KB each) does not hold thousands
+/// of them in memory at once.
+#[derive(Clone, Copy, Debug)]
+pub struct Limit {
+    /// Pages.
+    pub pages: usize,
+    /// Bytes of content.
+    pub bytes: usize,
+}
+
+impl Limit {
+    /// Is a chunk of `pages` pages holding `bytes` of content full?
+    fn full(&self, pages: usize, bytes: usize) -> bool {
+        pages >= self.pages || (pages > 0 && bytes >= self.bytes)
+    }
+}
+
 /// Page content.
 pub enum Body {
     Html(Vec<u8>),
@@ -151,11 +179,12 @@ impl JsonlReader {
 
     /// Up to `n` pages, with the records that had to be skipped. An empty page list with
     /// `is_done()` means the file is finished.
-    pub fn next_chunk(&mut self, n: usize) -> (Vec<(String, OwnedPage)>, Vec<Skip>) {
-        let mut pages = Vec::new();
+    pub fn next_chunk(&mut self, limit: Limit) -> (Vec<(String, OwnedPage)>, Vec<Skip>) {
+        let mut pages: Vec<(String, OwnedPage)> = Vec::new();
         let mut skips = Vec::new();
         let mut buf = Vec::new();
-        while pages.len() < n && !self.done {
+        let mut bytes = 0;
+        while !limit.full(pages.len(), bytes) && !self.done {
             let place = format!("{}:{}", self.path.display(), self.line + 1);
             match self.raw_line(&mut buf) {
                 Ok(None) => self.done = true,
@@ -179,7 +208,10 @@ impl JsonlReader {
                         continue;
                     }
                     match parse_page(&buf) {
-                        Ok(p) => pages.push((place, p)),
+                        Ok(p) => {
+                            bytes += p.size();
+                            pages.push((place, p));
+                        }
                         Err(reason) => skips.push(Skip { place, reason }),
                     }
                 }
@@ -249,15 +281,15 @@ pub struct FileReport {
 
 /// A file of pages, read in chunks (on a reader thread of its own).
 pub trait PageSource: Send {
-    /// Up to `n` pages, with the records skipped on the way.
-    fn next_chunk(&mut self, n: usize) -> Chunk;
+    /// The next pages, up to `limit`, with the records skipped on the way.
+    fn next_chunk(&mut self, limit: Limit) -> Chunk;
     /// True when the file is finished.
     fn is_done(&self) -> bool;
 }
 
 impl PageSource for JsonlReader {
-    fn next_chunk(&mut self, n: usize) -> Chunk {
-        let (pages, skips) = JsonlReader::next_chunk(self, n);
+    fn next_chunk(&mut self, limit: Limit) -> Chunk {
+        let (pages, skips) = JsonlReader::next_chunk(self, limit);
         self.report.records += (pages.len() + skips.len()) as u64;
         self.report.pages += pages.len() as u64;
         self.report.damaged += skips.len() as u64;
@@ -357,9 +389,10 @@ impl WarcSource {
 }
 
 impl PageSource for WarcSource {
-    fn next_chunk(&mut self, n: usize) -> Chunk {
+    fn next_chunk(&mut self, limit: Limit) -> Chunk {
         let mut out = Chunk::default();
-        while out.pages.len() < n && !self.done {
+        let mut bytes = 0;
+        while !limit.full(out.pages.len(), bytes) && !self.done {
             let record = self.reader.next_record();
             self.damage(&mut out.skips);
             let Some(record) = record else {
@@ -439,15 +472,14 @@ impl PageSource for WarcSource {
                 .map_or(0, |d| d.timestamp());
             let host = host_of(&uri).to_string();
             self.report.pages += 1;
-            out.pages.push((
-                place,
-                OwnedPage {
-                    key: uri,
-                    host,
-                    time,
-                    body,
-                },
-            ));
+            let page = OwnedPage {
+                key: uri,
+                host,
+                time,
+                body,
+            };
+            bytes += page.size();
+            out.pages.push((place, page));
         }
         if self.done {
             out.report = Some(std::mem::take(&mut self.report));
@@ -477,6 +509,33 @@ pub fn read_key_list(path: &Path) -> Result<Vec<String>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn chunks_stop_at_their_byte_budget_but_hold_at_least_one_page() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("p.jsonl");
+        let html = "x".repeat(1000);
+        let lines: String = (0..10)
+            .map(|i| format!("{{\"id\": \"p{i}\", \"html\": \"{html}\"}}\n"))
+            .collect();
+        std::fs::write(&path, lines).unwrap();
+        let mut r = JsonlReader::new(&path, 1 << 20).unwrap();
+        let sizes: Vec<usize> = std::iter::from_fn(|| {
+            (!r.is_done()).then(|| {
+                r.next_chunk(Limit {
+                    pages: 100,
+                    bytes: 2500,
+                })
+                .0
+                .len()
+            })
+        })
+        .collect();
+        assert_eq!(sizes, vec![3, 3, 3, 1]);
+        let mut r = JsonlReader::new(&path, 1 << 20).unwrap();
+        let one = r.next_chunk(Limit { pages: 4, bytes: 1 }).0;
+        assert_eq!(one.len(), 1, "a page larger than the budget still comes");
+    }
 
     #[test]
     fn hosts() {

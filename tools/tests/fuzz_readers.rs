@@ -451,7 +451,10 @@ fn jsonl_and_archive_files() {
             let (mut pages, mut skips) = (0usize, 0usize);
             let cap = 64 * bytes.len() + 16;
             while !source.is_done() {
-                let chunk = source.next_chunk(4);
+                let chunk = source.next_chunk(input::Limit {
+                    pages: 4,
+                    bytes: usize::MAX,
+                });
                 pages += chunk.pages.len();
                 skips += chunk.skips.len() + chunk.revisits.len();
                 for (_, p) in &chunk.pages {
