@@ -4,9 +4,10 @@
 //! The page is parsed by html5ever into scraper's DOM ([`super::parse`], which also tells the links
 //! the page wrote from the copies the parser made of a link left open). One iterative walk cuts the
 //! visible text into *blocks*: runs of text between block-level boundaries (`<p>`, `<div>`, `<li>`,
-//! `<br>`, headings…). Scripts, styles, forms' widgets and the HTML5 page furniture (`<nav>`,
-//! `<header>`, `<footer>`, `<aside>`) contribute nothing; elements with the ARIA roles of those
-//! count as furniture, like furniture class names. Link text is text under a link the page wrote: an `<a>` with `href` (or a scripted
+//! `<br>`, headings…). Scripts, styles, forms' widgets, elements not rendered (the `hidden`
+//! attribute, an inline `display: none`) and the HTML5 page furniture (`<nav>`, `<header>`,
+//! `<footer>`, `<aside>`) contribute nothing; elements with the ARIA roles of those (or of a
+//! dialog) count as furniture, like furniture class names. Link text is text under a link the page wrote: an `<a>` with `href` (or a scripted
 //! placeholder without `href`, `id` or `name`), not an anchor (`<a id="x"/>`, `<a name="x">`), not
 //! a copy the parser made of a link left open, and not the blocks opened inside a link left open.
 //!
@@ -107,6 +108,28 @@ const MAX_LINK_SHARE: f64 = 0.5;
 /// Score added or removed for class/id names.
 const CLASS_WEIGHT: f64 = 25.0;
 
+/// Is an element not rendered, whatever its tag: the `hidden` attribute (HTML §6.1; not
+/// `hidden="until-found"`, which a find-in-page reveals) or an inline `display: none`? Cookie
+/// banners, consent dialogs and pop-ups wait so until a script shows them.
+fn is_not_rendered(e: &scraper::node::Element) -> bool {
+    if e.attr("hidden")
+        .is_some_and(|v| !v.trim().eq_ignore_ascii_case("until-found"))
+    {
+        return true;
+    }
+    e.attr("style").is_some_and(|s| {
+        s.split(';').any(|decl| {
+            let mut kv = decl.splitn(2, ':');
+            let (k, v) = (kv.next().unwrap_or(""), kv.next().unwrap_or(""));
+            k.trim().eq_ignore_ascii_case("display")
+                && v.trim()
+                    .trim_end_matches("!important")
+                    .trim()
+                    .eq_ignore_ascii_case("none")
+        })
+    })
+}
+
 /// Tags whose content is never text of the page.
 fn is_skipped(tag: &str) -> bool {
     matches!(
@@ -147,6 +170,8 @@ fn is_furniture_role(role: &str) -> bool {
             "contentinfo",
             "complementary",
             "search",
+            "dialog",
+            "alertdialog",
         ]
         .iter()
         .any(|f| r.eq_ignore_ascii_case(f))
@@ -246,6 +271,12 @@ const NEGATIVE_WORDS: &[&str] = &[
     "reply",
     "replies",
     "tag",
+    "cookie",
+    "consent",
+    "newsletter",
+    "subscribe",
+    "modal",
+    "dialog",
 ];
 /// Words of class and id names that usually mean content.
 const POSITIVE_WORDS: &[&str] = &[
@@ -579,7 +610,7 @@ pub fn extract(html: &str) -> MainText {
                 match node.value() {
                     Node::Element(e) => {
                         let tag = e.name();
-                        if is_skipped(tag) {
+                        if is_skipped(tag) || is_not_rendered(e) {
                             skip = Some(node.id());
                             in_title = false;
                             continue;
@@ -1149,6 +1180,31 @@ mod tests {
     /// ARIA landmarks are the page furniture of pages that do not use `<nav>`, `<footer>`…: a
     /// "See also" list whose entries describe the pages they link to is navigation all the same,
     /// and stays out when the body climbs to the ancestor holding it.
+    #[test]
+    fn what_is_not_rendered_and_dialogs_are_not_body() {
+        let body = "<div class=story><p>A short note on the river, with a clause, and another.</p>\
+                    <p>It flooded twice this year, the farmers say, and moved uphill.</p></div>";
+        let chrome = "<div class=x role=dialog hidden><p>We use cookies to improve your \
+            experience, with settings, choices, and more words than the note has.</p></div>\
+            <div style=\"color: red; display: none !important\"><p>Hidden teaser text, with \
+            commas, clauses, and, again, more words than the note has, by far.</p></div>\
+            <div class=cookie-consent><p>Accept all, reject all, or choose, with settings, \
+            and more settings, and even more settings here.</p></div>";
+        let page = |extra: &str| format!("<html><body>{extra}{body}</body></html>");
+        let clean = extract(&page(""));
+        assert_eq!(extract(&page(chrome)).body(), clean.body());
+        let found = body.replace(
+            "</p><p>",
+            "</p><div hidden=until-found><p>Details a reader can find, with a clause.</p></div><p>",
+        );
+        let m = extract(&format!("<html><body>{found}</body></html>"));
+        assert!(
+            m.body().contains("Details a reader can find"),
+            "{}",
+            m.body()
+        );
+    }
+
     #[test]
     fn aria_furniture_is_not_body() {
         let p = |n: u32| format!("<p>Paragraph {n} of the manual, which says what it says.</p>");
