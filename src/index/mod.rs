@@ -1207,19 +1207,14 @@ impl Index {
         for (key, ids) in keys.into_iter().skip(1).zip(postings) {
             let n = ids.len();
             // A word's posting is its document frequency: never marked over-frequent.
-            if key[0] == kind::TERM {
-                for id in &ids {
-                    cands.entry(id).or_default().0 += 1;
-                }
-                continue;
-            }
-            if n > freq.max_pages {
+            let word = key[0] == kind::TERM;
+            if !word && n > freq.max_pages {
                 if let Some(t) = txn.as_deref_mut() {
                     t.mark_frequent(key, FREQUENT_PAGES);
                 }
                 continue;
             }
-            if n > freq.few_hosts_pages && self.few_hosts(txn.as_deref(), &ids)? {
+            if !word && n > freq.few_hosts_pages && self.few_hosts(txn.as_deref(), &ids)? {
                 if let Some(t) = txn.as_deref_mut() {
                     t.mark_frequent(key, FREQUENT_HOSTS);
                 }
