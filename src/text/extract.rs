@@ -1,8 +1,9 @@
 //! HTML → main text (SPEC §2.1; seed 003 §4.1: the page as a tree, the nodes that carry the body
 //! chosen by how much text they hold).
 //!
-//! The page is parsed by html5ever into scraper's DOM ([`super::parse`], which also tells the links
-//! the page wrote from the copies the parser made of a link left open). One iterative walk cuts the
+//! The page is parsed into a light tree by our own HTML5 tokenizer and tree builder
+//! ([`super::html`], held to html5ever's tree, which also tells the links the page wrote from the
+//! copies the parser made of a link left open). One iterative walk cuts the
 //! visible text into *blocks*: runs of text between block-level boundaries (`<p>`, `<div>`, `<li>`,
 //! `<br>`, headings…). Scripts, styles, forms' widgets, elements not rendered (the `hidden`
 //! attribute, an inline `display: none`) and the HTML5 page furniture (`<nav>`, `<header>`,
@@ -30,12 +31,12 @@
 
 use std::collections::HashMap;
 
-use ego_tree::iter::Edge;
-use ego_tree::NodeId;
-use scraper::Node;
-
+use super::html::tree::{Data, Element};
+use super::html::{Edge, LinkOrigin};
 use super::normalize::char_width;
-use super::parse::LinkOrigin;
+
+/// A node of the page's tree (see [`super::html::Tree`]).
+type NodeId = u32;
 
 /// What kind of block a paragraph of the main text is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -111,7 +112,7 @@ const CLASS_WEIGHT: f64 = 25.0;
 /// Is an element not rendered, whatever its tag: the `hidden` attribute (HTML §6.1; not
 /// `hidden="until-found"`, which a find-in-page reveals) or an inline `display: none`? Cookie
 /// banners, consent dialogs and pop-ups wait so until a script shows them.
-fn is_not_rendered(e: &scraper::node::Element) -> bool {
+fn is_not_rendered(e: &Element) -> bool {
     if e.attr("hidden")
         .is_some_and(|v| !v.trim().eq_ignore_ascii_case("until-found"))
     {
@@ -557,10 +558,9 @@ pub fn extract(html: &str) -> MainText {
     if super::flat::nesting_depth(html) > super::flat::MAX_DEPTH {
         return super::flat::extract_flat(html);
     }
-    let parsed = super::parse::parse(html);
-    let doc = &parsed.html;
-    // Link text is text under an `<a>` the page wrote as a link (see `super::parse` for how the
-    // parser's copies and the links left open are told). Not links:
+    let tree = super::html::parse(html);
+    // Link text is text under an `<a>` the page wrote as a link (see `super::html::reference`
+    // for how the parser's copies and the links left open are told). Not links:
     // - an `<a>` written self-closing (`<a id="x"/>`, XHTML's empty element; an HTML5 parser
     //   leaves it open over the rest of its block);
     // - an `<a>` without `href` that names a target (`id`, `name`): `<a name="s1">Title</a>`;
@@ -568,13 +568,9 @@ pub fn extract(html: &str) -> MainText {
     // - a copy of a link left open, which the parser re-creates in the blocks that follow it.
     // A link left open (no `</a>`) also holds the blocks that follow it when their container was
     // left open too: the blocks opened inside it are not link text, its own inline text is.
-    let origin = |node: &ego_tree::NodeRef<'_, Node>| parsed.links.get(&node.id()).copied();
-    let is_link = |node: &ego_tree::NodeRef<'_, Node>, e: &scraper::node::Element| {
-        e.name() == "a"
-            && matches!(
-                origin(node),
-                Some(LinkOrigin::Closed | LinkOrigin::LeftOpen)
-            )
+    let is_link = |e: &Element| {
+        e.is("a")
+            && matches!(e.link, Some(LinkOrigin::Closed | LinkOrigin::LeftOpen))
             && (e.attr("href").is_some() || (e.attr("id").is_none() && e.attr("name").is_none()))
     };
     let mut title = String::new();
@@ -593,25 +589,26 @@ pub fn extract(html: &str) -> MainText {
     };
     let mut skip: Option<NodeId> = None;
     let mut in_title = false;
-    for edge in doc.tree.root().traverse() {
+    for edge in tree.edges() {
         match edge {
             Edge::Open(node) => {
                 w.counter += 1;
+                let data = &tree.nodes[node as usize].data;
                 if skip.is_some() {
-                    if let Node::Text(t) = node.value() {
+                    if let Data::Text(t) = data {
                         if in_title {
-                            title.push_str(&t.text);
+                            title.push_str(t);
                         }
-                    } else if let Node::Element(e) = node.value() {
-                        in_title |= e.name() == "title";
+                    } else if let Data::Element(e) = data {
+                        in_title |= e.name == "title";
                     }
                     continue;
                 }
-                match node.value() {
-                    Node::Element(e) => {
-                        let tag = e.name();
+                match data {
+                    Data::Element(e) => {
+                        let tag: &str = &e.name;
                         if is_skipped(tag) || is_not_rendered(e) {
-                            skip = Some(node.id());
+                            skip = Some(node);
                             in_title = false;
                             continue;
                         }
@@ -619,9 +616,9 @@ pub fn extract(html: &str) -> MainText {
                             w.flush();
                             continue;
                         }
-                        if is_link(&node, e) {
+                        if is_link(e) {
                             w.link_depth += 1;
-                            if origin(&node) == Some(LinkOrigin::LeftOpen) {
+                            if e.link == Some(LinkOrigin::LeftOpen) {
                                 w.unclosed_links += 1;
                             }
                         }
@@ -642,7 +639,7 @@ pub fn extract(html: &str) -> MainText {
                             };
                             let kind = element_kind(tag, class);
                             w.stats.insert(
-                                node.id(),
+                                node,
                                 ElemStats {
                                     open: w.counter,
                                     parent: w.frames.last().map(|f| f.id),
@@ -672,7 +669,7 @@ pub fn extract(html: &str) -> MainText {
                                 )
                             });
                             w.frames.push(Frame {
-                                id: node.id(),
+                                id: node,
                                 width: 0,
                                 link_width: 0,
                                 text: 0,
@@ -682,7 +679,7 @@ pub fn extract(html: &str) -> MainText {
                             });
                         }
                     }
-                    Node::Text(t) => {
+                    Data::Text(t) => {
                         if w.link_depth > 0 {
                             w.cur_link_width += t
                                 .chars()
@@ -690,26 +687,27 @@ pub fn extract(html: &str) -> MainText {
                                 .map(char_width)
                                 .sum::<u32>();
                         }
-                        w.cur.push_str(&t.text);
+                        w.cur.push_str(t);
                     }
                     _ => {}
                 }
             }
             Edge::Close(node) => {
+                let data = &tree.nodes[node as usize].data;
                 if let Some(s) = skip {
-                    if s == node.id() {
+                    if s == node {
                         skip = None;
                         in_title = false;
-                    } else if matches!(node.value(), Node::Element(e) if e.name() == "title") {
+                    } else if matches!(data, Data::Element(e) if e.name == "title") {
                         in_title = false;
                     }
                     continue;
                 }
-                if let Node::Element(e) = node.value() {
-                    let tag = e.name();
-                    if is_link(&node, e) {
+                if let Data::Element(e) = data {
+                    let tag: &str = &e.name;
+                    if is_link(e) {
                         w.link_depth = w.link_depth.saturating_sub(1);
-                        if origin(&node) == Some(LinkOrigin::LeftOpen) {
+                        if e.link == Some(LinkOrigin::LeftOpen) {
                             w.unclosed_links = w.unclosed_links.saturating_sub(1);
                         }
                     }

@@ -4,8 +4,8 @@ mod blocks;
 mod decode;
 mod extract;
 mod flat;
+mod html;
 mod normalize;
-mod parse;
 mod sentence;
 
 pub use blocks::{block_digest, masked, MIN_LETTERS_WITH_DIGITS};

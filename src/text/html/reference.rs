@@ -1,4 +1,7 @@
-//! HTML → tree, telling the links a page's author wrote from the copies the parser made of them.
+//! The reference parser: html5ever's tokenizer and tree builder into scraper's [`Html`], telling
+//! the links a page's author wrote from the copies the parser made of them. Extraction uses it
+//! for the pages the fast builder ([`super::builder`]) leaves to it, and the differential tests
+//! hold the fast builder to it.
 //!
 //! The page is parsed by html5ever into scraper's [`Html`] (a real HTML5 tree builder, as browsers
 //! do; SPEC §2.1). One behaviour of that algorithm matters to main-text extraction: an element of
@@ -38,7 +41,10 @@ use html5ever::tree_builder::{
     ElementFlags, NodeOrText, QuirksMode, TreeBuilder, TreeBuilderOpts, TreeSink,
 };
 use html5ever::{local_name, ns, Attribute, QualName, TokenizerResult};
-use scraper::{Html, HtmlTreeSink};
+use scraper::{Html, HtmlTreeSink, Node};
+
+use super::tree::{Data, Element, Ns, Tree};
+pub(crate) use super::LinkOrigin;
 
 /// A parsed page.
 pub(crate) struct Parsed {
@@ -48,17 +54,45 @@ pub(crate) struct Parsed {
     pub links: HashMap<NodeId, LinkOrigin>,
 }
 
-/// Where an `<a>` element comes from (see the module docs).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum LinkOrigin {
-    /// Written by the page and closed by its `</a>`.
-    Closed,
-    /// Written by the page, never closed by an `</a>`.
-    LeftOpen,
-    /// Written self-closing (`<a id="x"/>`): empty in XHTML, left open by an HTML5 parser.
-    SelfClosing,
-    /// Re-created by the tree builder: a copy of a link left open.
-    Copy,
+/// The light tree of a page, as the reference parser builds it.
+pub(crate) fn tree(html: &str) -> Tree<'static> {
+    let parsed = parse(html);
+    let mut tree = Tree::new();
+    // (scraper node, our parent)
+    let root = parsed.html.tree.root();
+    let mut todo: Vec<(ego_tree::NodeRef<'_, Node>, u32)> =
+        root.children().rev().map(|c| (c, 0)).collect();
+    while let Some((node, parent)) = todo.pop() {
+        let id = match node.value() {
+            Node::Element(e) => {
+                let ns = if e.name.ns == ns!(svg) {
+                    Ns::Svg
+                } else if e.name.ns == ns!(mathml) {
+                    Ns::Math
+                } else {
+                    Ns::Html
+                };
+                let id = tree.create(Data::Element(Element {
+                    name: e.name().to_ascii_lowercase().into(),
+                    ns,
+                    attrs: e
+                        .attrs()
+                        .map(|(n, v)| (n.to_string().into(), v.to_string().into()))
+                        .collect(),
+                    link: parsed.links.get(&node.id()).copied(),
+                }));
+                tree.append(parent, id);
+                id
+            }
+            Node::Text(t) => {
+                tree.append_text(parent, t.text.to_string().into());
+                continue;
+            }
+            _ => continue,
+        };
+        todo.extend(node.children().rev().map(|c| (c, id)));
+    }
+    tree
 }
 
 /// Parses a whole document (see the module docs).
