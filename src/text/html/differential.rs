@@ -130,6 +130,11 @@ fn tricky_cases() {
         "<marquee><p>m</marquee>",
         "<frameset><frame></frameset>",
         "<template><p>t</p></template>x",
+        "<!DOCTYPE html PUBLIC \"+//Silmaril//dtd html Pro v0r11 19970101//EN\"><p>a<table><tr><td>b</table>",
+        "<meta charset=utf-8>\u{feff}<title>t</title>",
+        "<p><script></script>\u{feff}x",
+        "<pre></>\nx</pre>",
+        "<pre>&#10y</pre><textarea>&#xAy</textarea><pre>&#10;z</pre>",
     ];
     for (i, c) in cases.iter().enumerate() {
         check(c, &format!("case {i}"));

@@ -38,9 +38,17 @@ pub(crate) fn parse(html: &str) -> Tree<'_> {
     fast(html).unwrap_or_else(|| reference::tree(html))
 }
 
+/// Characters the fast tokenizer leaves to the reference: U+0000 (replaced or dropped by state)
+/// and U+FEFF (html5ever drops one wherever its tokenizer resumes: at the start, after a script
+/// or a `<meta charset>`).
+fn needs_reference(html: &str) -> bool {
+    memchr::memchr(0, html.as_bytes()).is_some()
+        || memchr::memmem::find(html.as_bytes(), "\u{feff}".as_bytes()).is_some()
+}
+
 /// The tree by the fast builder, `None` when the page is left to the reference parser.
 pub(crate) fn fast(html: &str) -> Option<Tree<'_>> {
-    if memchr::memchr(0, html.as_bytes()).is_some() {
+    if needs_reference(html) {
         return None;
     }
     builder::build(html).ok()
@@ -49,8 +57,8 @@ pub(crate) fn fast(html: &str) -> Option<Tree<'_>> {
 /// Why the fast builder leaves a page to the reference parser (`None`: it does not).
 #[cfg(test)]
 pub(crate) fn left_because(html: &str) -> Option<&'static str> {
-    if memchr::memchr(0, html.as_bytes()).is_some() {
-        return Some("U+0000");
+    if needs_reference(html) {
+        return Some("U+0000 or U+FEFF");
     }
     builder::build(html).err().map(|e| e.0)
 }

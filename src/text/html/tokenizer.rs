@@ -93,6 +93,8 @@ pub(crate) struct Tokenizer<'a> {
     raw: Option<(RawKind, String)>,
     /// The adjusted current node is not an HTML element: `<![CDATA[` opens a CDATA section.
     pub foreign: bool,
+    /// Where the last text token started.
+    text_start: usize,
 }
 
 /// HTML white space, with CR (which the standard's input stream turns into LF).
@@ -118,6 +120,7 @@ impl<'a> Tokenizer<'a> {
             pos: 0,
             raw: None,
             foreign: false,
+            text_start: 0,
         }
     }
 
@@ -125,6 +128,11 @@ impl<'a> Tokenizer<'a> {
     /// tree builder just inserted).
     pub fn set_raw(&mut self, kind: RawKind, name: &str) {
         self.raw = Some((kind, name.to_string()));
+    }
+
+    /// Did the last text token start with a character reference?
+    pub fn text_began_with_reference(&self) -> bool {
+        self.bytes().get(self.text_start) == Some(&b'&')
     }
 
     fn bytes(&self) -> &'a [u8] {
@@ -135,6 +143,7 @@ impl<'a> Tokenizer<'a> {
     pub fn next_token(&mut self) -> Token<'a> {
         if let Some((kind, name)) = self.raw.take() {
             let start = self.pos;
+            self.text_start = start;
             let end = match kind {
                 RawKind::Plaintext => self.src.len(),
                 RawKind::ScriptData => script_end(self.bytes(), start),
@@ -168,6 +177,7 @@ impl<'a> Tokenizer<'a> {
     fn text(&mut self) -> Token<'a> {
         let b = self.bytes();
         let start = self.pos;
+        self.text_start = start;
         let mut i = start;
         loop {
             match memchr::memchr(b'<', &b[i..]) {
@@ -199,7 +209,9 @@ impl<'a> Tokenizer<'a> {
         Token::Text(decode_refs(&self.src[start..i], false))
     }
 
-    /// Markup at `<` (tag open state). `None` when it produced no token (`</>`).
+    /// Markup at `<` (tag open state). `</>` gives a [`Token::Comment`]: it makes no node, but
+    /// html5ever reports it as a parse error, which ends the tree builder's wait for a line feed
+    /// to drop after `<pre>`.
     fn markup(&mut self) -> Option<Token<'a>> {
         let b = self.bytes();
         let i = self.pos + 1;
@@ -209,7 +221,7 @@ impl<'a> Tokenizer<'a> {
                 Some(c) if c.is_ascii_alphabetic() => Some(self.tag(i + 1, true)),
                 Some(b'>') => {
                     self.pos = i + 2;
-                    None
+                    Some(Token::Comment)
                 }
                 None => {
                     self.pos = b.len();
