@@ -589,6 +589,29 @@ impl<'a> Builder<'a> {
         self.tree.append_text(parent, text);
     }
 
+    /// Inserts a text's leading white space at the current node (the modes before the body, and
+    /// the column group's); the rest, if any, is a token to process further.
+    fn insert_leading_ws(&mut self, s: Cow<'a, str>) -> Option<Token<'a>> {
+        let (ws, rest) = split_ws(s);
+        if let Some(ws) = ws {
+            self.append_text(ws);
+        }
+        rest.map(Token::Text)
+    }
+
+    /// Text after the body: its white space by the "in body" rules, the rest reprocessed in
+    /// body.
+    fn text_after_body(&mut self, s: Cow<'a, str>) -> R<Flow<'a>> {
+        let (ws, rest) = split_ws(s);
+        if let Some(ws) = ws {
+            self.step(Mode::InBody, Token::Text(ws))?;
+        }
+        Ok(match rest {
+            Some(rest) => Flow::Reprocess(Mode::InBody, Token::Text(rest)),
+            None => Flow::Done,
+        })
+    }
+
     /// Where a node inserted into `parent` goes: a template's contents for a `<template>`.
     fn target(&self, parent: u32) -> u32 {
         if self.el(parent).is("template") {
@@ -1088,18 +1111,9 @@ impl<'a> Builder<'a> {
             Mode::InHead => self.in_head(t),
             Mode::AfterHead => {
                 let t = match t {
-                    Token::Text(s) => match split_ws(s) {
-                        (Some(ws), None) => {
-                            self.append_text(ws);
-                            return Ok(Flow::Done);
-                        }
-                        (ws, Some(rest)) => {
-                            if let Some(ws) = ws {
-                                self.append_text(ws);
-                            }
-                            Token::Text(rest)
-                        }
-                        (None, None) => return Ok(Flow::Done),
+                    Token::Text(s) => match self.insert_leading_ws(s) {
+                        Some(rest) => rest,
+                        None => return Ok(Flow::Done),
                     },
                     Token::Comment => return Ok(Flow::Done),
                     Token::Start(tag) => match tag.name.as_ref() {
@@ -1208,18 +1222,9 @@ impl<'a> Builder<'a> {
             },
             Mode::InColumnGroup => {
                 let t = match t {
-                    Token::Text(s) => match split_ws(s) {
-                        (Some(ws), None) => {
-                            self.append_text(ws);
-                            return Ok(Flow::Done);
-                        }
-                        (ws, Some(rest)) => {
-                            if let Some(ws) = ws {
-                                self.append_text(ws);
-                            }
-                            Token::Text(rest)
-                        }
-                        (None, None) => return Ok(Flow::Done),
+                    Token::Text(s) => match self.insert_leading_ws(s) {
+                        Some(rest) => rest,
+                        None => return Ok(Flow::Done),
                     },
                     Token::Comment => return Ok(Flow::Done),
                     Token::Start(tag) => match tag.name.as_ref() {
@@ -1418,16 +1423,7 @@ impl<'a> Builder<'a> {
                 _ => Ok(Flow::Done),
             },
             Mode::AfterBody => match t {
-                Token::Text(s) => match split_ws(s) {
-                    (Some(ws), None) => self.step(Mode::InBody, Token::Text(ws)),
-                    (ws, Some(rest)) => {
-                        if let Some(ws) = ws {
-                            self.step(Mode::InBody, Token::Text(ws))?;
-                        }
-                        Ok(Flow::Reprocess(Mode::InBody, Token::Text(rest)))
-                    }
-                    (None, None) => Ok(Flow::Done),
-                },
+                Token::Text(s) => self.text_after_body(s),
                 Token::Comment => Ok(Flow::Done),
                 Token::Start(ref tag) if tag.name == "html" => self.step(Mode::InBody, t),
                 Token::End(ref n) if n == "html" => {
@@ -1438,16 +1434,7 @@ impl<'a> Builder<'a> {
                 t => Ok(Flow::Reprocess(Mode::InBody, t)),
             },
             Mode::AfterAfterBody => match t {
-                Token::Text(s) => match split_ws(s) {
-                    (Some(ws), None) => self.step(Mode::InBody, Token::Text(ws)),
-                    (ws, Some(rest)) => {
-                        if let Some(ws) = ws {
-                            self.step(Mode::InBody, Token::Text(ws))?;
-                        }
-                        Ok(Flow::Reprocess(Mode::InBody, Token::Text(rest)))
-                    }
-                    (None, None) => Ok(Flow::Done),
-                },
+                Token::Text(s) => self.text_after_body(s),
                 Token::Comment => Ok(Flow::Done),
                 Token::Start(ref tag) if tag.name == "html" => self.step(Mode::InBody, t),
                 Token::Eof => Ok(Flow::Done),
@@ -1496,18 +1483,9 @@ impl<'a> Builder<'a> {
 
     fn in_head(&mut self, t: Token<'a>) -> R<Flow<'a>> {
         let t = match t {
-            Token::Text(s) => match split_ws(s) {
-                (Some(ws), None) => {
-                    self.append_text(ws);
-                    return Ok(Flow::Done);
-                }
-                (ws, Some(rest)) => {
-                    if let Some(ws) = ws {
-                        self.append_text(ws);
-                    }
-                    Token::Text(rest)
-                }
-                (None, None) => return Ok(Flow::Done),
+            Token::Text(s) => match self.insert_leading_ws(s) {
+                Some(rest) => rest,
+                None => return Ok(Flow::Done),
             },
             Token::Comment => return Ok(Flow::Done),
             Token::Start(tag) => match tag.name.as_ref() {

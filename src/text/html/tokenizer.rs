@@ -489,6 +489,19 @@ fn raw_end(b: &[u8], mut i: usize, name: &str) -> usize {
     b.len()
 }
 
+/// Skips the run of `-` at `k` in script data: where it ends, after a `>` that closes it (the
+/// escaped dash dash state's way back to script data), and whether one did.
+fn dash_run(b: &[u8], mut k: usize) -> (usize, bool) {
+    while b.get(k) == Some(&b'-') {
+        k += 1;
+    }
+    if b.get(k) == Some(&b'>') {
+        (k + 1, true)
+    } else {
+        (k, false)
+    }
+}
+
 /// Where script data starting at `i` ends: at the `<` of the `</script` that closes it, after
 /// the escaped (`<!--`) and double-escaped (`<!-- <script>`) states.
 fn script_end(b: &[u8], mut i: usize) -> usize {
@@ -512,18 +525,9 @@ fn script_end(b: &[u8], mut i: usize) -> usize {
                 if b[i..].starts_with(b"<!--") {
                     // Script data escape start: the dashes after `<!` are read by the escaped
                     // dash states, so `<!-->` returns to script data at once.
-                    i += 2;
-                    s = S::Escaped;
-                    let mut k = i;
-                    while b.get(k) == Some(&b'-') {
-                        k += 1;
-                    }
-                    if b.get(k) == Some(&b'>') {
-                        s = S::Data;
-                        i = k + 1;
-                    } else {
-                        i = k;
-                    }
+                    let (next, closed) = dash_run(b, i + 2);
+                    s = if closed { S::Data } else { S::Escaped };
+                    i = next;
                     continue;
                 }
                 i += 1;
@@ -536,16 +540,11 @@ fn script_end(b: &[u8], mut i: usize) -> usize {
                 if b[i] == b'-' {
                     // `--` then more dashes then `>` leaves the escaped states.
                     if b.get(i + 1) == Some(&b'-') {
-                        let mut k = i + 2;
-                        while b.get(k) == Some(&b'-') {
-                            k += 1;
-                        }
-                        if b.get(k) == Some(&b'>') {
+                        let (next, closed) = dash_run(b, i + 2);
+                        if closed {
                             s = S::Data;
-                            i = k + 1;
-                        } else {
-                            i = k;
                         }
+                        i = next;
                     } else {
                         i += 1;
                     }
