@@ -150,8 +150,7 @@ fn main() {
         .collect();
     let opts = BatchOptions {
         order: BatchOrder::Input,
-        group: 256,
-        window: 1024,
+        ..BatchOptions::default()
     };
     let start = Instant::now();
     let cpu0 = cpu_secs();

@@ -49,8 +49,7 @@ fn dev_slice_f1_does_not_regress() {
         .collect();
     let opts = BatchOptions {
         order: BatchOrder::Input,
-        group: 256,
-        window: 1024,
+        ..BatchOptions::default()
     };
     let results = ix.insert_batch(&pages, &opts, &mut |_, _| {}).unwrap();
     assert!(results.iter().all(|r| r.is_ok()));

@@ -335,8 +335,7 @@ fn ingest(
             Order::Fingerprints => BatchOrder::FingerprintCount,
             Order::Input => BatchOrder::Input,
         },
-        group: 256,
-        window: 1024,
+        ..BatchOptions::default()
     };
     let max_page = ix.options().signature.max_page_bytes;
     let (mut pages, mut dups, mut no_text, mut replaced, mut bytes) =
