@@ -12,6 +12,9 @@
 //!
 //! With `NEARDUP_BENCH_NO_TEXTS=1` the index stores no texts (`IndexOptions::store_texts` off)
 //! and a `TextSource` hands the pages' HTML back from memory, as an embedding engine would.
+//!
+//! With `NEARDUP_BENCH_NO_FILTER=1` the in-memory posting-key filter is off
+//! (`IndexOptions::posting_filter_bytes` 0): every posting key is read from RocksDB.
 
 use std::io::{BufRead, BufReader, Write};
 use std::time::Instant;
@@ -116,6 +119,14 @@ fn main() {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("index");
     let external = std::env::var_os("NEARDUP_BENCH_NO_TEXTS").is_some();
+    let base = IndexOptions {
+        posting_filter_bytes: if std::env::var_os("NEARDUP_BENCH_NO_FILTER").is_some() {
+            0
+        } else {
+            IndexOptions::default().posting_filter_bytes
+        },
+        ..IndexOptions::default()
+    };
     let ix = if external {
         let html: HashMap<String, SourcedContent> = docs
             .iter()
@@ -130,11 +141,11 @@ fn main() {
             .collect();
         let opts = IndexOptions {
             store_texts: false,
-            ..IndexOptions::default()
+            ..base
         };
         Index::open_with_text_source(&path, opts, Arc::new(MemorySource(html))).expect("open")
     } else {
-        Index::open(&path, IndexOptions::default()).expect("open")
+        Index::open(&path, base).expect("open")
     };
     let pages: Vec<Page<'_>> = docs
         .iter()

@@ -262,6 +262,12 @@ pub struct IndexOptions {
     /// content whenever it must verify against that page (SPEC §3).
     #[serde(default = "yes")]
     pub store_texts: bool,
+    /// Memory, in bytes, the in-memory filter of stored posting keys may take (about 1.25 bytes
+    /// a key; 60 to 120 keys a page): posting reads skip the keys it knows no page has. It is
+    /// built when the index opens, from a scan of the posting keys. Default 512 MiB, enough for
+    /// about 6 million pages; past it the filter turns itself off and every key is read from
+    /// RocksDB, whose own filters then answer. 0 turns it off.
+    pub posting_filter_bytes: usize,
 }
 
 fn yes() -> bool {
@@ -283,6 +289,7 @@ impl Default for IndexOptions {
             create_if_missing: true,
             sync_writes: true,
             store_texts: true,
+            posting_filter_bytes: 512 << 20,
         }
     }
 }

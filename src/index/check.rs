@@ -197,6 +197,14 @@ impl Index {
             IteratorMode::Start,
         ) {
             let (k, v) = item.map_err(it_err)?;
+            if let Ok(key) = <&[u8; 9]>::try_from(k.as_ref()) {
+                if !self.posting_filter.may_contain(key) {
+                    rep.problem(format!(
+                        "posting {} is missing from the in-memory posting-key filter",
+                        crate::error::hex(&k)
+                    ));
+                }
+            }
             match codec::decode_posting(&v) {
                 Ok(ids) => {
                     rep.postings += ids.len();

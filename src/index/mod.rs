@@ -11,6 +11,7 @@ mod chrome;
 mod cluster;
 mod compact;
 mod explain;
+mod filter;
 mod read;
 mod registry;
 mod source;
@@ -186,6 +187,9 @@ pub struct Stats {
     pub cluster_sizes: Vec<(String, u64)>,
     /// Site chrome learned per host (see [`crate::ChromeConfig`]).
     pub chrome: ChromeStats,
+    /// Memory the in-memory filter of posting keys takes, in bytes (0 when it is off; see
+    /// [`crate::IndexOptions::posting_filter_bytes`]).
+    pub posting_filter_bytes: u64,
 }
 
 /// Figures about the site chrome learned per host.
@@ -366,6 +370,8 @@ pub struct Index {
     durable: AtomicU64,
     poisoned: AtomicBool,
     frequent: RwLock<HashSet<[u8; 9]>>,
+    /// The posting keys stored (with false positives): reads skip the others.
+    posting_filter: filter::PostingFilter,
     /// Document frequencies by word, under a method on corpus statistics (the sizes of the
     /// postings of kind `T`, kept current by every commit; empty otherwise).
     df: RwLock<DocFreqs>,
@@ -573,7 +579,7 @@ impl Index {
         read_only: bool,
     ) -> Result<Index> {
         let tables = SimhashTables::new(opts.simhash_max_distance)?;
-        let ix = Index {
+        let mut ix = Index {
             db,
             path,
             opts,
@@ -583,6 +589,7 @@ impl Index {
             durable: AtomicU64::new(0),
             poisoned: AtomicBool::new(false),
             frequent: RwLock::new(HashSet::new()),
+            posting_filter: filter::PostingFilter::new(0, 0),
             df: RwLock::new(DocFreqs::new()),
             page_cluster: RwLock::new(Vec::new()),
             source,
@@ -592,6 +599,7 @@ impl Index {
         };
         let format = ix.check_or_write_meta()?;
         *ix.frequent.write() = ix.load_frequent()?;
+        ix.posting_filter = ix.load_posting_filter()?;
         *ix.page_cluster.write() = ix.load_page_clusters()?;
         let mut counters = ix.load_counters()?;
         if format == storage::FORMAT_VERSION_2 {
@@ -918,9 +926,19 @@ impl Index {
         keys: &[[u8; 9]],
         snapshot: Option<&rocksdb::Snapshot<'_>>,
     ) -> Result<Vec<RoaringBitmap>> {
-        self.multi_get_at(
+        // Only the keys the filter does not rule out are read.
+        let maybe: Vec<bool> = keys
+            .iter()
+            .map(|k| self.posting_filter.may_contain(k))
+            .collect();
+        let wanted: Vec<&[u8; 9]> = keys
+            .iter()
+            .zip(&maybe)
+            .filter_map(|(k, &m)| m.then_some(k))
+            .collect();
+        let read = self.multi_get_at(
             cf::POSTINGS,
-            keys,
+            &wanted,
             snapshot,
             "reading postings",
             |key, v| match v {
@@ -929,7 +947,45 @@ impl Index {
                     codec::decode_posting(v).map_err(|r| Error::corruption(cf::POSTINGS, key, r))
                 }
             },
-        )
+        )?;
+        let mut read = read.into_iter();
+        Ok(maybe
+            .into_iter()
+            .map(|m| {
+                if m {
+                    read.next().unwrap_or_default()
+                } else {
+                    RoaringBitmap::new()
+                }
+            })
+            .collect())
+    }
+
+    /// The filter of stored posting keys, from a scan of the keys (see [`filter`]).
+    fn load_posting_filter(&self) -> Result<filter::PostingFilter> {
+        let budget = self.opts.posting_filter_bytes;
+        if budget == 0 {
+            return Ok(filter::PostingFilter::new(0, 0));
+        }
+        let h = self.cf(cf::POSTINGS);
+        let estimate = self
+            .db
+            .property_int_value_cf(h, "rocksdb.estimate-num-keys")
+            .ok()
+            .flatten()
+            .unwrap_or(0);
+        let f = filter::PostingFilter::new(usize::try_from(estimate).unwrap_or(usize::MAX), budget);
+        let mut it = self.db.raw_iterator_cf_opt(h, storage::scan_options());
+        it.seek_to_first();
+        while f.is_on() && it.valid() {
+            if let Some(key) = it.key().and_then(|k| <&[u8; 9]>::try_from(k).ok()) {
+                f.insert(key);
+            }
+            it.next();
+        }
+        it.status()
+            .map_err(|e| Error::storage("reading the posting keys", e))?;
+        Ok(f)
     }
 
     /// Values of several keys of column family `name` in one batched read, at a snapshot when
@@ -1059,6 +1115,9 @@ impl Index {
     }
 
     pub(crate) fn posting(&self, key: &[u8; 9]) -> Result<RoaringBitmap> {
+        if !self.posting_filter.may_contain(key) {
+            return Ok(RoaringBitmap::new());
+        }
         let bm = self.get_decoded(cf::POSTINGS, key, "a posting", |v| {
             codec::decode_posting(v).map_err(|r| Error::corruption(cf::POSTINGS, key, r))
         })?;
@@ -1332,6 +1391,10 @@ impl Index {
         let mut wo = WriteOptions::default();
         wo.set_sync(sync && self.opts.sync_writes);
         let batch = std::mem::take(&mut txn.batch);
+        // Into the filter before the write: no reader may see a posting the filter denies.
+        for key in txn.posting_keys_added() {
+            self.posting_filter.insert(key);
+        }
         if let Err(e) = self.db.write_opt(batch, &wo) {
             self.poisoned.store(true, Ordering::Release);
             log::error!(
@@ -1909,6 +1972,7 @@ impl Index {
             frequent,
             bytes,
             cluster_sizes,
+            posting_filter_bytes: self.posting_filter.bytes() as u64,
         })
     }
 

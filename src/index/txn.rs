@@ -210,6 +210,14 @@ impl<'a> Txn<'a> {
         }
     }
 
+    /// The keys this write adds pages to.
+    pub(crate) fn posting_keys_added(&self) -> impl Iterator<Item = &[u8; 9]> {
+        self.postings
+            .iter()
+            .filter(|(_, d)| !d.add.is_empty())
+            .map(|(k, _)| k)
+    }
+
     /// The posting changes of this write (after [`Txn::finish`]).
     pub(crate) fn take_postings(&mut self) -> HashMap<[u8; 9], Delta> {
         std::mem::take(&mut self.postings)
