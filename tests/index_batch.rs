@@ -201,3 +201,42 @@ fn a_batch_beside_another_writer_stays_consistent() {
     }
     assert_clean(&ix);
 }
+
+/// The group (pages per committed write) changes where work is done, never a decision: the
+/// same batch in groups of 1, 7 and a whole window gives the same clusters, under both orders.
+#[test]
+fn the_group_changes_no_decision() {
+    let mut docs = Vec::new();
+    for a in 0..15u64 {
+        let base = article(200 + a, 4 + (a as usize % 5));
+        docs.push((format!("a{a}"), html(0, "t", &base)));
+        docs.push((format!("a{a}-c"), html(1, "t", &base)));
+        docs.push((format!("a{a}-e"), html(2, "t", &edited(&base, a))));
+        docs.push((format!("a{a}-f"), html(0, "t", &edited(&base, a + 50))));
+    }
+    let pages: Vec<Page<'_>> = docs.iter().map(|(k, h)| page(k, "h", h)).collect();
+    for order in [BatchOrder::FingerprintCount, BatchOrder::Input] {
+        let exports: Vec<Vec<(String, String)>> = [1, 7, 20]
+            .into_iter()
+            .map(|group| {
+                let dir = tempfile::tempdir().unwrap();
+                let ix = open(dir.path());
+                let opts = BatchOptions {
+                    order,
+                    group,
+                    window: 20,
+                };
+                let results = ix.insert_batch(&pages, &opts, &mut |_, _| {}).unwrap();
+                assert!(results.iter().all(|r| r.is_ok()));
+                assert_clean(&ix);
+                let mut e = Vec::new();
+                ix.export(|k, t| e.push((k.to_string(), t.to_string())))
+                    .unwrap();
+                e
+            })
+            .collect();
+        assert!(exports.iter().all(|e| e == &exports[0]), "{order:?}");
+        // Some pages did join others.
+        assert!(exports[0].iter().any(|(k, t)| k != t));
+    }
+}

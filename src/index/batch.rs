@@ -59,7 +59,9 @@ pub struct BatchOptions {
     /// larger write in memory.
     pub group: usize,
     /// Pages prepared and pre-decided together; the next window's signatures are computed
-    /// while this one is inserted.
+    /// while this one is inserted. Under [`BatchOrder::FingerprintCount`] each window is
+    /// ordered on its own, so the window changes the order (and may change the clusters); the
+    /// group never does. A group larger than the window is cut to it.
     pub window: usize,
 }
 
@@ -68,7 +70,7 @@ impl Default for BatchOptions {
         BatchOptions {
             order: BatchOrder::FingerprintCount,
             group: 1024,
-            window: 2048,
+            window: 1024,
         }
     }
 }
