@@ -144,11 +144,9 @@ fn ordered_unit_digests(
         let st = s.text(text);
         if cfg.clause_units {
             for clause in st.split([',', ':']) {
-                let w: u32 = clause
-                    .chars()
-                    .filter(|&c| c != ' ')
-                    .map(crate::text::char_width)
-                    .sum();
+                // A space is 1 wide and left out.
+                let spaces = clause.bytes().filter(|&b| b == b' ').count() as u32;
+                let w = crate::text::width(clause) - spaces;
                 if w >= cfg.min_sentence_width {
                     digests.push((sentence_digest(clause), w));
                 }

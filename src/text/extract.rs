@@ -461,10 +461,17 @@ impl Walker {
         if text.is_empty() {
             return;
         }
-        let (mut w, mut commas) = (0u32, 0u32);
-        for c in text.chars() {
-            w += char_width(c);
-            commas += u32::from(matches!(c, ',' | '，' | '、' | '；' | ';'));
+        let w = super::normalize::width(&text);
+        // `,` `;` and the full-width `，` (EF BC 8C), `；` (EF BC 9B), `、` (E3 80 81).
+        let b = text.as_bytes();
+        let mut commas = 0u32;
+        for (i, &c) in b.iter().enumerate() {
+            commas += u32::from(match c {
+                b',' | b';' => true,
+                0xEF => matches!(b.get(i + 1..i + 3), Some([0xBC, 0x8C | 0x9B])),
+                0xE3 => matches!(b.get(i + 1..i + 3), Some([0x80, 0x81])),
+                _ => false,
+            });
         }
         let n = self.frames.len();
         let container = [
@@ -542,12 +549,42 @@ fn element_kind(tag: &str, class: &str) -> u64 {
 }
 
 fn collapse_ws(s: &str) -> String {
+    // `split_whitespace` joined by spaces, read from the bytes: only a character led by C2, E1,
+    // E2 or E3 can be non-ASCII white space (U+0085, U+00A0, U+1680, U+2000–U+200A, U+2028,
+    // U+2029, U+202F, U+205F, U+3000), so no other is decoded.
+    let b = s.as_bytes();
     let mut out = String::with_capacity(s.len());
-    for word in s.split_whitespace() {
+    let mut word: Option<usize> = None;
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        let (len, ws) = match c {
+            0..=0x7F => (1, matches!(c, b' ' | b'\t' | b'\n' | 0x0B | 0x0C | b'\r')),
+            0xC2 | 0xE1 | 0xE2 | 0xE3 => {
+                let ch = s[i..].chars().next().unwrap_or(' ');
+                (ch.len_utf8(), ch.is_whitespace())
+            }
+            0x80..=0xDF => (2, false),
+            0xE0..=0xEF => (3, false),
+            _ => (4, false),
+        };
+        if ws {
+            if let Some(start) = word.take() {
+                if !out.is_empty() {
+                    out.push(' ');
+                }
+                out.push_str(&s[start..i]);
+            }
+        } else if word.is_none() {
+            word = Some(i);
+        }
+        i += len;
+    }
+    if let Some(start) = word {
         if !out.is_empty() {
             out.push(' ');
         }
-        out.push_str(word);
+        out.push_str(&s[start..]);
     }
     out
 }
@@ -1237,5 +1274,34 @@ mod tests {
         let deep = "<div>".repeat(100_000) + "deep text" + &"</div>".repeat(100_000);
         let m = extract(&deep);
         assert_eq!(m.body(), "deep text");
+    }
+}
+
+#[cfg(test)]
+mod collapse_tests {
+    use super::collapse_ws;
+    use proptest::prelude::*;
+
+    fn reference(s: &str) -> String {
+        s.split_whitespace().collect::<Vec<_>>().join(" ")
+    }
+
+    #[test]
+    fn every_white_space_character_separates() {
+        let spaces: Vec<char> = (0..=0x10FFFFu32)
+            .filter_map(char::from_u32)
+            .filter(|c| c.is_whitespace())
+            .collect();
+        for sp in spaces {
+            let s = format!("{sp}a{sp}{sp}中\u{85}b{sp}");
+            assert_eq!(collapse_ws(&s), reference(&s), "{sp:?}");
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn equals_split_whitespace(s in "[ a-z\t\n\u{b}\u{c}\r\u{85}\u{a0}\u{1680}\u{2000}-\u{200b}\u{2028}\u{2029}\u{202f}\u{205f}\u{3000}\u{3001}é中🎉,，]{0,40}") {
+            prop_assert_eq!(collapse_ws(&s), reference(&s));
+        }
     }
 }

@@ -40,9 +40,34 @@ pub fn char_width(c: char) -> u32 {
     }
 }
 
-/// Width of a string in GBK bytes.
+/// Width of a string in GBK bytes: the sum of [`char_width`], read from the UTF-8 bytes
+/// without decoding. A character is 2 wide from U+2E80 up (every [`is_cjk`] range lies above
+/// it): in UTF-8, every 4-byte sequence and the 3-byte ones from `E2 BA 80` on.
 pub fn width(s: &str) -> u32 {
-    s.chars().map(char_width).sum()
+    let b = s.as_bytes();
+    let (mut w, mut i) = (0u32, 0usize);
+    while i < b.len() {
+        let c = b[i];
+        if c < 0x80 {
+            w += 1;
+            i += 1;
+        } else if c < 0xE0 {
+            w += 1;
+            i += 2;
+        } else if c < 0xF0 {
+            // `s` is UTF-8: a 3-byte lead has its continuation bytes.
+            w += if c > 0xE2 || (c == 0xE2 && b[i + 1] >= 0xBA) {
+                2
+            } else {
+                1
+            };
+            i += 3;
+        } else {
+            w += 2;
+            i += 4;
+        }
+    }
+    w
 }
 
 /// Canonical form of punctuation after NFKC: Chinese sentence punctuation and quotes map to
@@ -74,10 +99,26 @@ fn canonical_punct(c: char) -> Option<char> {
 fn nfkc(raw: &str) -> String {
     use unicode_normalization::char::canonical_combining_class;
     use unicode_normalization::{is_nfkc_quick, IsNormalized};
+    let b = raw.as_bytes();
     let mut out = String::with_capacity(raw.len());
-    for c in raw.chars() {
+    let mut i = 0;
+    while i < b.len() {
+        // A run of ASCII is copied as it is.
+        let run = b[i..]
+            .iter()
+            .position(|&x| x >= 0x80)
+            .unwrap_or(b.len() - i);
+        if run > 0 {
+            out.push_str(&raw[i..i + run]);
+            i += run;
+            continue;
+        }
+        let Some(c) = raw[i..].chars().next() else {
+            break;
+        };
+        i += c.len_utf8();
         let mapped = match c as u32 {
-            0..=0x7F | 0x4E00..=0x9FFF => c,
+            0x4E00..=0x9FFF => c,
             // Full-width ASCII forms: NFKC gives the ASCII character 0xFEE0 below.
             0xFF01..=0xFF5E => char::from_u32(c as u32 - 0xFEE0).unwrap_or(c),
             0x3000 => ' ',
@@ -148,6 +189,20 @@ pub fn normalize(raw: &str, fold_traditional: bool) -> String {
     // Whether the last character written was CJK before punctuation was made canonical.
     let mut prev_cjk = false;
     for c in folded.chars() {
+        if c.is_ascii() {
+            // ASCII: white space and controls are U+0000–U+0020 and U+007F; nothing else is
+            // CJK or changes.
+            if c <= ' ' || c == '\u{7f}' {
+                pending_space = !out.is_empty();
+                continue;
+            }
+            if std::mem::take(&mut pending_space) && !prev_cjk {
+                out.push(' ');
+            }
+            out.push(c);
+            prev_cjk = false;
+            continue;
+        }
         if c.is_whitespace() || c.is_control() || c == '\u{200b}' || c == '\u{feff}' {
             pending_space = !out.is_empty();
             continue;
@@ -179,6 +234,23 @@ mod tests {
             "ﬁ ligature and ² superscript，and ＡＢＣ",
         ] {
             assert_eq!(nfkc(s), s.nfkc().collect::<String>(), "{s:?}");
+        }
+    }
+
+    #[test]
+    fn width_from_bytes_is_the_sum_of_char_widths() {
+        for s in [
+            "",
+            "ascii only",
+            "é ü ß Ω ж",
+            "\u{2e7f}\u{2e80}\u{2fff}\u{3000}中文，标点。",
+            "ｆｕｌｌ　ｗｉｄｔｈ and 𠀀𪚥 and 🎉",
+            "\u{800}\u{fff}\u{1000}\u{ffff}",
+        ] {
+            assert_eq!(width(s), s.chars().map(char_width).sum::<u32>(), "{s:?}");
+        }
+        for c in (0..=0x10FFFFu32).filter_map(char::from_u32) {
+            assert_eq!(width(c.encode_utf8(&mut [0; 4])), char_width(c), "{c:?}");
         }
     }
 
