@@ -226,9 +226,15 @@ impl Index {
         // to clusters (members of one cluster tend to share the same fingerprints).
         let mut ranked_pages: Vec<(DocId, u32, bool)> =
             cands.iter().map(|(&id, &(s, e))| (id, s, e)).collect();
-        ranked_pages.sort_unstable_by_key(|&(id, s, e)| (std::cmp::Reverse((e, s)), id));
-        ranked_pages.truncate(MAX_CANDIDATE_PAGES);
-        let mut clusters: HashMap<ClusterId, Rank> = HashMap::new();
+        // The order is total (ids are distinct): the best MAX_CANDIDATE_PAGES are selected, then
+        // sorted.
+        let key = |&(id, s, e): &(DocId, u32, bool)| (std::cmp::Reverse((e, s)), id);
+        if ranked_pages.len() > MAX_CANDIDATE_PAGES {
+            ranked_pages.select_nth_unstable_by_key(MAX_CANDIDATE_PAGES, key);
+            ranked_pages.truncate(MAX_CANDIDATE_PAGES);
+        }
+        ranked_pages.sort_unstable_by_key(key);
+        let mut clusters = rustc_hash::FxHashMap::<ClusterId, Rank>::default();
         for &(id, shared, exact) in &ranked_pages {
             let Some(cluster) = self.rd_cluster_of(txr, id) else {
                 continue;

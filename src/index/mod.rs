@@ -1227,8 +1227,8 @@ impl Index {
         txn: Option<&mut Txn<'_>>,
         probe: &Probe<'_>,
         ahead: Option<Ahead<'_, '_>>,
-    ) -> Result<HashMap<DocId, (u32, bool)>> {
-        let mut cands: HashMap<DocId, (u32, bool)> = HashMap::new();
+    ) -> Result<rustc_hash::FxHashMap<DocId, (u32, bool)>> {
+        let mut cands = rustc_hash::FxHashMap::<DocId, (u32, bool)>::default();
         let mut txn = txn;
         let freq = &self.opts.frequent;
         let method = &self.opts.signature.method;
