@@ -42,9 +42,11 @@ pub fn for_each_feature(text: &str, ngram: usize, mut f: impl FnMut(&str)) {
             let Some(c) = text[i..].chars().next() else {
                 break;
             };
+            // An ideograph's word-character test is never used: skip the Unicode tables.
+            let ideograph = is_ideograph(c);
             (
-                is_ideograph(c),
-                c.is_alphanumeric() || c == '_',
+                ideograph,
+                !ideograph && (c.is_alphanumeric() || c == '_'),
                 i + c.len_utf8(),
             )
         };

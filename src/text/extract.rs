@@ -449,8 +449,63 @@ struct Walker {
     frames: Vec<Frame>,
     /// Width of the page's qualifying text (see [`ElemStats::text`]).
     page_text: u64,
-    stats: HashMap<NodeId, ElemStats>,
+    stats: StatsMap,
     counter: u32,
+}
+
+/// Element statistics by node id. Arena ids are dense, so a slot per id up to the largest
+/// counted leads to the statistics (in the order counted), without hashing.
+#[derive(Default)]
+struct StatsMap {
+    slot: Vec<u32>,
+    items: Vec<(NodeId, ElemStats)>,
+}
+
+impl StatsMap {
+    fn get(&self, id: &NodeId) -> Option<&ElemStats> {
+        let k = *self.slot.get(*id as usize)?;
+        self.items.get(k as usize).map(|e| &e.1)
+    }
+
+    fn get_mut(&mut self, id: &NodeId) -> Option<&mut ElemStats> {
+        let k = *self.slot.get(*id as usize)?;
+        self.items.get_mut(k as usize).map(|e| &mut e.1)
+    }
+
+    /// Counts `id` with `stats`, in place of what it had.
+    fn insert(&mut self, id: NodeId, stats: ElemStats) {
+        let i = id as usize;
+        if self.slot.len() <= i {
+            self.slot.resize(i + 1, u32::MAX);
+        }
+        match self.items.get_mut(self.slot[i] as usize) {
+            Some(e) => e.1 = stats,
+            None => {
+                self.slot[i] = self.items.len() as u32;
+                self.items.push((id, stats));
+            }
+        }
+    }
+
+    fn values(&self) -> impl Iterator<Item = &ElemStats> {
+        self.items.iter().map(|e| &e.1)
+    }
+
+    fn iter(&self) -> <&Self as IntoIterator>::IntoIter {
+        self.into_iter()
+    }
+}
+
+impl<'s> IntoIterator for &'s StatsMap {
+    type Item = (&'s NodeId, &'s ElemStats);
+    type IntoIter = std::iter::Map<
+        std::slice::Iter<'s, (NodeId, ElemStats)>,
+        fn(&'s (NodeId, ElemStats)) -> (&'s NodeId, &'s ElemStats),
+    >;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.items.iter().map(|e| (&e.0, &e.1))
+    }
 }
 
 impl Walker {
@@ -621,7 +676,7 @@ pub fn extract(html: &str) -> MainText {
         heading: None,
         frames: Vec::new(),
         page_text: 0,
-        stats: HashMap::new(),
+        stats: StatsMap::default(),
         counter: 0,
     };
     let mut skip: Option<NodeId> = None;
@@ -927,7 +982,7 @@ fn choose(w: Walker, title: String) -> MainText {
 
 /// The pre-order range of the nearest ancestor of `top` holding at least half of the page's
 /// qualifying text, unless that ancestor is a list of items (see [`list_of_items`]).
-fn climb(stats: &HashMap<NodeId, ElemStats>, top: NodeId, page_text: u64) -> Option<(u32, u32)> {
+fn climb(stats: &StatsMap, top: NodeId, page_text: u64) -> Option<(u32, u32)> {
     let mut child = top;
     let mut up = stats.get(&top)?.parent;
     while let Some(id) = up {
@@ -945,7 +1000,7 @@ fn climb(stats: &HashMap<NodeId, ElemStats>, top: NodeId, page_text: u64) -> Opt
 /// children of `child`'s kind (tag and class) that have no sub-title: `child` is one item of a
 /// list of posts, comments or cards, not one section of a body. A list the body writes itself
 /// (`child` is an `<li>`, `<dt>` or `<dd>`) is not such a list.
-fn list_of_items(stats: &HashMap<NodeId, ElemStats>, ancestor: NodeId, child: NodeId) -> bool {
+fn list_of_items(stats: &StatsMap, ancestor: NodeId, child: NodeId) -> bool {
     let (Some(a), Some(c)) = (stats.get(&ancestor), stats.get(&child)) else {
         return false;
     };
@@ -964,7 +1019,7 @@ fn list_of_items(stats: &HashMap<NodeId, ElemStats>, ancestor: NodeId, child: No
     items * 2 > added
 }
 
-fn stats_open(stats: &HashMap<NodeId, ElemStats>, id: &NodeId) -> u32 {
+fn stats_open(stats: &StatsMap, id: &NodeId) -> u32 {
     stats.get(id).map(|s| s.open).unwrap_or(u32::MAX)
 }
 

@@ -11,7 +11,7 @@
 //! end a sentence by themselves, so a paragraph cut into lines (as PDF-to-HTML converters do)
 //! gives the sentences of the whole paragraph. Widths (GBK bytes) leave white space out.
 
-use super::normalize::{char_width, is_cjk};
+use super::normalize::is_cjk;
 
 /// One sentence of a normalized text.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -38,74 +38,63 @@ fn is_closer(c: char) -> bool {
 }
 
 /// Splits normalized text into sentences, in order, with offsets and widths.
+///
+/// Every sentence mark is ASCII (normalization mapped the others), so the text is scanned for
+/// the marks and decoded only where a `.` must look at the character after it; a sentence's
+/// width is its GBK width less its spaces.
 pub fn split(text: &str) -> Vec<Sentence> {
-    // At most one character a byte: reserved once, never grown.
-    let mut chars: Vec<(usize, char)> = Vec::with_capacity(text.len());
-    chars.extend(text.char_indices());
-    let next_non_space = |from: usize| {
-        chars[from..]
-            .iter()
-            .position(|&(_, c)| c != ' ')
-            .map(|p| from + p)
-    };
+    let b = text.as_bytes();
+    let next_non_space = |from: usize| (from..b.len()).find(|&k| b[k] != b' ');
+    let spaces = |s: usize, e: usize| b[s..e].iter().filter(|&&c| c == b' ').count() as u32;
+    let is_closer_byte = |c: u8| c.is_ascii() && is_closer(c as char);
     let mut out = Vec::new();
-    let mut start: Option<usize> = None;
-    let mut width = 0u32;
-    let mut i = 0;
-    while i < chars.len() {
-        let (pos, c) = chars[i];
-        if c == ' ' {
-            i += 1;
-            continue;
-        }
-        if start.is_none() {
-            start = Some(pos);
-            width = 0;
-        }
-        width += char_width(c);
-        let ends = match c {
-            '!' | '?' | ';' => true,
-            '.' => {
-                // Look past further dots and closers to the first real character.
-                let mut j = i + 1;
-                while let Some(k) = next_non_space(j) {
-                    if is_closer(chars[k].1) {
-                        j = k + 1;
-                    } else {
-                        break;
-                    }
-                }
-                match next_non_space(j) {
-                    None => true,
-                    Some(k) => {
-                        let n = chars[k].1;
-                        is_cjk(n) || n.is_uppercase()
-                    }
+    let mut start = next_non_space(0);
+    let mut pos = start.unwrap_or(b.len());
+    while let Some(off) = b[pos..]
+        .iter()
+        .position(|&c| matches!(c, b'!' | b'?' | b';' | b'.'))
+    {
+        let t = pos + off;
+        let ends = b[t] != b'.' || {
+            // Look past further dots and closers to the first real character.
+            let mut j = t + 1;
+            while let Some(k) = next_non_space(j) {
+                if is_closer_byte(b[k]) {
+                    j = k + 1;
+                } else {
+                    break;
                 }
             }
-            _ => false,
+            match next_non_space(j) {
+                None => true,
+                Some(k) => text[k..]
+                    .chars()
+                    .next()
+                    .is_some_and(|n| is_cjk(n) || n.is_uppercase()),
+            }
         };
-        i += 1;
+        pos = t + 1;
         if !ends {
             continue;
         }
         // Absorb closing marks (skipping spaces between them).
-        let mut end = pos + c.len_utf8();
-        while let Some(k) = next_non_space(i) {
-            let (p, n) = chars[k];
-            if !is_closer(n) {
+        let mut end = t + 1;
+        while let Some(k) = next_non_space(end) {
+            if !is_closer_byte(b[k]) {
                 break;
             }
-            width += char_width(n);
-            end = p + n.len_utf8();
-            i = k + 1;
+            end = k + 1;
         }
-        if let Some(s) = start.take() {
-            push(&mut out, text, s, end, width);
+        if let Some(s) = start {
+            let w = super::normalize::width(&text[s..end]) - spaces(s, end);
+            push(&mut out, text, s, end, w);
         }
+        start = next_non_space(end);
+        pos = start.unwrap_or(b.len());
     }
     if let Some(s) = start {
-        push(&mut out, text, s, text.len(), width);
+        let w = super::normalize::width(&text[s..]) - spaces(s, b.len());
+        push(&mut out, text, s, text.len(), w);
     }
     out
 }
@@ -124,7 +113,91 @@ fn push(out: &mut Vec<Sentence>, text: &str, start: usize, end: usize, width: u3
 
 #[cfg(test)]
 mod tests {
+    use super::super::normalize::char_width;
     use super::*;
+    use proptest::prelude::*;
+
+    /// The character-by-character splitter [`split`] must agree with.
+    fn split_reference(text: &str) -> Vec<Sentence> {
+        // At most one character a byte: reserved once, never grown.
+        let mut chars: Vec<(usize, char)> = Vec::with_capacity(text.len());
+        chars.extend(text.char_indices());
+        let next_non_space = |from: usize| {
+            chars[from..]
+                .iter()
+                .position(|&(_, c)| c != ' ')
+                .map(|p| from + p)
+        };
+        let mut out = Vec::new();
+        let mut start: Option<usize> = None;
+        let mut width = 0u32;
+        let mut i = 0;
+        while i < chars.len() {
+            let (pos, c) = chars[i];
+            if c == ' ' {
+                i += 1;
+                continue;
+            }
+            if start.is_none() {
+                start = Some(pos);
+                width = 0;
+            }
+            width += char_width(c);
+            let ends = match c {
+                '!' | '?' | ';' => true,
+                '.' => {
+                    // Look past further dots and closers to the first real character.
+                    let mut j = i + 1;
+                    while let Some(k) = next_non_space(j) {
+                        if is_closer(chars[k].1) {
+                            j = k + 1;
+                        } else {
+                            break;
+                        }
+                    }
+                    match next_non_space(j) {
+                        None => true,
+                        Some(k) => {
+                            let n = chars[k].1;
+                            is_cjk(n) || n.is_uppercase()
+                        }
+                    }
+                }
+                _ => false,
+            };
+            i += 1;
+            if !ends {
+                continue;
+            }
+            // Absorb closing marks (skipping spaces between them).
+            let mut end = pos + c.len_utf8();
+            while let Some(k) = next_non_space(i) {
+                let (p, n) = chars[k];
+                if !is_closer(n) {
+                    break;
+                }
+                width += char_width(n);
+                end = p + n.len_utf8();
+                i = k + 1;
+            }
+            if let Some(s) = start.take() {
+                push(&mut out, text, s, end, width);
+            }
+        }
+        if let Some(s) = start {
+            push(&mut out, text, s, text.len(), width);
+        }
+        out
+    }
+
+    proptest! {
+        #[test]
+        fn equals_the_character_by_character_splitter(
+            t in "[ a-zA-Z0-9.!?;\"')\\]>(,中文ÉéΣσ“”]{0,60}"
+        ) {
+            prop_assert_eq!(split(&t), split_reference(&t));
+        }
+    }
 
     fn texts(t: &str) -> Vec<&str> {
         split(t).iter().map(|s| s.text(t)).collect()
