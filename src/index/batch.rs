@@ -87,7 +87,7 @@ struct Window {
     /// Rank of each page in `order`.
     rank: Vec<u32>,
     /// The window's own postings: posting key → pages carrying it, in insertion order.
-    postings: HashMap<[u8; 9], Vec<u32>>,
+    postings: rustc_hash::FxHashMap<[u8; 9], Vec<u32>>,
     /// Time the signatures took, per page.
     signature: Duration,
 }
@@ -509,7 +509,7 @@ impl Index {
         for (r, &i) in order.iter().enumerate() {
             rank[i] = r as u32;
         }
-        let mut postings: HashMap<[u8; 9], Vec<u32>> = HashMap::new();
+        let mut postings = rustc_hash::FxHashMap::<[u8; 9], Vec<u32>>::default();
         if self.verifies_ahead() {
             let frequent = self.frequent.read();
             let method = &self.opts.signature.method;
@@ -892,7 +892,7 @@ fn near_pages(
         _ => n + w.rank[(g - n) as usize],
     };
     let me = n + w.rank[i];
-    let mut shared: HashMap<u32, u32> = HashMap::new();
+    let mut shared = rustc_hash::FxHashMap::<u32, u32>::default();
     let mut near = Near::default();
     let mut visit = |key: &[u8; 9], content: bool| {
         let lists = before

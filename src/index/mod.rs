@@ -484,7 +484,7 @@ pub(crate) struct Known<'p> {
 }
 
 /// A commit's number and the posting changes it committed.
-pub(crate) type Committed = (u64, HashMap<[u8; 9], Delta>);
+pub(crate) type Committed = (u64, rustc_hash::FxHashMap<[u8; 9], Delta>);
 
 /// A candidate search made ahead of the writer: it reads postings at `snapshot` and keeps them.
 pub(crate) struct Ahead<'a, 's> {

@@ -30,7 +30,7 @@ pub(crate) struct Txn<'a> {
     texts: HashMap<DocId, Option<Arc<str>>>,
     /// The value each changed text key gets (`None`: deleted).
     text_values: BTreeMap<DocId, Option<Vec<u8>>>,
-    postings: HashMap<[u8; 9], Delta>,
+    postings: rustc_hash::FxHashMap<[u8; 9], Delta>,
     /// Changes of document frequencies by word (postings of kind `T`): one per page added to
     /// or removed from a word's posting, so a page added and removed in the same write nets 0.
     pub(crate) df_delta: HashMap<u64, i64>,
@@ -85,7 +85,7 @@ impl<'a> Txn<'a> {
             clusters: HashMap::new(),
             texts: HashMap::new(),
             text_values: BTreeMap::new(),
-            postings: HashMap::new(),
+            postings: rustc_hash::FxHashMap::default(),
             df_delta: HashMap::new(),
             simhash_added: Vec::new(),
             simhash_keys: BTreeMap::new(),
@@ -219,7 +219,7 @@ impl<'a> Txn<'a> {
     }
 
     /// The posting changes of this write (after [`Txn::finish`]).
-    pub(crate) fn take_postings(&mut self) -> HashMap<[u8; 9], Delta> {
+    pub(crate) fn take_postings(&mut self) -> rustc_hash::FxHashMap<[u8; 9], Delta> {
         std::mem::take(&mut self.postings)
     }
 
