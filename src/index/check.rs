@@ -448,7 +448,7 @@ impl Index {
     fn expect_posting(
         &self,
         rep: &mut CheckReport,
-        frequent: &HashSet<[u8; 9]>,
+        frequent: &rustc_hash::FxHashSet<[u8; 9]>,
         key: [u8; 9],
         id: DocId,
     ) -> Result<()> {

@@ -369,7 +369,7 @@ pub struct Index {
     /// [`Index::sync_wal`]).
     durable: AtomicU64,
     poisoned: AtomicBool,
-    frequent: RwLock<HashSet<[u8; 9]>>,
+    frequent: RwLock<rustc_hash::FxHashSet<[u8; 9]>>,
     /// The posting keys stored (with false positives): reads skip the others.
     posting_filter: filter::PostingFilter,
     /// Document frequencies by word, under a method on corpus statistics (the sizes of the
@@ -588,7 +588,7 @@ impl Index {
             commits: AtomicU64::new(0),
             durable: AtomicU64::new(0),
             poisoned: AtomicBool::new(false),
-            frequent: RwLock::new(HashSet::new()),
+            frequent: RwLock::new(rustc_hash::FxHashSet::default()),
             posting_filter: filter::PostingFilter::new(0, 0),
             df: RwLock::new(DocFreqs::new()),
             page_cluster: RwLock::new(Vec::new()),
@@ -1052,8 +1052,8 @@ impl Index {
         f(&view)
     }
 
-    fn load_frequent(&self) -> Result<HashSet<[u8; 9]>> {
-        let mut set = HashSet::new();
+    fn load_frequent(&self) -> Result<rustc_hash::FxHashSet<[u8; 9]>> {
+        let mut set = rustc_hash::FxHashSet::default();
         for item in self
             .db
             .iterator_cf(self.cf(cf::FREQUENT), IteratorMode::Start)

@@ -38,7 +38,7 @@ pub(crate) struct Txn<'a> {
     /// Simhash table keys written (`true`) or deleted (`false`).
     simhash_keys: BTreeMap<[u8; 13], bool>,
     pub(crate) deleted: HashSet<DocId>,
-    pub(crate) frequent_added: HashSet<[u8; 9]>,
+    pub(crate) frequent_added: rustc_hash::FxHashSet<[u8; 9]>,
     /// Over-frequent fingerprints marked by this write, with their reason byte.
     frequent_reasons: BTreeMap<[u8; 9], u8>,
     /// Changes of the host and block counts of the `chrome` column family.
@@ -90,7 +90,7 @@ impl<'a> Txn<'a> {
             simhash_added: Vec::new(),
             simhash_keys: BTreeMap::new(),
             deleted: HashSet::new(),
-            frequent_added: HashSet::new(),
+            frequent_added: rustc_hash::FxHashSet::default(),
             frequent_reasons: BTreeMap::new(),
             chrome_deltas: HashMap::new(),
             chrome_values: BTreeMap::new(),

@@ -29,8 +29,6 @@
 //! sub-titles; a page without any qualifying block falls back to all of its blocks that are not
 //! mostly links.
 
-use std::collections::HashMap;
-
 use super::html::tree::{Data, Element};
 use super::html::{Edge, LinkOrigin};
 use super::normalize::char_width;
@@ -860,7 +858,7 @@ fn choose(w: Walker, title: String) -> MainText {
         .map(|b| b.text.clone())
         .unwrap_or_default();
 
-    let mut votes: HashMap<NodeId, f64> = HashMap::new();
+    let mut votes = rustc_hash::FxHashMap::<NodeId, f64>::default();
     for b in &blocks {
         if b.width < MIN_VOTE_WIDTH || b.heading1 {
             continue;
@@ -917,7 +915,7 @@ fn choose(w: Walker, title: String) -> MainText {
         // kind (comments, disclaimers, "related" boxes) join only with a strong vote of their own.
         let (parent, kind) = stats.get(&top).map_or((None, 0), |s| (s.parent, s.kind));
         let threshold = (top_score * SIBLING_SHARE).max(10.0);
-        let votes_by_id: HashMap<NodeId, f64> = scored.iter().copied().collect();
+        let votes_by_id: rustc_hash::FxHashMap<NodeId, f64> = scored.iter().copied().collect();
         let vote_of = |id: &NodeId| votes_by_id.get(id).copied().unwrap_or(0.0);
         let mut held = 0u64;
         for (id, st) in &stats {
