@@ -622,6 +622,16 @@ fn signatures(files: &[PathBuf], threads: usize) -> Result<()> {
 }
 
 fn main() -> Result<()> {
+    // Rust ignores SIGPIPE, so a write to a closed pipe (`neardup stats | head -1`) is an error
+    // and `println!` panics on it. The default action ends the process quietly instead, as
+    // other command-line tools do; every write to the index is committed before anything is
+    // printed about it.
+    #[cfg(unix)]
+    // SAFETY: called first thing in `main`, before any other thread exists; it sets the
+    // disposition of one signal to its default.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let cli = Cli::parse();
     match cli.command {
         Command::Ingest {

@@ -358,3 +358,33 @@ fn every_method_ingests_and_exports() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("single_pass"));
 }
+
+/// Output into a closed pipe ends the command quietly (SIGPIPE), never with a panic.
+#[cfg(unix)]
+#[test]
+fn a_closed_stdout_is_no_panic() {
+    use std::os::unix::process::ExitStatusExt;
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("pages.jsonl");
+    let pages: Vec<(String, String)> = (0..3)
+        .map(|i| (format!("p{i}"), page_html(i, 8, 0)))
+        .collect();
+    jsonl(&input, &pages);
+    let index = dir.path().join("index");
+    run(&["ingest", "--index", s(&index), s(&input)]);
+    // `stats` prints a page of JSON into a pipe whose reader is gone.
+    let out = bin()
+        .args(["stats", "--index", s(&index)])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .and_then(|mut child| {
+            drop(child.stdout.take());
+            child.wait_with_output()
+        })
+        .expect("run neardup");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    // SIGPIPE is signal 13 on every Unix.
+    assert_eq!(out.status.signal(), Some(13), "{:?}", out.status);
+}
