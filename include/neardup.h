@@ -820,6 +820,18 @@ nd_status nd_options_set_fold_traditional(nd_options *opts, bool value);
 // `opts` is NULL or a live `nd_options`.
 nd_status nd_options_set_store_texts(nd_options *opts, bool value);
 
+// Memory, in bytes, the in-memory filter of stored posting keys may take (default 512 MiB,
+// about 1.25 bytes a key; 0 turns it off). Posting reads skip the keys it knows no page has;
+// it is built when the index opens, from a scan of the keys, and turns itself off past the
+// budget. It changes no decision.
+//
+// # Errors
+// `ND_NULL_POINTER` when `opts` is NULL.
+//
+// # Safety
+// `opts` is NULL or a live `nd_options`.
+nd_status nd_options_set_posting_filter_bytes(nd_options *opts, uint64_t bytes);
+
 // Representative policy: [`ND_POLICY_FIRST_SEEN`], [`ND_POLICY_EARLIEST_TIME`] or
 // [`ND_POLICY_LONGEST_TEXT`] (stored in the index, must match when reopening).
 //

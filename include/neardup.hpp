@@ -626,6 +626,11 @@ class Options {
     check(nd_options_set_store_texts(opts_, value));
     return *this;
   }
+  /// Memory the in-memory posting-key filter may take (default 512 MiB; 0 turns it off).
+  Options& posting_filter_bytes(uint64_t bytes) {
+    check(nd_options_set_posting_filter_bytes(opts_, bytes));
+    return *this;
+  }
   /// Which page leads a cluster (stored, must match).
   Options& representative_policy(Policy policy) {
     check(nd_options_set_representative_policy(opts_, static_cast<uint32_t>(policy)));

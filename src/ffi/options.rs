@@ -234,6 +234,29 @@ pub unsafe extern "C" fn nd_options_set_store_texts(
     unsafe { assign(opts, |o| o.opts.store_texts = value) }
 }
 
+/// Memory, in bytes, the in-memory filter of stored posting keys may take (default 512 MiB,
+/// about 1.25 bytes a key; 0 turns it off). Posting reads skip the keys it knows no page has;
+/// it is built when the index opens, from a scan of the keys, and turns itself off past the
+/// budget. It changes no decision.
+///
+/// # Errors
+/// `ND_NULL_POINTER` when `opts` is NULL.
+///
+/// # Safety
+/// `opts` is NULL or a live `nd_options`.
+#[no_mangle]
+pub unsafe extern "C" fn nd_options_set_posting_filter_bytes(
+    opts: *mut nd_options,
+    bytes: u64,
+) -> nd_status {
+    // SAFETY: forwarded contract.
+    unsafe {
+        assign(opts, |o| {
+            o.opts.posting_filter_bytes = usize::try_from(bytes).unwrap_or(usize::MAX)
+        })
+    }
+}
+
 /// Representative policy: [`ND_POLICY_FIRST_SEEN`], [`ND_POLICY_EARLIEST_TIME`] or
 /// [`ND_POLICY_LONGEST_TEXT`] (stored in the index, must match when reopening).
 ///

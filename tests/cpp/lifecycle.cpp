@@ -165,6 +165,7 @@ void misuse(const std::string& dir, const std::vector<Page>& pages) {
   EXPECT_STATUS(nd_index_open("", 0, nullptr, &none), ND_INVALID_ARGUMENT);
   EXPECT_STATUS(nd_index_close(nullptr), ND_NULL_POINTER);
   EXPECT_STATUS(nd_options_set_sync_writes(nullptr, true), ND_NULL_POINTER);
+  EXPECT_STATUS(nd_options_set_posting_filter_bytes(nullptr, 0), ND_NULL_POINTER);
   nd_index_free(nullptr);
   nd_options_free(nullptr);
   nd_verdict_free(nullptr);
@@ -627,6 +628,8 @@ void text_source(const std::string& dir, const std::vector<Page>& pages, const c
   std::string path = dir + "/external";
   nd_options* o = fast_options();
   OK(nd_options_set_store_texts(o, false));
+  // Without the posting-key filter too: it changes no verdict.
+  OK(nd_options_set_posting_filter_bytes(o, 0));
   OK(nd_options_set_text_source(o, give_text, &src));
   nd_index* ix = open_index(path, o);
   src.ix = ix;
