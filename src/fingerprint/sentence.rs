@@ -144,9 +144,7 @@ fn ordered_unit_digests(
         let st = s.text(text);
         if cfg.clause_units {
             for clause in st.split([',', ':']) {
-                // A space is 1 wide and left out.
-                let spaces = clause.bytes().filter(|&b| b == b' ').count() as u32;
-                let w = crate::text::width(clause) - spaces;
+                let w = crate::text::width_without_spaces(clause);
                 if w >= cfg.min_sentence_width {
                     digests.push((sentence_digest(clause), w));
                 }

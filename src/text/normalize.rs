@@ -70,6 +70,11 @@ pub fn width(s: &str) -> u32 {
     w
 }
 
+/// Width of a string in GBK bytes with its ASCII spaces left out (sentence and clause widths).
+pub(crate) fn width_without_spaces(s: &str) -> u32 {
+    width(s) - s.bytes().filter(|&b| b == b' ').count() as u32
+}
+
 /// Canonical form of punctuation after NFKC: Chinese sentence punctuation and quotes map to
 /// their ASCII counterparts, dashes to `-`. Returns `None` for characters kept as they are.
 #[inline]

@@ -11,7 +11,7 @@
 //! end a sentence by themselves, so a paragraph cut into lines (as PDF-to-HTML converters do)
 //! gives the sentences of the whole paragraph. Widths (GBK bytes) leave white space out.
 
-use super::normalize::is_cjk;
+use super::normalize::{is_cjk, width_without_spaces};
 
 /// One sentence of a normalized text.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -45,7 +45,6 @@ fn is_closer(c: char) -> bool {
 pub fn split(text: &str) -> Vec<Sentence> {
     let b = text.as_bytes();
     let next_non_space = |from: usize| (from..b.len()).find(|&k| b[k] != b' ');
-    let spaces = |s: usize, e: usize| b[s..e].iter().filter(|&&c| c == b' ').count() as u32;
     let is_closer_byte = |c: u8| c.is_ascii() && is_closer(c as char);
     let mut out = Vec::new();
     let mut start = next_non_space(0);
@@ -86,15 +85,19 @@ pub fn split(text: &str) -> Vec<Sentence> {
             end = k + 1;
         }
         if let Some(s) = start {
-            let w = super::normalize::width(&text[s..end]) - spaces(s, end);
-            push(&mut out, text, s, end, w);
+            push(&mut out, text, s, end, width_without_spaces(&text[s..end]));
         }
         start = next_non_space(end);
         pos = start.unwrap_or(b.len());
     }
     if let Some(s) = start {
-        let w = super::normalize::width(&text[s..]) - spaces(s, b.len());
-        push(&mut out, text, s, text.len(), w);
+        push(
+            &mut out,
+            text,
+            s,
+            text.len(),
+            width_without_spaces(&text[s..]),
+        );
     }
     out
 }

@@ -415,6 +415,15 @@ fn implied_end(ns: Ns, n: &str) -> bool {
         )
 }
 
+/// Start tags of a table's parts, which close an open caption or cell ("in caption" and "in
+/// cell" insertion modes).
+fn table_part_start(n: &str) -> bool {
+    matches!(
+        n,
+        "caption" | "col" | "colgroup" | "tbody" | "td" | "tfoot" | "th" | "thead" | "tr"
+    )
+}
+
 fn is_heading(n: &str) -> bool {
     matches!(n, "h1" | "h2" | "h3" | "h4" | "h5" | "h6")
 }
@@ -1182,22 +1191,7 @@ impl<'a> Builder<'a> {
                 }
             },
             Mode::InCaption => match t {
-                Token::Start(ref tag)
-                    if matches!(
-                        tag.name.as_ref(),
-                        "caption"
-                            | "col"
-                            | "colgroup"
-                            | "tbody"
-                            | "td"
-                            | "tfoot"
-                            | "th"
-                            | "thead"
-                            | "tr"
-                    ) =>
-                {
-                    self.end_caption(t)
-                }
+                Token::Start(ref tag) if table_part_start(&tag.name) => self.end_caption(t),
                 Token::End(ref n) if matches!(n.as_ref(), "table" | "caption") => {
                     self.end_caption(t)
                 }
@@ -1352,20 +1346,7 @@ impl<'a> Builder<'a> {
                     }
                     Ok(Flow::Done)
                 }
-                Token::Start(ref tag)
-                    if matches!(
-                        tag.name.as_ref(),
-                        "caption"
-                            | "col"
-                            | "colgroup"
-                            | "tbody"
-                            | "td"
-                            | "tfoot"
-                            | "th"
-                            | "thead"
-                            | "tr"
-                    ) =>
-                {
+                Token::Start(ref tag) if table_part_start(&tag.name) => {
                     if self.in_scope(table_scope, |_, e| e.is("td") || e.is("th")) {
                         self.close_cell();
                         Ok(Flow::Reprocess(Mode::InRow, t))
