@@ -1,6 +1,7 @@
 //! Signatures of a page: main text, normalized text, sentences, sentence fingerprints, simhash
 //! and exact content hash — everything the index needs to find and verify candidates.
 
+mod md5x8;
 mod sentence;
 mod simhash;
 

@@ -15,6 +15,7 @@
 
 use md5::{Digest, Md5};
 
+use super::md5x8;
 use crate::options::SignatureConfig;
 use crate::text::Sentence;
 
@@ -139,21 +140,42 @@ fn ordered_unit_digests(
     sentences: &[Sentence],
     cfg: &SignatureConfig,
 ) -> Vec<(u128, u32)> {
-    let mut digests: Vec<(u128, u32)> = Vec::with_capacity(sentences.len());
+    // Each kept unit's bytes, as `sentence_digest` hashes them, one after another in `kept`;
+    // their MD5s are then taken eight at a time (`md5x8`).
+    let mut kept: Vec<u8> = Vec::with_capacity(text.len());
+    let mut units: Vec<(usize, usize, u32)> = Vec::with_capacity(sentences.len());
+    let mut keep = |unit: &str, w: u32| {
+        let start = kept.len();
+        for run in unit.as_bytes().split(|b| is_left_out(*b)) {
+            kept.extend_from_slice(run);
+        }
+        units.push((start, kept.len(), w));
+    };
     for s in sentences {
         let st = s.text(text);
         if cfg.clause_units {
-            for clause in st.split([',', ':']) {
+            // Clauses end at ',' and ':' (ASCII, so a byte split keeps UTF-8 whole).
+            let mut from = 0;
+            for end in
+                memchr::memchr2_iter(b',', b':', st.as_bytes()).chain(std::iter::once(st.len()))
+            {
+                let clause = &st[from..end];
+                from = end + 1;
                 let w = crate::text::width_without_spaces(clause);
                 if w >= cfg.min_sentence_width {
-                    digests.push((sentence_digest(clause), w));
+                    keep(clause, w);
                 }
             }
         } else if s.width >= cfg.min_sentence_width {
-            digests.push((sentence_digest(st), s.width));
+            keep(st, s.width);
         }
     }
-    digests
+    let msgs: Vec<&[u8]> = units.iter().map(|&(a, b, _)| &kept[a..b]).collect();
+    md5x8::md5_many(&msgs)
+        .into_iter()
+        .zip(&units)
+        .map(|(d, u)| (d, u.2))
+        .collect()
 }
 
 /// Every (rotation, group, fingerprint) a text gives, before duplicates are removed.
@@ -176,37 +198,57 @@ fn group_fingerprints_of(
     if digests.len() < y {
         return out;
     }
-    let mut groups: Vec<Vec<(u128, u128, u32)>> = vec![Vec::new(); cfg.groups as usize];
+    let m = cfg.groups as usize;
     let mut residues = Residues::new(digests, cfg.groups as u64);
+    // Each group's Y smallest rotated digests so far, ascending, with their indices: group `g`
+    // holds `best[g·Y .. g·Y + len[g]]`. Rotation is a bijection, so no two are equal and the Y
+    // smallest are one set whatever the order of insertion.
+    let mut best: Vec<(u128, u32)> = vec![(0, 0); m * y];
+    let mut len: Vec<usize> = vec![0; m];
+    let mut chosen: Vec<(u128, u32)> = Vec::with_capacity(y);
+    // Each fingerprint's message (its Y digests, big-endian, ascending), one after another; their
+    // MD5s are taken eight at a time at the end (`md5x8`).
+    let mut messages: Vec<u8> = Vec::with_capacity(out.capacity() * 16 * y);
     for rotation in 0..cfg.rotations {
-        for g in groups.iter_mut() {
-            g.clear();
-        }
-        for (i, &(d, w)) in digests.iter().enumerate() {
+        len.fill(0);
+        for (i, &(d, _)) in digests.iter().enumerate() {
             let rotated = d.rotate_left(8 * rotation);
-            groups[residues.take(i, rotated)].push((rotated, d, w));
-        }
-        for (gi, g) in groups.iter_mut().enumerate() {
-            if g.len() < y {
+            let g = residues.take(i, rotated);
+            let slots = &mut best[g * y..(g + 1) * y];
+            let n = len[g];
+            if n == y && rotated >= slots[y - 1].0 {
                 continue;
             }
-            g.select_nth_unstable_by_key(y - 1, |e| e.0);
-            let chosen = &mut g[..y];
-            let cover: u32 = chosen.iter().map(|e| e.2).sum();
+            // Insert in order, dropping the largest when the group is full.
+            let mut p = n.min(y - 1);
+            while p > 0 && slots[p - 1].0 > rotated {
+                slots[p] = slots[p - 1];
+                p -= 1;
+            }
+            slots[p] = (rotated, i as u32);
+            len[g] = (n + 1).min(y);
+        }
+        for g in 0..m {
+            if len[g] < y {
+                continue;
+            }
+            let slots = &best[g * y..(g + 1) * y];
+            let cover: u32 = slots.iter().map(|e| digests[e.1 as usize].1).sum();
             if cover < cfg.min_cover_width {
                 continue;
             }
-            chosen.sort_unstable_by_key(|e| e.1);
-            let mut h = Md5::new();
-            for e in chosen.iter() {
-                h.update(e.1.to_be_bytes());
+            chosen.clear();
+            chosen.extend(slots.iter().map(|e| digests[e.1 as usize]));
+            chosen.sort_unstable_by_key(|e| e.0);
+            for e in &chosen {
+                messages.extend_from_slice(&e.0.to_be_bytes());
             }
-            out.push((
-                rotation,
-                gi as u32,
-                u128::from_be_bytes(h.finalize().into()),
-            ));
+            out.push((rotation, g as u32, 0));
         }
+    }
+    let msgs: Vec<&[u8]> = messages.chunks_exact(16 * y).collect();
+    for (o, d) in out.iter_mut().zip(md5x8::md5_many(&msgs)) {
+        o.2 = d;
     }
     out
 }
@@ -282,13 +324,17 @@ impl Residues {
 pub fn sentence_digest(sentence: &str) -> u128 {
     // The kept runs are fed to MD5 one after another: the digest of their concatenation.
     let mut h = Md5::new();
-    for run in sentence
-        .as_bytes()
-        .split(|b| matches!(b, b' ' | b'"' | b'\''))
-    {
+    for run in sentence.as_bytes().split(|b| is_left_out(*b)) {
         h.update(run);
     }
     u128::from_be_bytes(h.finalize().into())
+}
+
+/// The bytes a unit digest leaves out: white space (the normalized text has only the ASCII space)
+/// and quotation marks.
+#[inline]
+fn is_left_out(b: u8) -> bool {
+    matches!(b, b' ' | b'"' | b'\'')
 }
 
 /// MD5 of bytes as a big-endian 128-bit integer.
