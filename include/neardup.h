@@ -25,6 +25,11 @@
 // Batch order: the order given.
 #define ND_ORDER_INPUT 1
 
+// Batch order: descending number of sentence fingerprints over the whole batch, not window by
+// window (every page's signatures are computed first and held): the clusters do not depend on
+// where windows fall.
+#define ND_ORDER_FINGERPRINTS_BATCH 2
+
 // Level of a record: an error.
 #define ND_LOG_ERROR 1
 
@@ -649,8 +654,9 @@ nd_status nd_index_cluster_members(const nd_index *h,
                                    nd_key_list *out);
 
 // Inserts `count` pages as one batch (the daily merge): signatures in parallel, insertion in
-// `order` ([`ND_ORDER_FINGERPRINTS`] or [`ND_ORDER_INPUT`]), committed in groups, the
-// write-ahead log synced once before it returns (with sync on). Each page has
+// `order` ([`ND_ORDER_FINGERPRINTS`], [`ND_ORDER_INPUT`] or [`ND_ORDER_FINGERPRINTS_BATCH`]),
+// committed in groups, the write-ahead log synced once before it returns (with sync on). Each
+// page has
 // its own result: `statuses[i]` is its status and, when `ND_OK`, `verdicts[i]` its verdict
 // (free each filled one with `nd_verdict_free`; the others are left as they were); when
 // `messages` is not NULL, `messages[i]` is set to the error message of each failed page (free

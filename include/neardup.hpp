@@ -117,6 +117,8 @@ enum class Policy : uint32_t {
 enum class Order : uint32_t {
   Fingerprints = ND_ORDER_FINGERPRINTS,  ///< Most sentence fingerprints first (the default).
   Input = ND_ORDER_INPUT,                ///< The order given.
+  /// Most sentence fingerprints first over the whole batch, not window by window.
+  FingerprintsBatch = ND_ORDER_FINGERPRINTS_BATCH,
 };
 
 /// The level of a log record (ND_LOG_*).

@@ -2,7 +2,7 @@
 //! one batch keeps its last page whatever the insertion order.
 mod common;
 use common::*;
-use neardup::{BatchOptions, BatchOrder, Content, Error, Page};
+use neardup::{BatchOptions, BatchOrder, Content, Error, OrderScope, Page};
 
 #[test]
 fn the_last_page_of_a_repeated_key_wins() {
@@ -109,6 +109,7 @@ fn batch_decides_as_single_inserts_do() {
         order: BatchOrder::Input,
         group: 7,
         window: 40,
+        ..BatchOptions::default()
     };
     let batch = batch_ix
         .insert_batch(&pages, &opts, &mut |_, _| {})
@@ -177,6 +178,7 @@ fn a_batch_beside_another_writer_stays_consistent() {
         order: BatchOrder::FingerprintCount,
         group: 5,
         window: 24,
+        ..BatchOptions::default()
     };
     std::thread::scope(|s| {
         s.spawn(|| {
@@ -225,6 +227,7 @@ fn the_group_changes_no_decision() {
                     order,
                     group,
                     window: 20,
+                    ..BatchOptions::default()
                 };
                 let results = ix.insert_batch(&pages, &opts, &mut |_, _| {}).unwrap();
                 assert!(results.iter().all(|r| r.is_ok()));
@@ -239,4 +242,77 @@ fn the_group_changes_no_decision() {
         // Some pages did join others.
         assert!(exports[0].iter().any(|(k, t)| k != t));
     }
+}
+
+/// The whole-batch order is one sort of the whole batch: the clusters do not depend on where
+/// the windows fall, they are those of the pages inserted one window at a time in that sorted
+/// order, and the results come back in input order. A key given twice in the batch keeps its
+/// last page even when the two copies are windows apart.
+#[test]
+fn the_whole_batch_order_does_not_depend_on_the_window() {
+    let mut docs = Vec::new();
+    for a in 0..12u64 {
+        // Copies far apart in the input and of other lengths, so that windows split them.
+        let base = article(300 + a, 3 + (a as usize % 7));
+        docs.push((format!("a{a}"), html(0, "t", &base)));
+    }
+    for a in 0..12u64 {
+        let base = article(300 + a, 3 + (a as usize % 7));
+        docs.push((format!("a{a}-e"), html(1, "t", &edited(&base, a))));
+        docs.push((format!("a{a}-l"), html(2, "t", &article(300 + a, 9))));
+    }
+    // The same key again, 20 pages after its first copy.
+    docs.push(("a3".to_string(), html(2, "t", &article(999, 6))));
+    let pages: Vec<Page<'_>> = docs.iter().map(|(k, h)| page(k, "h", h)).collect();
+    let run = |pages: &[Page<'_>], order, scope, window| {
+        let dir = tempfile::tempdir().unwrap();
+        let ix = open(dir.path());
+        let opts = BatchOptions {
+            order,
+            scope,
+            group: 3,
+            window,
+        };
+        let results = ix.insert_batch(pages, &opts, &mut |_, _| {}).unwrap();
+        assert_clean(&ix);
+        let mut e = Vec::new();
+        ix.export(|k, t| e.push((k.to_string(), t.to_string())))
+            .unwrap();
+        e.sort();
+        (results, e)
+    };
+    let whole = |window| {
+        run(
+            &pages,
+            BatchOrder::FingerprintCount,
+            OrderScope::Batch,
+            window,
+        )
+    };
+    let (results, reference) = whole(pages.len());
+    // Input order of the results; the first "a3" was superseded by the last page.
+    assert_eq!(results.len(), pages.len());
+    assert!(matches!(results[3], Err(Error::InvalidArgument(_))));
+    assert!(results.iter().enumerate().all(|(i, r)| i == 3 || r.is_ok()));
+    assert!(reference.iter().any(|(k, t)| k != t));
+    for window in [1, 5, 8, 17] {
+        let (r, e) = whole(window);
+        assert_eq!(e, reference, "window {window}");
+        assert!(matches!(r[3], Err(Error::InvalidArgument(_))));
+    }
+    // The same as the pages sorted by descending fingerprint count beforehand (stable), then
+    // inserted in that order.
+    let cfg = neardup::SignatureConfig::default();
+    let count = |p: &Page<'_>| {
+        neardup::Signatures::compute(p.content, &cfg).map_or(0, |s| s.fingerprints.len())
+    };
+    let mut sorted: Vec<Page<'_>> = pages
+        .iter()
+        .enumerate()
+        .filter(|&(i, _)| i != 3)
+        .map(|(_, p)| *p)
+        .collect();
+    sorted.sort_by_key(|p| std::cmp::Reverse(count(p)));
+    let (_, by_hand) = run(&sorted, BatchOrder::Input, OrderScope::Window, 4);
+    assert_eq!(by_hand, reference);
 }

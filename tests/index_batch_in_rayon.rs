@@ -32,6 +32,7 @@ fn a_batch_from_the_only_pool_worker_finishes() {
             order: BatchOrder::Input,
             group: 8,
             window: 16,
+            ..BatchOptions::default()
         };
         let ok = rayon::scope(|_| ix.insert_batch(&pages, &opts, &mut |_, _| {}))
             .map(|r| r.iter().filter(|v| v.is_ok()).count());

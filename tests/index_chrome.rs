@@ -11,8 +11,8 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use neardup::{
-    BatchOptions, BatchOrder, ChromeConfig, Index, IndexOptions, Page, SourcedContent, SourcedPage,
-    TextSource,
+    BatchOptions, BatchOrder, ChromeConfig, Index, IndexOptions, OrderScope, Page, SourcedContent,
+    SourcedPage, TextSource,
 };
 use parking_lot::Mutex;
 
@@ -199,26 +199,35 @@ fn a_batch_decides_as_single_inserts_in_input_order() {
     let single_dir = tempfile::tempdir().unwrap();
     let single = Index::open(single_dir.path(), opts(true)).unwrap();
     let one = insert_all(&single, &docs);
-    for order in [BatchOrder::Input, BatchOrder::FingerprintCount] {
+    // The whole-batch order too: its chrome decisions are made in input order before the sort.
+    for (order, scope) in [
+        (BatchOrder::Input, OrderScope::Window),
+        (BatchOrder::FingerprintCount, OrderScope::Window),
+        (BatchOrder::FingerprintCount, OrderScope::Batch),
+    ] {
         for window in [1, 4, 64] {
             let dir = tempfile::tempdir().unwrap();
             let ix = Index::open(dir.path(), opts(true)).unwrap();
             let pages: Vec<Page<'_>> = docs.iter().map(|(k, h)| page(k, HOST, h)).collect();
             let bo = BatchOptions {
                 order,
+                scope,
                 group: 2,
                 window,
             };
             let got = ix.insert_batch(&pages, &bo, &mut |_, _| {}).unwrap();
             for ((k, _), v) in docs.iter().zip(got) {
                 let v = v.unwrap();
-                assert_eq!(v.duplicate, one[k].duplicate, "{k} {order:?} {window}");
+                assert_eq!(
+                    v.duplicate, one[k].duplicate,
+                    "{k} {order:?} {scope:?} {window}"
+                );
             }
             for (k, _) in &docs {
                 assert_eq!(
                     ix.explain(k, "guide0").unwrap().a.chrome_blocks_dropped,
                     single.explain(k, "guide0").unwrap().a.chrome_blocks_dropped,
-                    "{k} {order:?} {window}"
+                    "{k} {order:?} {scope:?} {window}"
                 );
             }
             assert_eq!(

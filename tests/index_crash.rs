@@ -17,7 +17,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::*;
-use neardup::{BatchOptions, BatchOrder, Content, Index, IndexOptions, Signatures};
+use neardup::{BatchOptions, BatchOrder, Content, Index, IndexOptions, OrderScope, Signatures};
 
 const CHILD_ENV: &str = "NEARDUP_CRASH_CHILD_DIR";
 const ROUND_ENV: &str = "NEARDUP_CRASH_ROUND";
@@ -220,6 +220,11 @@ fn workload(ix: &Index, dir: &Path, round: u64, sync_writes: bool, ops: u64) {
                         BatchOrder::Input
                     } else {
                         BatchOrder::FingerprintCount
+                    },
+                    scope: if rng.below(2) == 0 {
+                        OrderScope::Window
+                    } else {
+                        OrderScope::Batch
                     },
                     group: 1 + rng.below(8),
                     window: 4 + rng.below(16),

@@ -140,6 +140,7 @@ fn ids_freed_during_a_batch_wait_for_its_end() {
         order: BatchOrder::Input,
         window: 8,
         group: 4,
+        ..BatchOptions::default()
     };
     for r in ix.insert_batch(&pages, &opts, &mut |_, _| {}).unwrap() {
         r.unwrap();

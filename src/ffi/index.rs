@@ -12,7 +12,7 @@ use super::types::{
     content_arg, nd_deletion, nd_key_list, nd_page, nd_record, nd_stats, nd_str, nd_verdict,
 };
 use super::{guard, guard_void, out_arg, str_arg, Fail, FfiResult};
-use crate::{BatchOptions, BatchOrder, Index, IndexOptions};
+use crate::{BatchOptions, BatchOrder, Index, IndexOptions, OrderScope};
 
 /// The caller's result arrays of a batch call: `count` elements each, `messages` may be NULL.
 struct BatchOut {
@@ -98,6 +98,10 @@ unsafe fn run_batch<'p, T>(
 pub const ND_ORDER_FINGERPRINTS: u32 = 0;
 /// Batch order: the order given.
 pub const ND_ORDER_INPUT: u32 = 1;
+/// Batch order: descending number of sentence fingerprints over the whole batch, not window by
+/// window (every page's signatures are computed first and held): the clusters do not depend on
+/// where windows fall.
+pub const ND_ORDER_FINGERPRINTS_BATCH: u32 = 2;
 
 /// An open index. Opaque; thread-safe: any number of threads may call into one handle at once.
 #[allow(non_camel_case_types)]
@@ -664,8 +668,9 @@ pub type nd_progress_fn =
     Option<unsafe extern "C-unwind" fn(user: *mut c_void, done: usize, total: usize)>;
 
 /// Inserts `count` pages as one batch (the daily merge): signatures in parallel, insertion in
-/// `order` ([`ND_ORDER_FINGERPRINTS`] or [`ND_ORDER_INPUT`]), committed in groups, the
-/// write-ahead log synced once before it returns (with sync on). Each page has
+/// `order` ([`ND_ORDER_FINGERPRINTS`], [`ND_ORDER_INPUT`] or [`ND_ORDER_FINGERPRINTS_BATCH`]),
+/// committed in groups, the write-ahead log synced once before it returns (with sync on). Each
+/// page has
 /// its own result: `statuses[i]` is its status and, when `ND_OK`, `verdicts[i]` its verdict
 /// (free each filled one with `nd_verdict_free`; the others are left as they were); when
 /// `messages` is not NULL, `messages[i]` is set to the error message of each failed page (free
@@ -698,13 +703,15 @@ pub unsafe extern "C" fn nd_index_insert_batch(
     // SAFETY: forwarded contract.
     unsafe {
         with_index(h, |ix| {
-            let order = match order {
-                ND_ORDER_FINGERPRINTS => BatchOrder::FingerprintCount,
-                ND_ORDER_INPUT => BatchOrder::Input,
+            let (order, scope) = match order {
+                ND_ORDER_FINGERPRINTS => (BatchOrder::FingerprintCount, OrderScope::Window),
+                ND_ORDER_INPUT => (BatchOrder::Input, OrderScope::Window),
+                ND_ORDER_FINGERPRINTS_BATCH => (BatchOrder::FingerprintCount, OrderScope::Batch),
                 o => return Err(Fail::new(ND_INVALID_ARGUMENT, format!("unknown order {o}"))),
             };
             let opts = BatchOptions {
                 order,
+                scope,
                 ..BatchOptions::default()
             };
             let mut cb = |done: usize, total: usize| {

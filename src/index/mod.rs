@@ -31,7 +31,7 @@ use rocksdb::{
 };
 use serde::{Deserialize, Serialize};
 
-pub use batch::{BatchOptions, BatchOrder};
+pub use batch::{BatchOptions, BatchOrder, OrderScope};
 pub use check::CheckReport;
 pub use cluster::Match;
 use cluster::Memo;

@@ -14,8 +14,8 @@ use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
 use neardup::{
-    BatchOptions, BatchOrder, Content, Index, IndexOptions, Method, Page, RepresentativePolicy,
-    SignatureConfig, Signatures,
+    BatchOptions, BatchOrder, Content, Index, IndexOptions, Method, OrderScope, Page,
+    RepresentativePolicy, SignatureConfig, Signatures,
 };
 use rayon::prelude::*;
 
@@ -43,6 +43,17 @@ enum Order {
 }
 
 #[derive(Clone, Copy, ValueEnum)]
+enum Scope {
+    /// The fingerprint order within each window of 1,024 pages (signatures of the next window
+    /// computed while one is inserted).
+    Window,
+    /// The fingerprint order over each whole batch of `--batch` pages, read whole (without the
+    /// 64 MiB chunk limit): every page's signatures are held at once. The reference order of a
+    /// distributed merge.
+    Batch,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
 enum Policy {
     FirstSeen,
     EarliestTime,
@@ -66,6 +77,9 @@ enum Command {
         /// Insertion order within each batch.
         #[arg(long, value_enum, default_value_t = Order::Fingerprints)]
         order: Order,
+        /// Over which pages `--order fingerprints` sorts.
+        #[arg(long, value_enum, default_value_t = Scope::Window)]
+        order_scope: Scope,
         /// Pages read and inserted per batch.
         #[arg(long, default_value_t = 4096)]
         batch: usize,
@@ -303,7 +317,7 @@ fn ingest(
     index: &Path,
     files: &[PathBuf],
     delete_list: Option<&Path>,
-    order: Order,
+    (order, scope): (Order, Scope),
     batch: usize,
     (policy, method): (Policy, Option<&Method>),
     threads: usize,
@@ -335,7 +349,16 @@ fn ingest(
             Order::Fingerprints => BatchOrder::FingerprintCount,
             Order::Input => BatchOrder::Input,
         },
+        scope: match scope {
+            Scope::Window => OrderScope::Window,
+            Scope::Batch => OrderScope::Batch,
+        },
         ..BatchOptions::default()
+    };
+    // A batch sorted whole is read whole.
+    let chunk_bytes = match scope {
+        Scope::Window => CHUNK_BYTES,
+        Scope::Batch => usize::MAX,
     };
     let max_page = ix.options().signature.max_page_bytes;
     let (mut pages, mut dups, mut no_text, mut replaced, mut bytes) =
@@ -360,7 +383,7 @@ fn ingest(
                     // The receiver is gone when ingest stopped on an error: stop reading too.
                     let limit = input::Limit {
                         pages: batch.max(1),
-                        bytes: CHUNK_BYTES,
+                        bytes: chunk_bytes,
                     };
                     if tx.send(Ok(reader.next_chunk(limit))).is_err() {
                         return;
@@ -639,6 +662,7 @@ fn main() -> Result<()> {
             files,
             delete_list,
             order,
+            order_scope,
             batch,
             policy,
             method,
@@ -653,7 +677,7 @@ fn main() -> Result<()> {
                 &index,
                 &files,
                 delete_list.as_deref(),
-                order,
+                (order, order_scope),
                 batch,
                 (policy, method.as_ref()),
                 threads,
