@@ -94,6 +94,23 @@ impl Signatures {
         }
     }
 
+    /// The posting keys an index under `method` files this page under (and looks it up by): the
+    /// exact-content key first, then the sentence-fingerprint and clause-sketch keys (LCS) or
+    /// the method's own keys. Each is 9 bytes: a kind byte and the top 64 bits of the hash, as
+    /// stored in the `postings` column family (FORMAT.md). Keys an index has marked
+    /// over-frequent are not in its postings; [`crate::Index`] skips them.
+    pub fn posting_keys(&self, method: &crate::Method) -> Vec<[u8; 9]> {
+        use crate::storage::{kind, posting_key};
+        std::iter::once(posting_key(kind::CONTENT, self.content_hash))
+            .chain(crate::index::page_keys(
+                &self.fingerprints,
+                &self.sketch,
+                &self.features,
+                method,
+            ))
+            .collect()
+    }
+
     /// True when the page gave no sentence fingerprint (short pages): the index then relies on
     /// the simhash and the content hash alone.
     pub fn lacks_fingerprints(&self) -> bool {
@@ -185,6 +202,24 @@ fn check_size(size: usize, cfg: &SignatureConfig) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn posting_keys_are_the_content_key_then_fingerprints_and_sketch() {
+        let text: String = (0..40)
+            .map(|i| {
+                format!("Sentence {i} of the page tells its own part of the story, at length. ")
+            })
+            .collect();
+        let cfg = SignatureConfig::default();
+        let s = Signatures::compute(Content::Text(&text), &cfg).unwrap();
+        let keys = s.posting_keys(&cfg.method);
+        assert!(!s.fingerprints.is_empty());
+        assert_eq!(keys.len(), 1 + s.fingerprints.len() + s.sketch.len());
+        assert_eq!(
+            keys[0],
+            crate::storage::posting_key(crate::storage::kind::CONTENT, s.content_hash)
+        );
+    }
 
     #[test]
     fn codes_of_product_headings() {
