@@ -339,6 +339,22 @@ void batches(const std::string& root) {
   EXPECT(caught && calls == 1);
   EXPECT(ix.len() == 18);
 
+  // The whole-batch order: a batch within one window is sorted as the window order sorts it.
+  {
+    Index w = Index::open(root + "/batch-window", fast());
+    Index b = Index::open(root + "/batch-whole", fast());
+    std::vector<BatchResult> rw = w.insert_batch(more.refs(), neardup::Order::Fingerprints);
+    std::vector<BatchResult> rb = b.insert_batch(more.refs(), neardup::Order::FingerprintsBatch);
+    EXPECT(rw.size() == rb.size() && !rb.empty());
+    for (size_t i = 0; i < rw.size(); ++i) {
+      EXPECT(rb[i].status == rw[i].status);
+      if (rb[i].ok()) {
+        EXPECT(rb[i].value().duplicate == rw[i].value().duplicate &&
+               rb[i].value().representative == rw[i].value().representative);
+      }
+    }
+  }
+
   // Query batches: the same verdicts as one query each, a message for each failed entry.
   const std::string a = article(21, 8, 5), b = article(22, 8, 4), c = article(50, 8);
   const std::string bin("\x01\x02\x03\x04\x05\x06\x07\x08", 8);
