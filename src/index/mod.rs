@@ -1248,39 +1248,57 @@ impl Index {
                 }))
                 .collect()
         };
-        let postings = match txn.as_deref() {
-            Some(t) => t.postings_known(&keys, probe.known)?,
-            None => {
-                let read = self.postings_at(&keys, ahead.as_ref().map(|a| a.snapshot))?;
-                if let Some(a) = ahead {
-                    a.keep
-                        .extend(keys.iter().copied().zip(read.iter().cloned()));
-                }
-                read
-            }
+        // With `sketch_fallback`, the sketch keys are read only when the content and fingerprint
+        // keys found nobody (a second read), as the simhash tables are below.
+        let (keys, sketch): (Vec<[u8; 9]>, Vec<[u8; 9]>) = if self.opts.sketch_fallback {
+            let (sketch, other) = keys[1..].iter().partition(|k| k[0] == kind::SKETCH);
+            (std::iter::once(keys[0]).chain(other).collect(), sketch)
+        } else {
+            (keys, Vec::new())
         };
-        let mut postings = postings.into_iter();
-        for id in &postings.next().unwrap_or_default() {
-            cands.entry(id).or_default().1 = true;
-        }
-        for (key, ids) in keys.into_iter().skip(1).zip(postings) {
-            let n = ids.len();
-            // A word's posting is its document frequency: never marked over-frequent.
-            let word = key[0] == kind::TERM;
-            if !word && n > freq.max_pages {
-                if let Some(t) = txn.as_deref_mut() {
-                    t.mark_frequent(key, FREQUENT_PAGES);
+        let mut ahead = ahead;
+        for (round, mut keys) in [keys, sketch].into_iter().enumerate() {
+            if round == 1 {
+                if !cands.is_empty() || keys.is_empty() {
+                    break;
                 }
-                continue;
+                // The content key leads every read (it found nobody the first time).
+                keys.insert(0, posting_key(kind::CONTENT, probe.content_hash));
             }
-            if !word && n > freq.few_hosts_pages && self.few_hosts(txn.as_deref(), &ids)? {
-                if let Some(t) = txn.as_deref_mut() {
-                    t.mark_frequent(key, FREQUENT_HOSTS);
+            let postings = match txn.as_deref() {
+                Some(t) => t.postings_known(&keys, probe.known)?,
+                None => {
+                    let read = self.postings_at(&keys, ahead.as_ref().map(|a| a.snapshot))?;
+                    if let Some(a) = ahead.as_mut() {
+                        a.keep
+                            .extend(keys.iter().copied().zip(read.iter().cloned()));
+                    }
+                    read
                 }
-                continue;
+            };
+            let mut postings = postings.into_iter();
+            for id in &postings.next().unwrap_or_default() {
+                cands.entry(id).or_default().1 = true;
             }
-            for id in &ids {
-                cands.entry(id).or_default().0 += 1;
+            for (key, ids) in keys.into_iter().skip(1).zip(postings) {
+                let n = ids.len();
+                // A word's posting is its document frequency: never marked over-frequent.
+                let word = key[0] == kind::TERM;
+                if !word && n > freq.max_pages {
+                    if let Some(t) = txn.as_deref_mut() {
+                        t.mark_frequent(key, FREQUENT_PAGES);
+                    }
+                    continue;
+                }
+                if !word && n > freq.few_hosts_pages && self.few_hosts(txn.as_deref(), &ids)? {
+                    if let Some(t) = txn.as_deref_mut() {
+                        t.mark_frequent(key, FREQUENT_HOSTS);
+                    }
+                    continue;
+                }
+                for id in &ids {
+                    cands.entry(id).or_default().0 += 1;
+                }
             }
         }
         // The simhash tables are the fallback of SPEC §2.3: for pages without sentence
