@@ -8,6 +8,9 @@
 #   (`stddef.h` in its resource directory) to parse RocksDB's C header.
 # - g++ (RocksDB's C++, the C ABI tests), valgrind (the C ABI test runs under it), python3 with
 #   `rapidfuzz` (the bench's scorers, and the natural-corpus regression slice).
+# - the Python side (neardup-py): maturin builds the wheel; pyarrow (the wheel's one dependency),
+#   pytest and tqdm (the progress bar the tests show) run its tests. Checked by importing each
+#   with the python3 the tests run, and installed from PyPI with pip when missing.
 # - the distribution's RocksDB (package librocksdb-dev): tests/static_link.rs links a C++ program
 #   against it and the embeddable archive together; it includes `rocksdb/db.h` and links
 #   `librocksdb.so` (the development symlink, in the multiarch or plain library directory).
@@ -87,10 +90,14 @@ if [ ${#apt_missing[@]} -gt 0 ]; then
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${apt_missing[@]}" >/dev/null
 fi
-if ! have_python_module rapidfuzz; then
-  echo "setup: installing the Python package rapidfuzz" >&2
-  python3 -m pip install --quiet rapidfuzz 2>/dev/null \
-    || python3 -m pip install --quiet --break-system-packages rapidfuzz
+py_missing=()
+for m in rapidfuzz maturin pyarrow pytest tqdm; do
+  have_python_module "$m" || py_missing+=("$m")
+done
+if [ ${#py_missing[@]} -gt 0 ]; then
+  echo "setup: installing the Python packages ${py_missing[*]}" >&2
+  python3 -m pip install --quiet "${py_missing[@]}" 2>/dev/null \
+    || python3 -m pip install --quiet --break-system-packages "${py_missing[@]}"
 fi
 
 # Fail here, with the reason, rather than ten minutes into the build.
@@ -98,5 +105,9 @@ have_libclang || { echo "setup: libclang (libclang.so and clang's stddef.h) stil
 for p in g++ valgrind python3; do
   have_program "$p" || { echo "setup: $p still missing" >&2; exit 1; }
 done
-have_python_module rapidfuzz || { echo "setup: python3 cannot import rapidfuzz" >&2; exit 1; }
+for m in rapidfuzz maturin pyarrow pytest tqdm; do
+  have_python_module "$m" || { echo "setup: python3 cannot import $m" >&2; exit 1; }
+done
+# maturin is run as `python3 -m maturin`: its module finds its own executable.
+python3 -m maturin --version >/dev/null 2>&1 || { echo "setup: python3 -m maturin does not run" >&2; exit 1; }
 have_rocksdb_dev || { echo "setup: librocksdb-dev (rocksdb/db.h and librocksdb.so) still missing" >&2; exit 1; }

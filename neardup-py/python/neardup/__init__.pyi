@@ -1,0 +1,253 @@
+"""Type stubs of neardup: an embedded near-duplicate index for web pages."""
+
+from __future__ import annotations
+
+import os
+import pathlib
+from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple, Union
+
+import pyarrow
+
+from ._errors import (
+    AlreadyOpenError as AlreadyOpenError,
+    BinaryPageError as BinaryPageError,
+    CheckFailedError as CheckFailedError,
+    CorruptionError as CorruptionError,
+    Error as Error,
+    FullError as FullError,
+    IncompatibleConfigError as IncompatibleConfigError,
+    IncompatibleFormatError as IncompatibleFormatError,
+    InvalidArgumentError as InvalidArgumentError,
+    IoError as IoError,
+    NotFoundError as NotFoundError,
+    PageTooLargeError as PageTooLargeError,
+    PoisonedError as PoisonedError,
+    ReadOnlyError as ReadOnlyError,
+    StorageError as StorageError,
+    TextUnavailableError as TextUnavailableError,
+    WrongProcessError as WrongProcessError,
+)
+
+__version__: str
+DEFAULT_BATCH_SIZE: int
+
+#: HTML as fetched (bytes in any encoding, or str).
+Html = Union[bytes, bytearray, str]
+#: True (a tqdm bar when tqdm is installed), False/None, or ``progress(done, total)``.
+Progress = Union[bool, None, Callable[[int, Optional[int]], Any]]
+#: Arrow data (a table, record batch, reader, or anything with ``__arrow_c_stream__``) or an
+#: iterable of dicts with ``id`` (or ``url``), ``host``, ``time``, and ``html`` or ``text``.
+Pages = Union[pyarrow.Table, pyarrow.RecordBatch, pyarrow.RecordBatchReader, Iterable[Dict[str, Any]], Any]
+
+class Verdict:
+    """The answer for one page: is it a near duplicate, of what, how similar."""
+
+    @property
+    def duplicate(self) -> bool: ...
+    @property
+    def doc(self) -> Optional[int]: ...
+    @property
+    def seq(self) -> Optional[int]: ...
+    @property
+    def cluster(self) -> Optional[int]: ...
+    @property
+    def representative(self) -> Optional[str]: ...
+    @property
+    def similar_to(self) -> Optional[str]: ...
+    @property
+    def resemble(self) -> float: ...
+    @property
+    def contain(self) -> float: ...
+    @property
+    def exact(self) -> bool: ...
+    @property
+    def identical_to(self) -> Optional[str]: ...
+    @property
+    def text_chars(self) -> int: ...
+    @property
+    def replaced(self) -> bool: ...
+    @property
+    def replaced_page(self) -> Optional[Deletion]: ...
+    @property
+    def unchanged(self) -> bool: ...
+    @property
+    def no_main_text(self) -> bool: ...
+    @property
+    def candidates(self) -> int: ...
+    @property
+    def verified(self) -> int: ...
+
+class Deletion:
+    """What a delete changed."""
+
+    @property
+    def key(self) -> str: ...
+    @property
+    def doc(self) -> int: ...
+    @property
+    def cluster(self) -> int: ...
+    @property
+    def was_representative(self) -> bool: ...
+    @property
+    def representative(self) -> Optional[str]: ...
+    @property
+    def moved(self) -> List[Tuple[str, int, str]]:
+        """``(key, cluster, representative)`` of each member moved by a representative's delete."""
+
+class PageInfo:
+    """A stored page as the index holds it."""
+
+    @property
+    def key(self) -> str: ...
+    @property
+    def doc(self) -> int: ...
+    @property
+    def seq(self) -> int: ...
+    @property
+    def cluster(self) -> int: ...
+    @property
+    def representative(self) -> str: ...
+    @property
+    def similar_to(self) -> Optional[str]: ...
+    @property
+    def resemble(self) -> float: ...
+    @property
+    def contain(self) -> float: ...
+    @property
+    def content_hash(self) -> int: ...
+    @property
+    def host(self) -> str: ...
+    @property
+    def time(self) -> int: ...
+    @property
+    def text_chars(self) -> int: ...
+
+class Signatures:
+    """Everything computed from one page."""
+
+    @property
+    def text(self) -> str: ...
+    @property
+    def fingerprints(self) -> List[int]: ...
+    @property
+    def sketch(self) -> List[int]: ...
+    @property
+    def simhash(self) -> int: ...
+    @property
+    def content_hash(self) -> int: ...
+    @property
+    def codes(self) -> List[int]: ...
+
+class Similarity:
+    """The outcome of ``verify`` for one pair of texts."""
+
+    @property
+    def similar(self) -> bool: ...
+    @property
+    def resemble(self) -> float: ...
+    @property
+    def contain(self) -> float: ...
+    @property
+    def len_a(self) -> int: ...
+    @property
+    def len_b(self) -> int: ...
+    @property
+    def tlcs(self) -> int: ...
+
+class Index:
+    """An open neardup index (a directory). ``options`` are ``IndexOptions``' fields:
+    ``representative``, ``store_texts``, ``sync_writes``, ``simhash_max_distance``,
+    ``min_text_width``, ``max_clusters_verified``, ``heading_codes``, ``posting_filter_bytes``,
+    ``create_if_missing``, nested ``signature`` / ``verify`` / ``frequent`` / ``chrome`` dicts,
+    and ``method`` (short for ``signature={"method": ...}``)."""
+
+    def __init__(self, path: Union[str, os.PathLike[str]], /, *, read_only: bool = False, **options: Any) -> None: ...
+    def __enter__(self) -> Index: ...
+    def __exit__(self, *exc: Any) -> None: ...
+    def __len__(self) -> int: ...
+    def __contains__(self, key: object) -> bool: ...
+    def __reduce__(self) -> Any:
+        """Raises TypeError: an index cannot be pickled (open it inside the actor or stage)."""
+    def insert(
+        self,
+        key: str,
+        html: Optional[Html] = None,
+        text: Optional[str] = None,
+        *,
+        host: Optional[str] = None,
+        time: int = 0,
+    ) -> Verdict: ...
+    def query(
+        self,
+        html: Optional[Html] = None,
+        text: Optional[str] = None,
+        *,
+        key: Optional[str] = None,
+        host: Optional[str] = None,
+    ) -> Verdict: ...
+    def delete(self, key: str) -> Deletion:
+        """Raises ``NotFoundError`` (a ``KeyError``) when the key is absent."""
+    def get(self, key: str) -> Optional[PageInfo]: ...
+    def insert_many(
+        self,
+        pages: Pages,
+        *,
+        order: str = "fingerprints",
+        order_scope: str = "window",
+        batch_size: int = 4096,
+        window: int = 1024,
+        group: int = 1024,
+        progress: Progress = True,
+    ) -> pyarrow.Table:
+        """Batch insert; one output row per input row, in order, with ``error``/``error_type``."""
+    def query_many(self, pages: Pages, *, batch_size: int = 4096, progress: Progress = False) -> pyarrow.Table: ...
+    def insertion_session(
+        self,
+        *,
+        batch_size: int = 4096,
+        order: str = "fingerprints",
+        order_scope: str = "window",
+        progress: Progress = False,
+    ) -> InsertionSession: ...
+    def export(self) -> pyarrow.Table:
+        """``pyarrow.Table(key: string, representative: string)``, as ``neardup export``."""
+    def export_clusters(self) -> pyarrow.Table:
+        """``pyarrow.Table(cluster: uint32, representative: string, members: list<string>)``."""
+    def cluster_members(self, cluster: int, offset: int = 0, limit: Optional[int] = None) -> Optional[List[str]]: ...
+    def stats(self) -> Dict[str, Any]: ...
+    def check(self) -> Dict[str, Any]: ...
+    def flush(self) -> None: ...
+    def checkpoint(self, dir: Union[str, os.PathLike[str]]) -> None: ...
+    def close(self) -> None: ...
+    @property
+    def closed(self) -> bool: ...
+    @property
+    def path(self) -> pathlib.Path: ...
+    @property
+    def read_only(self) -> bool: ...
+    @property
+    def options(self) -> Dict[str, Any]: ...
+
+class InsertionSession:
+    """Buffers inserts and flushes them through ``insert_many`` every ``batch_size`` pages."""
+
+    def __enter__(self) -> InsertionSession: ...
+    def __exit__(self, *exc: Any) -> None: ...
+    def insert(
+        self, key: str, html: Optional[Html] = None, text: Optional[str] = None, *, host: Optional[str] = None, time: int = 0
+    ) -> None: ...
+    def flush(self) -> None: ...
+    def results(self) -> pyarrow.Table: ...
+
+def signatures(html: Optional[Html] = None, text: Optional[str] = None, **config: Any) -> Signatures:
+    """The signatures of one page; ``config`` overrides ``SignatureConfig`` fields."""
+
+def verify(a: str, b: str, **config: Any) -> Similarity:
+    """Trustable-LCS verification of two normalized texts; ``config`` overrides ``VerifyConfig``."""
+
+def host_of(url: str) -> str: ...
+def signatures_table(
+    batch: Any, html_col: Optional[str] = "html", text_col: Optional[str] = None, **config: Any
+) -> Union[pyarrow.Table, pyarrow.RecordBatch]:
+    """Arrow in, Arrow out: the input's columns plus ``text``, ``simhash``, ``content_hash``,
+    ``fingerprints``, ``sketch``, ``codes`` and ``error``; for ``map_batches`` / ``mapInArrow``."""

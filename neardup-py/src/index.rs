@@ -1,0 +1,552 @@
+//! `neardup._neardup._Index`: a handle on one index, the base class of `neardup.Index`.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use parking_lot::RwLock;
+use pyo3::exceptions::PyTypeError;
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList, PyString, PyTuple};
+
+use crate::errors::{invalid, to_py, IntoPy};
+use crate::types::{Deletion, PageInfo, Verdict};
+use crate::{options, Body};
+use neardup::{BatchOptions, BatchOrder, Index, IndexOptions, OrderScope, Page};
+
+/// What `pickle` says when asked to copy an index handle.
+const NOT_PICKLABLE: &str = "neardup.Index cannot be pickled: open the index inside the actor, \
+                             or in the stage's setup()";
+
+/// An open neardup index (the base class of ``neardup.Index``; see its documentation).
+#[pyclass(subclass, frozen, name = "_Index", module = "neardup._neardup")]
+pub(crate) struct PyIndex {
+    /// The index, until `close()`. Calls take a clone of the `Arc` and let the lock go before
+    /// they release the GIL, so a close waits for no call and the index closes when the last
+    /// call using it returns.
+    inner: RwLock<Option<Arc<Index>>>,
+    /// The path it was opened with.
+    path: PathBuf,
+}
+
+impl PyIndex {
+    fn ix(&self, py: Python<'_>) -> PyResult<Arc<Index>> {
+        self.inner.read().clone().ok_or_else(|| {
+            invalid(
+                py,
+                format!("the index at {} is closed", self.path.display()),
+            )
+        })
+    }
+}
+
+/// One page of a batch, owned.
+struct Owned {
+    key: String,
+    host: String,
+    time: i64,
+    body: Body,
+}
+
+/// The input columns of a batch: keys, hosts and times (lists of equal length), bodies (bytes
+/// or str items), whether the bodies are HTML.
+fn owned_pages(
+    keys: &Bound<'_, PyList>,
+    hosts: &Bound<'_, PyList>,
+    times: &Bound<'_, PyList>,
+    bodies: &Bound<'_, PyList>,
+    is_html: bool,
+) -> PyResult<Vec<Owned>> {
+    let py = keys.py();
+    let n = keys.len();
+    if hosts.len() != n || times.len() != n || bodies.len() != n {
+        return Err(invalid(
+            py,
+            "keys, hosts, times and bodies differ in length",
+        ));
+    }
+    let mut pages = Vec::with_capacity(n);
+    for i in 0..n {
+        pages.push(Owned {
+            key: keys.get_item(i)?.extract::<String>()?,
+            host: hosts.get_item(i)?.extract::<String>()?,
+            time: times.get_item(i)?.extract::<i64>()?,
+            body: Body::of_item(&bodies.get_item(i)?, is_html)?,
+        });
+    }
+    Ok(pages)
+}
+
+/// Verdicts (or errors) as columns: the output of `insert_many` and `query_many` before it
+/// becomes an Arrow table.
+fn verdict_columns<'py>(
+    py: Python<'py>,
+    results: Vec<neardup::Result<neardup::Verdict>>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let n = results.len();
+    let mut duplicate = Vec::with_capacity(n);
+    let mut doc = Vec::with_capacity(n);
+    let mut cluster = Vec::with_capacity(n);
+    let mut representative = Vec::with_capacity(n);
+    let mut similar_to = Vec::with_capacity(n);
+    let mut resemble = Vec::with_capacity(n);
+    let mut contain = Vec::with_capacity(n);
+    let mut exact = Vec::with_capacity(n);
+    let mut identical_to = Vec::with_capacity(n);
+    let mut text_chars = Vec::with_capacity(n);
+    let mut replaced = Vec::with_capacity(n);
+    let mut unchanged = Vec::with_capacity(n);
+    let mut no_main_text = Vec::with_capacity(n);
+    let mut candidates = Vec::with_capacity(n);
+    let mut verified = Vec::with_capacity(n);
+    let mut error: Vec<Option<String>> = Vec::with_capacity(n);
+    let mut error_type: Vec<Option<String>> = Vec::with_capacity(n);
+    for r in results {
+        match r {
+            Ok(v) => {
+                duplicate.push(Some(v.duplicate));
+                doc.push(v.doc);
+                cluster.push(v.cluster);
+                representative.push(v.representative);
+                similar_to.push(v.similar_to);
+                resemble.push(Some(v.resemble));
+                contain.push(Some(v.contain));
+                exact.push(Some(v.exact));
+                identical_to.push(v.identical_to);
+                text_chars.push(Some(v.text_chars));
+                replaced.push(Some(v.replaced));
+                unchanged.push(Some(v.unchanged));
+                no_main_text.push(Some(v.no_main_text));
+                candidates.push(Some(v.candidates as u64));
+                verified.push(Some(v.verified as u64));
+                error.push(None);
+                error_type.push(None);
+            }
+            Err(e) => {
+                duplicate.push(None);
+                doc.push(None);
+                cluster.push(None);
+                representative.push(None);
+                similar_to.push(None);
+                resemble.push(None);
+                contain.push(None);
+                exact.push(None);
+                identical_to.push(None);
+                text_chars.push(None);
+                replaced.push(None);
+                unchanged.push(None);
+                no_main_text.push(None);
+                candidates.push(None);
+                verified.push(None);
+                error.push(Some(e.to_string()));
+                // The Python exception's class name (an `error_type` column).
+                let class = to_py(py, e)
+                    .get_type(py)
+                    .name()
+                    .map(|n| n.to_string())
+                    .unwrap_or_else(|_| "Error".to_string());
+                error_type.push(Some(class));
+            }
+        }
+    }
+    let d = PyDict::new(py);
+    d.set_item("duplicate", duplicate)?;
+    d.set_item("doc", doc)?;
+    d.set_item("cluster", cluster)?;
+    d.set_item("representative", representative)?;
+    d.set_item("similar_to", similar_to)?;
+    d.set_item("resemble", resemble)?;
+    d.set_item("contain", contain)?;
+    d.set_item("exact", exact)?;
+    d.set_item("identical_to", identical_to)?;
+    d.set_item("text_chars", text_chars)?;
+    d.set_item("replaced", replaced)?;
+    d.set_item("unchanged", unchanged)?;
+    d.set_item("no_main_text", no_main_text)?;
+    d.set_item("candidates", candidates)?;
+    d.set_item("verified", verified)?;
+    d.set_item("error", error)?;
+    d.set_item("error_type", error_type)?;
+    Ok(d)
+}
+
+/// The host of a page given by key alone: the URL's host when the key is a URL, else none.
+fn default_host(key: &str) -> String {
+    if key.contains("://") {
+        neardup::host_of(key).to_string()
+    } else {
+        String::new()
+    }
+}
+
+#[pymethods]
+impl PyIndex {
+    #[new]
+    #[pyo3(signature = (path, /, *, read_only=false, **options))]
+    fn new(
+        py: Python<'_>,
+        path: PathBuf,
+        read_only: bool,
+        options: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Self> {
+        let given = options.is_some_and(|o| !o.is_empty());
+        let opts: Option<IndexOptions> = if given {
+            // `method="shingle"` stands for `signature={"method": ...}`, as the CLI's --method.
+            let o = options.map(|o| o.copy()).transpose()?;
+            if let Some(o) = &o {
+                if let Some(m) = o.get_item("method")? {
+                    o.del_item("method")?;
+                    let sig = match o.get_item("signature")? {
+                        Some(s) => s.cast::<PyDict>()?.copy()?,
+                        None => PyDict::new(py),
+                    };
+                    sig.set_item("method", m)?;
+                    o.set_item("signature", sig)?;
+                }
+            }
+            Some(options::from_kwargs(py, o.as_ref())?)
+        } else {
+            None
+        };
+        if read_only && given {
+            return Err(invalid(
+                py,
+                "a read-only index is opened with its stored configuration: give no options",
+            ));
+        }
+        let p = path.clone();
+        let ix = py
+            .detach(move || {
+                if read_only {
+                    Index::open_read_only(&p)
+                } else if let Some(opts) = opts {
+                    Index::open(&p, opts)
+                } else if p.join("CURRENT").exists() {
+                    Index::open_existing(&p)
+                } else {
+                    Index::open(&p, IndexOptions::default())
+                }
+            })
+            .py(py)?;
+        Ok(PyIndex {
+            inner: RwLock::new(Some(Arc::new(ix))),
+            path,
+        })
+    }
+
+    /// Inserts a page: compares it with the pages held, stores it, and joins it to the best
+    /// verified cluster or founds one, in one atomic write. A key already present is replaced.
+    /// ``host`` defaults to the key's host when the key is a URL. Returns a ``Verdict``.
+    #[pyo3(signature = (key, html=None, text=None, *, host=None, time=0))]
+    fn insert(
+        &self,
+        py: Python<'_>,
+        key: String,
+        html: Option<&Bound<'_, PyAny>>,
+        text: Option<&Bound<'_, PyAny>>,
+        host: Option<String>,
+        time: i64,
+    ) -> PyResult<Verdict> {
+        let ix = self.ix(py)?;
+        let body = Body::from_args(py, html, text)?;
+        let host = host.unwrap_or_else(|| default_host(&key));
+        let v = py
+            .detach(|| {
+                ix.insert(&Page {
+                    key: &key,
+                    host: &host,
+                    time,
+                    content: body.content(),
+                })
+            })
+            .py(py)?;
+        Ok(v.into())
+    }
+
+    /// The verdict ``insert`` would give, without storing anything. With a ``key`` (and
+    /// ``host``, by default the key's host when it is a URL), the site chrome learned for the host
+    /// is dropped as an insert would, and the page's own stored version is told apart.
+    #[pyo3(signature = (html=None, text=None, *, key=None, host=None))]
+    fn query(
+        &self,
+        py: Python<'_>,
+        html: Option<&Bound<'_, PyAny>>,
+        text: Option<&Bound<'_, PyAny>>,
+        key: Option<String>,
+        host: Option<String>,
+    ) -> PyResult<Verdict> {
+        let ix = self.ix(py)?;
+        let body = Body::from_args(py, html, text)?;
+        if key.is_none() && host.is_some() {
+            return Err(PyTypeError::new_err(
+                "query(host=...) needs the page's key too",
+            ));
+        }
+        let v = py
+            .detach(|| match &key {
+                Some(key) => {
+                    let host = host.clone().unwrap_or_else(|| default_host(key));
+                    ix.query_page(&Page {
+                        key,
+                        host: &host,
+                        time: 0,
+                        content: body.content(),
+                    })
+                }
+                None => ix.query(body.content()),
+            })
+            .py(py)?;
+        Ok(v.into())
+    }
+
+    /// Deletes a page; a deleted representative hands its cluster over. Returns a
+    /// ``Deletion``. Raises ``NotFoundError`` (a ``KeyError``) when the key is absent.
+    fn delete(&self, py: Python<'_>, key: String) -> PyResult<Deletion> {
+        let ix = self.ix(py)?;
+        Ok(py.detach(|| ix.delete(&key)).py(py)?.into())
+    }
+
+    /// The stored page of a key as a ``PageInfo`` (doc, cluster, representative, similar_to,
+    /// ...), or None when the key is absent.
+    fn get(&self, py: Python<'_>, key: String) -> PyResult<Option<PageInfo>> {
+        let ix = self.ix(py)?;
+        Ok(py.detach(|| ix.get(&key)).py(py)?.map(Into::into))
+    }
+
+    fn __len__(&self, py: Python<'_>) -> PyResult<usize> {
+        Ok(self.ix(py)?.len() as usize)
+    }
+
+    fn __contains__(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<bool> {
+        let Ok(key) = key.cast::<PyString>() else {
+            return Ok(false);
+        };
+        let key = key.to_cow()?.into_owned();
+        let ix = self.ix(py)?;
+        Ok(py.detach(|| ix.id_of(&key)).py(py)?.is_some())
+    }
+
+    fn __reduce__(&self) -> PyResult<()> {
+        Err(PyTypeError::new_err(NOT_PICKLABLE))
+    }
+
+    /// The keys of a cluster's members in id order, ``limit`` of them from ``offset``; None
+    /// when there is no such cluster.
+    #[pyo3(signature = (cluster, offset=0, limit=None))]
+    fn cluster_members(
+        &self,
+        py: Python<'_>,
+        cluster: u32,
+        offset: usize,
+        limit: Option<usize>,
+    ) -> PyResult<Option<Vec<String>>> {
+        let ix = self.ix(py)?;
+        py.detach(|| ix.cluster_members(cluster, offset, limit.unwrap_or(usize::MAX)))
+            .py(py)
+    }
+
+    /// Figures about the index as a dict (pages, clusters, bytes per column family, cluster
+    /// sizes...), as ``neardup stats`` prints them.
+    fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let ix = self.ix(py)?;
+        let st = py.detach(|| ix.stats()).py(py)?;
+        options::to_python(py, &st)
+    }
+
+    /// Checks every invariant of the index; returns a dict (pages, clusters, postings,
+    /// problem_count, problems).
+    fn check<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let ix = self.ix(py)?;
+        let rep = py.detach(|| ix.check()).py(py)?;
+        options::to_python(py, &rep)
+    }
+
+    /// Flushes memtables to disk (writes are already durable through the write-ahead log).
+    fn flush(&self, py: Python<'_>) -> PyResult<()> {
+        let ix = self.ix(py)?;
+        py.detach(|| ix.flush()).py(py)
+    }
+
+    /// Writes a consistent snapshot of the index to ``dir``, which must not exist.
+    fn checkpoint(&self, py: Python<'_>, dir: PathBuf) -> PyResult<()> {
+        let ix = self.ix(py)?;
+        py.detach(|| ix.checkpoint(&dir)).py(py)
+    }
+
+    /// Closes the index (after the calls still running on it return). Later calls raise
+    /// ``InvalidArgumentError``; closing twice does nothing.
+    fn close(&self, py: Python<'_>) {
+        let taken = self.inner.write().take();
+        py.detach(move || drop(taken));
+    }
+
+    /// True once ``close()`` was called.
+    #[getter]
+    fn closed(&self) -> bool {
+        self.inner.read().is_none()
+    }
+
+    /// The directory the index was opened with.
+    #[getter]
+    fn path(&self) -> PathBuf {
+        self.path.clone()
+    }
+
+    /// True when the index was opened read-only.
+    #[getter]
+    fn read_only(&self, py: Python<'_>) -> PyResult<bool> {
+        Ok(self.ix(py)?.is_read_only())
+    }
+
+    /// The options the index was opened with, as a dict (``IndexOptions``' fields).
+    #[getter]
+    fn options<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let ix = self.ix(py)?;
+        options::to_python(py, ix.options())
+    }
+
+    /// Inserts a batch through the library's `insert_batch`: columns in, verdict columns out
+    /// (see `verdict_columns`). `order` is "fingerprints" or "input", `scope` "window" or
+    /// "batch" (`OrderScope`). `progress(done, total)` is called (with the GIL) after every
+    /// committed group. The batch must hold each key once.
+    #[pyo3(signature = (keys, hosts, times, bodies, is_html, order, scope="window", window=1024, group=1024, progress=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn _insert_batch<'py>(
+        &self,
+        py: Python<'py>,
+        keys: &Bound<'py, PyList>,
+        hosts: &Bound<'py, PyList>,
+        times: &Bound<'py, PyList>,
+        bodies: &Bound<'py, PyList>,
+        is_html: bool,
+        order: &str,
+        scope: &str,
+        window: usize,
+        group: usize,
+        progress: Option<Py<PyAny>>,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let ix = self.ix(py)?;
+        let order = match order {
+            "fingerprints" => BatchOrder::FingerprintCount,
+            "input" => BatchOrder::Input,
+            other => {
+                return Err(invalid(
+                    py,
+                    format!("order must be \"fingerprints\" or \"input\", not {other:?}"),
+                ))
+            }
+        };
+        let scope = match scope {
+            "window" => OrderScope::Window,
+            "batch" => OrderScope::Batch,
+            other => {
+                return Err(invalid(
+                    py,
+                    format!("order_scope must be \"window\" or \"batch\", not {other:?}"),
+                ))
+            }
+        };
+        let owned = owned_pages(keys, hosts, times, bodies, is_html)?;
+        let opts = BatchOptions {
+            order,
+            scope,
+            window: window.max(1),
+            group: group.max(1),
+        };
+        let mut callback_error: Option<PyErr> = None;
+        let results = py
+            .detach(|| {
+                let pages: Vec<Page<'_>> = owned
+                    .iter()
+                    .map(|p| Page {
+                        key: &p.key,
+                        host: &p.host,
+                        time: p.time,
+                        content: p.body.content(),
+                    })
+                    .collect();
+                ix.insert_batch(&pages, &opts, &mut |done, total| {
+                    if let (Some(cb), None) = (&progress, &callback_error) {
+                        Python::attach(|py| {
+                            if let Err(e) = cb.call1(py, (done, total)) {
+                                callback_error = Some(e);
+                            }
+                        });
+                    }
+                })
+            })
+            .py(py)?;
+        let columns = verdict_columns(py, results)?;
+        match callback_error {
+            Some(e) => Err(e),
+            None => Ok(columns),
+        }
+    }
+
+    /// Queries a batch in parallel through the library's `query_batch` (nothing stored):
+    /// bodies in, verdict columns out.
+    fn _query_batch<'py>(
+        &self,
+        py: Python<'py>,
+        bodies: &Bound<'py, PyList>,
+        is_html: bool,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let ix = self.ix(py)?;
+        let owned = bodies
+            .iter()
+            .map(|b| Body::of_item(&b, is_html))
+            .collect::<PyResult<Vec<Body>>>()?;
+        let results = py
+            .detach(|| {
+                let contents: Vec<neardup::Content<'_>> =
+                    owned.iter().map(|b| b.content()).collect();
+                ix.query_batch(&contents)
+            })
+            .py(py)?;
+        verdict_columns(py, results)
+    }
+
+    /// Every page's key and the key of the page it was judged a near duplicate of, in id order
+    /// (`neardup export`): two lists.
+    fn _export<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        let ix = self.ix(py)?;
+        let (keys, reps) = py
+            .detach(|| {
+                let mut keys = Vec::new();
+                let mut reps = Vec::new();
+                ix.export(|k, r| {
+                    keys.push(k.to_string());
+                    reps.push(r.to_string());
+                })
+                .map(|()| (keys, reps))
+            })
+            .py(py)?;
+        PyTuple::new(py, [keys, reps])
+    }
+
+    /// Every cluster (id, representative, members), in id order (`neardup export --clusters`):
+    /// three lists.
+    fn _export_clusters<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        let ix = self.ix(py)?;
+        let (ids, reps, members) = py
+            .detach(|| {
+                let mut ids = Vec::new();
+                let mut reps = Vec::new();
+                let mut members = Vec::new();
+                ix.export_clusters(|c, r, m| {
+                    ids.push(c);
+                    reps.push(r.to_string());
+                    members.push(m.to_vec());
+                })
+                .map(|()| (ids, reps, members))
+            })
+            .py(py)?;
+        PyTuple::new(
+            py,
+            [
+                ids.into_pyobject(py)?.into_any(),
+                reps.into_pyobject(py)?.into_any(),
+                members.into_pyobject(py)?.into_any(),
+            ],
+        )
+    }
+}

@@ -1,0 +1,314 @@
+//! The result objects: `Verdict`, `Deletion`, `PageInfo`, `Signatures`, `Similarity`. Plain,
+//! immutable values copied out of the library's structs (so they outlive the index).
+
+use pyo3::prelude::*;
+
+/// The answer for one page (`Index.insert`, `Index.query`): is it a near duplicate, of what,
+/// how similar.
+#[pyclass(frozen, get_all, module = "neardup._neardup")]
+#[derive(Clone)]
+pub(crate) struct Verdict {
+    /// True when the page was verified similar to a page already held (`similar_to`).
+    duplicate: bool,
+    /// The page's internal id (None for a query).
+    doc: Option<u32>,
+    /// The page's insertion number (None for a query).
+    seq: Option<u64>,
+    /// The cluster the page joined or founded (None for a query that found no duplicate).
+    cluster: Option<u32>,
+    /// Key of the cluster's representative after the operation.
+    representative: Option<String>,
+    /// Key of the closest page this one was verified similar to, when a duplicate.
+    similar_to: Option<String>,
+    /// Resemble rate with `similar_to` (0 when not a duplicate).
+    resemble: f64,
+    /// Contain rate with `similar_to` (0 when not a duplicate).
+    contain: f64,
+    /// True when the normalized texts of this page and `similar_to` are identical.
+    exact: bool,
+    /// Key of a stored page whose main text is identical to this page's, if any.
+    identical_to: Option<String>,
+    /// Length of the page's normalized main text, in characters.
+    text_chars: u32,
+    /// True when the key was present and its page was replaced.
+    replaced: bool,
+    /// What taking the replaced page out changed (None unless `replaced`).
+    replaced_page: Option<Deletion>,
+    /// True when the key was present with the same main text and host: nothing was written.
+    unchanged: bool,
+    /// True when the page has (almost) no main text: stored alone, never compared.
+    no_main_text: bool,
+    /// How many candidate pages were found.
+    candidates: usize,
+    /// How many pairs were verified.
+    verified: usize,
+}
+
+impl From<neardup::Verdict> for Verdict {
+    fn from(v: neardup::Verdict) -> Self {
+        Verdict {
+            duplicate: v.duplicate,
+            doc: v.doc,
+            seq: v.seq,
+            cluster: v.cluster,
+            representative: v.representative,
+            similar_to: v.similar_to,
+            resemble: v.resemble,
+            contain: v.contain,
+            exact: v.exact,
+            identical_to: v.identical_to,
+            text_chars: v.text_chars,
+            replaced: v.replaced,
+            replaced_page: v.replaced_page.map(|d| Deletion::from(*d)),
+            unchanged: v.unchanged,
+            no_main_text: v.no_main_text,
+            candidates: v.candidates,
+            verified: v.verified,
+        }
+    }
+}
+
+#[pymethods]
+impl Verdict {
+    fn __repr__(&self) -> String {
+        format!(
+            "Verdict(duplicate={}, doc={}, cluster={}, representative={}, similar_to={}, \
+             resemble={:.3}, contain={:.3}, exact={}, replaced={}, unchanged={}, \
+             no_main_text={}, candidates={}, verified={})",
+            py_bool(self.duplicate),
+            opt(&self.doc),
+            opt(&self.cluster),
+            opt_str(&self.representative),
+            opt_str(&self.similar_to),
+            self.resemble,
+            self.contain,
+            py_bool(self.exact),
+            py_bool(self.replaced),
+            py_bool(self.unchanged),
+            py_bool(self.no_main_text),
+            self.candidates,
+            self.verified
+        )
+    }
+}
+
+/// What a delete changed (`Index.delete`, and `Verdict.replaced_page`).
+#[pyclass(frozen, get_all, module = "neardup._neardup")]
+#[derive(Clone)]
+pub(crate) struct Deletion {
+    /// The deleted page's key.
+    key: String,
+    /// Its internal id (free now).
+    doc: u32,
+    /// The cluster it was in.
+    cluster: u32,
+    /// True when it was that cluster's representative.
+    was_representative: bool,
+    /// The cluster's representative after the delete; None when the cluster is gone.
+    representative: Option<String>,
+    /// After a representative's delete, the members moved to another cluster:
+    /// `(key, cluster, representative)` tuples.
+    moved: Vec<(String, u32, String)>,
+}
+
+impl From<neardup::Deletion> for Deletion {
+    fn from(d: neardup::Deletion) -> Self {
+        Deletion {
+            key: d.key,
+            doc: d.doc,
+            cluster: d.cluster,
+            was_representative: d.was_representative,
+            representative: d.representative,
+            moved: d
+                .moved
+                .into_iter()
+                .map(|m| (m.key, m.cluster, m.representative))
+                .collect(),
+        }
+    }
+}
+
+#[pymethods]
+impl Deletion {
+    fn __repr__(&self) -> String {
+        format!(
+            "Deletion(key={:?}, doc={}, cluster={}, was_representative={}, representative={}, moved={})",
+            self.key,
+            self.doc,
+            self.cluster,
+            py_bool(self.was_representative),
+            opt_str(&self.representative),
+            self.moved.len()
+        )
+    }
+}
+
+/// A stored page as the index holds it (`Index.get`).
+#[pyclass(frozen, get_all, module = "neardup._neardup")]
+#[derive(Clone)]
+pub(crate) struct PageInfo {
+    /// The page's key.
+    key: String,
+    /// Its internal id.
+    doc: u32,
+    /// Its insertion number (unique for the index's life).
+    seq: u64,
+    /// The cluster it is in.
+    cluster: u32,
+    /// The key of that cluster's representative (its own key when it leads).
+    representative: String,
+    /// The page it was judged a near duplicate of when placed, while that page is held.
+    similar_to: Option<String>,
+    /// Resemble rate with `similar_to` when placed.
+    resemble: f64,
+    /// Contain rate with `similar_to` when placed.
+    contain: f64,
+    /// The 128-bit hash of its normalized main text.
+    content_hash: u128,
+    /// The host it came from (may be empty).
+    host: String,
+    /// Its publish time in Unix seconds (0: unknown).
+    time: i64,
+    /// The length of its normalized main text in characters.
+    text_chars: u32,
+}
+
+impl From<neardup::Record> for PageInfo {
+    fn from(r: neardup::Record) -> Self {
+        PageInfo {
+            key: r.key,
+            doc: r.doc,
+            seq: r.seq,
+            cluster: r.cluster,
+            representative: r.representative,
+            similar_to: r.similar_to,
+            resemble: r.resemble,
+            contain: r.contain,
+            content_hash: r.content_hash,
+            host: r.host,
+            time: r.time,
+            text_chars: r.text_chars,
+        }
+    }
+}
+
+#[pymethods]
+impl PageInfo {
+    fn __repr__(&self) -> String {
+        format!(
+            "PageInfo(key={:?}, doc={}, cluster={}, representative={:?}, similar_to={})",
+            self.key,
+            self.doc,
+            self.cluster,
+            self.representative,
+            opt_str(&self.similar_to)
+        )
+    }
+}
+
+/// Everything computed from one page (`neardup.signatures`).
+#[pyclass(frozen, get_all, module = "neardup._neardup")]
+#[derive(Clone)]
+pub(crate) struct Signatures {
+    /// The normalized main text (what fingerprints and verification work on).
+    text: String,
+    /// Sentence fingerprints (128-bit ints), sorted and distinct.
+    fingerprints: Vec<u128>,
+    /// Clause keys (bottom-k sketch and local keys; 128-bit ints), sorted and distinct.
+    sketch: Vec<u128>,
+    /// 64-bit simhash of the normalized text.
+    simhash: u64,
+    /// 128-bit hash of the normalized text.
+    content_hash: u128,
+    /// Hashes of the model-code-like tokens of the page's heading.
+    codes: Vec<u32>,
+}
+
+impl From<neardup::Signatures> for Signatures {
+    fn from(s: neardup::Signatures) -> Self {
+        Signatures {
+            text: s.text,
+            fingerprints: s.fingerprints,
+            sketch: s.sketch,
+            simhash: s.simhash,
+            content_hash: s.content_hash,
+            codes: s.codes,
+        }
+    }
+}
+
+#[pymethods]
+impl Signatures {
+    fn __repr__(&self) -> String {
+        format!(
+            "Signatures(text_chars={}, fingerprints={}, sketch={}, simhash=0x{:016x}, content_hash=0x{:032x})",
+            self.text.chars().count(),
+            self.fingerprints.len(),
+            self.sketch.len(),
+            self.simhash,
+            self.content_hash
+        )
+    }
+}
+
+/// The outcome of `neardup.verify` for one pair of texts.
+#[pyclass(frozen, get_all, module = "neardup._neardup")]
+#[derive(Clone)]
+pub(crate) struct Similarity {
+    /// `resemble >= resemble_threshold or contain >= contain_threshold`.
+    similar: bool,
+    /// Resemble rate `tlcs / (len_a + len_b - tlcs)`, in [0, 1].
+    resemble: f64,
+    /// Contain rate `tlcs / min(len_a, len_b)`, in [0, 1].
+    contain: f64,
+    /// Length of the first text in units (CJK characters, words, punctuation marks).
+    len_a: usize,
+    /// Length of the second text in units.
+    len_b: usize,
+    /// Length of the trustable LCS in units.
+    tlcs: usize,
+}
+
+impl From<neardup::Similarity> for Similarity {
+    fn from(s: neardup::Similarity) -> Self {
+        Similarity {
+            similar: s.similar,
+            resemble: s.resemble,
+            contain: s.contain,
+            len_a: s.len_a,
+            len_b: s.len_b,
+            tlcs: s.tlcs,
+        }
+    }
+}
+
+#[pymethods]
+impl Similarity {
+    fn __repr__(&self) -> String {
+        format!(
+            "Similarity(similar={}, resemble={:.3}, contain={:.3}, len_a={}, len_b={}, tlcs={})",
+            py_bool(self.similar),
+            self.resemble,
+            self.contain,
+            self.len_a,
+            self.len_b,
+            self.tlcs
+        )
+    }
+}
+
+fn py_bool(b: bool) -> &'static str {
+    if b {
+        "True"
+    } else {
+        "False"
+    }
+}
+
+fn opt<T: std::fmt::Display>(v: &Option<T>) -> String {
+    v.as_ref().map_or("None".to_string(), |v| v.to_string())
+}
+
+fn opt_str(v: &Option<String>) -> String {
+    v.as_ref().map_or("None".to_string(), |v| format!("{v:?}"))
+}

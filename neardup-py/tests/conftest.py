@@ -1,0 +1,63 @@
+"""Shared fixtures: the bench's dev corpus and the `neardup` command line."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def bench_dir() -> Path:
+    """The bench (``$BENCH``, else ``shared/bench`` beside the repository, as scripts/run-dev.sh)."""
+    return Path(os.environ.get("BENCH", REPO.parent / "shared" / "bench"))
+
+
+def cli_path() -> Path:
+    """The release build of the command line (``$NEARDUP_CLI``, else target/release/neardup)."""
+    if "NEARDUP_CLI" in os.environ:
+        return Path(os.environ["NEARDUP_CLI"])
+    target = Path(os.environ.get("CARGO_TARGET_DIR", REPO / "target"))
+    return target / "release" / "neardup"
+
+
+@pytest.fixture(scope="session")
+def dev_file() -> Path:
+    f = bench_dir() / "dev" / "docs.jsonl.gz"
+    if not f.exists():
+        pytest.fail(f"the dev corpus is missing: {f} (set BENCH to the bench directory)")
+    return f
+
+
+@pytest.fixture(scope="session")
+def dev_pages(dev_file: Path) -> list:
+    """The dev corpus's records as dicts, in corpus order (20,000 pages)."""
+    with gzip.open(dev_file, "rt", encoding="utf-8") as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+@pytest.fixture(scope="session")
+def cli() -> Path:
+    p = cli_path()
+    if not p.exists():
+        pytest.fail(f"{p} is missing: run `cargo build --release -p neardup-tools` first")
+    return p
+
+
+PAGE = (
+    "<html><head><title>Copies of pages</title></head><body><div class=content>"
+    "<p>Near-duplicate detection finds pages whose main text is the same, whatever the "
+    "navigation, the advertisements and the footers around it say.</p>"
+    "<p>A crawler hands every page to the index, which answers whether it is a copy of a page "
+    "it already holds, of which cluster, and with what resemblance and containment.</p>"
+    "<p>{extra}</p></div></body></html>"
+)
+
+
+def page(extra: str = "Nothing else is written on this page today.") -> bytes:
+    """A small HTML page whose main text verifies similar to the other pages made here."""
+    return PAGE.format(extra=extra).encode()

@@ -1,0 +1,128 @@
+"""insert_many / query_many: Arrow or dicts in, Arrow out in input order, progress."""
+
+from __future__ import annotations
+
+import neardup
+import pyarrow as pa
+import pytest
+
+from conftest import page
+
+
+def pages(n):
+    return [
+        {"id": f"p{i}", "host": "a.example", "time": i, "html": page(f"Closing words number {i % 3}.")}
+        for i in range(n)
+    ]
+
+
+def test_dicts_and_arrow_give_the_same(tmp_path):
+    ps = pages(30)
+    with neardup.Index(tmp_path / "a", sync_writes=False) as a:
+        ta = a.insert_many(ps, order="input", progress=False)
+        ea = a.export()
+    table = pa.Table.from_pylist(ps)
+    with neardup.Index(tmp_path / "b", sync_writes=False) as b:
+        tb = b.insert_many(table, order="input", batch_size=7, progress=False)
+        eb = b.export()
+    assert ta.column("key").to_pylist() == [p["id"] for p in ps]
+    assert ta.drop_columns([]).equals(tb) or ta.to_pylist() == tb.to_pylist()
+    assert ea.equals(eb)
+    # A record batch and a reader too.
+    with neardup.Index(tmp_path / "c", sync_writes=False) as c:
+        c.insert_many(table.to_batches()[0], order="input", progress=False)
+        assert c.export().equals(ea)
+    with neardup.Index(tmp_path / "d", sync_writes=False) as d:
+        d.insert_many(pa.RecordBatchReader.from_batches(table.schema, table.to_batches()),
+                      order="input", progress=False)
+        assert d.export().equals(ea)
+
+
+def test_url_host_and_binary_columns(tmp_path):
+    t = pa.table(
+        {
+            "url": ["https://x.example/1", "https://y.example/2"],
+            "html": pa.array([page(), page("Other end.")], pa.binary()),
+        }
+    )
+    with neardup.Index(tmp_path / "ix") as ix:
+        out = ix.insert_many(t, progress=False)
+        assert out.column("key").to_pylist() == ["https://x.example/1", "https://y.example/2"]
+        assert ix.get("https://y.example/2").host == "y.example"
+        with pytest.raises(neardup.InvalidArgumentError, match="html"):
+            ix.insert_many(pa.table({"id": ["a"]}), progress=False)
+
+
+def test_repeated_key_replaces_in_order(tmp_path):
+    with neardup.Index(tmp_path / "ix") as ix:
+        out = ix.insert_many(
+            [
+                {"id": "k", "text": "the first version of the page, long enough to count here"},
+                {"id": "k", "text": "the second version of the page, long enough to count here"},
+            ],
+            progress=False,
+        )
+        assert out.column("error").to_pylist() == [None, None]
+        assert out.column("replaced").to_pylist() == [False, True]
+        assert len(ix) == 1
+
+
+def test_progress_callback(tmp_path):
+    calls = []
+    with neardup.Index(tmp_path / "ix", sync_writes=False) as ix:
+        ix.insert_many(pages(50), batch_size=16, group=4, window=8,
+                       progress=lambda done, total: calls.append((done, total)))
+    assert calls and calls[-1] == (50, 50)
+    assert [d for d, _ in calls] == sorted(d for d, _ in calls)
+
+
+def test_progress_bar(tmp_path, capsys):
+    pytest.importorskip("tqdm")
+    with neardup.Index(tmp_path / "ix", sync_writes=False) as ix:
+        ix.insert_many(iter(pages(5)), progress=True)
+    assert "5" in capsys.readouterr().err
+
+
+def test_query_many(tmp_path):
+    ps = pages(12)
+    with neardup.Index(tmp_path / "ix", sync_writes=False) as ix:
+        ix.insert_many(ps[:6], order="input", progress=False)
+        q = ix.query_many(ps + [{"id": "none"}])
+        assert len(ix) == 6
+        assert q.num_rows == 13
+        for row, p in zip(q.to_pylist(), ps):
+            one = ix.query(html=p["html"])
+            assert (row["duplicate"], row["similar_to"], row["cluster"]) == (
+                one.duplicate, one.similar_to, one.cluster)
+        assert q.column("error").to_pylist()[-1] is not None
+        assert q.column("doc").null_count == 13
+
+
+def test_insertion_session(tmp_path):
+    ps = pages(10)
+    with neardup.Index(tmp_path / "a", sync_writes=False) as a:
+        with a.insertion_session(batch_size=4, order="input") as s:
+            for p in ps:
+                s.insert(p["id"], html=p["html"], host=p["host"], time=p["time"])
+            assert len(a) == 8  # two full buffers flushed, two pages waiting
+        assert len(a) == 10
+        assert s.results().column("key").to_pylist() == [p["id"] for p in ps]
+        ea = a.export()
+    with neardup.Index(tmp_path / "b", sync_writes=False) as b:
+        b.insert_many(ps, order="input", progress=False)
+        assert b.export().equals(ea)
+
+
+def test_bad_columns_are_row_errors(tmp_path):
+    with neardup.Index(tmp_path / "ix") as ix:
+        out = ix.insert_many(
+            [{"id": 7, "text": "a page whose key is a number"},
+             {"id": "ok", "host": 3, "text": "a page whose host is a number"},
+             {"id": "nobody", "html": 12},
+             {"id": "fine", "text": "a page that is fine"}],
+            progress=False,
+        ).to_pylist()
+        assert "key must be a string" in out[0]["error"] and out[0]["key"] == "7"
+        assert "host must be a string" in out[1]["error"]
+        assert "must be bytes or str" in out[2]["error"]
+        assert out[3]["error"] is None and len(ix) == 1
