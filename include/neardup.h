@@ -838,6 +838,18 @@ nd_status nd_options_set_store_texts(nd_options *opts, bool value);
 // `opts` is NULL or a live `nd_options`.
 nd_status nd_options_set_posting_filter_bytes(nd_options *opts, uint64_t bytes);
 
+// Read a page's clause-sketch keys only when its content and fingerprint keys found no
+// candidate (default false): the sketch keys then join only pages the other keys left alone,
+// and no longer chain most of a crawl into one component of the candidate graph. It may change
+// from one opening to the next.
+//
+// # Errors
+// `ND_NULL_POINTER` when `opts` is NULL.
+//
+// # Safety
+// `opts` is NULL or a live `nd_options`.
+nd_status nd_options_set_sketch_fallback(nd_options *opts, bool value);
+
 // Representative policy: [`ND_POLICY_FIRST_SEEN`], [`ND_POLICY_EARLIEST_TIME`] or
 // [`ND_POLICY_LONGEST_TEXT`] (stored in the index, must match when reopening).
 //

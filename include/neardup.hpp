@@ -633,6 +633,11 @@ class Options {
     check(nd_options_set_posting_filter_bytes(opts_, bytes));
     return *this;
   }
+  /// Read the clause-sketch keys only when the other keys found nobody (default false).
+  Options& sketch_fallback(bool value) {
+    check(nd_options_set_sketch_fallback(opts_, value));
+    return *this;
+  }
   /// Which page leads a cluster (stored, must match).
   Options& representative_policy(Policy policy) {
     check(nd_options_set_representative_policy(opts_, static_cast<uint32_t>(policy)));

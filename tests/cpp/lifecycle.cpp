@@ -166,6 +166,7 @@ void misuse(const std::string& dir, const std::vector<Page>& pages) {
   EXPECT_STATUS(nd_index_close(nullptr), ND_NULL_POINTER);
   EXPECT_STATUS(nd_options_set_sync_writes(nullptr, true), ND_NULL_POINTER);
   EXPECT_STATUS(nd_options_set_posting_filter_bytes(nullptr, 0), ND_NULL_POINTER);
+  EXPECT_STATUS(nd_options_set_sketch_fallback(nullptr, true), ND_NULL_POINTER);
   nd_index_free(nullptr);
   nd_options_free(nullptr);
   nd_verdict_free(nullptr);
