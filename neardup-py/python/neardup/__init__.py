@@ -286,6 +286,18 @@ def _error_columns(n: int) -> Dict[str, List[Any]]:
     return {name: [None] * n for name in _verdict_schema().names}
 
 
+def _flag_bad(cols: Dict[str, List[Any]], bad: List[Optional[str]]) -> List[int]:
+    """Writes the error of each row whose input was unusable; returns the other rows."""
+    good = []
+    for i, b in enumerate(bad):
+        if b is not None:
+            cols["error"][i] = f"invalid argument: {b}"
+            cols["error_type"][i] = "InvalidArgumentError"
+        else:
+            good.append(i)
+    return good
+
+
 def _body_groups(chunk: _Chunk, rows: List[int]) -> List[Tuple[bool, List[int]]]:
     """``rows`` split into runs of one body kind (HTML or text), in order."""
     out: List[Tuple[bool, List[int]]] = []
@@ -390,11 +402,7 @@ class Index(_neardup._Index):
             for chunk in _chunks(pages, batch_size):
                 cols = _error_columns(len(chunk))
                 cols["key"] = list(chunk.keys)
-                for i, bad in enumerate(chunk.bad):
-                    if bad is not None:
-                        cols["error"][i] = f"invalid argument: {bad}"
-                        cols["error_type"][i] = "InvalidArgumentError"
-                good = [i for i, bad in enumerate(chunk.bad) if bad is None]
+                good = _flag_bad(cols, chunk.bad)
                 # A key met again starts the next run, as the command line cuts its batches.
                 runs: List[List[int]] = []
                 seen: set = set()
@@ -454,13 +462,7 @@ class Index(_neardup._Index):
             for chunk in _chunks(pages, batch_size):
                 cols = _error_columns(len(chunk))
                 cols["key"] = list(chunk.keys)
-                good = []
-                for i, bad in enumerate(chunk.body_bad):
-                    if bad is not None:
-                        cols["error"][i] = f"invalid argument: {bad}"
-                        cols["error_type"][i] = "InvalidArgumentError"
-                    else:
-                        good.append(i)
+                good = _flag_bad(cols, chunk.body_bad)
                 for is_html, rows in _body_groups(chunk, good):
                     res = self._query_batch([chunk.bodies[i][0] for i in rows], is_html)
                     _merge(cols, rows, res)
