@@ -27,6 +27,7 @@ use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
 /// Union-find over page numbers, by size, with path halving.
+#[derive(Clone)]
 struct Sets {
     parent: Vec<u32>,
     size: Vec<u32>,
@@ -77,19 +78,22 @@ struct Keys {
     sketch: Vec<[u8; 9]>,
 }
 
-/// Joins the pages sharing each key of `keys(page)`, leaving out keys on more than `max_pages`.
-fn join(sets: &mut Sets, pages: &[Keys], max_pages: usize, keys: impl Fn(usize) -> Vec<[u8; 9]>) {
-    let mut postings: FxHashMap<[u8; 9], Vec<u32>> = FxHashMap::default();
-    for i in 0..pages.len() {
-        for k in keys(i) {
-            postings.entry(k).or_default().push(i as u32);
+/// The pages filed under each key of `keys(page)`.
+fn postings(pages: &[Keys], keys: impl Fn(&Keys) -> &[[u8; 9]]) -> FxHashMap<[u8; 9], Vec<u32>> {
+    let mut out: FxHashMap<[u8; 9], Vec<u32>> = FxHashMap::default();
+    for (i, p) in pages.iter().enumerate() {
+        for k in keys(p) {
+            out.entry(*k).or_default().push(i as u32);
         }
     }
-    for ids in postings.values() {
-        if ids.len() <= max_pages {
-            for w in ids.windows(2) {
-                sets.union(w[0], w[1]);
-            }
+    out
+}
+
+/// Joins the pages of each posting that `joins` accepts.
+fn join(sets: &mut Sets, postings: &FxHashMap<[u8; 9], Vec<u32>>, joins: impl Fn(&[u32]) -> bool) {
+    for ids in postings.values().filter(|ids| joins(ids)) {
+        for w in ids.windows(2) {
+            sets.union(w[0], w[1]);
         }
     }
 }
@@ -147,21 +151,17 @@ fn main() {
     eprintln!();
     let n = pages.len();
 
-    let mut all = Sets::new(n);
-    join(&mut all, &pages, max_pages, |i| {
-        pages[i]
-            .fc
-            .iter()
-            .chain(&pages[i].sketch)
-            .copied()
-            .collect()
-    });
-    report("all", &all.sizes());
+    let fc_postings = postings(&pages, |p| &p.fc);
+    let sketch = postings(&pages, |p| &p.sketch);
+    let frequent = |ids: &[u32]| ids.len() > max_pages;
 
     let mut fc = Sets::new(n);
-    join(&mut fc, &pages, max_pages, |i| pages[i].fc.clone());
-    let fc_sizes = fc.sizes();
-    report("F+C", &fc_sizes);
+    join(&mut fc, &fc_postings, |ids| !frequent(ids));
+
+    let mut all = fc.clone();
+    join(&mut all, &sketch, |ids| !frequent(ids));
+    report("all", &all.sizes());
+    report("F+C", &fc.sizes());
 
     // Pages with no F/C partner are the singletons of the F+C graph.
     let alone: Vec<bool> = (0..n as u32)
@@ -173,58 +173,32 @@ fn main() {
     // A page with no F/C partner probes the sketch keys: it meets every page filed under them
     // (all pages file their sketch keys), so a sketch posting holding such a page joins all its
     // pages; the others join nobody.
-    let mut fallback = Sets::new(n);
-    join(&mut fallback, &pages, max_pages, |i| pages[i].fc.clone());
-    let mut sketch: FxHashMap<[u8; 9], Vec<u32>> = FxHashMap::default();
-    for (i, p) in pages.iter().enumerate() {
-        for k in &p.sketch {
-            sketch.entry(*k).or_default().push(i as u32);
-        }
-    }
-    for ids in sketch.values() {
-        if ids.len() <= max_pages && ids.iter().any(|&i| alone[i as usize]) {
-            for w in ids.windows(2) {
-                fallback.union(w[0], w[1]);
-            }
-        }
-    }
+    let mut fallback = fc.clone();
+    join(&mut fallback, &sketch, |ids| {
+        !frequent(ids) && ids.iter().any(|&i| alone[i as usize])
+    });
     report("F+C, K fallback", &fallback.sizes());
 
     // Decided in two phases: the F+C components first, then the pages with no F/C partner,
     // which read the first phase's results and depend on each other only through the sketch
     // keys they share.
     let mut second = Sets::new(n);
-    for ids in sketch.values() {
+    for ids in sketch.values().filter(|ids| !frequent(ids)) {
         let alone_ids: Vec<u32> = ids.iter().copied().filter(|&i| alone[i as usize]).collect();
-        if ids.len() <= max_pages {
-            for w in alone_ids.windows(2) {
-                second.union(w[0], w[1]);
-            }
+        for w in alone_ids.windows(2) {
+            second.union(w[0], w[1]);
         }
     }
-    let sizes: Vec<u32> = {
-        let mut s: Vec<u32> = second.sizes().into_iter().filter(|&s| s > 1).collect();
-        s.extend(std::iter::repeat_n(
-            1,
-            alone.iter().filter(|&&a| a).count() - s.iter().sum::<u32>() as usize,
-        ));
-        s.sort_unstable_by(|a, b| b.cmp(a));
-        s
-    };
+    // The other pages are left as singletons, the last of the sizes (largest first).
+    let mut sizes = second.sizes();
+    sizes.truncate(sizes.len() - alone.iter().filter(|&&a| !a).count());
     report("K among F+C-alone", &sizes);
 
     // Every key, the sketch keys only where few pages carry them (a sketch key on many pages is
     // a clause many families share: boilerplate, a quotation).
     for cap in [100usize, 20, 5] {
-        let mut capped = Sets::new(n);
-        join(&mut capped, &pages, max_pages, |i| pages[i].fc.clone());
-        for ids in sketch.values() {
-            if ids.len() <= cap {
-                for w in ids.windows(2) {
-                    capped.union(w[0], w[1]);
-                }
-            }
-        }
+        let mut capped = fc.clone();
+        join(&mut capped, &sketch, |ids| ids.len() <= cap);
         report(&format!("all, K on <= {cap}"), &capped.sizes());
     }
 }

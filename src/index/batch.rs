@@ -424,16 +424,10 @@ impl Index {
             ..*opts
         };
         let results = self.insert_windows(&sorted, &in_order, Some(given), progress)?;
-        let mut out: Vec<Option<Result<Verdict>>> = (0..pages.len()).map(|_| None).collect();
-        for (&i, r) in order.iter().zip(results) {
-            out[i] = Some(r);
-        }
-        Ok(out
-            .into_iter()
-            .map(|r| {
-                r.unwrap_or_else(|| Err(Error::InvalidArgument("page was not processed".into())))
-            })
-            .collect())
+        // Back to input order.
+        let mut placed: Vec<(usize, Result<Verdict>)> = order.into_iter().zip(results).collect();
+        placed.sort_unstable_by_key(|p| p.0);
+        Ok(placed.into_iter().map(|p| p.1).collect())
     }
 
     /// The window pipeline of [`Index::insert_batch`] over `pages`; `given`, one per window,
@@ -545,29 +539,24 @@ impl Index {
             .collect())
     }
 
-    /// Stages 1 and 2 for one window; `before` is the window inserted meanwhile. Parallel work
-    /// is posted on `board`; the calling thread takes part in it when `here`.
+    /// Stages 1 and 2 for one window, in `order_by`, with its signatures `given` when they were
+    /// computed before; `before` is the window inserted meanwhile. Parallel work is posted on
+    /// `board`; the calling thread takes part in it when `here`.
     fn prepare_and_pre_decide<'env>(
         &'env self,
         pages: &'env [Page<'env>],
-        order_by: (BatchOrder, Option<Signed>),
+        (order_by, given): (BatchOrder, Option<Signed>),
         before: Option<Arc<Window>>,
         board: &Board<'env>,
         here: bool,
         chrome: (Option<&'env rocksdb::Snapshot<'env>>, Learned),
     ) -> Prepared {
-        let (window, errors, learned) = match order_by {
-            (order_by, Some(signed)) => {
-                let (window, errors) = self.arrange(signed, order_by);
-                (window, errors, chrome.1)
-            }
-            (order_by, None) => {
-                let keep = last_of_each_key(pages);
-                let (signed, learned) = self.sign_window(pages, &keep, board, here, chrome);
-                let (window, errors) = self.arrange(signed, order_by);
-                (window, errors, learned)
-            }
+        // Signatures given (the whole-batch order computed them) or computed here.
+        let (signed, learned) = match given {
+            Some(signed) => (signed, chrome.1),
+            None => self.sign_window(pages, &last_of_each_key(pages), board, here, chrome),
         };
+        let (window, errors) = self.arrange(signed, order_by);
         let window = Arc::new(window);
         let n_before = before.as_ref().map_or(0, |b| b.sigs.len() as u32);
         let (pre, read_at) = self.pre_decide(before, Arc::clone(&window), board, here);

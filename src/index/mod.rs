@@ -1257,14 +1257,12 @@ impl Index {
             (keys, Vec::new())
         };
         let mut ahead = ahead;
-        for (round, mut keys) in [keys, sketch].into_iter().enumerate() {
-            if round == 1 {
-                if !cands.is_empty() || keys.is_empty() {
-                    break;
-                }
-                // The content key leads every read (it found nobody the first time).
-                keys.insert(0, posting_key(kind::CONTENT, probe.content_hash));
+        for (round, keys) in [keys, sketch].into_iter().enumerate() {
+            if round == 1 && (!cands.is_empty() || keys.is_empty()) {
+                break;
             }
+            // The first read leads with the content key.
+            let with_content = round == 0;
             let postings = match txn.as_deref() {
                 Some(t) => t.postings_known(&keys, probe.known)?,
                 None => {
@@ -1277,10 +1275,16 @@ impl Index {
                 }
             };
             let mut postings = postings.into_iter();
-            for id in &postings.next().unwrap_or_default() {
-                cands.entry(id).or_default().1 = true;
+            if with_content {
+                for id in &postings.next().unwrap_or_default() {
+                    cands.entry(id).or_default().1 = true;
+                }
             }
-            for (key, ids) in keys.into_iter().skip(1).zip(postings) {
+            for (key, ids) in keys
+                .into_iter()
+                .skip(usize::from(with_content))
+                .zip(postings)
+            {
                 let n = ids.len();
                 // A word's posting is its document frequency: never marked over-frequent.
                 let word = key[0] == kind::TERM;

@@ -298,6 +298,34 @@ def _flag_bad(cols: Dict[str, List[Any]], bad: List[Optional[str]]) -> List[int]
     return good
 
 
+def _verdict_table(
+    pages: Any,
+    batch_size: int,
+    progress: Progress,
+    label: str,
+    bad_of: Callable[[_Chunk], List[Optional[str]]],
+    fill: Callable[[_Chunk, Dict[str, List[Any]], List[int], "_Bar"], None],
+) -> Any:
+    """The verdict columns of ``pages``, chunk after chunk, as one ``pyarrow.Table`` in input
+    order: the rows ``bad_of(chunk)`` marks get their error, ``fill(chunk, cols, good, bar)``
+    writes the others."""
+    pa = _pa()
+    out = _empty_columns()
+    bar = _Bar(progress, _length(pages), label)
+    try:
+        for chunk in _chunks(pages, batch_size):
+            cols = _error_columns(len(chunk))
+            cols["key"] = list(chunk.keys)
+            base = bar.done
+            fill(chunk, cols, _flag_bad(cols, bad_of(chunk)), bar)
+            bar.set(base + len(chunk))
+            for name in out:
+                out[name].extend(cols[name])
+    finally:
+        bar.close()
+    return pa.table(out, schema=_verdict_schema())
+
+
 def _body_groups(chunk: _Chunk, rows: List[int]) -> List[Tuple[bool, List[int]]]:
     """``rows`` split into runs of one body kind (HTML or text), in order."""
     out: List[Tuple[bool, List[int]]] = []
@@ -395,52 +423,41 @@ class Index(_neardup._Index):
             raise InvalidArgumentError(f'order must be "fingerprints" or "input", not {order!r}')
         if order_scope not in ("window", "batch"):
             raise InvalidArgumentError(f'order_scope must be "window" or "batch", not {order_scope!r}')
-        pa = _pa()
-        out = _empty_columns()
-        bar = _Bar(progress, _length(pages), "neardup insert")
-        try:
-            for chunk in _chunks(pages, batch_size):
-                cols = _error_columns(len(chunk))
-                cols["key"] = list(chunk.keys)
-                good = _flag_bad(cols, chunk.bad)
-                # A key met again starts the next run, as the command line cuts its batches.
-                runs: List[List[int]] = []
-                seen: set = set()
-                for i in good:
-                    k = chunk.keys[i]
-                    if k in seen or not runs:
-                        runs.append([])
-                        seen = set()
-                    seen.add(k)
-                    runs[-1].append(i)
-                base = bar.done
-                for run in runs:
-                    for is_html, rows in _body_groups(chunk, run):
-                        start = bar.done
 
-                        def tick(done: int, total: int, start: int = start) -> None:
-                            bar.set(start + done)
+        def fill(chunk: _Chunk, cols: Dict[str, List[Any]], good: List[int], bar: _Bar) -> None:
+            # A key met again starts the next run, as the command line cuts its batches.
+            runs: List[List[int]] = []
+            seen: set = set()
+            for i in good:
+                k = chunk.keys[i]
+                if k in seen or not runs:
+                    runs.append([])
+                    seen = set()
+                seen.add(k)
+                runs[-1].append(i)
+            for run in runs:
+                for is_html, rows in _body_groups(chunk, run):
+                    start = bar.done
 
-                        res = self._insert_batch(
-                            [chunk.keys[i] for i in rows],
-                            [chunk.hosts[i] for i in rows],
-                            [chunk.times[i] for i in rows],
-                            [chunk.bodies[i][0] for i in rows],
-                            is_html,
-                            order,
-                            order_scope,
-                            window,
-                            group,
-                            tick,
-                        )
-                        _merge(cols, rows, res)
-                        bar.set(start + len(rows))
-                bar.set(base + len(chunk))
-                for name in out:
-                    out[name].extend(cols[name])
-        finally:
-            bar.close()
-        return pa.table(out, schema=_verdict_schema())
+                    def tick(done: int, total: int, start: int = start) -> None:
+                        bar.set(start + done)
+
+                    res = self._insert_batch(
+                        [chunk.keys[i] for i in rows],
+                        [chunk.hosts[i] for i in rows],
+                        [chunk.times[i] for i in rows],
+                        [chunk.bodies[i][0] for i in rows],
+                        is_html,
+                        order,
+                        order_scope,
+                        window,
+                        group,
+                        tick,
+                    )
+                    _merge(cols, rows, res)
+                    bar.set(start + len(rows))
+
+        return _verdict_table(pages, batch_size, progress, "neardup insert", lambda c: c.bad, fill)
 
     def query_many(
         self,
@@ -455,23 +472,14 @@ class Index(_neardup._Index):
         the content only). Returns a ``pyarrow.Table`` in input order with ``key`` (null when
         not given), the verdict's fields and ``error`` / ``error_type``.
         """
-        pa = _pa()
-        out = _empty_columns()
-        bar = _Bar(progress, _length(pages), "neardup query")
-        try:
-            for chunk in _chunks(pages, batch_size):
-                cols = _error_columns(len(chunk))
-                cols["key"] = list(chunk.keys)
-                good = _flag_bad(cols, chunk.body_bad)
-                for is_html, rows in _body_groups(chunk, good):
-                    res = self._query_batch([chunk.bodies[i][0] for i in rows], is_html)
-                    _merge(cols, rows, res)
-                bar.set(bar.done + len(chunk))
-                for name in out:
-                    out[name].extend(cols[name])
-        finally:
-            bar.close()
-        return pa.table(out, schema=_verdict_schema())
+        def fill(chunk: _Chunk, cols: Dict[str, List[Any]], good: List[int], bar: _Bar) -> None:
+            for is_html, rows in _body_groups(chunk, good):
+                res = self._query_batch([chunk.bodies[i][0] for i in rows], is_html)
+                _merge(cols, rows, res)
+
+        return _verdict_table(
+            pages, batch_size, progress, "neardup query", lambda c: c.body_bad, fill
+        )
 
     def insertion_session(
         self,
