@@ -44,9 +44,10 @@ pub mod verify;
 pub use error::{Error, Result};
 pub use fingerprint::{Content, Fingerprint, Signatures};
 pub use index::{
-    explain_pair, host_of, BatchOptions, BatchOrder, CheckReport, ChromeStats, ClusterInfo,
-    Clusters, CompactReport, Deletion, Explanation, Index, Keys, Members, Moved, OrderScope, Page,
-    Record, SourcedContent, SourcedPage, Stats, TextSource, Timing, Verdict,
+    explain_pair, host_of, ApplyOutcome, BatchOptions, BatchOrder, CheckReport, ChromeStats,
+    ClusterInfo, Clusters, CompactReport, Deletion, Explanation, Index, Keys, LogCounter, LogOp,
+    Members, Moved, OrderScope, Page, Record, SourcedContent, SourcedPage, Stats, TextSource,
+    Timing, Verdict,
 };
 pub use methods::{Features, Method, Side};
 pub use options::{

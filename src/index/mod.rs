@@ -5,6 +5,7 @@
 //! one atomic `WriteBatch` with the WAL on; signatures are computed before the section, in
 //! parallel. Readers (`query`, look-ups, `export`) never take the writer lock.
 
+mod apply;
 mod batch;
 mod check;
 mod chrome;
@@ -31,6 +32,7 @@ use rocksdb::{
 };
 use serde::{Deserialize, Serialize};
 
+pub use apply::{ApplyOutcome, LogCounter, LogOp, APPLY_CHUNK_BYTES};
 pub use batch::{BatchOptions, BatchOrder, OrderScope};
 pub use check::CheckReport;
 pub use cluster::Match;
@@ -863,12 +865,10 @@ impl Index {
                 .map(|v| v.unwrap_or(0))
         };
         let u64_of = |k: &'static [u8]| -> Result<u64> {
-            match get(k)? {
-                None => Ok(0),
-                Some(v) => <[u8; 8]>::try_from(v.as_slice())
-                    .map(u64::from_be_bytes)
-                    .map_err(|_| Error::corruption(cf::META, k, "expected 8 bytes")),
-            }
+            get(k)?
+                .map(|v| storage::decode_u64(cf::META, k, &v))
+                .transpose()
+                .map(|v| v.unwrap_or(0))
         };
         let next_doc = u32_of(meta::NEXT_DOC)?;
         Ok(Counters {
@@ -1408,6 +1408,7 @@ impl Index {
         txn.resolve_chrome()?;
         txn.finish();
         let frequent_added = std::mem::take(&mut txn.frequent_added);
+        let frequent_deleted = txn.frequent_deleted();
         let df_delta = std::mem::take(&mut txn.df_delta);
         let ids = txn.take_ids();
         let mut wo = WriteOptions::default();
@@ -1438,8 +1439,12 @@ impl Index {
         counters
             .free_clusters
             .settle(&ids.taken_clusters, &ids.freed_clusters, number, hold);
-        if !frequent_added.is_empty() {
-            self.frequent.write().extend(frequent_added);
+        if !frequent_added.is_empty() || !frequent_deleted.is_empty() {
+            let mut frequent = self.frequent.write();
+            frequent.extend(frequent_added);
+            for key in &frequent_deleted {
+                frequent.remove(key);
+            }
         }
         if self.opts.signature.method.uses_df() {
             let mut df = self.df.write();

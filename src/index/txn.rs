@@ -39,8 +39,9 @@ pub(crate) struct Txn<'a> {
     simhash_keys: BTreeMap<[u8; 13], bool>,
     pub(crate) deleted: HashSet<DocId>,
     pub(crate) frequent_added: rustc_hash::FxHashSet<[u8; 9]>,
-    /// Over-frequent fingerprints marked by this write, with their reason byte.
-    frequent_reasons: BTreeMap<[u8; 9], u8>,
+    /// Over-frequent fingerprints marked by this write, with their reason byte (`None`:
+    /// unmarked, by a batch log).
+    frequent_reasons: BTreeMap<[u8; 9], Option<u8>>,
     /// Changes of the host and block counts of the `chrome` column family.
     chrome_deltas: HashMap<Vec<u8>, i64>,
     /// The new value of each changed count (`None`: zero, deleted), set by
@@ -381,8 +382,17 @@ impl<'a> Txn<'a> {
 
     pub(crate) fn mark_frequent(&mut self, key: [u8; 9], reason: u8) {
         if self.frequent_added.insert(key) {
-            self.frequent_reasons.insert(key, reason);
+            self.frequent_reasons.insert(key, Some(reason));
         }
+    }
+
+    /// The fingerprints this write unmarks as over-frequent.
+    pub(crate) fn frequent_deleted(&self) -> Vec<[u8; 9]> {
+        self.frequent_reasons
+            .iter()
+            .filter(|(_, r)| r.is_none())
+            .map(|(k, _)| *k)
+            .collect()
     }
 
     /// Removes a page's own entries (key, record, text, simhash); postings are the caller's.
@@ -420,6 +430,124 @@ impl<'a> Txn<'a> {
         )?;
         self.live_clusters += 1;
         Ok(id)
+    }
+
+    // ----- a batch log's operations (see `super::apply`): values given whole, counters and
+    // free ids set as the log says, nothing derived -----
+
+    /// Writes (`Some`) or deletes a key's page id.
+    pub(crate) fn set_key(&mut self, key: &str, id: Option<DocId>) {
+        self.keys.insert(key.to_string(), id);
+    }
+
+    /// Writes (`Some`) or deletes a page record.
+    pub(crate) fn set_doc(&mut self, id: DocId, rec: Option<DocRecord>) {
+        self.docs.insert(id, rec);
+    }
+
+    /// Writes (`Some`) or deletes a cluster record; the counters are the caller's.
+    pub(crate) fn set_cluster(&mut self, cid: ClusterId, rec: Option<ClusterRecord>) {
+        self.clusters.insert(cid, rec);
+    }
+
+    /// Writes an encoded value of the texts column family, or deletes it. `text` is the text
+    /// when the value holds one (the overlay keeps it; a value of posting keys leaves the
+    /// overlay to the database).
+    pub(crate) fn set_text_value(
+        &mut self,
+        id: DocId,
+        value: Option<Vec<u8>>,
+        text: Option<Arc<str>>,
+    ) {
+        match (&value, text) {
+            (None, _) => self.texts.insert(id, None),
+            (Some(_), Some(t)) => self.texts.insert(id, Some(t)),
+            (Some(_), None) => self.texts.remove(&id),
+        };
+        self.text_values.insert(id, value);
+    }
+
+    /// Changes a posting by a delta (set semantics: the ids of `delta.remove` out, then those of
+    /// `delta.add` in), after this write's earlier changes of it. Document frequencies are not
+    /// counted: [`Txn::resolve_terms`] reads them.
+    pub(crate) fn posting_change(&mut self, key: [u8; 9], delta: &Delta) {
+        // (X − R1 ∪ A1) − R2 ∪ A2 = X − (R1 ∪ R2) ∪ ((A1 − R2) ∪ A2)
+        let d = self.postings.entry(key).or_default();
+        d.add -= &delta.remove;
+        d.remove |= &delta.remove;
+        d.add |= &delta.add;
+    }
+
+    /// Writes (`true`) or deletes a key of a simhash table.
+    pub(crate) fn set_simhash_key(&mut self, key: [u8; 13], present: bool) {
+        self.simhash_keys.insert(key, present);
+    }
+
+    /// Marks a fingerprint over-frequent with its reason byte, or unmarks it (`None`).
+    pub(crate) fn set_frequent(&mut self, key: [u8; 9], reason: Option<u8>) {
+        if reason.is_some() {
+            self.frequent_added.insert(key);
+        } else {
+            self.frequent_added.remove(&key);
+        }
+        self.frequent_reasons.insert(key, reason);
+    }
+
+    /// Sets a host or block count of the `chrome` column family (0 deletes it).
+    pub(crate) fn set_chrome_count(&mut self, key: Vec<u8>, count: u32) {
+        self.chrome_deltas.remove(&key);
+        self.chrome_values
+            .insert(key, (count > 0).then(|| codec::encode_count(count)));
+    }
+
+    /// Writes (`Some`) or deletes a page's chrome record.
+    pub(crate) fn set_page_blocks(&mut self, id: DocId, rec: Option<PageBlocks>) {
+        self.page_blocks.insert(id, rec);
+    }
+
+    /// Marks a page id free (`true`) or given out (`false`). Once per id and write: a freed id
+    /// keeps its free key whatever came first (see [`Txn::finish`]).
+    pub(crate) fn set_free_doc(&mut self, id: DocId, free: bool) {
+        if free {
+            self.ids.freed_docs.push(id);
+        } else {
+            self.ids.taken_docs.push(id);
+        }
+    }
+
+    /// Marks a cluster id free (`true`) or given out (`false`), as [`Txn::set_free_doc`].
+    pub(crate) fn set_free_cluster(&mut self, id: ClusterId, free: bool) {
+        if free {
+            self.ids.freed_clusters.push(id);
+        } else {
+            self.ids.taken_clusters.push(id);
+        }
+    }
+
+    /// Sets the document-frequency changes of the word postings (kind `T`) this write changes by
+    /// [`Txn::posting_change`]: each posting is read (under the writer lock, so nothing changes
+    /// it meanwhile) and its size compared with the size it will have.
+    pub(crate) fn resolve_terms(&mut self) -> Result<()> {
+        let keys: Vec<[u8; 9]> = self
+            .postings
+            .keys()
+            .filter(|k| term_of_key(k).is_some())
+            .copied()
+            .collect();
+        if keys.is_empty() {
+            return Ok(());
+        }
+        let now = self.ix.postings(&keys)?;
+        for (key, mut bm) in keys.into_iter().zip(now) {
+            let before = bm.len() as i64;
+            if let Some(d) = self.postings.get(&key) {
+                d.apply(&mut bm);
+            }
+            if let Some(word) = term_of_key(&key) {
+                self.df_delta.insert(word, bm.len() as i64 - before);
+            }
+        }
+        Ok(())
     }
 
     /// Builds the write batch from the overlay — every column family in key order, each record
@@ -479,7 +607,7 @@ impl<'a> Txn<'a> {
 
         let h = ix.cf(cf::FREQUENT);
         for (key, reason) in &self.frequent_reasons {
-            batch.put_cf(h, key, [*reason]);
+            put_or_delete(batch, h, key, reason.map(|r| [r]));
         }
 
         let h = ix.cf(cf::CHROME);

@@ -440,7 +440,7 @@ pub fn decode_count(cf: &'static str, key: &[u8], value: &[u8]) -> Result<u32> {
 }
 
 /// A value of the texts column family: a text, or a page's posting keys.
-#[derive(Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum TextValue {
     /// The normalized text ([`TAG_TEXT`]).
     Text(String),

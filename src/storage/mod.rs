@@ -74,6 +74,9 @@ pub mod meta {
     pub const LIVE_CLUSTERS: &[u8] = b"live_clusters";
     /// Next page insertion number (`u64`; format 3).
     pub const NEXT_SEQ: &[u8] = b"next_seq";
+    /// The last batch log applied ([`crate::Index::apply_log`], SCALEOUT §9): `u64`; absent until
+    /// a first log is applied. Written in the same `WriteBatch` as the log's last operations.
+    pub const APPLIED_BATCH: &[u8] = b"applied_batch";
     /// Prefix of the keys of free page ids (‖ `DocId`, empty value; format 3).
     pub const FREE_DOC: &[u8] = b"free_doc/";
     /// Prefix of the keys of free cluster ids (‖ `ClusterId`, empty value; format 3).
@@ -210,6 +213,16 @@ pub fn decode_u32(cf: &'static str, key: &[u8], bytes: &[u8]) -> Result<u32> {
     <[u8; 4]>::try_from(bytes)
         .map(u32::from_be_bytes)
         .map_err(|_| Error::corruption(cf, key, format!("expected 4 bytes, found {}", bytes.len())))
+}
+
+/// Decodes a big-endian `u64` value.
+///
+/// # Errors
+/// [`Error::Corruption`] when it is not 8 bytes.
+pub fn decode_u64(cf: &'static str, key: &[u8], bytes: &[u8]) -> Result<u64> {
+    <[u8; 8]>::try_from(bytes)
+        .map(u64::from_be_bytes)
+        .map_err(|_| Error::corruption(cf, key, format!("expected 8 bytes, found {}", bytes.len())))
 }
 
 /// Simhash block tables (Manku et al.; seed 001 §3.3): the 64 bits split into `k + 1` blocks;
