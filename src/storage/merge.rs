@@ -10,7 +10,7 @@
 use roaring::RoaringBitmap;
 use rocksdb::MergeOperands;
 
-use super::codec::{decode_posting, encode_posting};
+use super::codec::{decode_posting, encode_posting, POSTING_LIST_MAX, TAG_POSTING_LIST};
 
 /// Operand tag: add ids.
 pub const OP_ADD: u8 = b'+';
@@ -121,6 +121,24 @@ pub fn full_merge(
     existing: Option<&[u8]>,
     operands: &MergeOperands,
 ) -> Option<Vec<u8>> {
+    merge_posting(existing, operands)
+}
+
+/// [`full_merge`] over any sequence of operands: the fast path when it applies, the general
+/// one otherwise.
+fn merge_posting<'a, I>(existing: Option<&[u8]>, operands: I) -> Option<Vec<u8>>
+where
+    I: IntoIterator<Item = &'a [u8]> + Clone,
+{
+    union_of_adds(existing, operands.clone()).or_else(|| apply_in_order(existing, operands))
+}
+
+/// The general full merge: the stored posting decoded, the operands folded into one delta and
+/// applied, the result encoded.
+fn apply_in_order<'a>(
+    existing: Option<&[u8]>,
+    operands: impl IntoIterator<Item = &'a [u8]>,
+) -> Option<Vec<u8>> {
     let mut base = match existing {
         Some(v) => decode_posting(v).ok()?,
         None => RoaringBitmap::new(),
@@ -133,7 +151,52 @@ pub fn full_merge(
     Some(encode_posting(&base))
 }
 
-/// Partial merge: several operands folded into one delta operand.
+/// The fast path of [`full_merge`] for the usual read of a recent posting: no stored posting or
+/// a short id list, and operands that only add ids. The result is their union, encoded exactly as
+/// the general path encodes it, without building a bitmap for the short lists. `None` when the
+/// inputs take another form (or do not decode): the general path then decides.
+fn union_of_adds<'a>(
+    existing: Option<&[u8]>,
+    operands: impl IntoIterator<Item = &'a [u8]>,
+) -> Option<Vec<u8>> {
+    fn push_ids(ids: &mut Vec<u32>, body: &[u8]) -> Option<()> {
+        if !body.len().is_multiple_of(4) {
+            return None;
+        }
+        ids.extend(
+            body.chunks_exact(4)
+                .map(|c| u32::from_be_bytes([c[0], c[1], c[2], c[3]])),
+        );
+        Some(())
+    }
+    let mut ids: Vec<u32> = Vec::new();
+    match existing {
+        None => {}
+        Some([TAG_POSTING_LIST, body @ ..]) => push_ids(&mut ids, body)?,
+        Some(_) => return None,
+    }
+    for op in operands {
+        match op.split_first() {
+            Some((&OP_ADD, body)) => push_ids(&mut ids, body)?,
+            _ => return None,
+        }
+    }
+    ids.sort_unstable();
+    ids.dedup();
+    if ids.len() as u64 > POSTING_LIST_MAX {
+        return Some(encode_posting(&RoaringBitmap::from_sorted_iter(ids).ok()?));
+    }
+    let mut b = Vec::with_capacity(1 + 4 * ids.len());
+    b.push(TAG_POSTING_LIST);
+    for id in ids {
+        b.extend_from_slice(&id.to_be_bytes());
+    }
+    Some(b)
+}
+
+/// Partial merge: several operands folded into one. A fold that removes nothing and adds a
+/// short list is written as an add operand (smaller than a delta, and read by
+/// [`full_merge`]'s fast path); any other as a delta operand.
 pub fn partial_merge(
     _key: &[u8],
     _existing: Option<&[u8]>,
@@ -143,7 +206,11 @@ pub fn partial_merge(
     for op in operands {
         delta.push(op)?;
     }
-    Some(delta.encode())
+    Some(if delta.add.len() <= POSTING_LIST_MAX {
+        delta.operand()
+    } else {
+        delta.encode()
+    })
 }
 
 #[cfg(test)]
@@ -195,6 +262,64 @@ mod tests {
             again.push(&d.operand()).unwrap();
             assert_eq!(again, d);
         }
+    }
+
+    proptest::proptest! {
+        /// The fast path of the full merge gives the bytes of the general path, whatever the
+        /// stored posting (absent, a short list, a bitmap) and the operands (adds, removes,
+        /// deltas, short and long).
+        #[test]
+        fn fast_full_merge_equals_the_general_one(
+            base in proptest::option::of(proptest::collection::vec(0u32..200_000, 0..40)),
+            ops in proptest::collection::vec(
+                (0u8..4, proptest::collection::vec(0u32..200_000, 0..30)),
+                0..6,
+            ),
+        ) {
+            let existing = base.map(|ids| encode_posting(&ids.into_iter().collect()));
+            let ops: Vec<Vec<u8>> = ops
+                .into_iter()
+                .map(|(tag, ids)| {
+                    let set: RoaringBitmap = ids.iter().copied().collect();
+                    match tag {
+                        0 | 1 => {
+                            let mut op = vec![OP_ADD];
+                            op.extend(ids.iter().flat_map(|i| i.to_be_bytes()));
+                            op
+                        }
+                        2 => {
+                            let mut op = vec![OP_REMOVE];
+                            op.extend(ids.iter().flat_map(|i| i.to_be_bytes()));
+                            op
+                        }
+                        _ => Delta { add: set.clone(), remove: set }.encode(),
+                    }
+                })
+                .collect();
+            let operands = ops.iter().map(Vec::as_slice);
+            let fast = merge_posting(existing.as_deref(), operands.clone());
+            let general = apply_in_order(existing.as_deref(), operands);
+            proptest::prop_assert!(general.is_some());
+            proptest::prop_assert_eq!(fast, general);
+        }
+    }
+
+    #[test]
+    fn a_short_fold_of_adds_is_an_add_operand() {
+        let mut d = Delta::default();
+        for id in [9u32, 4, 70_000] {
+            d.push(&add_operand(id)).unwrap();
+        }
+        assert!(d.add.len() <= POSTING_LIST_MAX);
+        // What `partial_merge` writes for it, and that it reads back as the same delta.
+        let op = d.operand();
+        assert_eq!(op[0], OP_ADD);
+        let mut again = Delta::default();
+        again.push(&op).unwrap();
+        assert_eq!(again, d);
+        // A truncated add operand is refused by both paths.
+        let bad: [&[u8]; 1] = [&[OP_ADD, 0, 0]];
+        assert!(merge_posting(None, bad).is_none());
     }
 
     #[test]

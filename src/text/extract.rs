@@ -292,14 +292,30 @@ const POSITIVE_WORDS: &[&str] = &[
 /// word equal to it, ignoring case, or to it plus a plural `s` (`contents`, `comments`); a word
 /// made only of listed words written together (`maincontent`, `articlebody`) matches each of
 /// them.
-fn class_weight(class: &str, id: &str) -> f64 {
+///
+/// `seen` keeps the hints of the names met so far on the page: a site repeats its class names
+/// from element to element.
+fn class_weight<'a>(
+    class: &'a str,
+    id: &'a str,
+    seen: &mut rustc_hash::FxHashMap<&'a str, (bool, bool)>,
+) -> f64 {
     let (mut negative, mut positive) = (false, false);
     for names in [class, id] {
-        for_each_word(names, |word| {
-            let (n, p) = hint_words(word);
-            negative |= n;
-            positive |= p;
+        if names.is_empty() {
+            continue;
+        }
+        let (n, p) = *seen.entry(names).or_insert_with(|| {
+            let (mut n, mut p) = (false, false);
+            for_each_word(names, |word| {
+                let hint = hint_words(word);
+                n |= hint.0;
+                p |= hint.1;
+            });
+            (n, p)
         });
+        negative |= n;
+        positive |= p;
     }
     let mut w = 0.0;
     if negative {
@@ -508,23 +524,16 @@ impl<'s> IntoIterator for &'s StatsMap {
 
 impl Walker {
     fn flush(&mut self) {
-        let text = strip_bullet(collapse_ws(&self.cur));
+        let Collapsed {
+            text,
+            width: collapsed_width,
+            commas,
+        } = collapse_ws_counting(&self.cur);
+        let (text, w) = strip_bullet(text, collapsed_width);
         self.cur.clear();
         let link_width = std::mem::take(&mut self.cur_link_width);
         if text.is_empty() {
             return;
-        }
-        let w = super::normalize::width(&text);
-        // `,` `;` and the full-width `，` (EF BC 8C), `；` (EF BC 9B), `、` (E3 80 81).
-        let b = text.as_bytes();
-        let mut commas = 0u32;
-        for (i, &c) in b.iter().enumerate() {
-            commas += u32::from(match c {
-                b',' | b';' => true,
-                0xEF => matches!(b.get(i + 1..i + 3), Some([0xBC, 0x8C | 0x9B])),
-                0xE3 => matches!(b.get(i + 1..i + 3), Some([0x80, 0x81])),
-                _ => false,
-            });
         }
         let n = self.frames.len();
         let container = [
@@ -570,22 +579,26 @@ fn mostly_links(link_width: u32, width: u32) -> bool {
 }
 
 /// Drops a leading list bullet (`• item`, `· item`, `- item`): the same list is written with
-/// `<li>` on one site and with bullet characters on another.
-fn strip_bullet(text: String) -> String {
+/// `<li>` on one site and with bullet characters on another. Takes and gives the text with its
+/// width ([`super::normalize::width`]); no bullet is a comma, so a comma count stands.
+fn strip_bullet(text: String, width: u32) -> (String, u32) {
     let mut chars = text.chars();
     match (chars.next(), chars.next()) {
         (
-            Some('•' | '·' | '◦' | '▪' | '‣' | '●' | '○' | '■' | '□' | '-' | '*' | '–' | '—'),
+            Some(
+                bullet @ ('•' | '·' | '◦' | '▪' | '‣' | '●' | '○' | '■' | '□' | '-' | '*' | '–'
+                | '—'),
+            ),
             Some(' '),
-        ) => chars.as_str().to_string(),
-        (Some('•' | '·' | '◦' | '▪' | '‣' | '●' | '○' | '■' | '□'), None) => {
-            String::new()
-        }
-        _ => text,
+        ) => (
+            chars.as_str().to_string(),
+            width - super::normalize::char_width(bullet) - 1,
+        ),
+        (Some('•' | '·' | '◦' | '▪' | '‣' | '●' | '○' | '■' | '□'), None) => (String::new(), 0),
+        _ => (text, width),
     }
 }
 
-/// Collapses white space runs to one space and trims.
 /// The hash of an element's tag and class, `xxh3_64("{tag} {class}")`: elements of one kind
 /// (the same tag and class) are compared as siblings. Built on the stack for the usual short
 /// names.
@@ -601,25 +614,55 @@ fn element_kind(tag: &str, class: &str) -> u64 {
     xxhash_rust::xxh3::xxh3_64(&buf[..n])
 }
 
+/// A text with its white space collapsed, with what [`Walker::flush`] measures of it.
+struct Collapsed {
+    text: String,
+    /// [`super::normalize::width`] of `text`.
+    width: u32,
+    /// The commas of `text`: `,` `;` and the full-width `，` (EF BC 8C), `；` (EF BC 9B) and
+    /// `、` (E3 80 81).
+    commas: u32,
+}
+
+/// Collapses white space runs to one space and trims.
 fn collapse_ws(s: &str) -> String {
+    collapse_ws_counting(s).text
+}
+
+/// [`collapse_ws`], measuring the result's width and commas in the same pass.
+fn collapse_ws_counting(s: &str) -> Collapsed {
     // `split_whitespace` joined by spaces, read from the bytes: only a character led by C2, E1,
     // E2 or E3 can be non-ASCII white space (U+0085, U+00A0, U+1680, U+2000–U+200A, U+2028,
-    // U+2029, U+202F, U+205F, U+3000), so no other is decoded.
+    // U+2029, U+202F, U+205F, U+3000), so no other is decoded. Widths follow
+    // `normalize::width`: 2 for every 4-byte character and the 3-byte ones from `E2 BA 80` on.
     let b = s.as_bytes();
     let mut out = String::with_capacity(s.len());
+    let (mut width, mut commas, mut words) = (0u32, 0u32, 0u32);
     let mut word: Option<usize> = None;
     let mut i = 0;
     while i < b.len() {
         let c = b[i];
-        let (len, ws) = match c {
-            0..=0x7F => (1, matches!(c, b' ' | b'\t' | b'\n' | 0x0B | 0x0C | b'\r')),
+        let (len, ws, w, comma) = match c {
+            0..=0x7F => (
+                1,
+                matches!(c, b' ' | b'\t' | b'\n' | 0x0B | 0x0C | b'\r'),
+                1,
+                c == b',' || c == b';',
+            ),
             0xC2 | 0xE1 | 0xE2 | 0xE3 => {
                 let ch = s[i..].chars().next().unwrap_or(' ');
-                (ch.len_utf8(), ch.is_whitespace())
+                let wide = c == 0xE3 || (c == 0xE2 && b.get(i + 1).is_some_and(|&n| n >= 0xBA));
+                let comma = c == 0xE3 && matches!(b.get(i + 1..i + 3), Some([0x80, 0x81]));
+                (ch.len_utf8(), ch.is_whitespace(), 1 + u32::from(wide), comma)
             }
-            0x80..=0xDF => (2, false),
-            0xE0..=0xEF => (3, false),
-            _ => (4, false),
+            0x80..=0xDF => (2, false, 1, false),
+            0xE0..=0xEF => (
+                3,
+                false,
+                1 + u32::from(c > 0xE2),
+                c == 0xEF && matches!(b.get(i + 1..i + 3), Some([0xBC, 0x8C | 0x9B])),
+            ),
+            _ => (4, false, 2, false),
         };
         if ws {
             if let Some(start) = word.take() {
@@ -628,8 +671,13 @@ fn collapse_ws(s: &str) -> String {
                 }
                 out.push_str(&s[start..i]);
             }
-        } else if word.is_none() {
-            word = Some(i);
+        } else {
+            if word.is_none() {
+                word = Some(i);
+                words += 1;
+            }
+            width += w;
+            commas += u32::from(comma);
         }
         i += len;
     }
@@ -639,7 +687,12 @@ fn collapse_ws(s: &str) -> String {
         }
         out.push_str(&s[start..]);
     }
-    out
+    Collapsed {
+        text: out,
+        // One space between each two words.
+        width: width + words.saturating_sub(1),
+        commas,
+    }
 }
 
 /// Extracts the main text of an HTML document. Pages nested deeper than
@@ -679,6 +732,7 @@ pub fn extract(html: &str) -> MainText {
     };
     let mut skip: Option<NodeId> = None;
     let mut in_title = false;
+    let mut hints = rustc_hash::FxHashMap::default();
     for edge in tree.edges() {
         match edge {
             Edge::Open(node) => {
@@ -725,7 +779,7 @@ pub fn extract(html: &str) -> MainText {
                             let weight = if e.attr("role").is_some_and(is_furniture_role) {
                                 -CLASS_WEIGHT
                             } else {
-                                class_weight(class, id)
+                                class_weight(class, id, &mut hints)
                             };
                             let kind = element_kind(tag, class);
                             w.stats.insert(
@@ -1166,7 +1220,7 @@ mod tests {
             "postBody",
             "articlecontents",
         ] {
-            assert!(class_weight(names, "") > 0.0, "{names}");
+            assert!(class_weight(names, "", &mut Default::default()) > 0.0, "{names}");
         }
         for names in [
             "nav-bar",
@@ -1176,7 +1230,7 @@ mod tests {
             "hot-rank",
             "hotrank",
         ] {
-            assert!(class_weight("", names) < 0.0, "{names}");
+            assert!(class_weight("", names, &mut Default::default()) < 0.0, "{names}");
         }
         for names in [
             "notetext",
@@ -1188,7 +1242,7 @@ mod tests {
             "bodywrapper",
             "relatedposts",
         ] {
-            assert_eq!(class_weight(names, names), 0.0, "{names}");
+            assert_eq!(class_weight(names, names, &mut Default::default()), 0.0, "{names}");
         }
     }
 
@@ -1355,6 +1409,28 @@ mod collapse_tests {
         #[test]
         fn equals_split_whitespace(s in "[ a-z\t\n\u{b}\u{c}\r\u{85}\u{a0}\u{1680}\u{2000}-\u{200b}\u{2028}\u{2029}\u{202f}\u{205f}\u{3000}\u{3001}é中🎉,，]{0,40}") {
             prop_assert_eq!(collapse_ws(&s), reference(&s));
+        }
+
+        /// The width and commas measured while collapsing are those of the collapsed text.
+        #[test]
+        fn counts_are_the_collapsed_text_s(s in "[ a-z\t\n\u{85}\u{a0}\u{2000}-\u{200b}\u{2e7f}-\u{2e81}\u{3000}-\u{3002}é中🎉,;，；、:]{0,40}") {
+            let c = super::collapse_ws_counting(&s);
+            let commas = c
+                .text
+                .chars()
+                .filter(|ch| matches!(ch, ',' | ';' | '，' | '；' | '、'))
+                .count() as u32;
+            prop_assert_eq!(c.width, crate::text::width(&c.text));
+            prop_assert_eq!(c.commas, commas);
+            prop_assert_eq!(c.text, reference(&s));
+        }
+
+        /// A bullet taken off takes its width with it.
+        #[test]
+        fn strip_bullet_keeps_the_width(s in "[•·▪*–— -]{0,2}[ a-z中]{0,8}") {
+            let c = super::collapse_ws_counting(&s);
+            let (text, w) = super::strip_bullet(c.text, c.width);
+            prop_assert_eq!(w, crate::text::width(&text));
         }
     }
 }
