@@ -594,7 +594,9 @@ fn strip_bullet(text: String, width: u32) -> (String, u32) {
             chars.as_str().to_string(),
             width - super::normalize::char_width(bullet) - 1,
         ),
-        (Some('•' | '·' | '◦' | '▪' | '‣' | '●' | '○' | '■' | '□'), None) => (String::new(), 0),
+        (Some('•' | '·' | '◦' | '▪' | '‣' | '●' | '○' | '■' | '□'), None) => {
+            (String::new(), 0)
+        }
         _ => (text, width),
     }
 }
@@ -653,7 +655,12 @@ fn collapse_ws_counting(s: &str) -> Collapsed {
                 let ch = s[i..].chars().next().unwrap_or(' ');
                 let wide = c == 0xE3 || (c == 0xE2 && b.get(i + 1).is_some_and(|&n| n >= 0xBA));
                 let comma = c == 0xE3 && matches!(b.get(i + 1..i + 3), Some([0x80, 0x81]));
-                (ch.len_utf8(), ch.is_whitespace(), 1 + u32::from(wide), comma)
+                (
+                    ch.len_utf8(),
+                    ch.is_whitespace(),
+                    1 + u32::from(wide),
+                    comma,
+                )
             }
             0x80..=0xDF => (2, false, 1, false),
             0xE0..=0xEF => (
@@ -1220,7 +1227,10 @@ mod tests {
             "postBody",
             "articlecontents",
         ] {
-            assert!(class_weight(names, "", &mut Default::default()) > 0.0, "{names}");
+            assert!(
+                class_weight(names, "", &mut Default::default()) > 0.0,
+                "{names}"
+            );
         }
         for names in [
             "nav-bar",
@@ -1230,7 +1240,10 @@ mod tests {
             "hot-rank",
             "hotrank",
         ] {
-            assert!(class_weight("", names, &mut Default::default()) < 0.0, "{names}");
+            assert!(
+                class_weight("", names, &mut Default::default()) < 0.0,
+                "{names}"
+            );
         }
         for names in [
             "notetext",
@@ -1242,7 +1255,11 @@ mod tests {
             "bodywrapper",
             "relatedposts",
         ] {
-            assert_eq!(class_weight(names, names, &mut Default::default()), 0.0, "{names}");
+            assert_eq!(
+                class_weight(names, names, &mut Default::default()),
+                0.0,
+                "{names}"
+            );
         }
     }
 
