@@ -127,6 +127,19 @@ fn learned_chrome_is_dropped_and_real_duplicates_are_still_found() {
     // query_page drops the chrome as an insert would; query, without a host, cannot.
     let q = ix.query_page(&page("new", HOST, &copy)).unwrap();
     assert!(q.duplicate && q.similar_to.is_some(), "{q:?}");
+
+    // query_pages gives each page query_page's verdict, in input order.
+    let batch = [page("new", HOST, &copy), page("new-guide", HOST, &guide)];
+    let many = ix.query_pages(&batch).unwrap();
+    assert_eq!(many.len(), 2);
+    for (p, v) in batch.iter().zip(many) {
+        let one = ix.query_page(p).unwrap();
+        let v = v.unwrap();
+        assert_eq!(
+            (v.duplicate, v.similar_to, v.cluster),
+            (one.duplicate, one.similar_to, one.cluster)
+        );
+    }
 }
 
 #[test]

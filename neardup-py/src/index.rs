@@ -47,6 +47,18 @@ struct Owned {
     body: Body,
 }
 
+impl Owned {
+    /// The page, borrowed.
+    fn page(&self) -> Page<'_> {
+        Page {
+            key: &self.key,
+            host: &self.host,
+            time: self.time,
+            content: self.body.content(),
+        }
+    }
+}
+
 /// The input columns of a batch: keys, hosts and times (lists of equal length), bodies (bytes
 /// or str items), whether the bodies are HTML.
 fn owned_pages(
@@ -455,15 +467,7 @@ impl PyIndex {
         let mut callback_error: Option<PyErr> = None;
         let results = py
             .detach(|| {
-                let pages: Vec<Page<'_>> = owned
-                    .iter()
-                    .map(|p| Page {
-                        key: &p.key,
-                        host: &p.host,
-                        time: p.time,
-                        content: p.body.content(),
-                    })
-                    .collect();
+                let pages: Vec<Page<'_>> = owned.iter().map(Owned::page).collect();
                 ix.insert_batch(&pages, &opts, &mut |done, total| {
                     if let (Some(cb), None) = (&progress, &callback_error) {
                         Python::attach(|py| {
@@ -480,6 +484,29 @@ impl PyIndex {
             Some(e) => Err(e),
             None => Ok(columns),
         }
+    }
+
+    /// Queries pages in parallel through the library's `query_pages` (nothing stored): the
+    /// chrome learned for each page's host is dropped as `_insert_batch` would drop it. The
+    /// columns of `_insert_batch` in, verdict columns out.
+    fn _query_pages<'py>(
+        &self,
+        py: Python<'py>,
+        keys: &Bound<'py, PyList>,
+        hosts: &Bound<'py, PyList>,
+        times: &Bound<'py, PyList>,
+        bodies: &Bound<'py, PyList>,
+        is_html: bool,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let ix = self.ix(py)?;
+        let owned = owned_pages(keys, hosts, times, bodies, is_html)?;
+        let results = py
+            .detach(|| {
+                let pages: Vec<Page<'_>> = owned.iter().map(Owned::page).collect();
+                ix.query_pages(&pages)
+            })
+            .py(py)?;
+        verdict_columns(py, results)
     }
 
     /// Queries a batch in parallel through the library's `query_batch` (nothing stored):

@@ -87,15 +87,24 @@ def test_query_many(tmp_path):
     ps = pages(12)
     with neardup.Index(tmp_path / "ix", sync_writes=False) as ix:
         ix.insert_many(ps[:6], order="input", progress=False)
-        q = ix.query_many(ps + [{"id": "none"}])
+        # A page without a key is judged on its content alone.
+        unkeyed = [{"html": p["html"]} for p in ps[:3]]
+        q = ix.query_many(ps + unkeyed + [{"id": "none"}])
         assert len(ix) == 6
-        assert q.num_rows == 13
-        for row, p in zip(q.to_pylist(), ps):
+        assert q.num_rows == 16
+        rows = q.to_pylist()
+        for row, p in zip(rows, ps):
+            # A page with its key is judged with its host, as an insert would judge it.
+            one = ix.query(html=p["html"], key=p["id"], host=p["host"])
+            assert (row["duplicate"], row["similar_to"], row["cluster"]) == (
+                one.duplicate, one.similar_to, one.cluster)
+        for row, p in zip(rows[12:15], unkeyed):
             one = ix.query(html=p["html"])
+            assert row["key"] is None
             assert (row["duplicate"], row["similar_to"], row["cluster"]) == (
                 one.duplicate, one.similar_to, one.cluster)
         assert q.column("error").to_pylist()[-1] is not None
-        assert q.column("doc").null_count == 13
+        assert q.column("doc").null_count == 16
 
 
 def test_insertion_session(tmp_path):

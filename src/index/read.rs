@@ -6,7 +6,7 @@ use rayon::prelude::*;
 use roaring::RoaringBitmap;
 use rocksdb::{DBRawIterator, ReadOptions, Snapshot};
 
-use super::{similar_of, Index, SnapshotView, Verdict};
+use super::{similar_of, Index, Page, SnapshotView, Verdict};
 use crate::fingerprint::Content;
 use crate::storage::codec::{ClusterId, ClusterRecord, DocId, DocRecord};
 use crate::storage::{self, cf, id_key};
@@ -286,6 +286,21 @@ impl Index {
         Ok(contents
             .par_iter()
             .map(|c| crate::quiet::within(|| self.query(*c)))
+            .collect())
+    }
+
+    /// The verdicts [`Index::query_page`] gives these pages, computed in parallel (signatures
+    /// and verification on the rayon pool), in the input order: the site chrome learned for each
+    /// page's host is dropped from it as [`Index::insert_batch`] would drop it. One page's error
+    /// does not stop the others. Nothing is stored.
+    ///
+    /// # Errors
+    /// [`Error::WrongProcess`]; each page has its own result.
+    pub fn query_pages(&self, pages: &[Page<'_>]) -> Result<Vec<Result<Verdict>>> {
+        self.registration.check_process()?;
+        Ok(pages
+            .par_iter()
+            .map(|p| crate::quiet::within(|| self.query_page(p)))
             .collect())
     }
 

@@ -468,12 +468,25 @@ class Index(_neardup._Index):
     ) -> Any:
         """The verdicts ``insert_many`` would give, computed in parallel, nothing stored.
 
-        ``pages`` as for ``insert_many`` (the key is optional: the verdict of a query depends on
-        the content only). Returns a ``pyarrow.Table`` in input order with ``key`` (null when
-        not given), the verdict's fields and ``error`` / ``error_type``.
+        ``pages`` as for ``insert_many``. The key is optional: a page with its key is judged as
+        ``query(..., key=, host=)`` judges it, the site chrome learned for its host (``host``,
+        else the URL's host) dropped as an insert would drop it; a page without one on its
+        content alone, as ``query(html)``. Returns a ``pyarrow.Table`` in input order with
+        ``key`` (null when not given), the verdict's fields and ``error`` / ``error_type``.
         """
         def fill(chunk: _Chunk, cols: Dict[str, List[Any]], good: List[int], bar: _Bar) -> None:
-            for is_html, rows in _body_groups(chunk, good):
+            keyed = [i for i in good if chunk.bad[i] is None]
+            unkeyed = [i for i in good if chunk.bad[i] is not None]
+            for is_html, rows in _body_groups(chunk, keyed):
+                res = self._query_pages(
+                    [chunk.keys[i] for i in rows],
+                    [chunk.hosts[i] for i in rows],
+                    [chunk.times[i] for i in rows],
+                    [chunk.bodies[i][0] for i in rows],
+                    is_html,
+                )
+                _merge(cols, rows, res)
+            for is_html, rows in _body_groups(chunk, unkeyed):
                 res = self._query_batch([chunk.bodies[i][0] for i in rows], is_html)
                 _merge(cols, rows, res)
 
