@@ -111,6 +111,17 @@ impl Signatures {
             .collect()
     }
 
+    /// The simhash block keys of this page in an index whose `simhash_max_distance` is
+    /// `max_distance` (1, 3 or 7): one per table, as stored in the `simhash` column family
+    /// (FORMAT.md) — the keys a simhash partition is chosen by. Pages within `max_distance` bits
+    /// share at least one.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] for another distance.
+    pub fn simhash_keys(&self, max_distance: u32) -> Result<Vec<Vec<u8>>> {
+        Ok(crate::storage::SimhashTables::new(max_distance)?.block_keys(self.simhash))
+    }
+
     /// True when the page gave no sentence fingerprint (short pages): the index then relies on
     /// the simhash and the content hash alone.
     pub fn lacks_fingerprints(&self) -> bool {

@@ -1128,11 +1128,9 @@ impl Index {
     /// by id.
     pub(crate) fn simhash_near(&self, h: u64) -> Result<Vec<(DocId, u32)>> {
         let k = self.opts.simhash_max_distance;
-        let plen = self.tables.prefix_len();
         let mut out = Vec::new();
-        for t in 0..self.tables.tables {
-            let start = self.tables.key(t, h, 0);
-            let prefix = &start[..plen];
+        for prefix in self.tables.block_keys(h) {
+            let prefix = prefix.as_slice();
             let mut ro = ReadOptions::default();
             ro.set_prefix_same_as_start(true);
             let it = self.db.iterator_cf_opt(

@@ -269,6 +269,16 @@ impl SimhashTables {
         k
     }
 
+    /// The block keys of `simhash`, one per table: the prefix of its `simhash` keys in that
+    /// table (the table byte, then the block's bytes of the rotated simhash). A page is filed
+    /// under these and looked up by them; two simhashes within the tables' distance share at
+    /// least one (the pigeonhole principle of the tables' design).
+    pub fn block_keys(&self, simhash: u64) -> Vec<Vec<u8>> {
+        (0..self.tables)
+            .map(|t| self.key(t, simhash, 0)[..self.prefix_len()].to_vec())
+            .collect()
+    }
+
     /// Decodes a key into (table, original simhash, id).
     pub fn decode(&self, key: &[u8]) -> Option<(u8, u64, u32)> {
         if key.len() != 13 {
@@ -391,6 +401,26 @@ mod tests {
             assert_eq!(&k[1..3], &block.to_be_bytes());
         }
         assert!(SimhashTables::new(2).is_err());
+    }
+
+    proptest::proptest! {
+        /// Simhashes within the tables' distance share a block key, and a page's keys are the
+        /// prefixes of its stored keys.
+        #[test]
+        fn near_simhashes_share_a_block_key(h: u64, flips in proptest::collection::vec(0u32..64, 0..8), k_index in 0usize..3) {
+            let k = [1u32, 3, 7][k_index];
+            let t = SimhashTables::new(k).unwrap();
+            let mut g = h;
+            for f in flips.iter().take(k as usize) {
+                g ^= 1 << f;
+            }
+            let (a, b) = (t.block_keys(h), t.block_keys(g));
+            proptest::prop_assert_eq!(a.len(), k as usize + 1);
+            proptest::prop_assert!(a.iter().zip(&b).any(|(x, y)| x == y));
+            for (table, key) in a.iter().enumerate() {
+                proptest::prop_assert!(t.key(table as u8, h, 9).starts_with(key));
+            }
+        }
     }
 
     #[test]
