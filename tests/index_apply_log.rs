@@ -220,102 +220,19 @@ fn kind_of(op: &LogOp) -> &'static str {
     }
 }
 
-/// Which stored key an operation of a state log sets.
-fn address(op: &LogOp) -> String {
-    match op {
-        LogOp::Posting { key, .. } => format!("posting {key:?}"),
-        LogOp::Simhash {
-            table,
-            simhash,
-            doc,
-            ..
-        } => format!("simhash {table} {simhash} {doc}"),
-        LogOp::Frequent { key, .. } => format!("frequent {key:?}"),
-        LogOp::Key { key, .. } => format!("key {key}"),
-        LogOp::Doc { id, .. } => format!("doc {id}"),
-        LogOp::Text { id, .. } => format!("text {id}"),
-        LogOp::Cluster { id, .. } => format!("cluster {id}"),
-        LogOp::PageBlocks { id, .. } => format!("page_blocks {id}"),
-        LogOp::HostPages { host, .. } => format!("host {host}"),
-        LogOp::BlockPages { host, block, .. } => format!("block {host} {block}"),
-        LogOp::FreeDoc { id, .. } => format!("free_doc {id}"),
-        LogOp::FreeCluster { id, .. } => format!("free_cluster {id}"),
-        LogOp::Counter(c) => format!("counter {:?}", std::mem::discriminant(c)),
-        other => panic!("unexpected operation {other:?}"),
-    }
-}
-
-/// The operation that takes away what `op` of a state log stored.
-fn undo(op: &LogOp) -> LogOp {
-    match op.clone() {
-        LogOp::Posting { key, delta } => LogOp::Posting {
-            key,
-            delta: neardup::storage::merge::Delta {
-                add: Default::default(),
-                remove: delta.add,
-            },
-        },
-        LogOp::Simhash {
-            table,
-            simhash,
-            doc,
-            ..
-        } => LogOp::Simhash {
-            table,
-            simhash,
-            doc,
-            present: false,
-        },
-        LogOp::Frequent { key, .. } => LogOp::Frequent { key, reason: None },
-        LogOp::Key { key, .. } => LogOp::Key { key, doc: None },
-        LogOp::Doc { id, .. } => LogOp::Doc { id, record: None },
-        LogOp::Text { id, .. } => LogOp::Text { id, value: None },
-        LogOp::Cluster { id, .. } => LogOp::Cluster { id, record: None },
-        LogOp::PageBlocks { id, .. } => LogOp::PageBlocks { id, blocks: None },
-        LogOp::HostPages { host, .. } => LogOp::HostPages { host, pages: 0 },
-        LogOp::BlockPages { host, block, .. } => LogOp::BlockPages {
-            host,
-            block,
-            pages: 0,
-        },
-        LogOp::FreeDoc { id, .. } => LogOp::FreeDoc { id, free: false },
-        LogOp::FreeCluster { id, .. } => LogOp::FreeCluster { id, free: false },
-        other => panic!("nothing undoes {other:?}"),
-    }
-}
-
-/// The log that turns state `old` into state `new` (both state logs): what `new` no longer
-/// holds taken away, then what changed written whole (a posting: its old ids out, its new ones
-/// in), counters absolute.
+/// The log that turns state `old` into state `new` (both whole state logs): the library's
+/// state diff, counters absolute.
 fn diff(old: &[LogOp], new: &[LogOp]) -> Vec<LogOp> {
-    use std::collections::HashMap;
-    let old: HashMap<String, &LogOp> = old.iter().map(|op| (address(op), op)).collect();
-    let new_at: HashMap<String, &LogOp> = new.iter().map(|op| (address(op), op)).collect();
-    let mut log: Vec<LogOp> = Vec::new();
-    let mut gone: Vec<(&String, &&LogOp)> = old
-        .iter()
-        .filter(|(a, _)| !new_at.contains_key(*a))
-        .collect();
-    gone.sort_by(|a, b| a.0.cmp(b.0));
-    log.extend(gone.into_iter().map(|(_, op)| undo(op)));
-    for op in new {
-        match (op, old.get(&address(op))) {
-            (LogOp::Posting { key, delta }, Some(LogOp::Posting { delta: before, .. })) => {
-                if delta.add != before.add {
-                    log.push(LogOp::Posting {
-                        key: *key,
-                        delta: neardup::storage::merge::Delta {
-                            add: delta.add.clone(),
-                            remove: &before.add - &delta.add,
-                        },
-                    });
-                }
-            }
-            (op, Some(before)) if op == *before && !matches!(op, LogOp::Counter(_)) => {}
-            (op, _) => log.push(op.clone()),
-        }
-    }
-    log
+    let live = |docs: bool| {
+        old.iter()
+            .find_map(|op| match op {
+                LogOp::Counter(LogCounter::LiveDocs(v)) if docs => Some(*v),
+                LogOp::Counter(LogCounter::LiveClusters(v)) if !docs => Some(*v),
+                _ => None,
+            })
+            .unwrap_or(0)
+    };
+    neardup::index::state_diff(old, new).into_log(live(true), live(false))
 }
 
 /// A state log without empty postings: a source leaves a posting's key behind when its last id

@@ -15,6 +15,7 @@ mod explain;
 mod filter;
 mod read;
 mod registry;
+mod seed;
 mod source;
 mod txn;
 
@@ -40,6 +41,7 @@ use cluster::Memo;
 pub use compact::{dir_bytes, CompactReport};
 pub use explain::{explain_pair, ExplainedPage, Explanation};
 pub use read::{ClusterInfo, Clusters, Keys, Members, Record};
+pub use seed::{state_diff, StateDiff};
 pub use source::{SourcedContent, SourcedPage, TextSource};
 
 use crate::fingerprint::{fingerprints_and_sketch, hamming, Content, Signatures};

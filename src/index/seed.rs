@@ -1,0 +1,463 @@
+//! Scratch-index seeding and the diff a scratch index reads back (SCALEOUT §11 item 4; the spec
+//! is §5 S4 "Per-component decision", steps 2 and 5).
+//!
+//! A distributed merge decides each component of the day's candidate graph in a scratch index:
+//! it is seeded, deciding nothing, with the standing pages and clusters the component's decisions
+//! read ([`Index::seed_log`], applied with [`Index::apply_log`]); the day's deletes and inserts run
+//! on it with the ordinary [`Index::delete`] and [`Index::insert_batch`]; and what they changed
+//! is read back as the difference of two state logs ([`state_diff`]), which becomes the batch log
+//! of the standing partitions ([`StateDiff::into_log`]).
+//!
+//! The seed keeps every page's and cluster's own id, the standing allocators, free ids and
+//! insertion sequence, so the scratch index gives a new page the id, and breaks a tie, as the
+//! standing index would.
+
+use std::collections::BTreeMap;
+
+use roaring::RoaringBitmap;
+
+use super::apply::{LogCounter, LogOp};
+use super::Index;
+use crate::storage::codec::{self, ClusterId, DocId};
+use crate::storage::merge::Delta;
+use crate::storage::{self, cf, id_key};
+use crate::{Error, Result};
+
+impl Index {
+    /// The log that seeds an empty scratch index with some of this index's pages and clusters,
+    /// deciding nothing (SCALEOUT §5 S4.2): each page's key, record, text (or posting keys),
+    /// postings and simhash entries; each cluster's record, members and representative included
+    /// (seed every member a decision may read: the members of a cluster that may lose its
+    /// representative); this index's over-frequent fingerprints with their reasons, its free ids
+    /// and its allocators and insertion sequence, so that the scratch index gives out the ids
+    /// this one would. The live counts are those of the seed. Apply it with
+    /// [`Index::apply_log`] to a scratch index opened with this index's options.
+    ///
+    /// A page's postings in the seed hold the seeded pages only: a decision that reads a key
+    /// reads exactly the pages seeded under it, so every page on the keys of the pages to
+    /// decide must be seeded (SCALEOUT §5 S2 finds them).
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] for a page or cluster this index does not hold, or when the
+    /// index counts site chrome or its method uses document frequencies (both are counts over
+    /// all of a host's or the index's pages, which a part cannot reproduce); storage and
+    /// corruption errors.
+    pub fn seed_log(&self, pages: &[DocId], clusters: &[ClusterId]) -> Result<Vec<LogOp>> {
+        self.registration.check_process()?;
+        if self.opts.chrome.enabled {
+            return Err(Error::InvalidArgument(
+                "an index that learns site chrome cannot be seeded in part: its counts are \
+                 per host"
+                    .into(),
+            ));
+        }
+        if self.opts.signature.method.uses_df() {
+            return Err(Error::InvalidArgument(
+                "an index whose method weighs words by document frequency cannot be seeded in \
+                 part"
+                    .into(),
+            ));
+        }
+        // The allocators first: commits happen under the writer lock, so the counters and the
+        // free ids read with it agree.
+        let (next_doc, next_cluster, next_seq, free_docs, free_clusters) = {
+            let c = self.lock_writer()?;
+            (
+                c.next_doc,
+                c.next_cluster,
+                c.next_seq,
+                c.free_docs.all(),
+                c.free_clusters.all(),
+            )
+        };
+        let pages: std::collections::BTreeSet<DocId> = pages.iter().copied().collect();
+        let clusters: std::collections::BTreeSet<ClusterId> = clusters.iter().copied().collect();
+        let mut log: Vec<LogOp> = vec![
+            LogOp::Counter(LogCounter::NextDoc(next_doc)),
+            LogOp::Counter(LogCounter::NextCluster(next_cluster)),
+            LogOp::Counter(LogCounter::NextSeq(next_seq)),
+            LogOp::Counter(LogCounter::LiveDocs(pages.len() as u64)),
+            LogOp::Counter(LogCounter::LiveClusters(clusters.len() as u64)),
+        ];
+        log.extend(free_docs.iter().map(|id| LogOp::FreeDoc { id, free: true }));
+        log.extend(
+            free_clusters
+                .iter()
+                .map(|id| LogOp::FreeCluster { id, free: true }),
+        );
+        let frequent = self.frequent_reasons()?;
+        for (key, reason) in &frequent {
+            log.push(LogOp::Frequent {
+                key: *key,
+                reason: Some(*reason),
+            });
+        }
+        let mut postings: BTreeMap<[u8; 9], RoaringBitmap> = BTreeMap::new();
+        for &id in &pages {
+            let record = self
+                .doc(id)?
+                .ok_or_else(|| Error::InvalidArgument(format!("no page has id {id}")))?;
+            let k = id_key(id);
+            let value = self
+                .get_decoded(cf::TEXTS, &k, "a text", |v| {
+                    codec::decode_text_value(cf::TEXTS, &k, v)
+                })?
+                .ok_or_else(|| Error::corruption(cf::TEXTS, &k, "the page has no text"))?;
+            let keys = self
+                .posting_keys_of(id)?
+                .ok_or_else(|| Error::corruption(cf::TEXTS, &k, "the page has no text"))?;
+            let content = storage::posting_key(storage::kind::CONTENT, record.content_hash);
+            // Over-frequent keys too: a delete takes the page out of every key it was filed
+            // under, and the diff can only take out what the seed held.
+            for key in std::iter::once(content).chain(keys) {
+                postings.entry(key).or_default().insert(id);
+            }
+            for t in 0..self.tables.tables {
+                log.push(LogOp::Simhash {
+                    table: t,
+                    simhash: record.simhash,
+                    doc: id,
+                    present: true,
+                });
+            }
+            log.push(LogOp::Key {
+                key: record.key.clone(),
+                doc: Some(id),
+            });
+            log.push(LogOp::Text {
+                id,
+                value: Some(value),
+            });
+            log.push(LogOp::Doc {
+                id,
+                record: Some(record),
+            });
+        }
+        for &cid in &clusters {
+            let record = self
+                .cluster(cid)?
+                .ok_or_else(|| Error::InvalidArgument(format!("no cluster has id {cid}")))?;
+            log.push(LogOp::Cluster {
+                id: cid,
+                record: Some(record),
+            });
+        }
+        log.extend(postings.into_iter().map(|(key, add)| LogOp::Posting {
+            key,
+            delta: Delta {
+                add,
+                remove: RoaringBitmap::new(),
+            },
+        }));
+        Ok(log)
+    }
+
+    /// The over-frequent fingerprints with their reason bytes.
+    fn frequent_reasons(&self) -> Result<BTreeMap<[u8; 9], u8>> {
+        let mut out = BTreeMap::new();
+        for item in self.db.iterator_cf_opt(
+            self.cf(cf::FREQUENT),
+            storage::scan_options(),
+            rocksdb::IteratorMode::Start,
+        ) {
+            let (k, v) = item.map_err(|e| Error::storage("reading over-frequent keys", e))?;
+            let key = <[u8; 9]>::try_from(k.as_ref())
+                .map_err(|_| Error::corruption(cf::FREQUENT, &k, "key is not 9 bytes"))?;
+            let reason = *v
+                .first()
+                .ok_or_else(|| Error::corruption(cf::FREQUENT, &k, "no reason byte"))?;
+            out.insert(key, reason);
+        }
+        Ok(out)
+    }
+}
+
+/// What a scratch index's deletes and inserts changed (SCALEOUT §5 S4.5): the operations that
+/// take the standing index from the seeded state to the decided one, and the changes of its
+/// counters.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct StateDiff {
+    /// Keys the decisions removed (deleted pages, dissolved clusters, ids given out again),
+    /// then values they wrote whole, then posting changes (the ids they took out and put in).
+    pub ops: Vec<LogOp>,
+    /// The allocators and insertion sequence after the decisions (absolute: the seed started
+    /// from the standing index's).
+    pub next: Option<(DocId, ClusterId, u64)>,
+    /// Change of the number of live pages.
+    pub live_docs: i64,
+    /// Change of the number of live clusters.
+    pub live_clusters: i64,
+}
+
+impl StateDiff {
+    /// The batch log of a standing index whose live counts were `live_docs` and
+    /// `live_clusters` when the batch started: every counter as an absolute value (so that the
+    /// log applied again after a crash gives the same counts), first, so that any prefix of the
+    /// log raises the allocators above the ids it writes; then the operations.
+    pub fn into_log(self, live_docs: u64, live_clusters: u64) -> Vec<LogOp> {
+        let mut log = Vec::with_capacity(self.ops.len() + 5);
+        if let Some((doc, cluster, seq)) = self.next {
+            log.push(LogOp::Counter(LogCounter::NextDoc(doc)));
+            log.push(LogOp::Counter(LogCounter::NextCluster(cluster)));
+            log.push(LogOp::Counter(LogCounter::NextSeq(seq)));
+        }
+        let moved = |base: u64, by: i64| base.saturating_add_signed(by);
+        log.push(LogOp::Counter(LogCounter::LiveDocs(moved(
+            live_docs,
+            self.live_docs,
+        ))));
+        log.push(LogOp::Counter(LogCounter::LiveClusters(moved(
+            live_clusters,
+            self.live_clusters,
+        ))));
+        log.extend(self.ops);
+        log
+    }
+}
+
+/// Which stored key an operation of a state log sets, as bytes that sort by column family and
+/// key.
+fn address(op: &LogOp) -> Vec<u8> {
+    let mut a = Vec::with_capacity(16);
+    match op {
+        LogOp::Posting { key, .. } => {
+            a.push(0);
+            a.extend_from_slice(key);
+        }
+        LogOp::Simhash {
+            table,
+            simhash,
+            doc,
+            ..
+        } => {
+            a.push(1);
+            a.push(*table);
+            a.extend_from_slice(&simhash.to_be_bytes());
+            a.extend_from_slice(&doc.to_be_bytes());
+        }
+        LogOp::Frequent { key, .. } => {
+            a.push(2);
+            a.extend_from_slice(key);
+        }
+        LogOp::Key { key, .. } => {
+            a.push(3);
+            a.extend_from_slice(key.as_bytes());
+        }
+        LogOp::Doc { id, .. } => {
+            a.push(4);
+            a.extend_from_slice(&id.to_be_bytes());
+        }
+        LogOp::Text { id, .. } => {
+            a.push(5);
+            a.extend_from_slice(&id.to_be_bytes());
+        }
+        LogOp::Cluster { id, .. } => {
+            a.push(6);
+            a.extend_from_slice(&id.to_be_bytes());
+        }
+        LogOp::PageBlocks { id, .. } => {
+            a.push(7);
+            a.extend_from_slice(&id.to_be_bytes());
+        }
+        LogOp::HostPages { host, .. } => {
+            a.push(8);
+            a.extend_from_slice(host.as_bytes());
+        }
+        LogOp::BlockPages { host, block, .. } => {
+            a.push(9);
+            a.extend_from_slice(&block.to_be_bytes());
+            a.extend_from_slice(host.as_bytes());
+        }
+        LogOp::FreeDoc { id, .. } => {
+            a.push(10);
+            a.extend_from_slice(&id.to_be_bytes());
+        }
+        LogOp::FreeCluster { id, .. } => {
+            a.push(11);
+            a.extend_from_slice(&id.to_be_bytes());
+        }
+        LogOp::Counter(c) => {
+            a.push(12);
+            a.push(match c {
+                LogCounter::NextDoc(_) => 0,
+                LogCounter::NextCluster(_) => 1,
+                LogCounter::LiveDocs(_) => 2,
+                LogCounter::LiveClusters(_) => 3,
+                LogCounter::NextSeq(_) => 4,
+            });
+        }
+    }
+    a
+}
+
+/// The operation that takes away what `op` stored.
+fn undo(op: &LogOp) -> Option<LogOp> {
+    Some(match op.clone() {
+        LogOp::Posting { key, delta } => LogOp::Posting {
+            key,
+            delta: Delta {
+                add: RoaringBitmap::new(),
+                remove: delta.add,
+            },
+        },
+        LogOp::Simhash {
+            table,
+            simhash,
+            doc,
+            ..
+        } => LogOp::Simhash {
+            table,
+            simhash,
+            doc,
+            present: false,
+        },
+        LogOp::Frequent { key, .. } => LogOp::Frequent { key, reason: None },
+        LogOp::Key { key, .. } => LogOp::Key { key, doc: None },
+        LogOp::Doc { id, .. } => LogOp::Doc { id, record: None },
+        LogOp::Text { id, .. } => LogOp::Text { id, value: None },
+        LogOp::Cluster { id, .. } => LogOp::Cluster { id, record: None },
+        LogOp::PageBlocks { id, .. } => LogOp::PageBlocks { id, blocks: None },
+        LogOp::HostPages { host, .. } => LogOp::HostPages { host, pages: 0 },
+        LogOp::BlockPages { host, block, .. } => LogOp::BlockPages {
+            host,
+            block,
+            pages: 0,
+        },
+        LogOp::FreeDoc { id, .. } => LogOp::FreeDoc { id, free: false },
+        LogOp::FreeCluster { id, .. } => LogOp::FreeCluster { id, free: false },
+        LogOp::Counter(_) => return None,
+    })
+}
+
+/// The change from state `before` to state `after`, both state logs of one scratch index
+/// ([`Index::state_log`]; SCALEOUT §5 S4.5): what `after` no longer holds taken away, values
+/// that changed written whole, a posting's ids taken out and put in (only those: the seed's
+/// postings hold part of the standing ones), the allocators as `after` leaves them, and the
+/// live counts as changes.
+pub fn state_diff(before: &[LogOp], after: &[LogOp]) -> StateDiff {
+    let old: BTreeMap<Vec<u8>, &LogOp> = before.iter().map(|op| (address(op), op)).collect();
+    let new: BTreeMap<Vec<u8>, &LogOp> = after.iter().map(|op| (address(op), op)).collect();
+    let mut diff = StateDiff::default();
+    let counter = |log: &BTreeMap<Vec<u8>, &LogOp>, which: fn(&LogCounter) -> Option<u64>| {
+        log.values()
+            .find_map(|op| match op {
+                LogOp::Counter(c) => which(c),
+                _ => None,
+            })
+            .unwrap_or(0)
+    };
+    let live_docs = |c: &LogCounter| match c {
+        LogCounter::LiveDocs(v) => Some(*v),
+        _ => None,
+    };
+    let live_clusters = |c: &LogCounter| match c {
+        LogCounter::LiveClusters(v) => Some(*v),
+        _ => None,
+    };
+    diff.live_docs = counter(&new, live_docs) as i64 - counter(&old, live_docs) as i64;
+    diff.live_clusters = counter(&new, live_clusters) as i64 - counter(&old, live_clusters) as i64;
+    diff.next = Some((
+        counter(&new, |c| match c {
+            LogCounter::NextDoc(v) => Some(u64::from(*v)),
+            _ => None,
+        }) as DocId,
+        counter(&new, |c| match c {
+            LogCounter::NextCluster(v) => Some(u64::from(*v)),
+            _ => None,
+        }) as ClusterId,
+        counter(&new, |c| match c {
+            LogCounter::NextSeq(v) => Some(*v),
+            _ => None,
+        }),
+    ));
+    let mut postings = Vec::new();
+    for (address, op) in &old {
+        if !new.contains_key(address) {
+            diff.ops.extend(undo(op));
+        }
+    }
+    for (address, op) in &new {
+        match (op, old.get(address)) {
+            (LogOp::Counter(_), _) => {}
+            (LogOp::Posting { key, delta }, before) => {
+                let empty = RoaringBitmap::new();
+                let had = match before {
+                    Some(LogOp::Posting { delta, .. }) => &delta.add,
+                    _ => &empty,
+                };
+                let change = Delta {
+                    add: &delta.add - had,
+                    remove: had - &delta.add,
+                };
+                if !change.add.is_empty() || !change.remove.is_empty() {
+                    postings.push(LogOp::Posting {
+                        key: *key,
+                        delta: change,
+                    });
+                }
+            }
+            (op, Some(before)) if op == before => {}
+            (op, _) => diff.ops.push((*op).clone()),
+        }
+    }
+    diff.ops.extend(postings);
+    diff
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn posting(key: u8, ids: &[u32]) -> LogOp {
+        LogOp::Posting {
+            key: [key; 9],
+            delta: Delta {
+                add: ids.iter().copied().collect(),
+                remove: RoaringBitmap::new(),
+            },
+        }
+    }
+
+    #[test]
+    fn the_diff_takes_out_and_puts_in_only_what_changed() {
+        let before = vec![
+            LogOp::Counter(LogCounter::LiveDocs(5)),
+            LogOp::Counter(LogCounter::LiveClusters(3)),
+            LogOp::Counter(LogCounter::NextDoc(9)),
+            posting(1, &[1, 2]),
+            posting(2, &[4]),
+            posting(3, &[5]),
+            LogOp::FreeDoc { id: 7, free: true },
+        ];
+        let after = vec![
+            LogOp::Counter(LogCounter::LiveDocs(7)),
+            LogOp::Counter(LogCounter::LiveClusters(2)),
+            LogOp::Counter(LogCounter::NextDoc(11)),
+            posting(1, &[2, 3]),
+            posting(3, &[5]),
+            posting(4, &[8]),
+        ];
+        let d = state_diff(&before, &after);
+        assert_eq!((d.live_docs, d.live_clusters), (2, -1));
+        let change = |key: u8, add: &[u32], remove: &[u32]| LogOp::Posting {
+            key: [key; 9],
+            delta: Delta {
+                add: add.iter().copied().collect(),
+                remove: remove.iter().copied().collect(),
+            },
+        };
+        assert_eq!(
+            d.ops,
+            vec![
+                change(2, &[], &[4]),
+                LogOp::FreeDoc { id: 7, free: false },
+                change(1, &[3], &[1]),
+                change(4, &[8], &[]),
+            ]
+        );
+        let log = d.into_log(1_000, 400);
+        assert!(log.contains(&LogOp::Counter(LogCounter::NextDoc(11))));
+        assert!(log.contains(&LogOp::Counter(LogCounter::LiveDocs(1_002))));
+        assert!(log.contains(&LogOp::Counter(LogCounter::LiveClusters(399))));
+    }
+}
