@@ -6,7 +6,7 @@ use std::sync::Arc;
 use parking_lot::RwLock;
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList, PyString, PyTuple};
+use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
 
 use crate::errors::{invalid, to_py, IntoPy};
 use crate::types::{Deletion, PageInfo, Verdict};
@@ -382,6 +382,56 @@ impl PyIndex {
     fn checkpoint(&self, py: Python<'_>, dir: PathBuf) -> PyResult<()> {
         let ix = self.ix(py)?;
         py.detach(|| ix.checkpoint(&dir)).py(py)
+    }
+
+    /// The batch log (bytes, ``neardup.index::encode_log``) that seeds an empty scratch index
+    /// with these pages and clusters of this index, deciding nothing (SCALEOUT §5 S4.2): apply
+    /// it with ``apply_log`` to a scratch index opened with the same options.
+    fn seed_log<'py>(
+        &self,
+        py: Python<'py>,
+        pages: Vec<u32>,
+        clusters: Vec<u32>,
+    ) -> PyResult<Bound<'py, PyBytes>> {
+        let ix = self.ix(py)?;
+        let bytes = py
+            .detach(|| {
+                ix.seed_log(&pages, &clusters)
+                    .map(|log| neardup::index::encode_log(&log))
+            })
+            .py(py)?;
+        Ok(PyBytes::new(py, &bytes))
+    }
+
+    /// The whole state of the index as a batch log (bytes): what ``state_diff`` compares.
+    fn state_log<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
+        let ix = self.ix(py)?;
+        let bytes = py
+            .detach(|| ix.state_log().map(|log| neardup::index::encode_log(&log)))
+            .py(py)?;
+        Ok(PyBytes::new(py, &bytes))
+    }
+
+    /// Applies batch ``batch``'s log (bytes) once in effect (SCALEOUT §9): ``True`` when
+    /// written, ``False`` when this batch was applied already. A batch other than the last
+    /// applied or the next raises ``InvalidArgumentError``; after a crash part way, applying the
+    /// same log again gives the state one whole application gives.
+    fn apply_log(&self, py: Python<'_>, batch: u64, log: &[u8]) -> PyResult<bool> {
+        let ix = self.ix(py)?;
+        let log = log.to_vec();
+        let outcome = py
+            .detach(|| {
+                let ops = neardup::index::decode_log(&log)?;
+                ix.apply_log(batch, &ops)
+            })
+            .py(py)?;
+        Ok(matches!(outcome, neardup::ApplyOutcome::Applied { .. }))
+    }
+
+    /// The last batch log applied, ``None`` when none has been.
+    fn applied_batch(&self, py: Python<'_>) -> PyResult<Option<u64>> {
+        let ix = self.ix(py)?;
+        py.detach(|| ix.applied_batch()).py(py)
     }
 
     /// Closes the index (after the calls still running on it return). Later calls raise

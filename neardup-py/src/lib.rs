@@ -228,6 +228,31 @@ fn _signatures_columns<'py>(
 }
 
 /// The extension module.
+/// The batch log (bytes) that takes a standing index from the state a scratch index was seeded
+/// with (``before``, its ``state_log()`` after seeding) to the one its deletes and inserts left
+/// (``after``), for a standing index whose live page and cluster counts were ``live_docs`` and
+/// ``live_clusters`` when the batch started (SCALEOUT §5 S4.5 and S5).
+#[pyfunction]
+fn state_diff<'py>(
+    py: Python<'py>,
+    before: &[u8],
+    after: &[u8],
+    live_docs: u64,
+    live_clusters: u64,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let (before, after) = (before.to_vec(), after.to_vec());
+    let bytes = py
+        .detach(|| -> neardup::Result<Vec<u8>> {
+            let before = neardup::index::decode_log(&before)?;
+            let after = neardup::index::decode_log(&after)?;
+            let log =
+                neardup::index::state_diff(&before, &after).into_log(live_docs, live_clusters);
+            Ok(neardup::index::encode_log(&log))
+        })
+        .py(py)?;
+    Ok(PyBytes::new(py, &bytes))
+}
+
 #[pymodule]
 fn _neardup(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
@@ -241,5 +266,6 @@ fn _neardup(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(verify, m)?)?;
     m.add_function(wrap_pyfunction!(host_of, m)?)?;
     m.add_function(wrap_pyfunction!(_signatures_columns, m)?)?;
+    m.add_function(wrap_pyfunction!(state_diff, m)?)?;
     Ok(())
 }

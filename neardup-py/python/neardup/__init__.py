@@ -44,7 +44,17 @@ from ._errors import (
     TextUnavailableError,
     WrongProcessError,
 )
-from ._neardup import Deletion, PageInfo, Signatures, Similarity, Verdict, host_of, signatures, verify
+from ._neardup import (
+    Deletion,
+    PageInfo,
+    Signatures,
+    Similarity,
+    Verdict,
+    host_of,
+    signatures,
+    state_diff,
+    verify,
+)
 
 __version__: str = _neardup.__version__
 
@@ -58,6 +68,7 @@ __all__ = [
     "Similarity",
     "signatures",
     "signatures_table",
+    "state_diff",
     "verify",
     "host_of",
     *_errors.__all__,

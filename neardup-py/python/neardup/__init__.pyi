@@ -218,6 +218,13 @@ class Index:
     def check(self) -> Dict[str, Any]: ...
     def flush(self) -> None: ...
     def checkpoint(self, dir: Union[str, os.PathLike[str]]) -> None: ...
+    def seed_log(self, pages: List[int], clusters: List[int]) -> bytes:
+        """The batch log that seeds an empty scratch index with these pages and clusters."""
+    def state_log(self) -> bytes:
+        """The whole state of the index as a batch log."""
+    def apply_log(self, batch: int, log: bytes) -> bool:
+        """Applies batch ``batch``'s log once in effect; ``False`` when it was applied already."""
+    def applied_batch(self) -> Optional[int]: ...
     def close(self) -> None: ...
     @property
     def closed(self) -> bool: ...
@@ -246,6 +253,9 @@ def verify(a: str, b: str, **config: Any) -> Similarity:
     """Trustable-LCS verification of two normalized texts; ``config`` overrides ``VerifyConfig``."""
 
 def host_of(url: str) -> str: ...
+def state_diff(before: bytes, after: bytes, live_docs: int, live_clusters: int) -> bytes:
+    """The batch log from a scratch index's seeded state to its decided one, for a standing
+    index with these live counts at the batch's start."""
 def signatures_table(
     batch: Any, html_col: Optional[str] = "html", text_col: Optional[str] = None, **config: Any
 ) -> Union[pyarrow.Table, pyarrow.RecordBatch]:

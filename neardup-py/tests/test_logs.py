@@ -1,0 +1,50 @@
+"""Batch logs from Python (SCALEOUT §5 S4–S5): seeding a scratch index, reading back its diff,
+and applying it once in effect to the standing index."""
+
+import pytest
+
+import neardup
+
+from test_batch import pages
+
+
+def test_a_day_decided_in_a_seeded_scratch_is_the_day_decided_in_place(tmp_path):
+    day1, day2 = pages(12), [dict(p, id=f"new-{p['id']}") for p in pages(12)[:5]]
+    with neardup.Index(tmp_path / "ref", sync_writes=False) as ref:
+        ref.insert_many(day1, order="input", progress=False)
+        ref.checkpoint(tmp_path / "standing")
+        ref.delete("p3")
+        ref.insert_many(day2, order="input", progress=False)
+        want = ref.export()
+    with neardup.Index(tmp_path / "standing", sync_writes=False) as standing:
+        stats = standing.stats()
+        ids = [standing.get(p["id"]).doc for p in day1]
+        clusters = sorted({standing.get(p["id"]).cluster for p in day1})
+        seed = standing.seed_log(ids, clusters)
+        with neardup.Index(tmp_path / "scratch", sync_writes=False) as scratch:
+            assert scratch.apply_log(1, seed)
+            before = scratch.state_log()
+            scratch.delete("p3")
+            scratch.insert_many(day2, order="input", progress=False)
+            log = neardup.state_diff(before, scratch.state_log(), stats["pages"], stats["clusters"])
+        assert standing.applied_batch() is None
+        assert standing.apply_log(1, log)
+        assert not standing.apply_log(1, log)
+        assert standing.applied_batch() == 1
+        assert standing.export().equals(want)
+        assert standing.check()["problem_count"] == 0
+
+
+def test_a_damaged_log_is_refused(tmp_path):
+    with neardup.Index(tmp_path / "a", sync_writes=False) as a:
+        a.insert_many(pages(3), order="input", progress=False)
+        log = a.state_log()
+    with neardup.Index(tmp_path / "b", sync_writes=False) as b:
+        with pytest.raises(neardup.InvalidArgumentError):
+            b.apply_log(1, log[:-3])
+        with pytest.raises(neardup.InvalidArgumentError):
+            neardup.state_diff(log, b"NDLOG", 0, 0)
+        assert b.apply_log(1, log)
+        with pytest.raises(neardup.InvalidArgumentError):
+            b.apply_log(3, log)
+        assert len(b) == 3
