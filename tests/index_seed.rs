@@ -5,13 +5,13 @@
 //! A reference index takes day 1 (families of near duplicates and pages alone), then a delete
 //! list (representatives, so members hand over, and members) and day 2 (new versions of day 1's
 //! families, a re-crawled key, new families), all in whole-batch order. The standing index is
-//! the reference after day 1. The day is decided in a scratch index seeded, as SCALEOUT §5
-//! S0–S3 would find them, with the standing pages on the keys and simhash blocks of the day's
-//! pages, the pages deleted or replaced, the members of every cluster touched (and, for a cluster
-//! that may hand over, the pages on its members' keys), and those clusters. Its state diff,
+//! the reference after day 1. The day is decided in a scratch index seeded with what
+//! `Index::decision_reach` finds (SCALEOUT §5 S0–S3 on one machine): the standing pages on the
+//! keys (or simhash blocks) of the day's pages, the pages deleted or replaced, the members of
+//! every cluster touched (and, for a cluster that may hand over, what its members' keys reach),
+//! and those clusters. Its state diff,
 //! applied to the standing index, gives the reference's export, clusters and stored state.
 mod common;
-use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use common::*;
@@ -187,103 +187,40 @@ fn normalized(log: Vec<LogOp>) -> Vec<LogOp> {
         .collect()
 }
 
-/// What the standing index holds, read from its state log: postings, records and keys.
-struct Standing {
-    postings: BTreeMap<[u8; 9], Vec<u32>>,
-    simhash: BTreeMap<u32, u64>,
-    cluster_of: BTreeMap<u32, u32>,
-    members: BTreeMap<u32, Vec<u32>>,
-    ids: BTreeMap<String, u32>,
-    /// Each page's posting keys.
-    keys_of: BTreeMap<u32, Vec<[u8; 9]>>,
-}
-
-fn read_standing(ix: &Index) -> Standing {
-    let mut s = Standing {
-        postings: BTreeMap::new(),
-        simhash: BTreeMap::new(),
-        cluster_of: BTreeMap::new(),
-        members: BTreeMap::new(),
-        ids: BTreeMap::new(),
-        keys_of: BTreeMap::new(),
-    };
+/// Every page and cluster id of an index, from its state log.
+fn all_ids(ix: &Index) -> (Vec<u32>, Vec<u32>) {
+    let (mut pages, mut clusters) = (Vec::new(), Vec::new());
     for op in ix.state_log().unwrap() {
         match op {
-            LogOp::Posting { key, delta } => {
-                for id in &delta.add {
-                    s.keys_of.entry(id).or_default().push(key);
-                }
-                s.postings.insert(key, delta.add.iter().collect());
-            }
             LogOp::Doc {
                 id,
-                record: Some(r),
-            } => {
-                s.simhash.insert(id, r.simhash);
-                s.cluster_of.insert(id, r.cluster);
-            }
+                record: Some(_),
+            } => pages.push(id),
             LogOp::Cluster {
                 id,
-                record: Some(r),
-            } => {
-                s.members.insert(id, r.members.iter().collect());
-            }
-            LogOp::Key { key, doc: Some(id) } => {
-                s.ids.insert(key, id);
-            }
+                record: Some(_),
+            } => clusters.push(id),
             _ => {}
         }
     }
-    s
+    (pages, clusters)
 }
 
-/// The standing pages a probe's decision reads: those on its posting keys, or, when those are
-/// none, those within the simhash distance (the index reads the simhash tables only then).
-fn reached(s: &Standing, keys: &[[u8; 9]], simhash: u64, out: &mut BTreeSet<u32>) {
-    let on_keys: BTreeSet<u32> = keys
-        .iter()
-        .flat_map(|k| s.postings.get(k).into_iter().flatten().copied())
-        .collect();
-    if on_keys.is_empty() {
-        out.extend(
-            s.simhash
-                .iter()
-                .filter(|(_, &h)| neardup::fingerprint::hamming(h, simhash) <= 3)
-                .map(|(&id, _)| id),
-        );
-    }
-    out.extend(on_keys);
-}
-
-/// The pages and clusters to seed for the day (SCALEOUT §5 S0–S3 on one machine).
+/// The pages and clusters to seed for the day (SCALEOUT §5 S0–S3 on one machine): what the
+/// day's pages and its deleted and replaced keys reach.
 fn seed_set(ix: &Index, day: &Pages, deleted: &[String]) -> (Vec<u32>, Vec<u32>) {
-    let s = read_standing(ix);
     let cfg = options().signature;
-    let mut pages = BTreeSet::new();
-    for (_, _, html) in day {
-        let sig = Signatures::compute(Content::Html(html.as_bytes()), &cfg).unwrap();
-        reached(&s, &sig.posting_keys(&cfg.method), sig.simhash, &mut pages);
-    }
-    // Deleted and replaced pages: their clusters may hand over, and every member of such a
-    // cluster is placed again, reading what its own keys reach.
-    let gone: BTreeSet<u32> = deleted
+    let probes: Vec<Signatures> = day
+        .iter()
+        .map(|(_, _, html)| Signatures::compute(Content::Html(html.as_bytes()), &cfg).unwrap())
+        .collect();
+    let gone: Vec<&str> = deleted
         .iter()
         .chain(day.iter().map(|(k, _, _)| k))
-        .filter_map(|k| s.ids.get(k).copied())
+        .map(String::as_str)
         .collect();
-    pages.extend(&gone);
-    for id in &gone {
-        for &m in &s.members[&s.cluster_of[id]] {
-            reached(&s, &s.keys_of[&m], s.simhash[&m], &mut pages);
-            pages.insert(m);
-        }
-    }
-    // Every cluster of a seeded page, whole.
-    let clusters: BTreeSet<u32> = pages.iter().map(|id| s.cluster_of[id]).collect();
-    for c in &clusters {
-        pages.extend(&s.members[c]);
-    }
-    (pages.into_iter().collect(), clusters.into_iter().collect())
+    let reach = ix.decision_reach(&probes, &gone).unwrap();
+    (reach.pages, reach.clusters)
 }
 
 /// Decides day 2 in a scratch index seeded with `pages` and `clusters` of the standing index at
@@ -338,11 +275,7 @@ fn decided_in_scratch_is_decided_in_place(days: &Days, partial: bool) -> (usize,
         let (p, c) = if partial {
             seed_set(&ix, &days.day2, &days.deletes(&ix))
         } else {
-            let s = read_standing(&ix);
-            (
-                s.simhash.keys().copied().collect(),
-                s.members.keys().copied().collect(),
-            )
+            all_ids(&ix)
         };
         (p, c, ix.stats().unwrap().pages)
     };

@@ -403,6 +403,37 @@ impl PyIndex {
         Ok(PyBytes::new(py, &bytes))
     }
 
+    /// The page and cluster ids of this index that deciding a day reads (SCALEOUT §5 S0–S3 on
+    /// one machine): what ``seed_log`` must seed. ``bodies`` are the day's pages (HTML when
+    /// ``is_html``, else text), ``gone`` the keys it deletes or replaces. Two lists.
+    #[pyo3(signature = (bodies, gone, is_html=true))]
+    fn decision_reach<'py>(
+        &self,
+        py: Python<'py>,
+        bodies: &Bound<'py, PyList>,
+        gone: Vec<String>,
+        is_html: bool,
+    ) -> PyResult<Bound<'py, PyTuple>> {
+        use rayon::prelude::*;
+        let ix = self.ix(py)?;
+        let owned = bodies
+            .iter()
+            .map(|b| Body::of_item(&b, is_html))
+            .collect::<PyResult<Vec<Body>>>()?;
+        let reach = py
+            .detach(|| -> neardup::Result<neardup::index::Reach> {
+                let cfg = &ix.options().signature;
+                let probes = owned
+                    .par_iter()
+                    .map(|b| neardup::Signatures::compute(b.content(), cfg))
+                    .collect::<neardup::Result<Vec<_>>>()?;
+                let gone: Vec<&str> = gone.iter().map(String::as_str).collect();
+                ix.decision_reach(&probes, &gone)
+            })
+            .py(py)?;
+        PyTuple::new(py, [reach.pages, reach.clusters])
+    }
+
     /// The whole state of the index as a batch log (bytes): what ``state_diff`` compares.
     fn state_log<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
         let ix = self.ix(py)?;

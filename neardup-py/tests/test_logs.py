@@ -18,8 +18,8 @@ def test_a_day_decided_in_a_seeded_scratch_is_the_day_decided_in_place(tmp_path)
         want = ref.export()
     with neardup.Index(tmp_path / "standing", sync_writes=False) as standing:
         stats = standing.stats()
-        ids = [standing.get(p["id"]).doc for p in day1]
-        clusters = sorted({standing.get(p["id"]).cluster for p in day1})
+        ids, clusters = standing.decision_reach([p["html"] for p in day2], ["p3"])
+        assert 0 < len(ids) <= len(day1)
         seed = standing.seed_log(ids, clusters)
         with neardup.Index(tmp_path / "scratch", sync_writes=False) as scratch:
             assert scratch.apply_log(1, seed)

@@ -43,7 +43,7 @@ pub use compact::{dir_bytes, CompactReport};
 pub use explain::{explain_pair, ExplainedPage, Explanation};
 pub use logfile::{decode_log, encode_log};
 pub use read::{ClusterInfo, Clusters, Keys, Members, Record};
-pub use seed::{state_diff, StateDiff};
+pub use seed::{state_diff, Reach, StateDiff};
 pub use source::{SourcedContent, SourcedPage, TextSource};
 
 use crate::fingerprint::{fingerprints_and_sketch, hamming, Content, Signatures};

@@ -18,6 +18,7 @@ use roaring::RoaringBitmap;
 
 use super::apply::{LogCounter, LogOp};
 use super::Index;
+use crate::fingerprint::Signatures;
 use crate::storage::codec::{self, ClusterId, DocId};
 use crate::storage::merge::Delta;
 use crate::storage::{self, cf, id_key};
@@ -152,6 +153,92 @@ impl Index {
         Ok(log)
     }
 
+    /// The pages and clusters of this index that deciding a day reads (SCALEOUT §5 S0–S3 on
+    /// one machine, §6): what [`Index::seed_log`] must seed for the day's deletes and inserts in
+    /// a scratch index to decide as they would here. `probes` are the signatures of the day's
+    /// pages; `gone` the keys the day deletes or replaces (keys this index lacks are ignored).
+    ///
+    /// - The pages on each probe's posting keys (over-frequent keys, which no decision reads,
+    ///   left out), or, for a probe those reach none of, the pages within the simhash distance.
+    /// - The pages of `gone`, and every member of their clusters with what its own keys reach
+    ///   the same way: a cluster that loses a page may hand over, and its members are placed
+    ///   again.
+    /// - Every cluster of those pages, with all its members.
+    ///
+    /// # Errors
+    /// Storage and corruption errors.
+    pub fn decision_reach(&self, probes: &[Signatures], gone: &[&str]) -> Result<Reach> {
+        self.registration.check_process()?;
+        let method = &self.opts.signature.method;
+        let mut pages = std::collections::BTreeSet::new();
+        for sig in probes {
+            self.reach_of(&sig.posting_keys(method), sig.simhash, &mut pages)?;
+        }
+        for key in gone {
+            let Some(id) = self.key_id(key)? else {
+                continue;
+            };
+            pages.insert(id);
+            let Some(cid) = self.doc(id)?.map(|r| r.cluster) else {
+                continue;
+            };
+            let Some(cluster) = self.cluster(cid)? else {
+                continue;
+            };
+            for m in &cluster.members {
+                let Some(rec) = self.doc(m)? else { continue };
+                let mut keys = self.posting_keys_of(m)?.unwrap_or_default();
+                keys.push(storage::posting_key(
+                    storage::kind::CONTENT,
+                    rec.content_hash,
+                ));
+                self.reach_of(&keys, rec.simhash, &mut pages)?;
+                pages.insert(m);
+            }
+        }
+        let mut clusters = std::collections::BTreeSet::new();
+        for &id in &pages {
+            if let Some(rec) = self.doc(id)? {
+                clusters.insert(rec.cluster);
+            }
+        }
+        for &cid in &clusters {
+            if let Some(c) = self.cluster(cid)? {
+                pages.extend(&c.members);
+            }
+        }
+        Ok(Reach {
+            pages: pages.into_iter().collect(),
+            clusters: clusters.into_iter().collect(),
+        })
+    }
+
+    /// Adds the pages a decision on these keys and this simhash reads (see
+    /// [`Index::decision_reach`]).
+    fn reach_of(
+        &self,
+        keys: &[[u8; 9]],
+        simhash: u64,
+        out: &mut std::collections::BTreeSet<DocId>,
+    ) -> Result<()> {
+        let keys: Vec<[u8; 9]> = {
+            let frequent = self.frequent.read();
+            keys.iter()
+                .filter(|k| !frequent.contains(*k))
+                .copied()
+                .collect()
+        };
+        let mut on_keys = RoaringBitmap::new();
+        for posting in self.postings(&keys)? {
+            on_keys |= posting;
+        }
+        if on_keys.is_empty() {
+            out.extend(self.simhash_near(simhash)?.into_iter().map(|(id, _)| id));
+        }
+        out.extend(&on_keys);
+        Ok(())
+    }
+
     /// The over-frequent fingerprints with their reason bytes.
     fn frequent_reasons(&self) -> Result<BTreeMap<[u8; 9], u8>> {
         let mut out = BTreeMap::new();
@@ -170,6 +257,15 @@ impl Index {
         }
         Ok(out)
     }
+}
+
+/// The pages and clusters deciding a day reads ([`Index::decision_reach`]), sorted.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Reach {
+    /// Page ids.
+    pub pages: Vec<DocId>,
+    /// Cluster ids.
+    pub clusters: Vec<ClusterId>,
 }
 
 /// What a scratch index's deletes and inserts changed (SCALEOUT §5 S4.5): the operations that

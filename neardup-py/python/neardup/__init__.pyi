@@ -218,6 +218,10 @@ class Index:
     def check(self) -> Dict[str, Any]: ...
     def flush(self) -> None: ...
     def checkpoint(self, dir: Union[str, os.PathLike[str]]) -> None: ...
+    def decision_reach(
+        self, bodies: List[Html], gone: List[str], is_html: bool = True
+    ) -> Tuple[List[int], List[int]]:
+        """The page and cluster ids deciding these pages and deletes reads (what to seed)."""
     def seed_log(self, pages: List[int], clusters: List[int]) -> bytes:
         """The batch log that seeds an empty scratch index with these pages and clusters."""
     def state_log(self) -> bytes:
