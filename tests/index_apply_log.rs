@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use common::*;
 use neardup::{
-    ApplyOutcome, BatchOptions, ChromeConfig, Content, Error, FrequentConfig, Index, IndexOptions,
+    ApplyOutcome, BatchOptions, ChromeConfig, Error, FrequentConfig, Index, IndexOptions,
     LogCounter, LogOp, Method, Page, SignatureConfig,
 };
 use proptest::prelude::*;
@@ -42,38 +42,9 @@ fn options(method: &str) -> IndexOptions {
     }
 }
 
-/// A page of family `f` (near duplicates of one another), variant `v`.
-fn family_page(f: u64, v: u64) -> (String, String) {
-    let host = format!("h{}.example", f % 4);
-    let whole = article(9_000 + f, 6);
-    let paras = if v.is_multiple_of(2) {
-        whole
-    } else {
-        edited(&whole, v * 31 + f)
-    };
-    (
-        host,
-        html((f + v) as usize % 3, &format!("Story {f}"), &paras),
-    )
-}
-
 /// Inserts `(key, host, html)` pages in one batch.
 fn insert_all(ix: &Index, pages: &[(String, String, String)]) {
-    let pages: Vec<Page<'_>> = pages
-        .iter()
-        .map(|(k, h, html)| Page {
-            key: k,
-            host: h,
-            time: 0,
-            content: Content::Html(html.as_bytes()),
-        })
-        .collect();
-    for v in ix
-        .insert_batch(&pages, &BatchOptions::default(), &mut |_, _| {})
-        .unwrap()
-    {
-        v.unwrap();
-    }
+    insert_pages(ix, pages, &BatchOptions::default());
 }
 
 /// The source index after day 1 and after day 2, and the logs of the two days.
@@ -233,26 +204,6 @@ fn diff(old: &[LogOp], new: &[LogOp]) -> Vec<LogOp> {
             .unwrap_or(0)
     };
     neardup::index::state_diff(old, new).into_log(live(true), live(false))
-}
-
-/// A state log without empty postings: a source leaves a posting's key behind when its last id
-/// goes, a log that never adds to it leaves none.
-fn normalized(log: Vec<LogOp>) -> Vec<LogOp> {
-    log.into_iter()
-        .filter(|op| !matches!(op, LogOp::Posting { delta, .. } if delta.add.is_empty()))
-        .collect()
-}
-
-type Exports = (Vec<(String, String)>, Vec<(u32, String, Vec<String>)>);
-
-fn exports(ix: &Index) -> Exports {
-    let mut pairs = Vec::new();
-    ix.export(|k, t| pairs.push((k.to_string(), t.to_string())))
-        .unwrap();
-    let mut clusters = Vec::new();
-    ix.export_clusters(|c, r, m| clusters.push((c, r.to_string(), m.to_vec())))
-        .unwrap();
-    (pairs, clusters)
 }
 
 /// `ix` holds the source's state after day 2.

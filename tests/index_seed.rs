@@ -17,7 +17,7 @@ use std::path::Path;
 use common::*;
 use neardup::index::state_diff;
 use neardup::{
-    BatchOptions, Content, FrequentConfig, Index, IndexOptions, LogOp, OrderScope, Page, Signatures,
+    BatchOptions, Content, FrequentConfig, Index, IndexOptions, LogOp, OrderScope, Signatures,
 };
 
 fn options() -> IndexOptions {
@@ -29,21 +29,6 @@ fn options() -> IndexOptions {
         },
         ..IndexOptions::default()
     }
-}
-
-/// A page of family `f` (near duplicates of one another), variant `v`.
-fn family_page(f: u64, v: u64) -> (String, String) {
-    let host = format!("h{}.example", f % 5);
-    let whole = article(7_000 + f, 5);
-    let paras = if v.is_multiple_of(3) {
-        whole
-    } else {
-        edited(&whole, v * 17 + f)
-    };
-    (
-        host,
-        html((f + v) as usize % 3, &format!("Story {f}"), &paras),
-    )
 }
 
 type Pages = Vec<(String, String, String)>;
@@ -149,42 +134,13 @@ fn dev() -> Option<Days> {
     })
 }
 
+/// Inserts pages in one batch, in whole-batch order (the reference of a distributed merge).
 fn insert_all(ix: &Index, pages: &Pages) {
-    let pages: Vec<Page<'_>> = pages
-        .iter()
-        .map(|(k, h, html)| Page {
-            key: k,
-            host: h,
-            time: 0,
-            content: Content::Html(html.as_bytes()),
-        })
-        .collect();
     let opts = BatchOptions {
         scope: OrderScope::Batch,
         ..BatchOptions::default()
     };
-    for v in ix.insert_batch(&pages, &opts, &mut |_, _| {}).unwrap() {
-        v.unwrap();
-    }
-}
-
-type Exports = (Vec<(String, String)>, Vec<(u32, String, Vec<String>)>);
-
-fn exports(ix: &Index) -> Exports {
-    let mut pairs = Vec::new();
-    ix.export(|k, t| pairs.push((k.to_string(), t.to_string())))
-        .unwrap();
-    let mut clusters = Vec::new();
-    ix.export_clusters(|c, r, m| clusters.push((c, r.to_string(), m.to_vec())))
-        .unwrap();
-    (pairs, clusters)
-}
-
-/// A state log without empty postings (a posting's key stays behind when its last id goes).
-fn normalized(log: Vec<LogOp>) -> Vec<LogOp> {
-    log.into_iter()
-        .filter(|op| !matches!(op, LogOp::Posting { delta, .. } if delta.add.is_empty()))
-        .collect()
+    insert_pages(ix, pages, &opts);
 }
 
 /// Every page and cluster id of an index, from its state log.

@@ -416,10 +416,7 @@ impl PyIndex {
     ) -> PyResult<Bound<'py, PyTuple>> {
         use rayon::prelude::*;
         let ix = self.ix(py)?;
-        let owned = bodies
-            .iter()
-            .map(|b| Body::of_item(&b, is_html))
-            .collect::<PyResult<Vec<Body>>>()?;
+        let owned = Body::of_list(bodies, is_html)?;
         let reach = py
             .detach(|| -> neardup::Result<neardup::index::Reach> {
                 let cfg = &ix.options().signature;
@@ -599,10 +596,7 @@ impl PyIndex {
         is_html: bool,
     ) -> PyResult<Bound<'py, PyDict>> {
         let ix = self.ix(py)?;
-        let owned = bodies
-            .iter()
-            .map(|b| Body::of_item(&b, is_html))
-            .collect::<PyResult<Vec<Body>>>()?;
+        let owned = Body::of_list(bodies, is_html)?;
         let results = py
             .detach(|| {
                 let contents: Vec<neardup::Content<'_>> =

@@ -73,6 +73,11 @@ impl Body {
         })?))
     }
 
+    /// The bodies of a list of items (see [`Body::of_item`]).
+    pub(crate) fn of_list(list: &Bound<'_, PyList>, is_html: bool) -> PyResult<Vec<Body>> {
+        list.iter().map(|b| Body::of_item(&b, is_html)).collect()
+    }
+
     /// A batch's body: bytes or str are HTML when `is_html`, else str is text.
     pub(crate) fn of_item(item: &Bound<'_, PyAny>, is_html: bool) -> PyResult<Body> {
         if is_html {

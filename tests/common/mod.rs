@@ -2,7 +2,7 @@
 //! `native` finds the built libraries for the C and C++ tests.
 #![allow(dead_code)]
 
-use neardup::{Content, Index, IndexOptions, Page};
+use neardup::{BatchOptions, Content, Index, IndexOptions, LogOp, Page};
 
 pub mod native;
 
@@ -259,4 +259,50 @@ pub fn run_scorer(args: &[&std::ffi::OsStr]) -> serde_json::Value {
         String::from_utf8_lossy(&out.stderr)
     );
     serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// A page of family `f` (near duplicates of one another: every other variant edited), variant
+/// `v`, on one of four hosts: `(host, html)`.
+pub fn family_page(f: u64, v: u64) -> (String, String) {
+    let host = format!("h{}.example", f % 4);
+    let whole = article(9_000 + f, 6);
+    let paras = if v.is_multiple_of(2) {
+        whole
+    } else {
+        edited(&whole, v * 31 + f)
+    };
+    (
+        host,
+        html((f + v) as usize % 3, &format!("Story {f}"), &paras),
+    )
+}
+
+/// Inserts `(key, host, html)` pages in one batch; every page must go in.
+pub fn insert_pages(ix: &Index, pages: &[(String, String, String)], opts: &BatchOptions) {
+    let pages: Vec<Page<'_>> = pages.iter().map(|(k, h, html)| page(k, h, html)).collect();
+    for v in ix.insert_batch(&pages, opts, &mut |_, _| {}).unwrap() {
+        v.unwrap();
+    }
+}
+
+/// An index's export pairs and its clusters (id, representative, members).
+pub type Exports = (Vec<(String, String)>, Vec<(u32, String, Vec<String>)>);
+
+/// [`Exports`] of an index.
+pub fn exports(ix: &Index) -> Exports {
+    let mut pairs = Vec::new();
+    ix.export(|k, t| pairs.push((k.to_string(), t.to_string())))
+        .unwrap();
+    let mut clusters = Vec::new();
+    ix.export_clusters(|c, r, m| clusters.push((c, r.to_string(), m.to_vec())))
+        .unwrap();
+    (pairs, clusters)
+}
+
+/// A state log without empty postings: an index leaves a posting's key behind when its last id
+/// goes, a log that never adds to it leaves none.
+pub fn normalized(log: Vec<LogOp>) -> Vec<LogOp> {
+    log.into_iter()
+        .filter(|op| !matches!(op, LogOp::Posting { delta, .. } if delta.add.is_empty()))
+        .collect()
 }
