@@ -35,14 +35,48 @@ type Pages = Vec<(String, String, String)>;
 
 fn day1() -> Pages {
     let mut out = Vec::new();
-    // Families 20 to 39 are not touched by day 2.
-    for f in 0..40u64 {
+    for f in 0..20u64 {
         for v in 0..(1 + f % 5) {
             let (host, html) = family_page(f, v);
             out.push((format!("f{f}-v{v}"), host, html));
         }
     }
+    // Short pages, without sentence fingerprints: the day's copies of them are found by
+    // simhash alone.
+    for i in 0..4u64 {
+        out.push((format!("s{i}"), "s.example".into(), short_page(i, "")));
+    }
+    // Chinese pages in pairs, which the day does not touch: its English pages share neither
+    // keys nor simhash neighbourhoods with them.
+    for f in 0..15u64 {
+        let text = article_zh(500 + f, 4);
+        for v in 0..2 {
+            let paras = if v == 0 {
+                text.clone()
+            } else {
+                edited(&text, f)
+            };
+            out.push((
+                format!("z{f}-v{v}"),
+                "zh.example".into(),
+                html(f as usize % 3, &format!("报道 {f}"), &paras),
+            ));
+        }
+    }
     out
+}
+
+/// A short page (one sentence, too short for a fingerprint), `extra` appended to it.
+fn short_page(i: u64, extra: &str) -> String {
+    html(
+        0,
+        &format!("Note {i}"),
+        &[format!(
+            "Opening hours of branch {i} change next week while the counters are rebuilt and \
+             the hall is painted{extra}. Customers of branch {i} can use the machines in the \
+             station until the work is over. We are sorry for the trouble this causes."
+        )],
+    )
 }
 
 fn day2() -> Pages {
@@ -55,6 +89,14 @@ fn day2() -> Pages {
     // A re-crawled key: the page of another family now.
     let (host, html) = family_page(13, 1);
     out.push(("f4-v0".into(), host, html));
+    // Copies of the short pages, a word added.
+    for i in 0..4u64 {
+        out.push((
+            format!("s{i}-copy"),
+            "s.example".into(),
+            short_page(i, " today"),
+        ));
+    }
     // New families.
     for f in 60..66u64 {
         for v in 0..3 {
@@ -208,6 +250,11 @@ fn decide_in_scratch(
 
 /// The reference after both days, and a copy of it after day 1 at `standing`.
 fn reference(days: &Days, dir: &Path, standing: &Path) -> (Exports, Vec<LogOp>) {
+    reference_index(days, dir, standing)
+}
+
+/// The reference's export and state, with its short-page copies checked for the synthetic days.
+fn reference_index(days: &Days, dir: &Path, standing: &Path) -> (Exports, Vec<LogOp>) {
     let ix = Index::open(dir, options()).unwrap();
     insert_all(&ix, &days.day1);
     ix.checkpoint(standing).unwrap();
@@ -216,7 +263,13 @@ fn reference(days: &Days, dir: &Path, standing: &Path) -> (Exports, Vec<LogOp>) 
     }
     insert_all(&ix, &days.day2);
     assert_clean(&ix);
-    (exports(&ix), normalized(ix.state_log().unwrap()))
+    let ex = exports(&ix);
+    if days.day2.iter().any(|(k, _, _)| k == "s0-copy") {
+        // The copy of a short page joins it (found by simhash: it has no fingerprint).
+        let target = |k: &str| ex.0.iter().find(|(key, _)| key == k).map(|p| p.1.clone());
+        assert_eq!(target("s0-copy"), target("s0"), "{:?}", ex.0);
+    }
+    (ex, normalized(ix.state_log().unwrap()))
 }
 
 /// Day 2 decided in a scratch index seeded with the whole standing index (`partial` false) or
@@ -259,6 +312,11 @@ fn a_day_decided_in_a_partial_seed_is_the_day_decided_in_place() {
     let (seeded, all) = decided_in_scratch_is_decided_in_place(&synthetic(), true);
     // The seed is a part: families the day does not touch stay out.
     assert!((seeded as u64) < all, "{seeded} of {all}");
+    // The short pages have no fingerprint: their copies were found by simhash, in the scratch
+    // index as in place.
+    let cfg = options().signature;
+    let short = Signatures::compute(Content::Html(short_page(0, "").as_bytes()), &cfg).unwrap();
+    assert!(short.fingerprints.is_empty());
 }
 
 #[test]

@@ -159,7 +159,7 @@ impl Index {
     /// pages; `gone` the keys the day deletes or replaces (keys this index lacks are ignored).
     ///
     /// - The pages on each probe's posting keys (over-frequent keys, which no decision reads,
-    ///   left out), or, for a probe those reach none of, the pages within the simhash distance.
+    ///   left out) and the pages within the simhash distance of it.
     /// - The pages of `gone`, and every member of their clusters with what its own keys reach
     ///   the same way: a cluster that loses a page may hand over, and its members are placed
     ///   again.
@@ -228,14 +228,14 @@ impl Index {
                 .copied()
                 .collect()
         };
-        let mut on_keys = RoaringBitmap::new();
         for posting in self.postings(&keys)? {
-            on_keys |= posting;
+            out.extend(&posting);
         }
-        if on_keys.is_empty() {
-            out.extend(self.simhash_near(simhash)?.into_iter().map(|(id, _)| id));
-        }
-        out.extend(&on_keys);
+        // The simhash neighbours always: a decision reads them for a page without sentence
+        // fingerprints, under the simhash methods, and whenever its postings give no candidate
+        // at decision time — which the standing postings cannot tell (the day's deletes take
+        // pages out of them, and the day's inserts can make a key over-frequent).
+        out.extend(self.simhash_near(simhash)?.into_iter().map(|(id, _)| id));
         Ok(())
     }
 
