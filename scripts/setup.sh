@@ -11,6 +11,11 @@
 # - the Python side (neardup-py): maturin builds the wheel; pyarrow (the wheel's one dependency),
 #   pytest and tqdm (the progress bar the tests show) run its tests. Checked by importing each
 #   with the python3 the tests run, and installed from PyPI with pip when missing.
+# - the html5lib-tests tokenizer suite (src/text/html/html5lib_tests.rs): the html5lib source
+#   distribution on PyPI carries it. pip downloads it, preparing its metadata with a setuptools
+#   that still has `pkg_resources` (its setup.py imports it), installed into a scratch folder so
+#   that the machine's own setuptools is left alone; its `tokenizer/*.test` files are unpacked
+#   into target/html5lib-tests/tokenizer.
 # - the distribution's RocksDB (package librocksdb-dev): tests/static_link.rs links a C++ program
 #   against it and the embeddable archive together; it includes `rocksdb/db.h` and links
 #   `librocksdb.so` (the development symlink, in the multiarch or plain library directory).
@@ -100,6 +105,22 @@ if [ ${#py_missing[@]} -gt 0 ]; then
     || python3 -m pip install --quiet --break-system-packages "${py_missing[@]}"
 fi
 
+# The html5lib-tests tokenizer suite, from the html5lib 1.1 source distribution.
+H5_TESTS="${CARGO_TARGET_DIR:-target}/html5lib-tests/tokenizer"
+have_html5lib_tests() { compgen -G "$H5_TESTS/*.test" >/dev/null; }
+if ! have_html5lib_tests; then
+  echo "setup: fetching the html5lib-tests tokenizer suite (html5lib 1.1 from PyPI)" >&2
+  h5tmp="$(mktemp -d)"
+  python3 -m pip install --quiet --disable-pip-version-check --target "$h5tmp/tools" \
+    "setuptools<81" wheel
+  PYTHONPATH="$h5tmp/tools" python3 -m pip download --quiet --disable-pip-version-check \
+    --no-deps --no-binary :all: --no-build-isolation -d "$h5tmp" html5lib==1.1
+  mkdir -p "$H5_TESTS"
+  tar -xzf "$h5tmp"/html5lib-1.1.tar.gz -C "$h5tmp" html5lib-1.1/html5lib/tests/testdata/tokenizer
+  cp "$h5tmp"/html5lib-1.1/html5lib/tests/testdata/tokenizer/*.test "$H5_TESTS"/
+  rm -rf "$h5tmp"
+fi
+
 # Fail here, with the reason, rather than ten minutes into the build.
 have_libclang || { echo "setup: libclang (libclang.so and clang's stddef.h) still missing" >&2; exit 1; }
 for p in g++ valgrind python3; do
@@ -108,6 +129,7 @@ done
 for m in rapidfuzz maturin pyarrow pytest tqdm; do
   have_python_module "$m" || { echo "setup: python3 cannot import $m" >&2; exit 1; }
 done
+have_html5lib_tests || { echo "setup: the html5lib-tests tokenizer suite is not in $H5_TESTS" >&2; exit 1; }
 # maturin is run as `python3 -m maturin`: its module finds its own executable.
 python3 -m maturin --version >/dev/null 2>&1 || { echo "setup: python3 -m maturin does not run" >&2; exit 1; }
 have_rocksdb_dev || { echo "setup: librocksdb-dev (rocksdb/db.h and librocksdb.so) still missing" >&2; exit 1; }

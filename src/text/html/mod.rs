@@ -14,6 +14,8 @@ pub(crate) mod tree;
 
 #[cfg(test)]
 mod differential;
+#[cfg(test)]
+mod html5lib_tests;
 
 pub(crate) use tree::{Edge, Tree};
 

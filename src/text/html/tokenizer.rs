@@ -333,16 +333,31 @@ impl<'a> Tokenizer<'a> {
         if i == end {
             return Token::Doctype(dt);
         }
+        let mut after_system = i;
         if public {
             match quoted(i) {
-                Some((id, _, closed)) => {
+                Some((id, j, closed)) => {
                     dt.system_id = Some(id);
-                    dt.force_quirks |= !closed;
+                    if !closed {
+                        dt.force_quirks = true;
+                        return Token::Doctype(dt);
+                    }
+                    after_system = j;
+                    while after_system < end && is_ws(b[after_system]) {
+                        after_system += 1;
+                    }
                 }
-                None => dt.force_quirks = true,
+                None => {
+                    dt.force_quirks = true;
+                    return Token::Doctype(dt);
+                }
             }
         }
-        // After a system identifier, anything but `>` is ignored (bogus DOCTYPE, no quirks).
+        // After a system identifier, anything but `>` is ignored: the bogus DOCTYPE state, which
+        // sets no quirks, not even at the end of the page.
+        if after_system < end {
+            dt.force_quirks = false;
+        }
         Token::Doctype(dt)
     }
 
