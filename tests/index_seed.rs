@@ -212,12 +212,9 @@ fn seed_set(ix: &Index, day: &Pages, deleted: &[String]) -> (Vec<u32>, Vec<u32>)
         .iter()
         .map(|(_, _, html)| Signatures::compute(Content::Html(html.as_bytes()), &cfg).unwrap())
         .collect();
-    let gone: Vec<&str> = deleted
-        .iter()
-        .chain(day.iter().map(|(k, _, _)| k))
-        .map(String::as_str)
-        .collect();
-    let reach = ix.decision_reach(&probes, &gone).unwrap();
+    let keys: Vec<&str> = day.iter().map(|(k, _, _)| k.as_str()).collect();
+    let gone: Vec<&str> = deleted.iter().map(String::as_str).collect();
+    let reach = ix.decision_reach(&probes, &keys, &gone).unwrap();
     (reach.pages, reach.clusters)
 }
 

@@ -405,12 +405,14 @@ impl PyIndex {
 
     /// The page and cluster ids of this index that deciding a day reads (SCALEOUT §5 S0–S3 on
     /// one machine): what ``seed_log`` must seed. ``bodies`` are the day's pages (HTML when
-    /// ``is_html``, else text), ``gone`` the keys it deletes or replaces. Two lists.
-    #[pyo3(signature = (bodies, gone, is_html=true))]
+    /// ``is_html``, else text; a page that cannot be read is left out), ``keys`` their keys (a
+    /// key the index holds is a re-crawl), ``gone`` the keys the day deletes. Two lists.
+    #[pyo3(signature = (bodies, keys, gone, is_html=true))]
     fn decision_reach<'py>(
         &self,
         py: Python<'py>,
         bodies: &Bound<'py, PyList>,
+        keys: Vec<String>,
         gone: Vec<String>,
         is_html: bool,
     ) -> PyResult<Bound<'py, PyTuple>> {
@@ -420,12 +422,13 @@ impl PyIndex {
         let reach = py
             .detach(|| -> neardup::Result<neardup::index::Reach> {
                 let cfg = &ix.options().signature;
-                let probes = owned
+                let probes: Vec<neardup::Signatures> = owned
                     .par_iter()
-                    .map(|b| neardup::Signatures::compute(b.content(), cfg))
-                    .collect::<neardup::Result<Vec<_>>>()?;
+                    .filter_map(|b| neardup::Signatures::compute(b.content(), cfg).ok())
+                    .collect();
+                let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
                 let gone: Vec<&str> = gone.iter().map(String::as_str).collect();
-                ix.decision_reach(&probes, &gone)
+                ix.decision_reach(&probes, &keys, &gone)
             })
             .py(py)?;
         PyTuple::new(py, [reach.pages, reach.clusters])

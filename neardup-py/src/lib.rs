@@ -232,7 +232,6 @@ fn _signatures_columns<'py>(
     Ok(d)
 }
 
-/// The extension module.
 /// The batch log (bytes) that takes a standing index from the state a scratch index was seeded
 /// with (``before``, its ``state_log()`` after seeding) to the one its deletes and inserts left
 /// (``after``), for a standing index whose live page and cluster counts were ``live_docs`` and
@@ -258,6 +257,7 @@ fn state_diff<'py>(
     Ok(PyBytes::new(py, &bytes))
 }
 
+/// The extension module.
 #[pymodule]
 fn _neardup(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

@@ -9,7 +9,9 @@ from test_batch import pages
 
 
 def test_a_day_decided_in_a_seeded_scratch_is_the_day_decided_in_place(tmp_path):
-    day1, day2 = pages(12), [dict(p, id=f"new-{p['id']}") for p in pages(12)[:5]]
+    day1 = pages(12)
+    # New pages, and a re-crawl of p5 with p0's content.
+    day2 = [dict(p, id=f"new-{p['id']}") for p in pages(12)[:5]] + [dict(day1[0], id="p5")]
     with neardup.Index(tmp_path / "ref", sync_writes=False) as ref:
         ref.insert_many(day1, order="input", progress=False)
         ref.checkpoint(tmp_path / "standing")
@@ -18,7 +20,9 @@ def test_a_day_decided_in_a_seeded_scratch_is_the_day_decided_in_place(tmp_path)
         want = ref.export()
     with neardup.Index(tmp_path / "standing", sync_writes=False) as standing:
         stats = standing.stats()
-        ids, clusters = standing.decision_reach([p["html"] for p in day2], ["p3"])
+        ids, clusters = standing.decision_reach(
+            [p["html"] for p in day2], [p["id"] for p in day2], ["p3"]
+        )
         assert 0 < len(ids) <= len(day1)
         seed = standing.seed_log(ids, clusters)
         with neardup.Index(tmp_path / "scratch", sync_writes=False) as scratch:

@@ -530,11 +530,11 @@ impl Index {
 
     /// The log that gives an empty index this index's state: its counters, free ids, and every
     /// key of every column family but `meta`'s other keys, in column-family and key order, read
-    /// from one snapshot. For tests (two states are equal when their logs are) and seeding.
+    /// from one snapshot. Two states are equal when their logs are; [`super::state_diff`]
+    /// compares two.
     ///
     /// # Errors
     /// Storage errors, [`Error::Corruption`] for a value that does not decode.
-    #[doc(hidden)]
     pub fn state_log(&self) -> Result<Vec<LogOp>> {
         self.registration.check_process()?;
         let (snap, counters) = {

@@ -267,10 +267,18 @@ fn decode_op(t: u8, body: &[u8]) -> std::result::Result<LogOp, String> {
     let op = match t {
         tag::POSTING => {
             let key = r.key9()?;
+            let operand = r.take(r.0.len())?;
             let mut delta = Delta::default();
             delta
-                .push(r.take(r.0.len())?)
+                .push(operand)
                 .ok_or_else(|| "bad posting change".to_string())?;
+            // Whole: the bitmaps' reader stops where they end, so bytes past them are refused
+            // here (what `encode_log` writes re-encodes to itself).
+            if operand.first() != Some(&crate::storage::merge::OP_DELTA)
+                || delta.encode() != operand
+            {
+                return Err("posting change not in its written form".into());
+            }
             LogOp::Posting { key, delta }
         }
         tag::SIMHASH => LogOp::Simhash {
@@ -496,6 +504,29 @@ mod tests {
         fn any_bytes_decode_or_fail_cleanly(bytes in proptest::collection::vec(any::<u8>(), 0..200)) {
             let _ = decode_log(&bytes);
         }
+    }
+
+    /// A posting change with bytes past its bitmaps is refused, checksum or not.
+    #[test]
+    fn a_posting_change_with_trailing_bytes_is_refused() {
+        let op = LogOp::Posting {
+            key: [1; 9],
+            delta: Delta {
+                add: [1u32, 2].into_iter().collect(),
+                remove: RoaringBitmap::new(),
+            },
+        };
+        let good = encode_log(std::slice::from_ref(&op));
+        assert_eq!(decode_log(&good).unwrap(), vec![op]);
+        // The same log with one byte more in the operation's body, resealed.
+        let mut body = good[..good.len() - 8].to_vec();
+        let len_at = MAGIC.len() + 2;
+        let len = u32::from_be_bytes(body[len_at..len_at + 4].try_into().unwrap()) + 1;
+        body[len_at..len_at + 4].copy_from_slice(&len.to_be_bytes());
+        body.push(0);
+        let sum = xxhash_rust::xxh3::xxh3_64(&body);
+        body.extend_from_slice(&sum.to_be_bytes());
+        assert!(decode_log(&body).is_err());
     }
 
     /// A body whose checksum is right but whose operations do not decode is refused too.

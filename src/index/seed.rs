@@ -36,7 +36,13 @@ impl Index {
     ///
     /// A page's postings in the seed hold the seeded pages only: a decision that reads a key
     /// reads exactly the pages seeded under it, so every page on the keys of the pages to
-    /// decide must be seeded (SCALEOUT §5 S2 finds them).
+    /// decide must be seeded ([`Index::decision_reach`] finds them).
+    ///
+    /// The scratch index must be opened with this index's options (and, when it stores no
+    /// texts, the same [`crate::TextSource`]). One scratch index decides a batch for a standing
+    /// index: each seed starts from the same allocators, so two scratch indexes would give the
+    /// same new ids to different pages. This index must not be written between the seed and the
+    /// batch log that commits the decisions.
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] for a page or cluster this index does not hold, or when the
@@ -62,7 +68,9 @@ impl Index {
         // The allocators first: commits happen under the writer lock, so the counters and the
         // free ids read with it agree.
         let (next_doc, next_cluster, next_seq, free_docs, free_clusters) = {
-            let c = self.lock_writer()?;
+            // Read under the writer lock without taking it for writing: a read-only index can be
+            // seeded too.
+            let c = self.writer.lock();
             (
                 c.next_doc,
                 c.next_cluster,
@@ -156,7 +164,8 @@ impl Index {
     /// The pages and clusters of this index that deciding a day reads (SCALEOUT §5 S0–S3 on
     /// one machine, §6): what [`Index::seed_log`] must seed for the day's deletes and inserts in
     /// a scratch index to decide as they would here. `probes` are the signatures of the day's
-    /// pages; `gone` the keys the day deletes or replaces (keys this index lacks are ignored).
+    /// pages and `keys` their keys (a key this index holds is a re-crawl: its page is replaced);
+    /// `gone` the keys the day deletes. Keys this index lacks are ignored.
     ///
     /// - The pages on each probe's posting keys (over-frequent keys, which no decision reads,
     ///   left out) and the pages within the simhash distance of it.
@@ -167,14 +176,19 @@ impl Index {
     ///
     /// # Errors
     /// Storage and corruption errors.
-    pub fn decision_reach(&self, probes: &[Signatures], gone: &[&str]) -> Result<Reach> {
+    pub fn decision_reach(
+        &self,
+        probes: &[Signatures],
+        keys: &[&str],
+        gone: &[&str],
+    ) -> Result<Reach> {
         self.registration.check_process()?;
         let method = &self.opts.signature.method;
         let mut pages = std::collections::BTreeSet::new();
         for sig in probes {
             self.reach_of(&sig.posting_keys(method), sig.simhash, &mut pages)?;
         }
-        for key in gone {
+        for key in gone.iter().chain(keys) {
             let Some(id) = self.key_id(key)? else {
                 continue;
             };
@@ -286,7 +300,8 @@ pub struct StateDiff {
 }
 
 impl StateDiff {
-    /// The batch log of a standing index whose live counts were `live_docs` and
+    /// The batch log of a standing index (the one scratch index of its batch, see
+    /// [`Index::seed_log`]) whose live counts were `live_docs` and
     /// `live_clusters` when the batch started: every counter as an absolute value (so that the
     /// log applied again after a crash gives the same counts), first, so that any prefix of the
     /// log raises the allocators above the ids it writes; then the operations.
@@ -450,8 +465,12 @@ pub fn state_diff(before: &[LogOp], after: &[LogOp]) -> StateDiff {
         LogCounter::LiveClusters(v) => Some(*v),
         _ => None,
     };
-    diff.live_docs = counter(&new, live_docs) as i64 - counter(&old, live_docs) as i64;
-    diff.live_clusters = counter(&new, live_clusters) as i64 - counter(&old, live_clusters) as i64;
+    // Counts from a decoded log may be anything: the change saturates instead of overflowing.
+    let change = |a: u64, b: u64| {
+        (i128::from(a) - i128::from(b)).clamp(i64::MIN.into(), i64::MAX.into()) as i64
+    };
+    diff.live_docs = change(counter(&new, live_docs), counter(&old, live_docs));
+    diff.live_clusters = change(counter(&new, live_clusters), counter(&old, live_clusters));
     diff.next = Some((
         counter(&new, |c| match c {
             LogCounter::NextDoc(v) => Some(u64::from(*v)),

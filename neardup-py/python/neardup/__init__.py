@@ -486,8 +486,8 @@ class Index(_neardup._Index):
         ``key`` (null when not given), the verdict's fields and ``error`` / ``error_type``.
         """
         def fill(chunk: _Chunk, cols: Dict[str, List[Any]], good: List[int], bar: _Bar) -> None:
-            keyed = [i for i in good if chunk.bad[i] is None]
-            unkeyed = [i for i in good if chunk.bad[i] is not None]
+            keyed = [i for i in good if chunk.keys[i] is not None]
+            unkeyed = [i for i in good if chunk.keys[i] is None]
             for is_html, rows in _body_groups(chunk, keyed):
                 res = self._query_pages(
                     [chunk.keys[i] for i in rows],

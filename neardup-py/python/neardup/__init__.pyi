@@ -219,9 +219,9 @@ class Index:
     def flush(self) -> None: ...
     def checkpoint(self, dir: Union[str, os.PathLike[str]]) -> None: ...
     def decision_reach(
-        self, bodies: List[Html], gone: List[str], is_html: bool = True
+        self, bodies: List[Html], keys: List[str], gone: List[str], is_html: bool = True
     ) -> Tuple[List[int], List[int]]:
-        """The page and cluster ids deciding these pages and deletes reads (what to seed)."""
+        """The page and cluster ids deciding these pages (with their keys) and deletes reads."""
     def seed_log(self, pages: List[int], clusters: List[int]) -> bytes:
         """The batch log that seeds an empty scratch index with these pages and clusters."""
     def state_log(self) -> bytes:
