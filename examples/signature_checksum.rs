@@ -20,12 +20,7 @@ fn main() {
         .nth(1)
         .and_then(|a| a.parse().ok())
         .unwrap_or(usize::MAX);
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../shared/bench/dev/docs.jsonl.gz"
-    );
-    let mut docs = corpus::read_jsonl(path);
-    docs.truncate(limit);
+    let docs = corpus::dev_pages(limit);
     let cfg = SignatureConfig::default();
     let (mut checksum, mut bytes) = (0u64, 0usize);
     let start = Instant::now();

@@ -21,12 +21,7 @@ fn main() {
         .nth(1)
         .and_then(|a| a.parse().ok())
         .unwrap_or(3_000);
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../shared/bench/dev/docs.jsonl.gz"
-    );
-    let mut docs = corpus::read_jsonl(path);
-    docs.truncate(limit);
+    let docs = corpus::dev_pages(limit);
     let htmls: Vec<&str> = docs
         .iter()
         .map(|d| d["html"].as_str().unwrap_or(""))

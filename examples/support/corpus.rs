@@ -26,3 +26,15 @@ pub fn load_bench() -> (Vec<Value>, Vec<Value>) {
         read_jsonl(&format!("{dir}/truth.jsonl.gz")),
     )
 }
+
+/// The first `limit` pages of the bench's dev corpus (`../shared/bench/dev/docs.jsonl.gz`),
+/// parsed.
+#[allow(dead_code)] // not every report reads the dev corpus
+pub fn dev_pages(limit: usize) -> Vec<Value> {
+    let mut docs = read_jsonl(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../shared/bench/dev/docs.jsonl.gz"
+    ));
+    docs.truncate(limit);
+    docs
+}

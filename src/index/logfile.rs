@@ -251,6 +251,20 @@ impl<'a> Body<'a> {
         Ok(Some(v))
     }
 
+    /// An id, then the record stored under it (a presence byte, then the column family's own
+    /// encoding, read by `decode`).
+    fn record<T>(
+        &mut self,
+        decode: impl Fn(&'static str, &[u8], &[u8]) -> Result<T>,
+    ) -> std::result::Result<(u32, Option<T>), String> {
+        let id = self.u32()?;
+        let value = match self.value()? {
+            Some(v) => Some(decode("batch log", &id.to_be_bytes(), v).map_err(|e| e.to_string())?),
+            None => None,
+        };
+        Ok((id, value))
+    }
+
     fn end(&self) -> std::result::Result<(), String> {
         if self.0.is_empty() {
             Ok(())
@@ -261,9 +275,7 @@ impl<'a> Body<'a> {
 }
 
 fn decode_op(t: u8, body: &[u8]) -> std::result::Result<LogOp, String> {
-    const CF: &str = "batch log";
     let mut r = Body(body);
-    let e = |e: Error| e.to_string();
     let op = match t {
         tag::POSTING => {
             let key = r.key9()?;
@@ -300,35 +312,19 @@ fn decode_op(t: u8, body: &[u8]) -> std::result::Result<LogOp, String> {
             }
         }
         tag::DOC => {
-            let id = r.u32()?;
-            let record = match r.value()? {
-                Some(v) => Some(DocRecord::decode(CF, &id.to_be_bytes(), v).map_err(e)?),
-                None => None,
-            };
+            let (id, record) = r.record(DocRecord::decode)?;
             LogOp::Doc { id, record }
         }
         tag::TEXT => {
-            let id = r.u32()?;
-            let value = match r.value()? {
-                Some(v) => Some(codec::decode_text_value(CF, &id.to_be_bytes(), v).map_err(e)?),
-                None => None,
-            };
+            let (id, value) = r.record(codec::decode_text_value)?;
             LogOp::Text { id, value }
         }
         tag::CLUSTER => {
-            let id = r.u32()?;
-            let record = match r.value()? {
-                Some(v) => Some(ClusterRecord::decode(CF, &id.to_be_bytes(), v).map_err(e)?),
-                None => None,
-            };
+            let (id, record) = r.record(ClusterRecord::decode)?;
             LogOp::Cluster { id, record }
         }
         tag::PAGE_BLOCKS => {
-            let id = r.u32()?;
-            let blocks = match r.value()? {
-                Some(v) => Some(PageBlocks::decode(CF, &id.to_be_bytes(), v).map_err(e)?),
-                None => None,
-            };
+            let (id, blocks) = r.record(PageBlocks::decode)?;
             LogOp::PageBlocks { id, blocks }
         }
         tag::HOST_PAGES => {

@@ -112,13 +112,10 @@ impl Index {
                     codec::decode_text_value(cf::TEXTS, &k, v)
                 })?
                 .ok_or_else(|| Error::corruption(cf::TEXTS, &k, "the page has no text"))?;
-            let keys = self
-                .posting_keys_of(id)?
-                .ok_or_else(|| Error::corruption(cf::TEXTS, &k, "the page has no text"))?;
             let content = storage::posting_key(storage::kind::CONTENT, record.content_hash);
             // Over-frequent keys too: a delete takes the page out of every key it was filed
             // under, and the diff can only take out what the seed held.
-            for key in std::iter::once(content).chain(keys) {
+            for key in std::iter::once(content).chain(self.posting_keys_in(id, &value)?) {
                 postings.entry(key).or_default().insert(id);
             }
             for t in 0..self.tables.tables {
@@ -188,12 +185,14 @@ impl Index {
         for sig in probes {
             self.reach_of(&sig.posting_keys(method), sig.simhash, &mut pages)?;
         }
+        // Clusters whose members were placed again already (two gone pages may share one).
+        let mut handed_over = std::collections::BTreeSet::new();
         for key in gone.iter().chain(keys) {
             let Some(id) = self.key_id(key)? else {
                 continue;
             };
             pages.insert(id);
-            let Some(cid) = self.doc(id)?.map(|r| r.cluster) else {
+            let Some(cid) = self.cluster_of(id).filter(|&c| handed_over.insert(c)) else {
                 continue;
             };
             let Some(cluster) = self.cluster(cid)? else {
@@ -201,21 +200,13 @@ impl Index {
             };
             for m in &cluster.members {
                 let Some(rec) = self.doc(m)? else { continue };
-                let mut keys = self.posting_keys_of(m)?.unwrap_or_default();
-                keys.push(storage::posting_key(
-                    storage::kind::CONTENT,
-                    rec.content_hash,
-                ));
+                let keys = self.filed_keys(m, rec.content_hash)?.unwrap_or_default();
                 self.reach_of(&keys, rec.simhash, &mut pages)?;
                 pages.insert(m);
             }
         }
-        let mut clusters = std::collections::BTreeSet::new();
-        for &id in &pages {
-            if let Some(rec) = self.doc(id)? {
-                clusters.insert(rec.cluster);
-            }
-        }
+        let clusters: std::collections::BTreeSet<ClusterId> =
+            pages.iter().filter_map(|&id| self.cluster_of(id)).collect();
         for &cid in &clusters {
             if let Some(c) = self.cluster(cid)? {
                 pages.extend(&c.members);
@@ -225,6 +216,15 @@ impl Index {
             pages: pages.into_iter().collect(),
             clusters: clusters.into_iter().collect(),
         })
+    }
+
+    /// Every posting key a stored page is filed under: its content key, then its fingerprint and
+    /// sketch keys (`None` when the page has no text).
+    fn filed_keys(&self, id: DocId, content_hash: u128) -> Result<Option<Vec<[u8; 9]>>> {
+        let content = storage::posting_key(storage::kind::CONTENT, content_hash);
+        Ok(self
+            .posting_keys_of(id)?
+            .map(|keys| std::iter::once(content).chain(keys).collect()))
     }
 
     /// Adds the pages a decision on these keys and this simhash reads (see

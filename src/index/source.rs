@@ -180,15 +180,20 @@ impl Index {
         let value = self.get_decoded(cf::TEXTS, &k, "a text", |v| {
             codec::decode_text_value(cf::TEXTS, &k, v)
         })?;
+        value.map(|v| self.posting_keys_in(id, &v)).transpose()
+    }
+
+    /// The posting keys of page `id` from its value in the texts column family: recomputed from
+    /// the text, or the keys kept instead of it.
+    pub(crate) fn posting_keys_in(&self, id: DocId, value: &TextValue) -> Result<Vec<[u8; 9]>> {
         match value {
-            None => Ok(None),
-            Some(TextValue::Text(t)) if self.opts.store_texts => {
-                Ok(Some(super::posting_keys_of_text(&t, &self.opts.signature)))
+            TextValue::Text(t) if self.opts.store_texts => {
+                Ok(super::posting_keys_of_text(t, &self.opts.signature))
             }
-            Some(TextValue::PostingKeys(keys)) if !self.opts.store_texts => Ok(Some(keys)),
-            Some(_) => Err(Error::corruption(
+            TextValue::PostingKeys(keys) if !self.opts.store_texts => Ok(keys.clone()),
+            _ => Err(Error::corruption(
                 cf::TEXTS,
-                &k,
+                &id_key(id),
                 if self.opts.store_texts {
                     "posting keys where the index stores texts"
                 } else {

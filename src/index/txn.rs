@@ -471,11 +471,7 @@ impl<'a> Txn<'a> {
     /// `delta.add` in), after this write's earlier changes of it. Document frequencies are not
     /// counted: [`Txn::resolve_terms`] reads them.
     pub(crate) fn posting_change(&mut self, key: [u8; 9], delta: &Delta) {
-        // (X − R1 ∪ A1) − R2 ∪ A2 = X − (R1 ∪ R2) ∪ ((A1 − R2) ∪ A2)
-        let d = self.postings.entry(key).or_default();
-        d.add -= &delta.remove;
-        d.remove |= &delta.remove;
-        d.add |= &delta.add;
+        self.postings.entry(key).or_default().then(delta);
     }
 
     /// Writes (`true`) or deletes a key of a simhash table.

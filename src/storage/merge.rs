@@ -73,14 +73,20 @@ impl Delta {
                 }
                 let add = RoaringBitmap::deserialize_from(&rest[..n]).ok()?;
                 let remove = RoaringBitmap::deserialize_from(&rest[n..]).ok()?;
-                // (X − R1 ∪ A1) − R2 ∪ A2 = X − (R1 ∪ R2) ∪ ((A1 − R2) ∪ A2)
-                self.add -= &remove;
-                self.remove |= remove;
-                self.add |= add;
+                self.then(&Delta { add, remove });
             }
             _ => return None,
         }
         Some(())
+    }
+
+    /// Composes `next` after this delta: applying the result is applying this delta, then
+    /// `next`.
+    pub fn then(&mut self, next: &Delta) {
+        // (X − R1 ∪ A1) − R2 ∪ A2 = X − (R1 ∪ R2) ∪ ((A1 − R2) ∪ A2)
+        self.add -= &next.remove;
+        self.remove |= &next.remove;
+        self.add |= &next.add;
     }
 
     /// Applies the delta to a posting.
