@@ -330,7 +330,14 @@ impl Index {
                 _ => {}
             }
         }
+        let partition = *self.partition.read();
         for (i, op) in ops.iter().enumerate() {
+            if let Some(p) = partition.filter(|p| !p.holds(op)) {
+                return Err(Error::InvalidArgument(format!(
+                    "operation {i} of the log belongs to another partition than this {}",
+                    p.role
+                )));
+            }
             self.check_op(op, limits).map_err(|reason| {
                 Error::InvalidArgument(format!("operation {i} of the log: {reason}"))
             })?;

@@ -861,6 +861,7 @@ impl Index {
         let read_at = cur.read_at;
         for chunk in w.order.chunks(opts.group.max(1)) {
             let mut counters = self.lock_writer()?;
+            self.refuse_if_partition("a batch insert")?;
             // The postings the pre-decisions read are current, with this batch's commits since
             // applied on top, while no other write has come between.
             let since = |history: &[Committed]| -> Option<usize> {

@@ -14,6 +14,7 @@ mod compact;
 mod explain;
 mod filter;
 mod logfile;
+mod partition;
 mod read;
 mod registry;
 mod seed;
@@ -42,6 +43,9 @@ use cluster::Memo;
 pub use compact::{dir_bytes, CompactReport};
 pub use explain::{explain_pair, ExplainedPage, Explanation};
 pub use logfile::{decode_log, encode_log};
+pub use partition::{
+    combine_seed_logs, FiledPage, Layout, Partition, Role, RoutedLog, Target, MAX_PARTS,
+};
 pub use read::{ClusterInfo, Clusters, Keys, Members, Record};
 pub use seed::{state_diff, Reach, StateDiff};
 pub use source::{SourcedContent, SourcedPage, TextSource};
@@ -391,6 +395,9 @@ pub struct Index {
     /// A format 2 index opened read-only: its free ids exist in memory only (`check()` compares
     /// with those).
     free_in_memory_only: AtomicBool,
+    /// The database's place in a distributed index, when it is a partition of one: written by
+    /// batch logs only.
+    partition: RwLock<Option<Partition>>,
     /// This process's registration of the directory (declared after `db`, so it is released
     /// after RocksDB has closed).
     registration: registry::Registration,
@@ -601,12 +608,14 @@ impl Index {
             source,
             read_only,
             free_in_memory_only: AtomicBool::new(false),
+            partition: RwLock::new(None),
             registration,
         };
         let format = ix.check_or_write_meta()?;
         *ix.frequent.write() = ix.load_frequent()?;
         ix.posting_filter = ix.load_posting_filter()?;
         *ix.page_cluster.write() = ix.load_page_clusters()?;
+        *ix.partition.write() = ix.load_partition()?;
         let mut counters = ix.load_counters()?;
         if format == storage::FORMAT_VERSION_2 {
             ix.upgrade_from_2(&mut counters)?;
@@ -1508,6 +1517,7 @@ impl Index {
                 }
             }
             let mut counters = self.lock_writer()?;
+            self.refuse_if_partition("an insert")?;
             let mut txn = Txn::new(self, &counters);
             let mut verdict = self.insert_in(
                 &mut txn,
@@ -1627,6 +1637,7 @@ impl Index {
     /// storage and corruption errors.
     pub fn delete(&self, key: &str) -> Result<Deletion> {
         let mut counters = self.lock_writer()?;
+        self.refuse_if_partition("a delete")?;
         let mut txn = Txn::new(self, &counters);
         let id = txn
             .key_id(key)?

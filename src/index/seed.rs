@@ -220,7 +220,7 @@ impl Index {
 
     /// Every posting key a stored page is filed under: its content key, then its fingerprint and
     /// sketch keys (`None` when the page has no text).
-    fn filed_keys(&self, id: DocId, content_hash: u128) -> Result<Option<Vec<[u8; 9]>>> {
+    pub(crate) fn filed_keys(&self, id: DocId, content_hash: u128) -> Result<Option<Vec<[u8; 9]>>> {
         let content = storage::posting_key(storage::kind::CONTENT, content_hash);
         Ok(self
             .posting_keys_of(id)?

@@ -77,6 +77,9 @@ pub mod meta {
     /// The last batch log applied ([`crate::Index::apply_log`], SCALEOUT §9): `u64`; absent until
     /// a first log is applied. Written in the same `WriteBatch` as the log's last operations.
     pub const APPLIED_BATCH: &[u8] = b"applied_batch";
+    /// The database's place in a distributed index ([`crate::index::Partition`]): 17 bytes;
+    /// absent in a whole index. Written once, before any page.
+    pub const PARTITION: &[u8] = b"partition";
     /// Prefix of the keys of free page ids (‖ `DocId`, empty value; format 3).
     pub const FREE_DOC: &[u8] = b"free_doc/";
     /// Prefix of the keys of free cluster ids (‖ `ClusterId`, empty value; format 3).
@@ -228,7 +231,7 @@ pub fn decode_u64(cf: &'static str, key: &[u8], bytes: &[u8]) -> Result<u64> {
 /// Simhash block tables (Manku et al.; seed 001 §3.3): the 64 bits split into `k + 1` blocks;
 /// table `t` stores the hash rotated so that block `t` comes first, so any hash within Hamming
 /// distance `k` of a query shares at least one whole block, found by a prefix seek.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SimhashTables {
     /// Number of tables (`k + 1`).
     pub tables: u8,
