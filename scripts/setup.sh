@@ -11,6 +11,8 @@
 # - the Python side (neardup-py): maturin builds the wheel; pyarrow (the wheel's one dependency),
 #   pytest and tqdm (the progress bar the tests show) run its tests. Checked by importing each
 #   with the python3 the tests run, and installed from PyPI with pip when missing.
+# - Ray with Ray Data (`ray[data]`, which brings pandas): neardup.ray's tests run the distributed
+#   merge on a local Ray cluster. Checked by importing `ray.data`.
 # - the html5lib-tests tokenizer suite (src/text/html/html5lib_tests.rs): the html5lib source
 #   distribution on PyPI carries it. pip downloads it, preparing its metadata with a setuptools
 #   that still has `pkg_resources` (its setup.py imports it), installed into a scratch folder so
@@ -104,6 +106,13 @@ if [ ${#py_missing[@]} -gt 0 ]; then
   python3 -m pip install --quiet "${py_missing[@]}" 2>/dev/null \
     || python3 -m pip install --quiet --break-system-packages "${py_missing[@]}"
 fi
+# Ray and Ray Data, for neardup.ray (the distributed merge) and its tests.
+RAY_SPEC="ray[data]==2.60.0"
+if ! have_python_module ray.data; then
+  echo "setup: installing the Python package $RAY_SPEC" >&2
+  python3 -m pip install --quiet "$RAY_SPEC" 2>/dev/null \
+    || python3 -m pip install --quiet --break-system-packages "$RAY_SPEC"
+fi
 
 # The html5lib-tests tokenizer suite, from the html5lib 1.1 source distribution.
 H5_TESTS="${CARGO_TARGET_DIR:-target}/html5lib-tests/tokenizer"
@@ -129,6 +138,7 @@ done
 for m in rapidfuzz maturin pyarrow pytest tqdm; do
   have_python_module "$m" || { echo "setup: python3 cannot import $m" >&2; exit 1; }
 done
+have_python_module ray.data || { echo "setup: python3 cannot import ray.data" >&2; exit 1; }
 have_html5lib_tests || { echo "setup: the html5lib-tests tokenizer suite is not in $H5_TESTS" >&2; exit 1; }
 # maturin is run as `python3 -m maturin`: its module finds its own executable.
 python3 -m maturin --version >/dev/null 2>&1 || { echo "setup: python3 -m maturin does not run" >&2; exit 1; }

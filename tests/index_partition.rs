@@ -140,6 +140,19 @@ fn each_partition_holds_exactly_its_part_of_the_state() {
         .map(|n| keys[n as usize].simhash_reach(&[filed.0]).unwrap())
         .fold(roaring::RoaringBitmap::new(), |a, b| a | b);
     assert!(near.contains(id));
+    // The doc partitions' rows are the whole index's, cut by id.
+    let (mut pages, mut clusters) = (Vec::new(), Vec::new());
+    for p in &docs {
+        let (pg, cl) = p.partition_rows().unwrap();
+        assert!(pg
+            .iter()
+            .all(|r| p.partition().unwrap().role == Role::Doc(layout.doc_part(r.doc))));
+        pages.extend(pg);
+        clusters.extend(cl);
+    }
+    pages.sort_by_key(|r| r.doc);
+    clusters.sort_unstable();
+    assert_eq!((pages, clusters), ix.partition_rows().unwrap());
     // Reopened, a partition keeps its role.
     let role = docs[0].partition();
     let path = docs[0].path().to_path_buf();

@@ -13,6 +13,9 @@ use crate::types::{Deletion, PageInfo, Verdict};
 use crate::{options, Body};
 use neardup::{BatchOptions, BatchOrder, Index, IndexOptions, OrderScope, Page};
 
+/// A page's simhash and its posting keys, concatenated (`filed_pages`).
+type FiledPy<'py> = (u64, Bound<'py, PyBytes>);
+
 /// What `pickle` says when asked to copy an index handle.
 const NOT_PICKLABLE: &str = "neardup.Index cannot be pickled: open the index inside the actor, \
                              or in the stage's setup()";
@@ -463,6 +466,155 @@ impl PyIndex {
     fn applied_batch(&self, py: Python<'_>) -> PyResult<Option<u64>> {
         let ix = self.ix(py)?;
         py.detach(|| ix.applied_batch()).py(py)
+    }
+
+    /// Makes this empty index partition ``part`` of kind ``role`` (``"key"`` or ``"doc"``) of
+    /// ``layout``: from then on it takes batch logs only (``apply_log`` refuses another
+    /// partition's operations; ``insert`` and ``delete`` raise ``InvalidArgumentError``).
+    /// Recording the same partition again does nothing.
+    fn set_partition(
+        &self,
+        py: Python<'_>,
+        layout: &crate::partition::PyLayout,
+        role: &str,
+        part: u32,
+    ) -> PyResult<()> {
+        let ix = self.ix(py)?;
+        let role = match role {
+            "key" => neardup::index::Role::Key(part),
+            "doc" => neardup::index::Role::Doc(part),
+            other => {
+                return Err(invalid(
+                    py,
+                    format!("role must be \"key\" or \"doc\", not {other:?}"),
+                ))
+            }
+        };
+        let p = neardup::index::Partition::new(layout.inner, role).py(py)?;
+        py.detach(|| ix.set_partition(p)).py(py)
+    }
+
+    /// This database's place in a distributed index: ``(role, part, key_parts, doc_parts)``,
+    /// or ``None`` for a whole index.
+    #[getter]
+    fn partition(&self, py: Python<'_>) -> PyResult<Option<(&'static str, u32, u32, u32)>> {
+        let ix = self.ix(py)?;
+        Ok(ix.partition().map(|p| {
+            let (role, n) = match p.role {
+                neardup::index::Role::Key(n) => ("key", n),
+                neardup::index::Role::Doc(n) => ("doc", n),
+            };
+            (role, n, p.layout.key_parts(), p.layout.doc_parts())
+        }))
+    }
+
+    /// The page ids filed under any of the 9-byte posting keys of ``packed`` (their
+    /// concatenation), over-frequent keys left out: a key partition's answer to the day's
+    /// probes. Sorted.
+    fn posting_reach(&self, py: Python<'_>, packed: &[u8]) -> PyResult<Vec<u32>> {
+        let ix = self.ix(py)?;
+        let keys = crate::partition::unpack_keys(py, packed)?;
+        py.detach(|| ix.posting_reach(&keys).map(|b| b.iter().collect()))
+            .py(py)
+    }
+
+    /// The page ids within the simhash distance of any of ``simhashes`` among the simhash
+    /// entries this database holds. Sorted.
+    fn simhash_reach(&self, py: Python<'_>, simhashes: Vec<u64>) -> PyResult<Vec<u32>> {
+        let ix = self.ix(py)?;
+        py.detach(|| ix.simhash_reach(&simhashes).map(|b| b.iter().collect()))
+            .py(py)
+    }
+
+    /// The page id of each key (``None`` for a key this database does not hold).
+    fn key_ids(&self, py: Python<'_>, keys: Vec<String>) -> PyResult<Vec<Option<u32>>> {
+        let ix = self.ix(py)?;
+        py.detach(|| {
+            let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
+            ix.key_ids(&keys)
+        })
+        .py(py)
+    }
+
+    /// The cluster of each page id (``None`` for a page this database does not hold).
+    fn page_clusters(&self, py: Python<'_>, ids: Vec<u32>) -> PyResult<Vec<Option<u32>>> {
+        let ix = self.ix(py)?;
+        Ok(ix.page_clusters(&ids))
+    }
+
+    /// The member page ids of each cluster (``None`` for a cluster this database does not
+    /// hold).
+    fn cluster_member_ids(
+        &self,
+        py: Python<'_>,
+        clusters: Vec<u32>,
+    ) -> PyResult<Vec<Option<Vec<u32>>>> {
+        let ix = self.ix(py)?;
+        py.detach(|| {
+            ix.cluster_member_ids(&clusters).map(|v| {
+                v.into_iter()
+                    .map(|m| m.map(|b| b.iter().collect()))
+                    .collect()
+            })
+        })
+        .py(py)
+    }
+
+    /// Of each page id, ``(simhash, posting keys)`` (the 9-byte keys it is filed under,
+    /// concatenated), ``None`` for a page this database does not hold.
+    fn filed_pages<'py>(
+        &self,
+        py: Python<'py>,
+        ids: Vec<u32>,
+    ) -> PyResult<Vec<Option<FiledPy<'py>>>> {
+        let ix = self.ix(py)?;
+        let filed = py.detach(|| ix.filed_pages(&ids)).py(py)?;
+        Ok(filed
+            .into_iter()
+            .map(|f| f.map(|(h, keys)| (h, PyBytes::new(py, &keys.concat()))))
+            .collect())
+    }
+
+    /// The pages and clusters this database holds: ``(pages, clusters)``, ``pages`` a dict of
+    /// lists ``doc``, ``key``, ``cluster``, ``seq``, ``similar_to`` and ``similar_seq`` (the
+    /// page it was placed against and that page's insertion number, or ``None``); ``clusters`` one of ``cluster``,
+    /// ``representative`` (the representative's page id, which another doc partition may
+    /// hold).
+    fn partition_rows<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        let ix = self.ix(py)?;
+        let (pages, clusters) = py.detach(|| ix.partition_rows()).py(py)?;
+        let p = PyDict::new(py);
+        p.set_item("doc", pages.iter().map(|r| r.doc).collect::<Vec<_>>())?;
+        p.set_item(
+            "key",
+            pages.iter().map(|r| r.key.as_str()).collect::<Vec<_>>(),
+        )?;
+        p.set_item(
+            "cluster",
+            pages.iter().map(|r| r.cluster).collect::<Vec<_>>(),
+        )?;
+        p.set_item("seq", pages.iter().map(|r| r.seq).collect::<Vec<_>>())?;
+        p.set_item(
+            "similar_to",
+            pages
+                .iter()
+                .map(|r| r.similar_to.map(|s| s.0))
+                .collect::<Vec<_>>(),
+        )?;
+        p.set_item(
+            "similar_seq",
+            pages
+                .iter()
+                .map(|r| r.similar_to.map(|s| s.1))
+                .collect::<Vec<_>>(),
+        )?;
+        let c = PyDict::new(py);
+        c.set_item("cluster", clusters.iter().map(|r| r.0).collect::<Vec<_>>())?;
+        c.set_item(
+            "representative",
+            clusters.iter().map(|r| r.1).collect::<Vec<_>>(),
+        )?;
+        PyTuple::new(py, [p.into_any(), c.into_any()])
     }
 
     /// Closes the index (after the calls still running on it return). Later calls raise

@@ -11,6 +11,7 @@
 mod errors;
 mod index;
 mod options;
+mod partition;
 mod types;
 
 use pyo3::prelude::*;
@@ -197,6 +198,7 @@ fn _signatures_columns<'py>(
     let mut fingerprints: Vec<Option<Bound<'py, PyBytes>>> = Vec::with_capacity(n);
     let mut sketch: Vec<Option<Bound<'py, PyBytes>>> = Vec::with_capacity(n);
     let mut codes: Vec<Option<Vec<u32>>> = Vec::with_capacity(n);
+    let mut posting_keys: Vec<Option<Bound<'py, PyBytes>>> = Vec::with_capacity(n);
     let mut error: Vec<Option<String>> = Vec::with_capacity(n);
     let packed = |v: &[u128]| -> Vec<u8> { v.iter().flat_map(|x| x.to_be_bytes()).collect() };
     for r in out {
@@ -206,6 +208,8 @@ fn _signatures_columns<'py>(
                 content_hash.push(Some(PyBytes::new(py, &s.content_hash.to_be_bytes())));
                 fingerprints.push(Some(PyBytes::new(py, &packed(&s.fingerprints))));
                 sketch.push(Some(PyBytes::new(py, &packed(&s.sketch))));
+                let keys: Vec<u8> = s.posting_keys(&cfg.method).concat();
+                posting_keys.push(Some(PyBytes::new(py, &keys)));
                 codes.push(Some(s.codes));
                 text.push(Some(s.text));
                 error.push(None);
@@ -217,6 +221,7 @@ fn _signatures_columns<'py>(
                 fingerprints.push(None);
                 sketch.push(None);
                 codes.push(None);
+                posting_keys.push(None);
                 error.push(Some(e));
             }
         }
@@ -228,6 +233,7 @@ fn _signatures_columns<'py>(
     d.set_item("fingerprints", fingerprints)?;
     d.set_item("sketch", sketch)?;
     d.set_item("codes", codes)?;
+    d.set_item("posting_keys", posting_keys)?;
     d.set_item("error", error)?;
     Ok(d)
 }
@@ -272,5 +278,7 @@ fn _neardup(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(host_of, m)?)?;
     m.add_function(wrap_pyfunction!(_signatures_columns, m)?)?;
     m.add_function(wrap_pyfunction!(state_diff, m)?)?;
+    m.add_class::<partition::PyLayout>()?;
+    m.add_function(wrap_pyfunction!(partition::combine_seed_logs, m)?)?;
     Ok(())
 }

@@ -22,7 +22,8 @@ def test_wheel_is_abi3_and_small():
     assert size < 10_000_000, f"{wheel.name} is {size / 1e6:.1f} MB, over 10 MB"
     names = set(zipfile.ZipFile(wheel).namelist())
     for f in ("neardup/__init__.py", "neardup/__init__.pyi", "neardup/py.typed",
-              "neardup/_errors.py", "neardup/_neardup.abi3.so"):
+              "neardup/_errors.py", "neardup/_neardup.abi3.so", "neardup/ray/__init__.py",
+              "neardup/ray/__main__.py"):
         assert f in names, f
     # The tests run against this wheel's install, not a stray build.
     assert Path(neardup._neardup.__file__).name == "_neardup.abi3.so"
@@ -33,7 +34,7 @@ def test_everything_is_documented():
         obj = getattr(neardup, name)
         assert obj.__doc__, name
     for cls in (neardup.Index, neardup._neardup._Index, neardup.Verdict, neardup.PageInfo, neardup.Deletion,
-                neardup.Signatures, neardup.Similarity):
+                neardup.Signatures, neardup.Similarity, neardup.Layout):
         for attr, value in vars(cls).items():
             if not attr.startswith("_"):
                 assert getattr(value, "__doc__", None), f"{cls.__name__}.{attr}"

@@ -544,3 +544,74 @@ impl super::Index {
             .collect()
     }
 }
+
+/// The pages and clusters (id and representative's page id) a doc partition holds
+/// ([`crate::Index::partition_rows`]).
+pub type PartitionRows = (Vec<PageRow>, Vec<(ClusterId, DocId)>);
+
+/// A page a doc partition holds, as [`crate::Index::partition_rows`] lists it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PageRow {
+    /// The page id.
+    pub doc: DocId,
+    /// Its external key.
+    pub key: String,
+    /// Its cluster.
+    pub cluster: ClusterId,
+    /// Its insertion number.
+    pub seq: u64,
+    /// The page it was judged a near duplicate of when placed, with that page's insertion
+    /// number (the export names it while a page of that id and number is held), `None` for
+    /// none.
+    pub similar_to: Option<(DocId, u64)>,
+}
+
+impl super::Index {
+    /// The pages (by id) and clusters (id and representative's page id) this database holds,
+    /// at one snapshot: what a distributed export joins across doc partitions (a cluster's
+    /// representative may be held by another partition).
+    ///
+    /// # Errors
+    /// Storage and corruption errors.
+    pub fn partition_rows(&self) -> Result<PartitionRows> {
+        use crate::storage::codec::{ClusterRecord, DocRecord};
+        use crate::storage::{cf, scan_options};
+        self.registration.check_process()?;
+        let snap = self.db.snapshot();
+        let id_of = |name: &'static str, k: &[u8]| -> Result<u32> {
+            <[u8; 4]>::try_from(k)
+                .map(u32::from_be_bytes)
+                .map_err(|_| Error::corruption(name, k, "key is not 4 bytes"))
+        };
+        let mut pages = Vec::new();
+        let mut ro = scan_options();
+        ro.set_snapshot(&snap);
+        for item in self
+            .db
+            .iterator_cf_opt(self.cf(cf::DOCS), ro, rocksdb::IteratorMode::Start)
+        {
+            let (k, v) = item.map_err(|e| Error::storage("reading page records", e))?;
+            let rec = DocRecord::decode(cf::DOCS, &k, &v)?;
+            pages.push(PageRow {
+                doc: id_of(cf::DOCS, &k)?,
+                seq: rec.seq,
+                similar_to: (rec.similar_to != crate::storage::codec::NO_DOC)
+                    .then_some((rec.similar_to, rec.similar_seq)),
+                key: rec.key,
+                cluster: rec.cluster,
+            });
+        }
+        let mut clusters = Vec::new();
+        let mut ro = scan_options();
+        ro.set_snapshot(&snap);
+        for item in self
+            .db
+            .iterator_cf_opt(self.cf(cf::CLUSTERS), ro, rocksdb::IteratorMode::Start)
+        {
+            let (k, v) = item.map_err(|e| Error::storage("reading clusters", e))?;
+            let rec = ClusterRecord::decode(cf::CLUSTERS, &k, &v)?;
+            clusters.push((id_of(cf::CLUSTERS, &k)?, rec.representative));
+        }
+        Ok((pages, clusters))
+    }
+}

@@ -46,10 +46,12 @@ from ._errors import (
 )
 from ._neardup import (
     Deletion,
+    Layout,
     PageInfo,
     Signatures,
     Similarity,
     Verdict,
+    combine_seed_logs,
     host_of,
     signatures,
     state_diff,
@@ -69,6 +71,8 @@ __all__ = [
     "signatures",
     "signatures_table",
     "state_diff",
+    "Layout",
+    "combine_seed_logs",
     "verify",
     "host_of",
     *_errors.__all__,
@@ -625,8 +629,9 @@ def signatures_table(
     The body is the ``html_col`` column (bytes or str), or with ``text_col`` the text column.
     Returns the input's columns followed by ``text`` (normalized main text), ``simhash``
     (uint64), ``content_hash`` (fixed_size_binary(16), big-endian), ``fingerprints`` and
-    ``sketch`` (list<fixed_size_binary(16)>), ``codes`` (list<uint32>) and ``error`` (null, or
-    why the row has no signatures). ``config`` overrides signature options as for
+    ``sketch`` (list<fixed_size_binary(16)>), ``codes`` (list<uint32>), ``posting_keys`` (binary:
+    the 9-byte keys the page is filed under, content key first, concatenated; what a distributed
+    merge sends to the key partitions) and ``error`` (null, or why the row has no signatures). ``config`` overrides signature options as for
     ``signatures()``.
     """
     pa = _pa()
@@ -656,6 +661,7 @@ def signatures_table(
         "fingerprints": _packed_list(pa, c["fingerprints"], n),
         "sketch": _packed_list(pa, c["sketch"], n),
         "codes": pa.array(c["codes"], pa.list_(pa.uint32())),
+        "posting_keys": pa.array(c["posting_keys"], pa.binary()),
         "error": pa.array(c["error"], pa.string()),
     }
     names = list(table.schema.names)

@@ -229,6 +229,25 @@ class Index:
     def apply_log(self, batch: int, log: bytes) -> bool:
         """Applies batch ``batch``'s log once in effect; ``False`` when it was applied already."""
     def applied_batch(self) -> Optional[int]: ...
+    def set_partition(self, layout: Layout, role: str, part: int) -> None:
+        """Makes this empty index partition ``part`` (``role`` ``"key"`` or ``"doc"``) of
+        ``layout``: written by batch logs only from then on."""
+    @property
+    def partition(self) -> Optional[Tuple[str, int, int, int]]:
+        """``(role, part, key_parts, doc_parts)``, or ``None`` for a whole index."""
+    def posting_reach(self, packed: bytes) -> List[int]:
+        """Page ids filed under any of the concatenated 9-byte posting keys (over-frequent
+        ones left out)."""
+    def simhash_reach(self, simhashes: List[int]) -> List[int]:
+        """Page ids within the simhash distance of any of ``simhashes`` (entries held here)."""
+    def key_ids(self, keys: List[str]) -> List[Optional[int]]: ...
+    def page_clusters(self, ids: List[int]) -> List[Optional[int]]: ...
+    def cluster_member_ids(self, clusters: List[int]) -> List[Optional[List[int]]]: ...
+    def filed_pages(self, ids: List[int]) -> List[Optional[Tuple[int, bytes]]]:
+        """Of each page held, ``(simhash, concatenated 9-byte posting keys)``."""
+    def partition_rows(self) -> Tuple[Dict[str, List[Any]], Dict[str, List[int]]]:
+        """The pages (``doc``, ``key``, ``cluster``, ``seq``, ``similar_to``, ``similar_seq``)
+        and clusters (``cluster``, ``representative`` page id) held here."""
     def close(self) -> None: ...
     @property
     def closed(self) -> bool: ...
@@ -257,6 +276,30 @@ def verify(a: str, b: str, **config: Any) -> Similarity:
     """Trustable-LCS verification of two normalized texts; ``config`` overrides ``VerifyConfig``."""
 
 def host_of(url: str) -> str: ...
+
+class Layout:
+    """How a distributed index is cut into key and doc partitions (FORMAT.md "Partitions")."""
+
+    def __init__(self, key_parts: int, doc_parts: int, simhash_max_distance: int = 3) -> None: ...
+    @property
+    def key_parts(self) -> int: ...
+    @property
+    def doc_parts(self) -> int: ...
+    @property
+    def simhash_max_distance(self) -> int: ...
+    def posting_parts(self, packed: bytes) -> List[int]:
+        """The key partition of each concatenated 9-byte posting key."""
+    def simhash_parts(self, simhashes: List[int]) -> List[List[int]]:
+        """The key partitions a look-up of each simhash reads."""
+    def key_parts_of(self, keys: List[str]) -> List[int]:
+        """The doc partition of each external key."""
+    def doc_part(self, id: int) -> int: ...
+    def cluster_part(self, id: int) -> int: ...
+    def route(self, log: bytes) -> Tuple[List[bytes], List[bytes]]:
+        """A batch log cut by partition: the key partitions' logs, the doc partitions'."""
+
+def combine_seed_logs(logs: List[bytes]) -> bytes:
+    """One scratch seed from the partitions' seed logs."""
 def state_diff(before: bytes, after: bytes, live_docs: int, live_clusters: int) -> bytes:
     """The batch log from a scratch index's seeded state to its decided one, for a standing
     index with these live counts at the batch's start."""
@@ -264,4 +307,4 @@ def signatures_table(
     batch: Any, html_col: Optional[str] = "html", text_col: Optional[str] = None, **config: Any
 ) -> Union[pyarrow.Table, pyarrow.RecordBatch]:
     """Arrow in, Arrow out: the input's columns plus ``text``, ``simhash``, ``content_hash``,
-    ``fingerprints``, ``sketch``, ``codes`` and ``error``; for ``map_batches`` / ``mapInArrow``."""
+    ``fingerprints``, ``sketch``, ``codes``, ``posting_keys`` and ``error``; for ``map_batches`` / ``mapInArrow``."""

@@ -1,0 +1,776 @@
+"""The daily merge of a distributed neardup index on Ray (SCALEOUT §5, §9).
+
+A distributed index lives under one root directory: K key partitions and J doc partitions
+(``neardup.Layout``), each a neardup database owned by a named Ray actor that reopens it when
+restarted, and one directory per merged batch (``batches/batch=<n>/``) with its stage outputs.
+A day is merged by ``DistributedIndex.merge(files, delete_list)``:
+
+- **S1 signatures**: Ray Data ``map_batches`` over the day's pages (``neardup.signatures_table``):
+  each page's posting keys and simhash.
+- **S2 reach**: the posting keys go to their key partitions, the simhashes to the partitions of
+  their blocks; the deleted and re-crawled keys go to their doc partitions, which give their pages,
+  clusters and members, whose own keys reach further (as ``Index.decision_reach`` on one machine).
+- **S3 components**: the probes and what they reach are joined by union-find over the reach
+  edges; the report gives the component sizes.
+- **S4 decide**: one scratch index is seeded with what the day reads (``seed_log`` of each
+  partition, ``neardup.combine_seed_logs``), deciding nothing; the deletes and the day's pages run
+  on it with the single-node code in whole-batch order; the difference of its state logs is the
+  batch log, cut by partition (``Layout.route``) and written to disk with a completion marker.
+- **S5 commit**: each partition applies its log once in effect (``Index.apply_log``, the batch
+  recorded in the last write).
+- **S6 report and checkpoint**: counts and timings in ``report.json``, optionally an export, and a
+  checkpoint of every partition.
+
+A merge is re-run with the same inputs after any failure: a batch whose logs were written goes
+straight to S5, and partitions that applied it already skip it.
+
+One scratch index decides the whole batch: every component in one work unit, as SCALEOUT §6
+measured. The ids a decision gives out (page ids from the allocator, cluster ids) are exact in
+that unit; several units need an id plan (ids assigned in the global order before the decisions,
+cluster ids renumbered at commit), which is not built yet.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import logging
+import os
+import shutil
+import signal
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple, Union
+
+import neardup
+from neardup import InvalidArgumentError, Layout
+
+__all__ = ["DistributedIndex", "MergeReport", "read_pages", "read_key_list"]
+
+#: The layout file at the root of a distributed index.
+LAYOUT_FILE = "layout.json"
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+
+def _ray() -> Any:
+    try:
+        import ray
+    except ImportError as e:  # pragma: no cover - exercised without ray only
+        raise ImportError("neardup.ray needs Ray: pip install 'neardup[ray]'") from e
+    return ray
+
+
+def read_pages(files: Sequence[PathLike]) -> List[Dict[str, Any]]:
+    """The pages of JSONL files (``.gz`` read as gzip), one dict per line with the CLI's fields:
+    ``id`` (or ``url``), ``host``, ``time``, ``html`` or ``text``. Blank lines are skipped; a line
+    that is not a JSON object raises ``InvalidArgumentError`` naming the file and line."""
+    pages: List[Dict[str, Any]] = []
+    for f in files:
+        path = Path(f)
+        opener = gzip.open if path.suffix == ".gz" else open
+        with opener(path, "rt", encoding="utf-8") as fh:  # type: ignore[operator]
+            for n, line in enumerate(fh, 1):
+                if not line.strip():
+                    continue
+                try:
+                    row = json.loads(line)
+                except json.JSONDecodeError as e:
+                    raise InvalidArgumentError(f"{path}:{n}: not JSON: {e}") from None
+                if not isinstance(row, dict):
+                    raise InvalidArgumentError(f"{path}:{n}: not a JSON object")
+                if "id" not in row and "url" in row:
+                    row["id"] = row["url"]
+                if not isinstance(row.get("id"), str) or not row["id"]:
+                    raise InvalidArgumentError(f"{path}:{n}: no key (id or url)")
+                pages.append(row)
+    return pages
+
+
+def read_key_list(path: Optional[PathLike]) -> List[str]:
+    """The keys of a delete list as ``neardup ingest --delete-list`` reads it: one a line,
+    blank lines and lines starting with ``#`` skipped."""
+    if path is None:
+        return []
+    p = Path(path)
+    opener = gzip.open if p.suffix == ".gz" else open
+    with opener(p, "rt", encoding="utf-8") as fh:  # type: ignore[operator]
+        return [k for k in (line.strip() for line in fh) if k and not k.startswith("#")]
+
+
+class _Partition:
+    """The body of a partition actor: one neardup database in a key or doc role."""
+
+    def __init__(self, path: str, role: str, part: int, layout: Tuple[int, int, int], options: Dict[str, Any]) -> None:
+        self.ix = neardup.Index(path, **options)
+        self.ix.set_partition(Layout(*layout), role, part)
+
+    def call(self, name: str, *args: Any) -> Any:
+        """Calls ``Index.<name>(*args)``."""
+        return getattr(self.ix, name)(*args)
+
+    def apply(self, batch: int, log: bytes) -> bool:
+        """Applies a batch log once in effect."""
+        return bool(self.ix.apply_log(batch, log))
+
+    def stats(self) -> Dict[str, Any]:
+        return dict(self.ix.stats())
+
+    def pid(self) -> int:
+        return os.getpid()
+
+    def close(self) -> None:
+        self.ix.close()
+
+
+class MergeReport(dict):
+    """What a merge did (a dict, also written to ``report.json`` in the batch's directory):
+    ``batch``, ``pages``, ``deleted``, ``missing`` (delete-list keys the index did not hold),
+    ``duplicates``, ``errors``, ``reached_pages`` and ``reached_clusters`` (the standing part the
+    day read), ``components`` (sizes: largest, count, singletons), ``shuffled_bytes`` (keys,
+    seeds and logs sent between driver and partitions), ``log_bytes`` (per partition),
+    ``seconds`` (per stage), ``resumed`` (the stages a re-run skipped)."""
+
+
+def _unique_keys(packed: bytes) -> bytes:
+    """The distinct 9-byte keys of a concatenation, concatenated (sorted)."""
+    import numpy as np
+
+    if not packed:
+        return b""
+    arr = np.frombuffer(packed, dtype=np.dtype((np.void, 9)))
+    return np.unique(arr).tobytes()
+
+
+def _group(items: Iterable[Tuple[int, Any]], parts: int) -> List[List[Any]]:
+    out: List[List[Any]] = [[] for _ in range(parts)]
+    for p, item in items:
+        out[p].append(item)
+    return out
+
+
+class _UnionFind:
+    """Union-find over page ids and probe positions (S3)."""
+
+    def __init__(self) -> None:
+        self.parent: Dict[Any, Any] = {}
+
+    def find(self, x: Any) -> Any:
+        parent = self.parent
+        parent.setdefault(x, x)
+        root = x
+        while parent[root] != root:
+            root = parent[root]
+        while parent[x] != root:
+            parent[x], x = root, parent[x]
+        return root
+
+    def union(self, a: Any, b: Any) -> None:
+        ra, rb = self.find(a), self.find(b)
+        if ra != rb:
+            self.parent[ra] = rb
+
+    def sizes(self) -> List[int]:
+        counts: Dict[Any, int] = {}
+        for x in list(self.parent):
+            r = self.find(x)
+            counts[r] = counts.get(r, 0) + 1
+        return sorted(counts.values(), reverse=True)
+
+
+class DistributedIndex:
+    """A distributed neardup index under ``root``: ``key_parts`` key and ``doc_parts`` doc
+    partitions (read from ``root/layout.json`` once created; giving other counts then raises),
+    each a named Ray actor pinned to this node that reopens its database when restarted.
+    ``options`` are ``neardup.Index`` options, the same for every partition and the scratch
+    index (recorded in the layout file; site chrome and document-frequency methods cannot be
+    merged in parts).
+
+    Ray is started on this machine when it is not running (``ray.init(address=address,
+    num_cpus=num_cpus)``); give ``address`` to join a cluster. Actors are created with
+    ``max_restarts=-1`` and ``max_task_retries=-1``."""
+
+    def __init__(
+        self,
+        root: PathLike,
+        key_parts: Optional[int] = None,
+        doc_parts: Optional[int] = None,
+        *,
+        address: Optional[str] = None,
+        num_cpus: Optional[int] = None,
+        **options: Any,
+    ) -> None:
+        self.root = Path(root).absolute()
+        self.root.mkdir(parents=True, exist_ok=True)
+        layout_path = self.root / LAYOUT_FILE
+        if layout_path.exists():
+            stored = json.loads(layout_path.read_text())
+            for name, given in (("key_parts", key_parts), ("doc_parts", doc_parts)):
+                if given is not None and given != stored[name]:
+                    raise InvalidArgumentError(
+                        f"{self.root} has {stored[name]} {name.replace('_', ' ')}, not {given}"
+                    )
+            if options and options != stored["options"]:
+                raise InvalidArgumentError(
+                    f"{self.root} was created with options {stored['options']}, not {options}"
+                )
+        else:
+            stored = {
+                "key_parts": key_parts or 4,
+                "doc_parts": doc_parts or 4,
+                "options": options,
+            }
+            tmp = layout_path.with_suffix(".tmp")
+            tmp.write_text(json.dumps(stored, indent=1, sort_keys=True))
+            os.replace(tmp, layout_path)
+        self.options: Dict[str, Any] = dict(stored["options"])
+        distance = int(self.options.get("simhash_max_distance", 3))
+        self.layout = Layout(int(stored["key_parts"]), int(stored["doc_parts"]), distance)
+        ray = _ray()
+        if not ray.is_initialized():
+            ray.init(
+                address=address,
+                num_cpus=num_cpus,
+                include_dashboard=False,
+                logging_level="WARNING",
+                log_to_driver=False,
+            )
+        self._start_actors()
+
+    # ----- partitions -----
+
+    def _actor_name(self, role: str, part: int) -> str:
+        digest = hashlib.sha256(str(self.root).encode()).hexdigest()[:12]
+        return f"neardup-{digest}-{role}-{part}"
+
+    def _start_actors(self) -> None:
+        ray = _ray()
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+        node = ray.get_runtime_context().get_node_id()
+        cls = ray.remote(_Partition)
+        layout = (self.layout.key_parts, self.layout.doc_parts, self.layout.simhash_max_distance)
+        roles = [("key", n) for n in range(self.layout.key_parts)] + [
+            ("doc", n) for n in range(self.layout.doc_parts)
+        ]
+
+        def actor(role: str, n: int) -> Any:
+            return cls.options(
+                name=self._actor_name(role, n),
+                namespace="neardup",
+                get_if_exists=True,
+                max_restarts=-1,
+                max_task_retries=-1,
+                num_cpus=0,
+                scheduling_strategy=NodeAffinitySchedulingStrategy(node, soft=False),
+            ).remote(str(self.root / f"{role}-{n:03}"), role, n, layout, self.options)
+
+        actors = [actor(r, n) for r, n in roles]
+        # A driver that died a moment ago leaves its actors named until Ray has ended them: the
+        # handles found then are dead, and are asked for again until fresh ones start.
+        deadline = time.monotonic() + 60
+        while True:
+            pings = [a.pid.remote() for a in actors]
+            dead = []
+            for i, ref in enumerate(pings):
+                try:
+                    ray.get(ref)
+                except ray.exceptions.ActorDiedError:
+                    dead.append(i)
+            if not dead:
+                break
+            if time.monotonic() > deadline:
+                raise neardup.StorageError(f"partition actors {dead} of {self.root} do not start")
+            time.sleep(0.5)
+            for i in dead:
+                actors[i] = actor(*roles[i])
+        self.keys = actors[: self.layout.key_parts]
+        self.docs = actors[self.layout.key_parts :]
+
+    def partitions(self) -> List[Any]:
+        """Every partition actor: the key partitions, then the doc partitions."""
+        return self.keys + self.docs
+
+    def applied_batches(self) -> List[Optional[int]]:
+        """The last batch each partition applied (``None``: none), key partitions first."""
+        ray = _ray()
+        return ray.get([a.call.remote("applied_batch") for a in self.partitions()])
+
+    def close(self) -> None:
+        """Closes every partition's database and ends its actor."""
+        ray = _ray()
+        try:
+            ray.get([a.close.remote() for a in self.partitions()])
+        finally:
+            for a in self.partitions():
+                ray.kill(a, no_restart=True)
+        self.keys, self.docs = [], []
+
+    def __enter__(self) -> "DistributedIndex":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    # ----- reads across partitions -----
+
+    def _pages_and_clusters(self) -> Tuple[Dict[str, List[Any]], Dict[int, int]]:
+        ray = _ray()
+        rows = ray.get([a.call.remote("partition_rows") for a in self.docs])
+        pages: Dict[str, List[Any]] = {k: [] for k in ("doc", "key", "cluster", "seq", "similar_to", "similar_seq")}
+        reps: Dict[int, int] = {}
+        for p, c in rows:
+            for k in pages:
+                pages[k].extend(p[k])
+            reps.update(zip(c["cluster"], c["representative"]))
+        order = sorted(range(len(pages["doc"])), key=pages["doc"].__getitem__)
+        return {k: [v[i] for i in order] for k, v in pages.items()}, reps
+
+    def pages(self) -> Any:
+        """Every page the doc partitions hold, in id order: ``pyarrow.Table(doc: uint32, key:
+        string, cluster: uint32, seq: uint64)``."""
+        import pyarrow as pa
+
+        pages, _ = self._pages_and_clusters()
+        return pa.table(
+            {
+                "doc": pa.array(pages["doc"], pa.uint32()),
+                "key": pa.array(pages["key"], pa.string()),
+                "cluster": pa.array(pages["cluster"], pa.uint32()),
+                "seq": pa.array(pages["seq"], pa.uint64()),
+            }
+        )
+
+    def export(self) -> Any:
+        """Every page's key and the key of the page it was judged a near duplicate of (while
+        held; else its cluster's representative), in page-id order: the
+        ``pyarrow.Table(key, representative)`` that ``Index.export()`` gives on one machine."""
+        import pyarrow as pa
+
+        pages, reps = self._pages_and_clusters()
+        key_of = dict(zip(pages["doc"], pages["key"]))
+        seq_of = dict(zip(pages["doc"], pages["seq"]))
+        out = []
+        for key, cluster, sim, sim_seq in zip(pages["key"], pages["cluster"], pages["similar_to"], pages["similar_seq"]):
+            if sim is not None and seq_of.get(sim) == sim_seq:
+                out.append(key_of[sim])
+            else:
+                out.append(key_of[reps[cluster]])
+        return pa.table({"key": pa.array(pages["key"], pa.string()), "representative": pa.array(out, pa.string())})
+
+    def export_clusters(self) -> Any:
+        """Every cluster in id order, members in id order: the ``pyarrow.Table(cluster,
+        representative, members)`` of ``Index.export_clusters()``."""
+        import pyarrow as pa
+
+        pages, reps = self._pages_and_clusters()
+        key_of = dict(zip(pages["doc"], pages["key"]))
+        members: Dict[int, List[str]] = {}
+        for key, cluster in zip(pages["key"], pages["cluster"]):
+            members.setdefault(cluster, []).append(key)
+        ids = sorted(reps)
+        return pa.table(
+            {
+                "cluster": pa.array(ids, pa.uint32()),
+                "representative": pa.array([key_of[reps[c]] for c in ids], pa.string()),
+                "members": pa.array([members.get(c, []) for c in ids], pa.list_(pa.string())),
+            }
+        )
+
+    def check(self) -> Dict[str, Any]:
+        """The distributed check (SCALEOUT §9): every partition's state gathered into one
+        scratch index, which ``Index.check()`` verifies whole (postings against records, one
+        cluster per live page, counters and free ids); the partitions must agree on the last
+        applied batch. Returns the check's report with ``applied_batches`` added. Gathers the
+        whole index to this machine: for tests and modest indexes."""
+        ray = _ray()
+        applied = self.applied_batches()
+        logs = ray.get([a.call.remote("state_log") for a in self.partitions()])
+        with tempfile.TemporaryDirectory(dir=self.root) as tmp:
+            with neardup.Index(Path(tmp) / "union", **self.options) as union:
+                for n, log in enumerate(logs, 1):
+                    union.apply_log(n, log)
+                report = dict(union.check())
+        report["applied_batches"] = applied
+        if len(set(applied)) > 1:
+            report["problem_count"] = report.get("problem_count", 0) + 1
+            report.setdefault("problems", []).append(f"the partitions applied different batches: {applied}")
+        return report
+
+    def stats(self) -> Dict[str, Any]:
+        """Live pages and clusters (the counters every partition holds)."""
+        ray = _ray()
+        s = ray.get(self.docs[0].stats.remote())
+        return {"pages": s["pages"], "clusters": s["clusters"], "key_parts": self.layout.key_parts, "doc_parts": self.layout.doc_parts}
+
+    # ----- the merge -----
+
+    def merge(
+        self,
+        files: Sequence[PathLike],
+        delete_list: Optional[PathLike] = None,
+        *,
+        batch: Optional[int] = None,
+        export: Optional[PathLike] = None,
+        checkpoint: bool = False,
+        progress: Union[bool, Callable[[str], Any]] = True,
+    ) -> MergeReport:
+        """Merges a day into the index: the keys of ``delete_list`` deleted first, then the
+        pages of ``files`` (JSONL, ``.gz`` too) decided against the index and each other in
+        whole-batch order, as ``neardup ingest --delete-list … --order-scope batch`` does on one
+        machine. ``batch`` defaults to the next batch; re-running an interrupted merge with the
+        same inputs completes it (a batch all partitions applied is reported as such).
+        ``export``: a TSV path for the index's export afterwards; ``checkpoint``: a checkpoint of
+        every partition under ``checkpoints/batch=<n>/``. ``progress``: True prints each stage,
+        a callable gets each stage's line."""
+        say = _sayer(progress)
+        applied = self.applied_batches()
+        done = [a or 0 for a in applied]
+        low, high = min(done), max(done)
+        if high - low > 1:
+            raise InvalidArgumentError(f"the partitions applied batches too far apart: {applied}")
+        n = batch if batch is not None else low + 1
+        if n < 1:
+            raise InvalidArgumentError(f"batch numbers start at 1, not {n}")
+        bdir = self.root / "batches" / f"batch={n}"
+        manifest = _manifest(files, delete_list)
+        mpath = bdir / "manifest.json"
+        if mpath.exists() and json.loads(mpath.read_text()) != manifest:
+            raise InvalidArgumentError(f"batch {n} was started with other inputs ({mpath}): re-run it with those")
+        if low == n and high == n:
+            say(f"batch {n}: applied already by every partition")
+            return MergeReport(batch=n, already_applied=True)
+        if low != n - 1:
+            raise InvalidArgumentError(f"batch {n} refused: the partitions applied {applied}, so the next batch is {low + 1}")
+        bdir.mkdir(parents=True, exist_ok=True)
+        if not mpath.exists():
+            _write_atomic(mpath, json.dumps(manifest, indent=1).encode())
+        report = MergeReport(batch=n, seconds={}, resumed=[])
+        logs_done = bdir / "logs" / "_DONE"
+        if not logs_done.exists():
+            if high == n:
+                raise neardup.CorruptionError(f"partitions applied part of batch {n} but its logs are gone ({logs_done})")
+            pages = read_pages(files)
+            gone = read_key_list(delete_list)
+            report.update(pages=len(pages), deletes=len(gone))
+            t = time.monotonic()
+            sigs = self._signatures(pages, bdir, report)
+            report["seconds"]["S1"] = round(time.monotonic() - t, 3)
+            say(f"S1 signatures: {len(pages)} pages in {report['seconds']['S1']} s")
+            _kill_point("after-S1")
+            t = time.monotonic()
+            reach, clusters, sizes, shuffled = self._reach(pages, sigs, gone)
+            report["seconds"]["S2-S3"] = round(time.monotonic() - t, 3)
+            report.update(reached_pages=len(reach), reached_clusters=len(clusters), components=sizes)
+            report["shuffled_bytes"] = shuffled
+            say(f"S2-S3 reach: {len(reach)} standing pages, {len(clusters)} clusters; components {sizes}")
+            t = time.monotonic()
+            self._decide(n, pages, gone, reach, clusters, bdir, report)
+            report["seconds"]["S4"] = round(time.monotonic() - t, 3)
+            say(f"S4 decide: {report['duplicates']} duplicates, {report['errors']} errors in {report['seconds']['S4']} s")
+        else:
+            report["resumed"].extend(["S1", "S2", "S3", "S4"])
+            say(f"batch {n}: logs written by an earlier run, committing them")
+        _kill_point("after-S4")
+        t = time.monotonic()
+        self._commit(n, bdir, report)
+        report["seconds"]["S5"] = round(time.monotonic() - t, 3)
+        say(f"S5 commit: {len(self.partitions())} partitions in {report['seconds']['S5']} s")
+        t = time.monotonic()
+        report.update(self.stats())
+        if export is not None:
+            _write_tsv(self.export(), Path(export))
+        if checkpoint:
+            self._checkpoint(n)
+        report["seconds"]["S6"] = round(time.monotonic() - t, 3)
+        _write_atomic(bdir / "report.json", json.dumps(report, indent=1, sort_keys=True).encode())
+        say(f"S6 report: {report['pages']} live pages in {report['clusters']} clusters")
+        shutil.rmtree(bdir / "scratch", ignore_errors=True)
+        return report
+
+    def _signatures(self, pages: List[Dict[str, Any]], bdir: Path, report: MergeReport) -> Any:
+        """S1: posting keys and simhash of every page, through Ray Data (cached in
+        ``s1.parquet``)."""
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        out = bdir / "s1.parquet"
+        if out.exists():
+            report["resumed"].append("S1")
+            return pq.read_table(out)
+        ray = _ray()
+        # The index's signature options (``Index(..., signature={...})``).
+        config = dict(self.options.get("signature") or {})
+        parts = []
+        for col in ("html", "text"):
+            if col == "html":
+                rows = [i for i, p in enumerate(pages) if p.get("html") is not None]
+            else:
+                rows = [i for i, p in enumerate(pages) if p.get("html") is None and p.get("text") is not None]
+            if not rows:
+                continue
+            body = [pages[i][col] for i in rows]
+            kind = pa.binary() if col == "html" and isinstance(body[0], bytes) else pa.string()
+            table = pa.table({"row": pa.array(rows, pa.int64()), col: pa.array(body, kind)})
+            blocks = max(1, min(64, len(rows) // 1000))
+            ctx = ray.data.DataContext.get_current()
+            ctx.enable_progress_bars = False
+            ctx.print_on_execution_start = False
+            logging.getLogger("ray.data").setLevel(logging.WARNING)
+            ds = ray.data.from_arrow(table).repartition(blocks).map_batches(
+                _signature_batch,
+                batch_format="pyarrow",
+                fn_kwargs={"col": col, "config": config},
+            )
+            parts.extend(ray.get(ds.to_arrow_refs()))
+        schema = pa.schema([("row", pa.int64()), ("posting_keys", pa.binary()), ("simhash", pa.uint64())])
+        table = pa.concat_tables([p.select(schema.names).cast(schema) for p in parts]) if parts else schema.empty_table()
+        table = table.sort_by("row")
+        tmp = out.with_suffix(".tmp")
+        pq.write_table(table, tmp)
+        os.replace(tmp, out)
+        return table
+
+    def _ask(self, actors: List[Any], method: str, groups: List[List[Any]], pack: Callable[[List[Any]], Any] = list) -> List[Any]:
+        """Calls ``method`` on every actor with a non-empty group; the answers in actor order
+        (``None`` for an actor not asked)."""
+        ray = _ray()
+        refs = [a.call.remote(method, pack(g)) if g else None for a, g in zip(actors, groups)]
+        return [ray.get(r) if r is not None else None for r in refs]
+
+    def _probe(self, packed_keys: bytes, simhashes: Sequence[int]) -> Tuple[Set[int], int]:
+        """The standing pages on any of the keys (over-frequent ones left out) or within the
+        simhash distance of any simhash; and the bytes sent."""
+        lay = self.layout
+        keys = _unique_keys(packed_keys)
+        parts = lay.posting_parts(keys)
+        groups: List[List[bytes]] = [[] for _ in range(lay.key_parts)]
+        for i, p in enumerate(parts):
+            groups[p].append(keys[9 * i : 9 * i + 9])
+        found: Set[int] = set()
+        for ids in self._ask(self.keys, "posting_reach", groups, b"".join):
+            if ids:
+                found.update(ids)
+        sh = sorted(set(simhashes))
+        sgroups: List[List[int]] = [[] for _ in range(lay.key_parts)]
+        for h, ps in zip(sh, lay.simhash_parts(sh)):
+            for p in ps:
+                sgroups[p].append(h)
+        for ids in self._ask(self.keys, "simhash_reach", sgroups):
+            if ids:
+                found.update(ids)
+        return found, len(keys) + 8 * sum(len(g) for g in sgroups)
+
+    def _by_doc(self, method: str, ids: Iterable[int], part: Callable[[int], int]) -> Dict[int, Any]:
+        ids = sorted(set(ids))
+        groups = _group(((part(i), i) for i in ids), self.layout.doc_parts)
+        out: Dict[int, Any] = {}
+        for g, answer in zip(groups, self._ask(self.docs, method, groups)):
+            if answer is not None:
+                out.update(zip(g, answer))
+        return out
+
+    def _reach(self, pages: List[Dict[str, Any]], sigs: Any, gone: List[str]) -> Tuple[List[int], List[int], Dict[str, int], int]:
+        """S2–S3: the standing pages and clusters the day's decisions read (what
+        ``Index.decision_reach`` gives on one machine), the component sizes and the bytes
+        sent."""
+        lay = self.layout
+        keys_col = sigs.column("posting_keys").to_pylist()
+        sims = sigs.column("simhash").to_pylist()
+        rows = sigs.column("row").to_pylist()
+        # The probes' own reach, in bulk.
+        reach, shuffled = self._probe(b"".join(k for k in keys_col if k), [s for s in sims if s is not None])
+        # Re-crawled and deleted keys: their pages, and what their clusters' members reach.
+        touched = [p["id"] for p in pages] + list(gone)
+        kgroups = _group(((p, k) for k, p in zip(touched, lay.key_parts_of(touched))), lay.doc_parts)
+        old: Set[int] = set()
+        for answer in self._ask(self.docs, "key_ids", kgroups):
+            if answer:
+                old.update(i for i in answer if i is not None)
+        shuffled += sum(len(k.encode()) for k in touched)
+        reach |= old
+        clusters_of = self._by_doc("page_clusters", old, lay.doc_part)
+        handed = sorted({c for c in clusters_of.values() if c is not None})
+        members_of = self._by_doc("cluster_member_ids", handed, lay.cluster_part)
+        members: Set[int] = set()
+        for c, m in members_of.items():
+            if m:
+                members.update(m)
+        filed = self._by_doc("filed_pages", members, lay.doc_part)
+        more, sent = self._probe(
+            b"".join(f[1] for f in filed.values() if f), [f[0] for f in filed.values() if f]
+        )
+        reach |= more | members
+        shuffled += sent
+        # Every cluster of what is reached, whole.
+        clusters_of = self._by_doc("page_clusters", reach, lay.doc_part)
+        clusters = sorted({c for c in clusters_of.values() if c is not None})
+        for c, m in self._by_doc("cluster_member_ids", clusters, lay.cluster_part).items():
+            if m:
+                reach.update(m)
+        # S3: the components of the day's pages joined by the keys they share (the standing
+        # pages all go to the one work unit, see the module's documentation).
+        uf = _UnionFind()
+        first_of_key: Dict[bytes, Any] = {}
+        for r, k in zip(rows, keys_col):
+            uf.find(("p", r))
+            if not k:
+                continue
+            for i in range(0, len(k), 9):
+                key = k[i : i + 9]
+                other = first_of_key.setdefault(key, ("p", r))
+                if other != ("p", r):
+                    uf.union(other, ("p", r))
+        sizes = uf.sizes()
+        comp = {"count": len(sizes), "largest": sizes[0] if sizes else 0, "singletons": sum(1 for s in sizes if s == 1)}
+        return sorted(reach), clusters, comp, shuffled
+
+    def _decide(self, n: int, pages: List[Dict[str, Any]], gone: List[str], reach: List[int], clusters: List[int], bdir: Path, report: MergeReport) -> None:
+        """S4: the day decided in one seeded scratch index; the batch log cut by partition and
+        written under ``logs/``, ``_DONE`` last."""
+        ray = _ray()
+        lay = self.layout
+        pgroups = _group(((lay.doc_part(i), i) for i in reach), lay.doc_parts)
+        cgroups = _group(((lay.cluster_part(c), c) for c in clusters), lay.doc_parts)
+        refs = [a.call.remote("seed_log", [], []) for a in self.keys]
+        refs += [a.call.remote("seed_log", p, c) for a, p, c in zip(self.docs, pgroups, cgroups)]
+        seeds = ray.get(refs)
+        seed = neardup.combine_seed_logs(seeds)
+        report["shuffled_bytes"] = report.get("shuffled_bytes", 0) + sum(map(len, seeds))
+        before_counts = self.stats()
+        scratch_dir = bdir / "scratch"
+        shutil.rmtree(scratch_dir, ignore_errors=True)
+        with neardup.Index(scratch_dir, **self.options) as scratch:
+            scratch.apply_log(1, seed)
+            before = scratch.state_log()
+            deleted = missing = 0
+            for key in gone:
+                try:
+                    scratch.delete(key)
+                    deleted += 1
+                except neardup.NotFoundError:
+                    missing += 1
+            verdicts = scratch.insert_many(
+                pages,
+                order="fingerprints",
+                order_scope="batch",
+                batch_size=max(1, len(pages)),
+                progress=False,
+            )
+            after = scratch.state_log()
+        log = neardup.state_diff(before, after, before_counts["pages"], before_counts["clusters"])
+        key_logs, doc_logs = lay.route(log)
+        logs_dir = bdir / "logs"
+        shutil.rmtree(logs_dir, ignore_errors=True)
+        logs_dir.mkdir()
+        sizes = {}
+        for role, logs in (("key", key_logs), ("doc", doc_logs)):
+            for p, data in enumerate(logs):
+                _write_atomic(logs_dir / f"{role}-{p:03}.ndlog", data)
+                sizes[f"{role}-{p}"] = len(data)
+        _write_atomic(logs_dir / "_DONE", b"")
+        err = verdicts.column("error").to_pylist()
+        dup = verdicts.column("duplicate").to_pylist()
+        report.update(
+            deleted=deleted,
+            missing=missing,
+            duplicates=sum(1 for d in dup if d),
+            errors=sum(1 for e in err if e is not None),
+            log_bytes=sizes,
+        )
+        report["shuffled_bytes"] += len(log)
+
+    def _commit(self, n: int, bdir: Path, report: MergeReport) -> None:
+        """S5: every partition applies its log (once in effect)."""
+        ray = _ray()
+        logs_dir = bdir / "logs"
+        calls = [
+            (a, logs_dir / f"{role}-{p:03}.ndlog")
+            for role, actors in (("key", self.keys), ("doc", self.docs))
+            for p, a in enumerate(actors)
+        ]
+        if _kill_armed("S5"):
+            # Crash tests: the first partition commits, then the driver dies.
+            a, path = calls.pop(0)
+            ray.get(a.apply.remote(n, path.read_bytes()))
+            _kill_point("S5")
+        refs = [a.apply.remote(n, path.read_bytes()) for a, path in calls]
+        report["partitions_applied"] = sum(bool(x) for x in ray.get(refs))
+
+    def _checkpoint(self, n: int) -> None:
+        """A checkpoint of every partition under ``checkpoints/batch=<n>/``; older ones but the
+        last are removed."""
+        ray = _ray()
+        base = self.root / "checkpoints"
+        dest = base / f"batch={n}"
+        shutil.rmtree(dest, ignore_errors=True)
+        dest.mkdir(parents=True)
+        refs = []
+        for role, actors in (("key", self.keys), ("doc", self.docs)):
+            for p, a in enumerate(actors):
+                refs.append(a.call.remote("checkpoint", str(dest / f"{role}-{p:03}")))
+        ray.get(refs)
+        for old in base.iterdir():
+            if old != dest and old.name.startswith("batch=") and int(old.name[6:]) < n - 1:
+                shutil.rmtree(old, ignore_errors=True)
+
+
+def _signature_batch(batch: Any, col: str, config: Dict[str, Any]) -> Any:
+    """S1 in a Ray Data task: the row number, posting keys and simhash of each page."""
+    out = neardup.signatures_table(batch, html_col=col if col == "html" else None, text_col=col if col == "text" else None, **config)
+    return out.select(["row", "posting_keys", "simhash"])
+
+
+def _manifest(files: Sequence[PathLike], delete_list: Optional[PathLike]) -> Dict[str, Any]:
+    def digest(p: PathLike) -> str:
+        h = hashlib.sha256()
+        with open(p, "rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                h.update(block)
+        return h.hexdigest()
+
+    return {
+        "files": [[str(Path(f).absolute()), digest(f)] for f in files],
+        "delete_list": None if delete_list is None else [str(Path(delete_list).absolute()), digest(delete_list)],
+    }
+
+
+def _write_atomic(path: Path, data: bytes) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+    fd = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _write_tsv(table: Any, path: Path) -> None:
+    with open(path, "w", encoding="utf-8") as f:
+        for k, r in zip(table.column("key").to_pylist(), table.column("representative").to_pylist()):
+            f.write(f"{k}\t{r}\n")
+
+
+def _sayer(progress: Union[bool, Callable[[str], Any]]) -> Callable[[str], Any]:
+    if callable(progress):
+        return progress
+    if progress:
+        return lambda line: print(line, flush=True)
+    return lambda line: None
+
+
+def _kill_armed(at: str) -> bool:
+    return os.environ.get("NEARDUP_RAY_KILL_AT") == at
+
+
+def _kill_point(at: str) -> None:
+    """Crash tests: ``NEARDUP_RAY_KILL_AT=<point>`` kills the driver with SIGKILL there
+    (``after-S1``, ``after-S4``, or ``S5``: after the first partition applied its log)."""
+    if _kill_armed(at):
+        os.kill(os.getpid(), signal.SIGKILL)

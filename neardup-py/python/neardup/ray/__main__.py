@@ -1,0 +1,93 @@
+"""``python -m neardup.ray``: the distributed daily merge from the command line.
+
+    python -m neardup.ray merge --index-root ROOT [--key-parts K] [--doc-parts J]
+        [--delete-list FILE] [--batch N] [--export TSV] [--checkpoint]
+        [--address ADDR] [--num-cpus N] [--options JSON] DAY.jsonl.gz ...
+    python -m neardup.ray export --index-root ROOT --out TSV
+    python -m neardup.ray check --index-root ROOT
+
+``merge`` prints each stage on standard error, then the report as JSON on standard output; ``check`` exits with 1 when the check
+finds problems. Errors are printed as one line and exit with 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import List, Optional
+
+import neardup
+
+from . import DistributedIndex, _write_tsv
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m neardup.ray", description=__doc__.split("\n\n")[0])
+    sub = p.add_subparsers(dest="command", required=True)
+
+    def common(s: argparse.ArgumentParser) -> None:
+        s.add_argument("--index-root", required=True, help="the distributed index's directory")
+        s.add_argument("--address", help="a Ray cluster's address (default: start Ray here)")
+        s.add_argument("--num-cpus", type=int, help="CPUs of a Ray started here")
+
+    m = sub.add_parser("merge", help="merge a day's pages, after a delete list")
+    common(m)
+    m.add_argument("files", nargs="*", help="JSONL files of pages (.gz read as gzip)")
+    m.add_argument("--key-parts", type=int, help="key partitions of a new index (default 4)")
+    m.add_argument("--doc-parts", type=int, help="doc partitions of a new index (default 4)")
+    m.add_argument("--delete-list", help="keys to delete first, one a line")
+    m.add_argument("--batch", type=int, help="the batch number (default: the next)")
+    m.add_argument("--export", help="write the export as TSV afterwards")
+    m.add_argument("--checkpoint", action="store_true", help="checkpoint every partition")
+    m.add_argument("--options", help="neardup.Index options of a new index, as JSON")
+    e = sub.add_parser("export", help="write the export as TSV")
+    common(e)
+    e.add_argument("--out", required=True)
+    c = sub.add_parser("check", help="the distributed check")
+    common(c)
+    return p
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        options = json.loads(args.options) if getattr(args, "options", None) else {}
+        ix = DistributedIndex(
+            args.index_root,
+            getattr(args, "key_parts", None),
+            getattr(args, "doc_parts", None),
+            address=args.address,
+            num_cpus=args.num_cpus,
+            **options,
+        )
+        try:
+            if args.command == "merge":
+                if not args.files and not args.delete_list:
+                    raise neardup.InvalidArgumentError("nothing to do: give JSONL files and/or --delete-list")
+                report = ix.merge(
+                    args.files,
+                    args.delete_list,
+                    batch=args.batch,
+                    export=args.export,
+                    checkpoint=args.checkpoint,
+                    progress=lambda line: print(line, file=sys.stderr, flush=True),
+                )
+                print(json.dumps(report, indent=1, sort_keys=True))
+            elif args.command == "export":
+                _write_tsv(ix.export(), __import__("pathlib").Path(args.out))
+            else:
+                report = ix.check()
+                print(json.dumps(report, indent=1, sort_keys=True, default=str))
+                if report.get("problem_count", 0):
+                    return 1
+        finally:
+            ix.close()
+    except (neardup.Error, OSError, json.JSONDecodeError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,152 @@
+//! `neardup._neardup.Layout` and the batch-log functions of a distributed index (SCALEOUT §4,
+//! §11 item 3): how its rows are cut into key and doc partitions.
+
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyList};
+
+use crate::errors::{invalid, IntoPy};
+use neardup::index::{decode_log, encode_log};
+
+/// How a distributed index is cut into ``key_parts`` key partitions (postings, over-frequent
+/// keys, simhash entries) and ``doc_parts`` doc partitions (keys, page records, texts,
+/// clusters); counters and free ids are in every partition. ``simhash_max_distance`` must be
+/// the indexes' (default 3). FORMAT.md "Partitions" gives the hashes.
+#[pyclass(frozen, name = "Layout", module = "neardup._neardup")]
+#[derive(Clone, Copy)]
+pub(crate) struct PyLayout {
+    pub(crate) inner: neardup::index::Layout,
+}
+
+/// A routed log's key and doc partition logs, encoded.
+type RoutedBytes = (Vec<Vec<u8>>, Vec<Vec<u8>>);
+
+/// 9-byte posting keys from their concatenation.
+pub(crate) fn unpack_keys(py: Python<'_>, packed: &[u8]) -> PyResult<Vec<[u8; 9]>> {
+    if !packed.len().is_multiple_of(9) {
+        return Err(invalid(
+            py,
+            format!(
+                "posting keys are 9 bytes each: {} bytes is not a whole number of keys",
+                packed.len()
+            ),
+        ));
+    }
+    Ok(packed
+        .chunks_exact(9)
+        .map(|c| <[u8; 9]>::try_from(c).unwrap_or_default())
+        .collect())
+}
+
+#[pymethods]
+impl PyLayout {
+    #[new]
+    #[pyo3(signature = (key_parts, doc_parts, simhash_max_distance=3))]
+    fn new(
+        py: Python<'_>,
+        key_parts: u32,
+        doc_parts: u32,
+        simhash_max_distance: u32,
+    ) -> PyResult<Self> {
+        Ok(PyLayout {
+            inner: neardup::index::Layout::new(key_parts, doc_parts, simhash_max_distance)
+                .py(py)?,
+        })
+    }
+
+    /// The number of key partitions.
+    #[getter]
+    fn key_parts(&self) -> u32 {
+        self.inner.key_parts()
+    }
+
+    /// The number of doc partitions.
+    #[getter]
+    fn doc_parts(&self) -> u32 {
+        self.inner.doc_parts()
+    }
+
+    /// The simhash distance the layout is cut for.
+    #[getter]
+    fn simhash_max_distance(&self) -> u32 {
+        self.inner.simhash_max_distance()
+    }
+
+    /// The key partition of each 9-byte posting key of ``packed`` (their concatenation).
+    fn posting_parts(&self, py: Python<'_>, packed: &[u8]) -> PyResult<Vec<u32>> {
+        let keys = unpack_keys(py, packed)?;
+        Ok(keys.iter().map(|k| self.inner.posting_part(k)).collect())
+    }
+
+    /// Of each simhash, the key partitions a look-up of it reads.
+    fn simhash_parts(&self, simhashes: Vec<u64>) -> Vec<Vec<u32>> {
+        simhashes
+            .iter()
+            .map(|&h| self.inner.simhash_parts(h))
+            .collect()
+    }
+
+    /// The doc partition of each external key (its ``keys`` entry).
+    fn key_parts_of(&self, keys: Vec<String>) -> Vec<u32> {
+        keys.iter().map(|k| self.inner.key_part(k)).collect()
+    }
+
+    /// The doc partition of a page id (``id mod doc_parts``).
+    fn doc_part(&self, id: u32) -> u32 {
+        self.inner.doc_part(id)
+    }
+
+    /// The doc partition of a cluster id (``id mod doc_parts``).
+    fn cluster_part(&self, id: u32) -> u32 {
+        self.inner.cluster_part(id)
+    }
+
+    /// Cuts a batch log (bytes) by partition: ``(key_logs, doc_logs)``, one log (bytes) per
+    /// partition, each in log order.
+    fn route<'py>(
+        &self,
+        py: Python<'py>,
+        log: &[u8],
+    ) -> PyResult<(Bound<'py, PyList>, Bound<'py, PyList>)> {
+        let log = log.to_vec();
+        let layout = self.inner;
+        let (keys, docs) = py
+            .detach(|| -> neardup::Result<RoutedBytes> {
+                let routed = layout.route(&decode_log(&log)?);
+                Ok((
+                    routed.key.iter().map(|l| encode_log(l)).collect(),
+                    routed.doc.iter().map(|l| encode_log(l)).collect(),
+                ))
+            })
+            .py(py)?;
+        let list = |logs: Vec<Vec<u8>>| PyList::new(py, logs.iter().map(|l| PyBytes::new(py, l)));
+        Ok((list(keys)?, list(docs)?))
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "Layout(key_parts={}, doc_parts={}, simhash_max_distance={})",
+            self.inner.key_parts(),
+            self.inner.doc_parts(),
+            self.inner.simhash_max_distance()
+        )
+    }
+}
+
+/// One scratch seed (bytes) from the partitions' seed logs: ``seed_log`` of each doc partition
+/// with the pages and clusters it holds, and of each key partition with none.
+#[pyfunction]
+pub(crate) fn combine_seed_logs<'py>(
+    py: Python<'py>,
+    logs: Vec<Vec<u8>>,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let bytes = py
+        .detach(|| -> neardup::Result<Vec<u8>> {
+            let logs = logs
+                .iter()
+                .map(|l| decode_log(l))
+                .collect::<neardup::Result<Vec<_>>>()?;
+            Ok(encode_log(&neardup::index::combine_seed_logs(logs)?))
+        })
+        .py(py)?;
+    Ok(PyBytes::new(py, &bytes))
+}
