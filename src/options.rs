@@ -279,6 +279,14 @@ pub struct IndexOptions {
     /// share fingerprints no longer probe the local keys that find the whole manual). A search
     /// bound like `max_clusters_verified`: it may change from one opening to the next.
     pub sketch_fallback: bool,
+    /// Give the ids of deleted pages and dissolved clusters to later ones (default). Off, every
+    /// new page and cluster takes the next id of its allocator, so a new id is above every id
+    /// held, whatever was freed: a distributed merge decides each component of a day in its own
+    /// scratch index and numbers the new ids of each after those of the components before it
+    /// (SCALEOUT §4: ids never reused), which keeps every tie-break by id. Off, an index gives
+    /// out at most 2³² page ids in its life. It may change from one opening to the next.
+    #[serde(default = "yes")]
+    pub reuse_ids: bool,
 }
 
 fn yes() -> bool {
@@ -302,6 +310,7 @@ impl Default for IndexOptions {
             store_texts: true,
             posting_filter_bytes: 512 << 20,
             sketch_fallback: false,
+            reuse_ids: true,
         }
     }
 }

@@ -6,7 +6,7 @@ mod common;
 use std::path::Path;
 
 use common::*;
-use neardup::index::{combine_seed_logs, Layout, Partition, Role};
+use neardup::index::{combine_seed_logs, combine_unit_logs, BatchBase, Layout, Partition, Role};
 use neardup::{BatchOptions, Index, IndexOptions, LogOp, OrderScope};
 
 fn options() -> IndexOptions {
@@ -251,4 +251,274 @@ fn a_partition_refuses_what_is_not_its_own() {
     assert!(fresh
         .set_partition(Partition::new(seven, Role::Key(0)).unwrap())
         .is_err());
+}
+
+/// Options of a distributed index: ids never given out again.
+fn no_reuse() -> IndexOptions {
+    IndexOptions {
+        reuse_ids: false,
+        ..options()
+    }
+}
+
+type Pages = Vec<(String, String, String)>;
+
+fn family_pages(
+    families: std::ops::Range<u64>,
+    versions: std::ops::Range<u64>,
+    tag: &str,
+) -> Pages {
+    let mut out = Vec::new();
+    for f in families {
+        for v in versions.clone() {
+            let (host, html) = family_page(f, v);
+            out.push((format!("{tag}f{f}-v{v}"), host, html));
+        }
+    }
+    out
+}
+
+/// Chinese near duplicates: they share neither keys nor simhash blocks with the English
+/// families, so a day of both has at least two components.
+fn zh_pages(families: std::ops::Range<u64>, versions: std::ops::Range<u64>) -> Pages {
+    let mut out = Vec::new();
+    for f in families {
+        let text = article_zh(500 + f, 4);
+        for v in versions.clone() {
+            let paras = if v % 2 == 0 {
+                text.clone()
+            } else {
+                edited(&text, f * 7 + v)
+            };
+            out.push((
+                format!("z{f}-v{v}"),
+                "zh.example".into(),
+                html(f as usize % 3, &format!("报道 {f}"), &paras),
+            ));
+        }
+    }
+    out
+}
+
+fn insert_whole(ix: &Index, pages: &Pages) {
+    let opts = BatchOptions {
+        scope: OrderScope::Batch,
+        ..BatchOptions::default()
+    };
+    insert_pages(ix, pages, &opts);
+}
+
+/// Export pairs and clusters as (representative, members), sorted.
+type Shape = (Vec<(String, String)>, Vec<(String, Vec<String>)>);
+
+/// An export as a set, and the clusters as (representative, members) sets: ids may differ.
+fn shape(ix: &Index) -> Shape {
+    let (mut pairs, clusters) = exports(ix);
+    pairs.sort();
+    let mut clusters: Vec<(String, Vec<String>)> = clusters
+        .into_iter()
+        .map(|(_, r, mut m)| {
+            m.sort();
+            (r, m)
+        })
+        .collect();
+    clusters.sort();
+    (pairs, clusters)
+}
+
+#[test]
+fn components_decided_in_separate_scratch_indexes_give_the_single_nodes_clusters() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut day1 = family_pages(0..10, 0..3, "");
+    day1.extend(zh_pages(0..8, 0..3));
+    // Day 2: new versions of every family, and new families.
+    let mut day2 = zh_pages(0..8, 3..5);
+    day2.extend(family_pages(0..10, 3..5, ""));
+    day2.extend(family_pages(30..33, 0..3, ""));
+    day2.extend(zh_pages(20..23, 0..3));
+    let gone: Vec<String> = ["f2-v0", "z5-v1", "f7-v0", "z3-v0", "f9-v2"]
+        .map(String::from)
+        .to_vec();
+    let reference = Index::open(dir.path().join("ref"), no_reuse()).unwrap();
+    insert_whole(&reference, &day1);
+    reference.checkpoint(dir.path().join("standing")).unwrap();
+    for k in &gone {
+        reference.delete(k).unwrap();
+    }
+    insert_whole(&reference, &day2);
+    assert_clean(&reference);
+
+    let standing = Index::open(dir.path().join("standing"), no_reuse()).unwrap();
+    let stats = standing.stats().unwrap();
+    let state = standing.state_log().unwrap();
+    let counter = |f: fn(&LogOp) -> Option<u64>| state.iter().find_map(f).unwrap();
+    let base = BatchBase {
+        next_doc: counter(|op| match op {
+            LogOp::Counter(neardup::LogCounter::NextDoc(n)) => Some(u64::from(*n)),
+            _ => None,
+        }) as u32,
+        next_cluster: counter(|op| match op {
+            LogOp::Counter(neardup::LogCounter::NextCluster(n)) => Some(u64::from(*n)),
+            _ => None,
+        }) as u32,
+        next_seq: counter(|op| match op {
+            LogOp::Counter(neardup::LogCounter::NextSeq(n)) => Some(*n),
+            _ => None,
+        }),
+        live_docs: stats.pages,
+        live_clusters: stats.clusters,
+    };
+    // The components of the day (SCALEOUT §5 S3): pages and deletes joined when what they reach
+    // in the standing index meets, or when two pages share a key or a simhash block; packed into
+    // two work units, components alternately.
+    let cfg = options().signature;
+    let sigs: Vec<neardup::Signatures> = day2
+        .iter()
+        .map(|(_, _, h)| {
+            neardup::Signatures::compute(neardup::Content::Html(h.as_bytes()), &cfg).unwrap()
+        })
+        .collect();
+    let items = day2.len() + gone.len();
+    let mut parent: Vec<usize> = (0..items).collect();
+    fn find(p: &mut [usize], mut x: usize) -> usize {
+        while p[x] != x {
+            p[x] = p[p[x]];
+            x = p[x];
+        }
+        x
+    }
+    let mut owner: std::collections::HashMap<Vec<u8>, usize> = std::collections::HashMap::new();
+    let mut join = |parent: &mut Vec<usize>, key: Vec<u8>, i: usize| {
+        let j = *owner.entry(key).or_insert(i);
+        let (a, b) = (find(parent, i), find(parent, j));
+        parent[a] = b;
+    };
+    let tables = neardup::storage::SimhashTables::new(3).unwrap();
+    let mut blocks: std::collections::HashMap<Vec<u8>, Vec<usize>> = Default::default();
+    for i in 0..items {
+        let reach = if i < day2.len() {
+            for k in sigs[i].posting_keys(&cfg.method) {
+                join(&mut parent, k.to_vec(), i);
+            }
+            for b in tables.block_keys(sigs[i].simhash) {
+                blocks.entry(b).or_default().push(i);
+            }
+            standing
+                .decision_reach(&sigs[i..=i], &[day2[i].0.as_str()], &[])
+                .unwrap()
+        } else {
+            standing
+                .decision_reach(&[], &[], &[gone[i - day2.len()].as_str()])
+                .unwrap()
+        };
+        for p in reach.pages {
+            join(&mut parent, p.to_be_bytes().to_vec(), i);
+        }
+    }
+    // Pages within the simhash distance of each other (they share a block).
+    for members in blocks.values() {
+        for (n, &i) in members.iter().enumerate() {
+            for &j in &members[n + 1..] {
+                if (sigs[i].simhash ^ sigs[j].simhash).count_ones() <= 3 {
+                    let (a, b) = (find(&mut parent, i), find(&mut parent, j));
+                    parent[a] = b;
+                }
+            }
+        }
+    }
+    let roots: Vec<usize> = (0..items).map(|i| find(&mut parent, i)).collect();
+    let mut order: Vec<usize> = roots.clone();
+    order.sort_unstable();
+    order.dedup();
+    assert!(order.len() >= 2, "the day has one component");
+    let in_unit = |i: usize, u: usize| order.binary_search(&roots[i]).unwrap() % 2 == u;
+    let mut logs = Vec::new();
+    let mut reached = Vec::new();
+    for u in 0..2 {
+        let pages: Pages = (0..day2.len())
+            .filter(|&i| in_unit(i, u))
+            .map(|i| day2[i].clone())
+            .collect();
+        let deletes: Vec<&str> = (0..gone.len())
+            .filter(|&i| in_unit(day2.len() + i, u))
+            .map(|i| gone[i].as_str())
+            .collect();
+        let probes: Vec<neardup::Signatures> = (0..day2.len())
+            .filter(|&i| in_unit(i, u))
+            .map(|i| sigs[i].clone())
+            .collect();
+        let keys: Vec<&str> = pages.iter().map(|p| p.0.as_str()).collect();
+        let reach = standing.decision_reach(&probes, &keys, &deletes).unwrap();
+        reached.push(reach.pages.clone());
+        let scratch = Index::open(dir.path().join(format!("scratch-{u}")), no_reuse()).unwrap();
+        scratch
+            .apply_log(
+                1,
+                &standing.seed_log(&reach.pages, &reach.clusters).unwrap(),
+            )
+            .unwrap();
+        let before = scratch.state_log().unwrap();
+        for k in &deletes {
+            scratch.delete(k).unwrap();
+        }
+        insert_whole(&scratch, &pages);
+        let diff = neardup::index::state_diff(&before, &scratch.state_log().unwrap());
+        logs.push(diff.into_log(base.live_docs, base.live_clusters));
+    }
+    // The units are disjoint components of the standing index.
+    assert!(reached[0].iter().all(|p| !reached[1].contains(p)));
+    assert!(!reached[0].is_empty() && !reached[1].is_empty());
+    let log = combine_unit_logs(base, logs).unwrap();
+    standing.apply_log(1, &log).unwrap();
+    assert_clean(&standing);
+    assert_eq!(shape(&standing), shape(&reference));
+    assert_eq!(
+        standing.stats().unwrap().pages,
+        reference.stats().unwrap().pages
+    );
+    assert_eq!(
+        standing.stats().unwrap().clusters,
+        reference.stats().unwrap().clusters
+    );
+}
+
+#[test]
+fn unit_logs_below_the_batch_start_are_refused() {
+    let base = BatchBase {
+        next_doc: 10,
+        next_cluster: 5,
+        next_seq: 10,
+        live_docs: 8,
+        live_clusters: 4,
+    };
+    let low = vec![LogOp::Counter(neardup::LogCounter::NextDoc(3))];
+    assert!(combine_unit_logs(base, vec![low]).is_err());
+    let none = combine_unit_logs(base, vec![]).unwrap();
+    assert_eq!(none[0], LogOp::Counter(neardup::LogCounter::NextDoc(10)));
+}
+
+#[test]
+fn without_reuse_new_ids_are_above_every_id_given_out() {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, reuse) in [("reuse", true), ("no-reuse", false)] {
+        let ix = Index::open(
+            dir.path().join(name),
+            IndexOptions {
+                reuse_ids: reuse,
+                ..options()
+            },
+        )
+        .unwrap();
+        insert_whole(&ix, &family_pages(0..3, 0..1, ""));
+        let gone = ix.get("f0-v0").unwrap().unwrap();
+        ix.delete("f0-v0").unwrap();
+        insert_whole(&ix, &family_pages(7..8, 0..1, ""));
+        let new = ix.get("f7-v0").unwrap().unwrap();
+        if reuse {
+            assert_eq!((new.doc, new.cluster), (gone.doc, gone.cluster));
+        } else {
+            assert_eq!((new.doc, new.cluster), (3, 3));
+        }
+        assert_clean(&ix);
+    }
 }

@@ -526,6 +526,29 @@ impl PyIndex {
             .py(py)
     }
 
+    /// The page ids filed under each 9-byte posting key of ``packed`` (their concatenation),
+    /// none for an over-frequent key: one list per key.
+    fn posting_ids(&self, py: Python<'_>, packed: &[u8]) -> PyResult<Vec<Vec<u32>>> {
+        let ix = self.ix(py)?;
+        let keys = crate::partition::unpack_keys(py, packed)?;
+        py.detach(|| {
+            ix.posting_ids(&keys)
+                .map(|v| v.into_iter().map(|b| b.iter().collect()).collect())
+        })
+        .py(py)
+    }
+
+    /// Of each simhash, the page ids within the simhash distance of it among the entries this
+    /// database holds: one list per simhash.
+    fn simhash_ids(&self, py: Python<'_>, simhashes: Vec<u64>) -> PyResult<Vec<Vec<u32>>> {
+        let ix = self.ix(py)?;
+        py.detach(|| {
+            ix.simhash_ids(&simhashes)
+                .map(|v| v.into_iter().map(|b| b.iter().collect()).collect())
+        })
+        .py(py)
+    }
+
     /// The page id of each key (``None`` for a key this database does not hold).
     fn key_ids(&self, py: Python<'_>, keys: Vec<String>) -> PyResult<Vec<Option<u32>>> {
         let ix = self.ix(py)?;

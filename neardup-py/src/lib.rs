@@ -280,5 +280,7 @@ fn _neardup(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(state_diff, m)?)?;
     m.add_class::<partition::PyLayout>()?;
     m.add_function(wrap_pyfunction!(partition::combine_seed_logs, m)?)?;
+    m.add_function(wrap_pyfunction!(partition::combine_unit_logs, m)?)?;
+    m.add_function(wrap_pyfunction!(partition::log_counters, m)?)?;
     Ok(())
 }

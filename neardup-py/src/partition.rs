@@ -150,3 +150,67 @@ pub(crate) fn combine_seed_logs<'py>(
         .py(py)?;
     Ok(PyBytes::new(py, &bytes))
 }
+
+/// One batch log (bytes) from the batch logs of several work units, each decided in its own
+/// scratch index seeded from a standing index whose allocators and live counts were ``base``
+/// (a dict: ``next_doc``, ``next_cluster``, ``next_seq``, ``live_docs``, ``live_clusters``) when
+/// the batch started, with ``reuse_ids=False``: unit ``u``'s new ids are moved past those of the
+/// units before it, and the counters cover them all.
+#[pyfunction]
+pub(crate) fn combine_unit_logs<'py>(
+    py: Python<'py>,
+    base: std::collections::HashMap<String, u64>,
+    logs: Vec<Vec<u8>>,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let get = |name: &str| -> PyResult<u64> {
+        base.get(name)
+            .copied()
+            .ok_or_else(|| invalid(py, format!("base has no {name:?}")))
+    };
+    let narrow = |name: &str| -> PyResult<u32> {
+        u32::try_from(get(name)?).map_err(|_| invalid(py, format!("base {name:?} is over 2**32")))
+    };
+    let base = neardup::index::BatchBase {
+        next_doc: narrow("next_doc")?,
+        next_cluster: narrow("next_cluster")?,
+        next_seq: get("next_seq")?,
+        live_docs: get("live_docs")?,
+        live_clusters: get("live_clusters")?,
+    };
+    let bytes = py
+        .detach(|| -> neardup::Result<Vec<u8>> {
+            let logs = logs
+                .iter()
+                .map(|l| decode_log(l))
+                .collect::<neardup::Result<Vec<_>>>()?;
+            Ok(encode_log(&neardup::index::combine_unit_logs(base, logs)?))
+        })
+        .py(py)?;
+    Ok(PyBytes::new(py, &bytes))
+}
+
+/// The counters a batch log (bytes) sets, as a dict with those of ``next_doc``,
+/// ``next_cluster``, ``next_seq``, ``live_docs`` and ``live_clusters`` it holds (the last value
+/// of each).
+#[pyfunction]
+pub(crate) fn log_counters(
+    py: Python<'_>,
+    log: &[u8],
+) -> PyResult<std::collections::HashMap<&'static str, u64>> {
+    let ops = decode_log(log).py(py)?;
+    let mut out = std::collections::HashMap::new();
+    for op in &ops {
+        if let neardup::LogOp::Counter(c) = op {
+            let (name, v) = match *c {
+                neardup::LogCounter::NextDoc(n) => ("next_doc", u64::from(n)),
+                neardup::LogCounter::NextCluster(n) => ("next_cluster", u64::from(n)),
+                neardup::LogCounter::NextSeq(n) => ("next_seq", n),
+                neardup::LogCounter::LiveDocs(n) => ("live_docs", n),
+                neardup::LogCounter::LiveClusters(n) => ("live_clusters", n),
+                _ => continue,
+            };
+            out.insert(name, v);
+        }
+    }
+    Ok(out)
+}

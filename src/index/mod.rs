@@ -44,7 +44,8 @@ pub use compact::{dir_bytes, CompactReport};
 pub use explain::{explain_pair, ExplainedPage, Explanation};
 pub use logfile::{decode_log, encode_log};
 pub use partition::{
-    combine_seed_logs, FiledPage, Layout, Partition, Role, RoutedLog, Target, MAX_PARTS,
+    combine_seed_logs, combine_unit_logs, BatchBase, FiledPage, Layout, PageRow, Partition,
+    PartitionRows, Role, RoutedLog, Target, MAX_PARTS,
 };
 pub use read::{ClusterInfo, Clusters, Keys, Members, Record};
 pub use seed::{state_diff, Reach, StateDiff};

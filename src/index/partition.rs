@@ -464,39 +464,77 @@ impl super::Index {
         }
     }
 
-    /// The pages filed under any of `keys`, over-frequent keys left out (no decision reads
-    /// them): what a key partition answers for the day's probes (SCALEOUT §5 S2).
+    /// The pages filed under each of `keys`, none for an over-frequent key (no decision reads
+    /// it): what a key partition answers for the day's probes (SCALEOUT §5 S2).
+    ///
+    /// # Errors
+    /// Storage and corruption errors.
+    pub fn posting_ids(&self, keys: &[[u8; 9]]) -> Result<Vec<RoaringBitmap>> {
+        self.registration.check_process()?;
+        let frequent: Vec<bool> = {
+            let f = self.frequent.read();
+            keys.iter().map(|k| f.contains(k)).collect()
+        };
+        let read: Vec<[u8; 9]> = keys
+            .iter()
+            .zip(&frequent)
+            .filter(|(_, &f)| !f)
+            .map(|(k, _)| *k)
+            .collect();
+        let mut postings = self.postings(&read)?.into_iter();
+        Ok(frequent
+            .into_iter()
+            .map(|f| {
+                if f {
+                    RoaringBitmap::new()
+                } else {
+                    postings.next().unwrap_or_default()
+                }
+            })
+            .collect())
+    }
+
+    /// The pages filed under any of `keys`, over-frequent keys left out
+    /// ([`Self::posting_ids`] united).
     ///
     /// # Errors
     /// Storage and corruption errors.
     pub fn posting_reach(&self, keys: &[[u8; 9]]) -> Result<RoaringBitmap> {
-        self.registration.check_process()?;
-        let keys: Vec<[u8; 9]> = {
-            let frequent = self.frequent.read();
-            keys.iter()
-                .filter(|k| !frequent.contains(*k))
-                .copied()
-                .collect()
-        };
-        let mut out = RoaringBitmap::new();
-        for posting in self.postings(&keys)? {
-            out |= posting;
-        }
-        Ok(out)
+        Ok(self
+            .posting_ids(keys)?
+            .into_iter()
+            .fold(RoaringBitmap::new(), |a, b| a | b))
     }
 
-    /// The pages within the simhash distance of any of `simhashes` among the simhash entries
+    /// Of each simhash, the pages within the simhash distance of it among the simhash entries
     /// this database holds (SCALEOUT §5 S2 "Simhash").
     ///
     /// # Errors
     /// Storage and corruption errors.
-    pub fn simhash_reach(&self, simhashes: &[u64]) -> Result<RoaringBitmap> {
+    pub fn simhash_ids(&self, simhashes: &[u64]) -> Result<Vec<RoaringBitmap>> {
         self.registration.check_process()?;
-        let mut out = RoaringBitmap::new();
-        for &h in simhashes {
-            out.extend(self.simhash_near(h)?.into_iter().map(|(id, _)| id));
-        }
-        Ok(out)
+        simhashes
+            .iter()
+            .map(|&h| {
+                Ok(self
+                    .simhash_near(h)?
+                    .into_iter()
+                    .map(|(id, _)| id)
+                    .collect())
+            })
+            .collect()
+    }
+
+    /// The pages within the simhash distance of any of `simhashes` ([`Self::simhash_ids`]
+    /// united).
+    ///
+    /// # Errors
+    /// Storage and corruption errors.
+    pub fn simhash_reach(&self, simhashes: &[u64]) -> Result<RoaringBitmap> {
+        Ok(self
+            .simhash_ids(simhashes)?
+            .into_iter()
+            .fold(RoaringBitmap::new(), |a, b| a | b))
     }
 
     /// The page id of each external key, `None` for a key this database does not hold.
@@ -614,4 +652,181 @@ impl super::Index {
         }
         Ok((pages, clusters))
     }
+}
+
+/// The allocators and live counts of a standing index when a batch starts: where the new ids
+/// of the batch's work units begin ([`combine_unit_logs`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct BatchBase {
+    /// The page id allocator.
+    pub next_doc: DocId,
+    /// The cluster id allocator.
+    pub next_cluster: ClusterId,
+    /// The insertion sequence.
+    pub next_seq: u64,
+    /// Live pages.
+    pub live_docs: u64,
+    /// Live clusters.
+    pub live_clusters: u64,
+}
+
+/// The ids a work unit gave out, or the offsets its ids move by.
+#[derive(Clone, Copy, Debug, Default)]
+struct Ids {
+    docs: u32,
+    clusters: u32,
+    seq: u64,
+}
+
+/// One batch log from the batch logs of several work units (SCALEOUT §5 S4–S5), each decided
+/// in its own scratch index seeded from `base` with [`crate::IndexOptions::reuse_ids`] off, so
+/// that each numbered its new pages, clusters and insertion sequence from `base`'s allocators
+/// up (each log as [`crate::index::StateDiff::into_log`] gives it with `base`'s live counts).
+/// Unit `u`'s new ids are moved past those of units `0..u`: in each unit they keep their order,
+/// and every new id stays above every standing one, so each tie-break by id decides as it did.
+/// The result: the counters (the allocators past every unit's ids, the live counts changed by
+/// every unit), then each unit's operations.
+///
+/// The units must be disjoint components (no page, cluster or key written by two of them, but
+/// for postings of over-frequent keys, whose changes compose).
+///
+/// # Errors
+/// [`Error::InvalidArgument`] when a unit's allocators are below `base`'s; [`Error::Full`] when
+/// the ids overflow.
+pub fn combine_unit_logs(base: BatchBase, logs: Vec<Vec<LogOp>>) -> Result<Vec<LogOp>> {
+    let mut offset = Ids::default();
+    let (mut live_docs, mut live_clusters) =
+        (i128::from(base.live_docs), i128::from(base.live_clusters));
+    let mut ops = Vec::new();
+    for (u, log) in logs.into_iter().enumerate() {
+        let mut gave = Ids::default();
+        let mut unit = Vec::with_capacity(log.len());
+        for op in log {
+            match op {
+                LogOp::Counter(c) => {
+                    let below = || {
+                        Error::InvalidArgument(format!(
+                            "work unit {u}'s allocators are below the batch's start"
+                        ))
+                    };
+                    match c {
+                        LogCounter::NextDoc(n) => {
+                            gave.docs = n.checked_sub(base.next_doc).ok_or_else(below)?
+                        }
+                        LogCounter::NextCluster(n) => {
+                            gave.clusters = n.checked_sub(base.next_cluster).ok_or_else(below)?
+                        }
+                        LogCounter::NextSeq(n) => {
+                            gave.seq = n.checked_sub(base.next_seq).ok_or_else(below)?
+                        }
+                        LogCounter::LiveDocs(n) => {
+                            live_docs += i128::from(n) - i128::from(base.live_docs)
+                        }
+                        LogCounter::LiveClusters(n) => {
+                            live_clusters += i128::from(n) - i128::from(base.live_clusters)
+                        }
+                    }
+                }
+                other => unit.push(other),
+            }
+        }
+        for op in &mut unit {
+            shift_op(op, &base, &offset)?;
+        }
+        ops.extend(unit);
+        offset.docs = offset.docs.checked_add(gave.docs).ok_or(Error::Full)?;
+        offset.clusters = offset
+            .clusters
+            .checked_add(gave.clusters)
+            .ok_or(Error::Full)?;
+        offset.seq = offset.seq.checked_add(gave.seq).ok_or(Error::Full)?;
+    }
+    let count = |v: i128| v.clamp(0, i128::from(u64::MAX)) as u64;
+    let mut out = vec![
+        LogOp::Counter(LogCounter::NextDoc(
+            base.next_doc.checked_add(offset.docs).ok_or(Error::Full)?,
+        )),
+        LogOp::Counter(LogCounter::NextCluster(
+            base.next_cluster
+                .checked_add(offset.clusters)
+                .ok_or(Error::Full)?,
+        )),
+        LogOp::Counter(LogCounter::NextSeq(
+            base.next_seq.checked_add(offset.seq).ok_or(Error::Full)?,
+        )),
+        LogOp::Counter(LogCounter::LiveDocs(count(live_docs))),
+        LogOp::Counter(LogCounter::LiveClusters(count(live_clusters))),
+    ];
+    out.extend(ops);
+    Ok(out)
+}
+
+/// Moves the new ids of one operation (those at or above `base`'s allocators) by `by`.
+fn shift_op(op: &mut LogOp, base: &BatchBase, by: &Ids) -> Result<()> {
+    use crate::storage::codec::NO_DOC;
+    let doc = |id: DocId| -> Result<DocId> {
+        if id != NO_DOC && id >= base.next_doc {
+            id.checked_add(by.docs).ok_or(Error::Full)
+        } else {
+            Ok(id)
+        }
+    };
+    let cluster = |id: ClusterId| -> Result<ClusterId> {
+        if id >= base.next_cluster {
+            id.checked_add(by.clusters).ok_or(Error::Full)
+        } else {
+            Ok(id)
+        }
+    };
+    let seq = |s: u64| -> Result<u64> {
+        if s >= base.next_seq {
+            s.checked_add(by.seq).ok_or(Error::Full)
+        } else {
+            Ok(s)
+        }
+    };
+    let docs = |b: &RoaringBitmap| -> Result<RoaringBitmap> {
+        if b.max().is_none_or(|m| m < base.next_doc) || by.docs == 0 {
+            return Ok(b.clone());
+        }
+        b.iter().map(doc).collect()
+    };
+    match op {
+        LogOp::Posting { delta, .. } => {
+            delta.add = docs(&delta.add)?;
+            delta.remove = docs(&delta.remove)?;
+        }
+        LogOp::Simhash { doc: d, .. } => *d = doc(*d)?,
+        LogOp::Key { doc: d, .. } => {
+            if let Some(d) = d {
+                *d = doc(*d)?;
+            }
+        }
+        LogOp::Doc { id, record } => {
+            *id = doc(*id)?;
+            if let Some(r) = record {
+                r.cluster = cluster(r.cluster)?;
+                r.seq = seq(r.seq)?;
+                if r.similar_to != NO_DOC {
+                    r.similar_to = doc(r.similar_to)?;
+                    r.similar_seq = seq(r.similar_seq)?;
+                }
+            }
+        }
+        LogOp::Text { id, .. } | LogOp::PageBlocks { id, .. } => *id = doc(*id)?,
+        LogOp::FreeDoc { id, .. } => *id = doc(*id)?,
+        LogOp::Cluster { id, record } => {
+            *id = cluster(*id)?;
+            if let Some(r) = record {
+                r.representative = doc(r.representative)?;
+                r.members = docs(&r.members)?;
+            }
+        }
+        LogOp::FreeCluster { id, .. } => *id = cluster(*id)?,
+        LogOp::Frequent { .. }
+        | LogOp::HostPages { .. }
+        | LogOp::BlockPages { .. }
+        | LogOp::Counter(_) => {}
+    }
+    Ok(())
 }

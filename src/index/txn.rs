@@ -101,8 +101,17 @@ impl<'a> Txn<'a> {
             live_docs: counters.live_docs,
             live_clusters: counters.live_clusters,
             next_seq: counters.next_seq,
-            free_docs: Arc::clone(&counters.free_docs.ready),
-            free_clusters: Arc::clone(&counters.free_clusters.ready),
+            // Without reuse, the free ids stay free and every id comes from the allocators.
+            free_docs: if ix.opts.reuse_ids {
+                Arc::clone(&counters.free_docs.ready)
+            } else {
+                Arc::default()
+            },
+            free_clusters: if ix.opts.reuse_ids {
+                Arc::clone(&counters.free_clusters.ready)
+            } else {
+                Arc::default()
+            },
             ids: IdChanges::default(),
         }
     }

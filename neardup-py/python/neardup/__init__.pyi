@@ -240,6 +240,11 @@ class Index:
         ones left out)."""
     def simhash_reach(self, simhashes: List[int]) -> List[int]:
         """Page ids within the simhash distance of any of ``simhashes`` (entries held here)."""
+    def posting_ids(self, packed: bytes) -> List[List[int]]:
+        """Per concatenated 9-byte posting key, the page ids filed under it (none for an
+        over-frequent key)."""
+    def simhash_ids(self, simhashes: List[int]) -> List[List[int]]:
+        """Per simhash, the page ids within the simhash distance (entries held here)."""
     def key_ids(self, keys: List[str]) -> List[Optional[int]]: ...
     def page_clusters(self, ids: List[int]) -> List[Optional[int]]: ...
     def cluster_member_ids(self, clusters: List[int]) -> List[Optional[List[int]]]: ...
@@ -300,6 +305,14 @@ class Layout:
 
 def combine_seed_logs(logs: List[bytes]) -> bytes:
     """One scratch seed from the partitions' seed logs."""
+
+def combine_unit_logs(base: Dict[str, int], logs: List[bytes]) -> bytes:
+    """One batch log from the work units' logs, each unit's new ids moved past the units'
+    before it (``base``: ``next_doc``, ``next_cluster``, ``next_seq``, ``live_docs``,
+    ``live_clusters`` at the batch's start)."""
+
+def log_counters(log: bytes) -> Dict[str, int]:
+    """The counters a batch log sets."""
 def state_diff(before: bytes, after: bytes, live_docs: int, live_clusters: int) -> bytes:
     """The batch log from a scratch index's seeded state to its decided one, for a standing
     index with these live counts at the batch's start."""

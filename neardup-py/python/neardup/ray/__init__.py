@@ -9,13 +9,17 @@ A day is merged by ``DistributedIndex.merge(files, delete_list)``:
   each page's posting keys and simhash.
 - **S2 reach**: the posting keys go to their key partitions, the simhashes to the partitions of
   their blocks; the deleted and re-crawled keys go to their doc partitions, which give their pages,
-  clusters and members, whose own keys reach further (as ``Index.decision_reach`` on one machine).
-- **S3 components**: the probes and what they reach are joined by union-find over the reach
-  edges; the report gives the component sizes.
-- **S4 decide**: one scratch index is seeded with what the day reads (``seed_log`` of each
-  partition, ``neardup.combine_seed_logs``), deciding nothing; the deletes and the day's pages run
-  on it with the single-node code in whole-batch order; the difference of its state logs is the
-  batch log, cut by partition (``Layout.route``) and written to disk with a completion marker.
+  clusters and members, whose own keys reach further (what ``Index.decision_reach`` reads on one
+  machine).
+- **S3 components**: union-find over the day's pages, the standing pages they reach (by key, by
+  simhash, by re-crawled or deleted key) and the clusters of those pages, whole; components are
+  packed into work units, in the order of their first page, each to the least loaded unit.
+- **S4 decide**: each work unit in its own scratch index, a Ray task: seeded with what its
+  components read (``seed_log`` of the partitions, ``neardup.combine_seed_logs``), deciding
+  nothing; its deletes and its pages run with the single-node code in whole-batch order; the
+  difference of its state logs is its log. ``neardup.combine_unit_logs`` numbers each unit's new
+  pages, clusters and insertion sequence after the units before it; the batch log is cut by
+  partition (``Layout.route``) and written to disk with a completion marker.
 - **S5 commit**: each partition applies its log once in effect (``Index.apply_log``, the batch
   recorded in the last write).
 - **S6 report and checkpoint**: counts and timings in ``report.json``, optionally an export, and a
@@ -24,10 +28,10 @@ A day is merged by ``DistributedIndex.merge(files, delete_list)``:
 A merge is re-run with the same inputs after any failure: a batch whose logs were written goes
 straight to S5, and partitions that applied it already skip it.
 
-One scratch index decides the whole batch: every component in one work unit, as SCALEOUT §6
-measured. The ids a decision gives out (page ids from the allocator, cluster ids) are exact in
-that unit; several units need an id plan (ids assigned in the global order before the decisions,
-cluster ids renumbered at commit), which is not built yet.
+A distributed index never gives an id out again (``reuse_ids=False``, SCALEOUT §4): a new id is
+above every id held, so components decided apart and numbered unit after unit keep every
+tie-break by id, and the clusters are those of one machine with the same option, whatever the
+number of work units (the ids themselves are, with one work unit).
 """
 
 from __future__ import annotations
@@ -415,6 +419,7 @@ class DistributedIndex:
         batch: Optional[int] = None,
         export: Optional[PathLike] = None,
         checkpoint: bool = False,
+        work_units: Optional[int] = None,
         progress: Union[bool, Callable[[str], Any]] = True,
     ) -> MergeReport:
         """Merges a day into the index: the keys of ``delete_list`` deleted first, then the
@@ -423,8 +428,10 @@ class DistributedIndex:
         machine. ``batch`` defaults to the next batch; re-running an interrupted merge with the
         same inputs completes it (a batch all partitions applied is reported as such).
         ``export``: a TSV path for the index's export afterwards; ``checkpoint``: a checkpoint of
-        every partition under ``checkpoints/batch=<n>/``. ``progress``: True prints each stage,
-        a callable gets each stage's line."""
+        every partition under ``checkpoints/batch=<n>/``. ``work_units``: at most how many scratch
+        indexes decide the day's components in parallel (default: the cluster's CPUs); the new
+        ids are numbered unit after unit, so they depend on it, while the clusters do not.
+        ``progress``: True prints each stage, a callable gets each stage's line."""
         say = _sayer(progress)
         applied = self.applied_batches()
         done = [a or 0 for a in applied]
@@ -461,13 +468,22 @@ class DistributedIndex:
             say(f"S1 signatures: {len(pages)} pages in {report['seconds']['S1']} s")
             _kill_point("after-S1")
             t = time.monotonic()
-            reach, clusters, sizes, shuffled = self._reach(pages, sigs, gone)
+            if work_units is None:
+                work_units = max(1, int(_ray().cluster_resources().get("CPU", 1)))
+            units, sizes, shuffled = self._plan(pages, sigs, gone, work_units)
             report["seconds"]["S2-S3"] = round(time.monotonic() - t, 3)
-            report.update(reached_pages=len(reach), reached_clusters=len(clusters), components=sizes)
+            report.update(
+                reached_pages=sum(len(u.pages) for u in units),
+                reached_clusters=sum(len(u.clusters) for u in units),
+                components=sizes,
+            )
             report["shuffled_bytes"] = shuffled
-            say(f"S2-S3 reach: {len(reach)} standing pages, {len(clusters)} clusters; components {sizes}")
+            say(
+                f"S2-S3 reach: {report['reached_pages']} standing pages, {report['reached_clusters']} "
+                f"clusters; components {sizes}; {len(units)} work units"
+            )
             t = time.monotonic()
-            self._decide(n, pages, gone, reach, clusters, bdir, report)
+            self._decide(n, pages, gone, units, bdir, report)
             report["seconds"]["S4"] = round(time.monotonic() - t, 3)
             say(f"S4 decide: {report['duplicates']} duplicates, {report['errors']} errors in {report['seconds']['S4']} s")
         else:
@@ -540,28 +556,38 @@ class DistributedIndex:
         refs = [a.call.remote(method, pack(g)) if g else None for a, g in zip(actors, groups)]
         return [ray.get(r) if r is not None else None for r in refs]
 
-    def _probe(self, packed_keys: bytes, simhashes: Sequence[int]) -> Tuple[Set[int], int]:
-        """The standing pages on any of the keys (over-frequent ones left out) or within the
-        simhash distance of any simhash; and the bytes sent."""
+    def _key_postings(self, packed: bytes) -> Tuple[bytes, List[List[int]]]:
+        """The distinct 9-byte keys of a concatenation and, for each, the standing pages filed
+        under it (none for an over-frequent key), from the key partitions."""
         lay = self.layout
-        keys = _unique_keys(packed_keys)
+        keys = _unique_keys(packed)
         parts = lay.posting_parts(keys)
-        groups: List[List[bytes]] = [[] for _ in range(lay.key_parts)]
+        groups: List[List[int]] = [[] for _ in range(lay.key_parts)]
         for i, p in enumerate(parts):
-            groups[p].append(keys[9 * i : 9 * i + 9])
-        found: Set[int] = set()
-        for ids in self._ask(self.keys, "posting_reach", groups, b"".join):
-            if ids:
-                found.update(ids)
+            groups[p].append(i)
+        answers = self._ask(self.keys, "posting_ids", [[keys[9 * i : 9 * i + 9] for i in g] for g in groups], b"".join)
+        ids: List[List[int]] = [[] for _ in range(len(keys) // 9)]
+        for g, answer in zip(groups, answers):
+            if answer is not None:
+                for i, found in zip(g, answer):
+                    ids[i] = found
+        return keys, ids
+
+    def _simhash_neighbours(self, simhashes: Sequence[int]) -> Tuple[Dict[int, Set[int]], int]:
+        """Of each simhash, the standing pages within the simhash distance of it; and the
+        bytes sent."""
+        lay = self.layout
         sh = sorted(set(simhashes))
-        sgroups: List[List[int]] = [[] for _ in range(lay.key_parts)]
+        groups: List[List[int]] = [[] for _ in range(lay.key_parts)]
         for h, ps in zip(sh, lay.simhash_parts(sh)):
             for p in ps:
-                sgroups[p].append(h)
-        for ids in self._ask(self.keys, "simhash_reach", sgroups):
-            if ids:
-                found.update(ids)
-        return found, len(keys) + 8 * sum(len(g) for g in sgroups)
+                groups[p].append(h)
+        out: Dict[int, Set[int]] = {h: set() for h in sh}
+        for g, answer in zip(groups, self._ask(self.keys, "simhash_ids", groups)):
+            if answer is not None:
+                for h, found in zip(g, answer):
+                    out[h].update(found)
+        return out, 8 * sum(len(g) for g in groups)
 
     def _by_doc(self, method: str, ids: Iterable[int], part: Callable[[int], int]) -> Dict[int, Any]:
         ids = sorted(set(ids))
@@ -572,95 +598,168 @@ class DistributedIndex:
                 out.update(zip(g, answer))
         return out
 
-    def _reach(self, pages: List[Dict[str, Any]], sigs: Any, gone: List[str]) -> Tuple[List[int], List[int], Dict[str, int], int]:
-        """S2–S3: the standing pages and clusters the day's decisions read (what
-        ``Index.decision_reach`` gives on one machine), the component sizes and the bytes
-        sent."""
+    def _plan(self, pages: List[Dict[str, Any]], sigs: Any, gone: List[str], work_units: int) -> Tuple[List["_Unit"], Dict[str, Any], int]:
+        """S2–S3: the day's candidate graph, from the partitions, cut into components (each
+        with what ``Index.decision_reach`` reads for it on one machine) and packed into at most
+        ``work_units`` work units. Returns the units, the component sizes and the bytes sent."""
         lay = self.layout
+        uf = _UnionFind()
+        rows = sigs.column("row").to_pylist()
         keys_col = sigs.column("posting_keys").to_pylist()
         sims = sigs.column("simhash").to_pylist()
-        rows = sigs.column("row").to_pylist()
-        # The probes' own reach, in bulk.
-        reach, shuffled = self._probe(b"".join(k for k in keys_col if k), [s for s in sims if s is not None])
-        # Re-crawled and deleted keys: their pages, and what their clusters' members reach.
-        touched = [p["id"] for p in pages] + list(gone)
-        kgroups = _group(((p, k) for k, p in zip(touched, lay.key_parts_of(touched))), lay.doc_parts)
-        old: Set[int] = set()
-        for answer in self._ask(self.docs, "key_ids", kgroups):
-            if answer:
-                old.update(i for i in answer if i is not None)
-        shuffled += sum(len(k.encode()) for k in touched)
-        reach |= old
-        clusters_of = self._by_doc("page_clusters", old, lay.doc_part)
-        handed = sorted({c for c in clusters_of.values() if c is not None})
-        members_of = self._by_doc("cluster_member_ids", handed, lay.cluster_part)
-        members: Set[int] = set()
-        for c, m in members_of.items():
-            if m:
-                members.update(m)
-        filed = self._by_doc("filed_pages", members, lay.doc_part)
-        more, sent = self._probe(
-            b"".join(f[1] for f in filed.values() if f), [f[0] for f in filed.values() if f]
-        )
-        reach |= more | members
-        shuffled += sent
-        # Every cluster of what is reached, whole.
-        clusters_of = self._by_doc("page_clusters", reach, lay.doc_part)
-        clusters = sorted({c for c in clusters_of.values() if c is not None})
-        for c, m in self._by_doc("cluster_member_ids", clusters, lay.cluster_part).items():
-            if m:
-                reach.update(m)
-        # S3: the components of the day's pages joined by the keys they share (the standing
-        # pages all go to the one work unit, see the module's documentation).
-        uf = _UnionFind()
-        first_of_key: Dict[bytes, Any] = {}
+        # Each probe joins the keys it is filed under and the standing pages on them
+        # (over-frequent standing keys have none: no decision reads them).
+        keys, on_key = self._key_postings(b"".join(k for k in keys_col if k))
+        index = {keys[9 * i : 9 * i + 9]: i for i in range(len(on_key))}
+        shuffled = len(keys)
         for r, k in zip(rows, keys_col):
-            uf.find(("p", r))
-            if not k:
-                continue
-            for i in range(0, len(k), 9):
-                key = k[i : i + 9]
-                other = first_of_key.setdefault(key, ("p", r))
-                if other != ("p", r):
-                    uf.union(other, ("p", r))
-        sizes = uf.sizes()
-        comp = {"count": len(sizes), "largest": sizes[0] if sizes else 0, "singletons": sum(1 for s in sizes if s == 1)}
-        return sorted(reach), clusters, comp, shuffled
+            for j in range(0, len(k or b""), 9):
+                uf.union(("p", r), ("k", index[k[j : j + 9]]))
+        for i, found in enumerate(on_key):
+            for d in found:
+                uf.union(("k", i), d)
+        # Simhash neighbours, standing and of the day.
+        near, sent = self._simhash_neighbours([h for h in sims if h is not None])
+        shuffled += sent
+        for r, h in zip(rows, sims):
+            if h is not None:
+                for d in near[h]:
+                    uf.union(("p", r), d)
+        _join_close_simhashes(uf, [(r, h) for r, h in zip(rows, sims) if h is not None], lay.simhash_max_distance)
+        # A key given twice in the day goes to one unit.
+        first: Dict[str, int] = {}
+        for r, p in enumerate(pages):
+            uf.union(("p", r), ("p", first.setdefault(p["id"], r)))
+        # Re-crawled and deleted keys: their standing pages.
+        touched = [p["id"] for p in pages] + list(gone)
+        kgroups = _group(((p, i) for i, p in enumerate(lay.key_parts_of(touched))), lay.doc_parts)
+        shuffled += sum(len(k.encode()) for k in touched)
+        old: Set[int] = set()
+        for g, answer in zip(kgroups, self._ask(self.docs, "key_ids", [[touched[i] for i in g] for g in kgroups])):
+            for i, d in zip(g, answer or []):
+                if d is not None:
+                    old.add(d)
+                    uf.union(("p", i) if i < len(pages) else ("g", i - len(pages)), d)
+        # Their clusters hand over: the members are placed again, and reach as far as their own
+        # keys and simhashes.
+        touched_clusters = {c for c in self._by_doc("page_clusters", old, lay.doc_part).values() if c is not None}
+        members: Set[int] = set()
+        for c, m in self._by_doc("cluster_member_ids", touched_clusters, lay.cluster_part).items():
+            for d in m or []:
+                members.add(d)
+                uf.union(("c", c), d)
+        filed = {d: f for d, f in self._by_doc("filed_pages", members, lay.doc_part).items() if f}
+        mkeys, m_on_key = self._key_postings(b"".join(f[1] for f in filed.values()))
+        mindex = {mkeys[9 * i : 9 * i + 9]: i for i in range(len(m_on_key))}
+        shuffled += len(mkeys)
+        for d, (_, fk) in filed.items():
+            for j in range(0, len(fk), 9):
+                uf.union(d, ("m", mindex[fk[j : j + 9]]))
+        for i, found in enumerate(m_on_key):
+            for d in found:
+                uf.union(("m", i), d)
+        mnear, sent = self._simhash_neighbours([f[0] for f in filed.values()])
+        shuffled += sent
+        for d, (h, _) in filed.items():
+            for e in mnear[h]:
+                uf.union(d, e)
+        # Every cluster of a standing page reached, whole.
+        standing = [x for x in uf.parent if isinstance(x, int)]
+        clusters_of = self._by_doc("page_clusters", standing, lay.doc_part)
+        for d, c in clusters_of.items():
+            if c is not None:
+                uf.union(d, ("c", c))
+        cids = sorted({c for c in clusters_of.values() if c is not None})
+        for c, m in self._by_doc("cluster_member_ids", cids, lay.cluster_part).items():
+            for d in m or []:
+                uf.union(("c", c), d)
+        # Components, then work units: components in the order of their first item, each to
+        # the unit with the least work so far.
+        comps: Dict[Any, _Unit] = {}
+        for x in list(uf.parent):
+            comp = comps.setdefault(uf.find(x), _Unit())
+            if isinstance(x, int):
+                comp.pages.append(x)
+            elif x[0] == "p":
+                comp.rows.append(x[1])
+            elif x[0] == "g":
+                comp.gone.append(x[1])
+            elif x[0] == "c":
+                comp.clusters.append(x[1])
+        # Rows without signatures and deletes of keys the index lacks join nothing.
+        placed = {r for c in comps.values() for r in c.rows}
+        placed_gone = {g for c in comps.values() for g in c.gone}
+        for r in range(len(pages)):
+            if r not in placed:
+                comps.setdefault(("p", r), _Unit()).rows.append(r)
+        for g in range(len(gone)):
+            if g not in placed_gone:
+                comps.setdefault(("g", g), _Unit()).gone.append(g)
+        ordered = sorted(comps.values(), key=lambda c: c.first(len(pages)))
+        sizes = sorted((c.size() for c in ordered), reverse=True)
+        stats = {
+            "count": len(sizes),
+            "largest": sizes[0] if sizes else 0,
+            "singletons": sum(1 for x in sizes if x == 1),
+        }
+        units = [_Unit() for _ in range(max(1, min(work_units, len(ordered))))]
+        for c in ordered:
+            units[min(range(len(units)), key=lambda i: (units[i].size(), i))].absorb(c)
+        for u in units:
+            u.rows.sort()
+            u.gone.sort()
+            u.pages.sort()
+            u.clusters.sort()
+        return [u for u in units if u.rows or u.gone], stats, shuffled
 
-    def _decide(self, n: int, pages: List[Dict[str, Any]], gone: List[str], reach: List[int], clusters: List[int], bdir: Path, report: MergeReport) -> None:
-        """S4: the day decided in one seeded scratch index; the batch log cut by partition and
+    def _decide(self, n: int, pages: List[Dict[str, Any]], gone: List[str], units: List["_Unit"], bdir: Path, report: MergeReport) -> None:
+        """S4: each work unit decided in its own scratch index (a Ray task), seeded with what
+        its components read; the units' logs combined into the batch log, cut by partition and
         written under ``logs/``, ``_DONE`` last."""
         ray = _ray()
         lay = self.layout
-        pgroups = _group(((lay.doc_part(i), i) for i in reach), lay.doc_parts)
-        cgroups = _group(((lay.cluster_part(c), c) for c in clusters), lay.doc_parts)
-        refs = [a.call.remote("seed_log", [], []) for a in self.keys]
-        refs += [a.call.remote("seed_log", p, c) for a, p, c in zip(self.docs, pgroups, cgroups)]
-        seeds = ray.get(refs)
-        seed = neardup.combine_seed_logs(seeds)
-        report["shuffled_bytes"] = report.get("shuffled_bytes", 0) + sum(map(len, seeds))
-        before_counts = self.stats()
-        scratch_dir = bdir / "scratch"
-        shutil.rmtree(scratch_dir, ignore_errors=True)
-        with neardup.Index(scratch_dir, **self.options) as scratch:
-            scratch.apply_log(1, seed)
-            before = scratch.state_log()
-            deleted = missing = 0
-            for key in gone:
-                try:
-                    scratch.delete(key)
-                    deleted += 1
-                except neardup.NotFoundError:
-                    missing += 1
-            verdicts = scratch.insert_many(
-                pages,
-                order="fingerprints",
-                order_scope="batch",
-                batch_size=max(1, len(pages)),
-                progress=False,
+        frequent = ray.get([a.call.remote("seed_log", [], []) for a in self.keys])
+        base = dict(neardup.log_counters(frequent[0]))
+        live = self.stats()
+        base.update(live_docs=live["pages"], live_clusters=live["clusters"])
+        # Pages go in whole-batch order within runs that end where a key comes again, as on
+        # one machine.
+        runs: List[int] = []
+        seen: Set[str] = set()
+        run = 0
+        for p in pages:
+            if p["id"] in seen:
+                run += 1
+                seen = set()
+            seen.add(p["id"])
+            runs.append(run)
+        options = dict(self.options, reuse_ids=False)
+        decide = ray.remote(num_cpus=1)(_decide_unit)
+        refs = []
+        shuffled = 0
+        for u in units:
+            pgroups = _group(((lay.doc_part(i), i) for i in u.pages), lay.doc_parts)
+            cgroups = _group(((lay.cluster_part(c), c) for c in u.clusters), lay.doc_parts)
+            seeds = list(frequent) + ray.get(
+                [a.call.remote("seed_log", p, c) for a, p, c in zip(self.docs, pgroups, cgroups) if p or c]
             )
-            after = scratch.state_log()
-        log = neardup.state_diff(before, after, before_counts["pages"], before_counts["clusters"])
+            seed = neardup.combine_seed_logs(seeds)
+            shuffled += len(seed)
+            unit_runs: Dict[int, List[Dict[str, Any]]] = {}
+            for r in u.rows:
+                unit_runs.setdefault(runs[r], []).append(pages[r])
+            refs.append(
+                decide.remote(
+                    options,
+                    seed,
+                    [gone[g] for g in u.gone],
+                    [unit_runs[k] for k in sorted(unit_runs)],
+                    base["live_docs"],
+                    base["live_clusters"],
+                )
+            )
+        results = ray.get(refs)
+        log = neardup.combine_unit_logs(base, [r["log"] for r in results])
         key_logs, doc_logs = lay.route(log)
         logs_dir = bdir / "logs"
         shutil.rmtree(logs_dir, ignore_errors=True)
@@ -671,16 +770,17 @@ class DistributedIndex:
                 _write_atomic(logs_dir / f"{role}-{p:03}.ndlog", data)
                 sizes[f"{role}-{p}"] = len(data)
         _write_atomic(logs_dir / "_DONE", b"")
-        err = verdicts.column("error").to_pylist()
-        dup = verdicts.column("duplicate").to_pylist()
         report.update(
-            deleted=deleted,
-            missing=missing,
-            duplicates=sum(1 for d in dup if d),
-            errors=sum(1 for e in err if e is not None),
+            work_units=[len(u.rows) for u in units],
+            deleted=sum(r["deleted"] for r in results),
+            missing=sum(r["missing"] for r in results),
+            duplicates=sum(r["duplicates"] for r in results),
+            errors=sum(r["errors"] for r in results),
             log_bytes=sizes,
         )
-        report["shuffled_bytes"] += len(log)
+        report["shuffled_bytes"] = (
+            report.get("shuffled_bytes", 0) + shuffled + sum(len(r["log"]) for r in results) + len(log)
+        )
 
     def _commit(self, n: int, bdir: Path, report: MergeReport) -> None:
         """S5: every partition applies its log (once in effect)."""
@@ -715,6 +815,84 @@ class DistributedIndex:
         for old in base.iterdir():
             if old != dest and old.name.startswith("batch=") and int(old.name[6:]) < n - 1:
                 shutil.rmtree(old, ignore_errors=True)
+
+
+class _Unit:
+    """A work unit of S4 (or one component while they are gathered): the day's rows, the
+    delete-list positions, and the standing pages and clusters its decisions read."""
+
+    def __init__(self) -> None:
+        self.rows: List[int] = []
+        self.gone: List[int] = []
+        self.pages: List[int] = []
+        self.clusters: List[int] = []
+
+    def size(self) -> int:
+        return len(self.rows) + len(self.gone) + len(self.pages)
+
+    def first(self, rows: int) -> int:
+        """Its first item in the day's order: rows, then deletes after every row."""
+        return min([*self.rows, *(rows + g for g in self.gone)], default=rows * 2 + 1)
+
+    def absorb(self, other: "_Unit") -> None:
+        self.rows += other.rows
+        self.gone += other.gone
+        self.pages += other.pages
+        self.clusters += other.clusters
+
+
+def _decide_unit(
+    options: Dict[str, Any],
+    seed: bytes,
+    gone: List[str],
+    runs: List[List[Dict[str, Any]]],
+    live_docs: int,
+    live_clusters: int,
+) -> Dict[str, Any]:
+    """S4 for one work unit, in a Ray task: a scratch index seeded with ``seed`` (deciding
+    nothing), the unit's deletes in delete-list order, its pages run after run in whole-batch
+    order; returns its batch log and its counts."""
+    scratch_dir = tempfile.mkdtemp(prefix="neardup-scratch-")
+    try:
+        with neardup.Index(Path(scratch_dir) / "ix", **options) as scratch:
+            scratch.apply_log(1, seed)
+            before = scratch.state_log()
+            deleted = missing = 0
+            for key in gone:
+                try:
+                    scratch.delete(key)
+                    deleted += 1
+                except neardup.NotFoundError:
+                    missing += 1
+            duplicates = errors = 0
+            for run in runs:
+                verdicts = scratch.insert_many(
+                    run, order="fingerprints", order_scope="batch", batch_size=max(1, len(run)), progress=False
+                )
+                duplicates += sum(1 for d in verdicts.column("duplicate").to_pylist() if d)
+                errors += sum(1 for e in verdicts.column("error").to_pylist() if e is not None)
+            log = neardup.state_diff(before, scratch.state_log(), live_docs, live_clusters)
+    finally:
+        shutil.rmtree(scratch_dir, ignore_errors=True)
+    return {"log": log, "deleted": deleted, "missing": missing, "duplicates": duplicates, "errors": errors}
+
+
+def _join_close_simhashes(uf: "_UnionFind", rows: List[Tuple[int, int]], distance: int) -> None:
+    """Joins the day's pages whose simhashes are within ``distance`` bits: two such hashes
+    agree on one of ``distance + 1`` blocks (pigeonhole), so only pages sharing a block are
+    compared."""
+    blocks = distance + 1
+    width = 64 // blocks
+    mask = (1 << width) - 1
+    for b in range(blocks):
+        buckets: Dict[int, List[Tuple[int, int]]] = {}
+        for r, h in rows:
+            buckets.setdefault((h >> (b * width)) & mask, []).append((r, h))
+        for members in buckets.values():
+            for i, (r, h) in enumerate(members):
+                for r2, h2 in members[i + 1 :]:
+                    if bin(h ^ h2).count("1") <= distance:
+                        uf.union(("p", r), ("p", r2))
 
 
 def _signature_batch(batch: Any, col: str, config: Dict[str, Any]) -> Any:

@@ -1,7 +1,7 @@
 """``python -m neardup.ray``: the distributed daily merge from the command line.
 
     python -m neardup.ray merge --index-root ROOT [--key-parts K] [--doc-parts J]
-        [--delete-list FILE] [--batch N] [--export TSV] [--checkpoint]
+        [--delete-list FILE] [--batch N] [--export TSV] [--checkpoint] [--work-units W]
         [--address ADDR] [--num-cpus N] [--options JSON] DAY.jsonl.gz ...
     python -m neardup.ray export --index-root ROOT --out TSV
     python -m neardup.ray check --index-root ROOT
@@ -40,6 +40,7 @@ def _parser() -> argparse.ArgumentParser:
     m.add_argument("--batch", type=int, help="the batch number (default: the next)")
     m.add_argument("--export", help="write the export as TSV afterwards")
     m.add_argument("--checkpoint", action="store_true", help="checkpoint every partition")
+    m.add_argument("--work-units", type=int, help="scratch indexes deciding at once (default: the CPUs)")
     m.add_argument("--options", help="neardup.Index options of a new index, as JSON")
     e = sub.add_parser("export", help="write the export as TSV")
     common(e)
@@ -71,6 +72,7 @@ def main(argv: Optional[List[str]] = None) -> int:
                     batch=args.batch,
                     export=args.export,
                     checkpoint=args.checkpoint,
+                    work_units=args.work_units,
                     progress=lambda line: print(line, file=sys.stderr, flush=True),
                 )
                 print(json.dumps(report, indent=1, sort_keys=True))
