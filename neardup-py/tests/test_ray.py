@@ -161,6 +161,11 @@ def run_driver(address: str, root: Path, files, gone=None, kill_at=None, batch=N
     return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
 
 
+def f2_rows(path: Path):
+    with gzip.open(path, "rt", encoding="utf-8") as f:
+        return [line for line in f if line.strip()]
+
+
 def ids(dx: DistributedIndex):
     return dx.pages(), dx.export_clusters()
 
@@ -195,7 +200,7 @@ def clean_run(cluster, small_days, tmp_path_factory):
     return got
 
 
-@pytest.mark.parametrize("kill_at", ["after-S1", "after-S4", "S5"])
+@pytest.mark.parametrize("kill_at", ["after-S1", "after-S4", "S5", "after-S5"])
 def test_a_driver_killed_between_stages_or_during_commit_resumes(cluster, small_days, clean_run, tmp_path, kill_at):
     f1, f2, gone, want = small_days
     root = tmp_path / "dist"
@@ -204,6 +209,7 @@ def test_a_driver_killed_between_stages_or_during_commit_resumes(cluster, small_
     assert out.returncode == -signal.SIGKILL, (out.returncode, out.stderr[-3000:])
     batch_dir = root / "batches" / "batch=2"
     assert (batch_dir / "logs" / "_DONE").exists() == (kill_at != "after-S1")
+    assert not (batch_dir / "report.json").exists()
     # Other inputs cannot finish the batch that was started.
     wrong = run_driver(cluster, root, [f1], gone, batch=2)
     assert wrong.returncode == 2 and "other inputs" in wrong.stderr
@@ -212,8 +218,12 @@ def test_a_driver_killed_between_stages_or_during_commit_resumes(cluster, small_
     report = json.loads(out.stdout)
     if kill_at == "after-S1":
         assert report["resumed"] == ["S1"]
+    elif kill_at == "after-S5":
+        # Every partition applied it: the same inputs again are not merged a second time.
+        assert report == {"batch": 2, "already_applied": True}
     else:
         assert report["resumed"][:4] == ["S1", "S2", "S3", "S4"]
+        assert report["pages"] == len(f2_rows(f2)) and report["deleted"] > 0
     with DistributedIndex(root) as dx:
         assert shape(dx.export(), dx.export_clusters()) == want
         assert dx.check()["problem_count"] == 0
@@ -270,3 +280,29 @@ def test_the_ray_module_is_documented():
     for attr, value in vars(nr.DistributedIndex).items():
         if not attr.startswith("_"):
             assert getattr(value, "__doc__", None), f"DistributedIndex.{attr}"
+
+
+def test_bad_rows_are_error_rows_and_bad_merges_are_refused(cluster, dev_pages, tmp_path):
+    day = [dict(p) for p in dev_pages[:40]]
+    day[3]["html"] = 5  # not a body
+    del day[7]["id"], day[7]["url"]  # no key
+    day[9] = {"id": "t9", "text": "A page given as its text only, without its HTML. " * 20}
+    f = write_jsonl(tmp_path / "day.jsonl.gz", day)
+    ref = neardup.Index(tmp_path / "ref", **REFERENCE)
+    want = ref.insert_many(day, order_scope="batch", batch_size=len(day), progress=False)
+    want_errors = sum(1 for e in want.column("error").to_pylist() if e is not None)
+    assert want_errors == 2
+    with DistributedIndex(tmp_path / "dist", 2, 2, **OPTIONS) as dx:
+        with pytest.raises(neardup.InvalidArgumentError):
+            dx.merge([], progress=False)
+        report = dx.merge([f], work_units=2, progress=False)
+        assert report["errors"] == want_errors and report["pages"] == len(day)
+        assert shape(dx.export(), dx.export_clusters()) == shape(ref.export(), ref.export_clusters())
+        # The same inputs again: merged already, not merged a second time.
+        assert dx.merge([f], progress=False).get("already_applied")
+        assert dx.applied_batches() == [1] * 4
+    ref.close()
+    with pytest.raises(neardup.InvalidArgumentError):
+        DistributedIndex(tmp_path / "nostore", 2, 2, store_texts=False)
+    with pytest.raises(neardup.InvalidArgumentError):
+        DistributedIndex(tmp_path / "chrome", 2, 2, chrome={"enabled": True})

@@ -85,12 +85,17 @@ def read_pages(files: Sequence[PathLike]) -> List[Dict[str, Any]]:
                     raise InvalidArgumentError(f"{path}:{n}: not JSON: {e}") from None
                 if not isinstance(row, dict):
                     raise InvalidArgumentError(f"{path}:{n}: not a JSON object")
-                if "id" not in row and "url" in row:
-                    row["id"] = row["url"]
-                if not isinstance(row.get("id"), str) or not row["id"]:
-                    raise InvalidArgumentError(f"{path}:{n}: no key (id or url)")
+                # A row without a usable key or body is kept: the merge reports it as an
+                # error row, as insert_many does.
                 pages.append(row)
     return pages
+
+
+def _key_of(page: Dict[str, Any]) -> Optional[str]:
+    """A page's key as ``insert_many`` reads it (``id``, else ``url``), ``None`` when it has no
+    string key (the page is then an error row)."""
+    key = page.get("id") or page.get("url")
+    return key if isinstance(key, str) and key else None
 
 
 def read_key_list(path: Optional[PathLike]) -> List[str]:
@@ -226,10 +231,12 @@ class DistributedIndex:
                 "doc_parts": doc_parts or 4,
                 "options": options,
             }
+            _check_options(options)
             tmp = layout_path.with_suffix(".tmp")
             tmp.write_text(json.dumps(stored, indent=1, sort_keys=True))
             os.replace(tmp, layout_path)
         self.options: Dict[str, Any] = dict(stored["options"])
+        _check_options(self.options)
         distance = int(self.options.get("simhash_max_distance", 3))
         self.layout = Layout(int(stored["key_parts"]), int(stored["doc_parts"]), distance)
         ray = _ray()
@@ -433,25 +440,53 @@ class DistributedIndex:
         ids are numbered unit after unit, so they depend on it, while the clusters do not.
         ``progress``: True prints each stage, a callable gets each stage's line."""
         say = _sayer(progress)
+        files = list(files)
+        if not files and delete_list is None:
+            raise InvalidArgumentError("nothing to merge: give JSONL files and/or a delete list")
+        with _MergeLock(self.root):
+            return self._merge_locked(files, delete_list, batch, export, checkpoint, work_units, say)
+
+    def _merge_locked(
+        self,
+        files: List[PathLike],
+        delete_list: Optional[PathLike],
+        batch: Optional[int],
+        export: Optional[PathLike],
+        checkpoint: bool,
+        work_units: Optional[int],
+        say: Callable[[str], Any],
+    ) -> MergeReport:
         applied = self.applied_batches()
         done = [a or 0 for a in applied]
         low, high = min(done), max(done)
         if high - low > 1:
             raise InvalidArgumentError(f"the partitions applied batches too far apart: {applied}")
-        n = batch if batch is not None else low + 1
+        manifest = _manifest(files, delete_list)
+        batches = self.root / "batches"
+        if batch is None:
+            # The same inputs as the last batch every partition applied: that merge is done (a
+            # crash after its commit, before its report, ends here on the re-run).
+            last = batches / f"batch={low}" / "manifest.json"
+            if low == high and low > 0 and last.exists() and json.loads(last.read_text()) == manifest:
+                say(f"batch {low}: these inputs were merged already")
+                return MergeReport(batch=low, already_applied=True)
+            batch = low + 1
+        n = batch
         if n < 1:
             raise InvalidArgumentError(f"batch numbers start at 1, not {n}")
-        bdir = self.root / "batches" / f"batch={n}"
-        manifest = _manifest(files, delete_list)
+        bdir = batches / f"batch={n}"
         mpath = bdir / "manifest.json"
         if mpath.exists() and json.loads(mpath.read_text()) != manifest:
-            raise InvalidArgumentError(f"batch {n} was started with other inputs ({mpath}): re-run it with those")
+            raise InvalidArgumentError(
+                f"batch {n} was started with other inputs ({mpath}): re-run it with those (or, "
+                f"when no partition has applied it, remove {bdir} to abandon it)"
+            )
         if low == n and high == n:
             say(f"batch {n}: applied already by every partition")
             return MergeReport(batch=n, already_applied=True)
         if low != n - 1:
             raise InvalidArgumentError(f"batch {n} refused: the partitions applied {applied}, so the next batch is {low + 1}")
-        bdir.mkdir(parents=True, exist_ok=True)
+        _make_dirs(bdir)
         if not mpath.exists():
             _write_atomic(mpath, json.dumps(manifest, indent=1).encode())
         report = MergeReport(batch=n, seconds={}, resumed=[])
@@ -461,7 +496,6 @@ class DistributedIndex:
                 raise neardup.CorruptionError(f"partitions applied part of batch {n} but its logs are gone ({logs_done})")
             pages = read_pages(files)
             gone = read_key_list(delete_list)
-            report.update(pages=len(pages), deletes=len(gone))
             t = time.monotonic()
             sigs = self._signatures(pages, bdir, report)
             report["seconds"]["S1"] = round(time.monotonic() - t, 3)
@@ -472,38 +506,46 @@ class DistributedIndex:
                 work_units = max(1, int(_ray().cluster_resources().get("CPU", 1)))
             units, sizes, shuffled = self._plan(pages, sigs, gone, work_units)
             report["seconds"]["S2-S3"] = round(time.monotonic() - t, 3)
-            report.update(
-                reached_pages=sum(len(u.pages) for u in units),
-                reached_clusters=sum(len(u.clusters) for u in units),
-                components=sizes,
-            )
-            report["shuffled_bytes"] = shuffled
+            counts = {
+                "pages": len(pages),
+                "deletes": len(gone),
+                "reached_pages": sum(len(u.pages) for u in units),
+                "reached_clusters": sum(len(u.clusters) for u in units),
+                "components": sizes,
+                "shuffled_bytes": shuffled,
+            }
             say(
-                f"S2-S3 reach: {report['reached_pages']} standing pages, {report['reached_clusters']} "
+                f"S2-S3 reach: {counts['reached_pages']} standing pages, {counts['reached_clusters']} "
                 f"clusters; components {sizes}; {len(units)} work units"
             )
             t = time.monotonic()
-            self._decide(n, pages, gone, units, bdir, report)
+            counts.update(self._decide(n, pages, gone, units, bdir, counts["shuffled_bytes"]))
+            # What S1-S4 found, beside the logs for a re-run's report; then the marker.
+            _write_atomic(bdir / "logs" / "counts.json", json.dumps(counts).encode())
+            _write_atomic(bdir / "logs" / "_DONE", b"")
             report["seconds"]["S4"] = round(time.monotonic() - t, 3)
-            say(f"S4 decide: {report['duplicates']} duplicates, {report['errors']} errors in {report['seconds']['S4']} s")
+            say(f"S4 decide: {counts['duplicates']} duplicates, {counts['errors']} errors in {report['seconds']['S4']} s")
         else:
             report["resumed"].extend(["S1", "S2", "S3", "S4"])
             say(f"batch {n}: logs written by an earlier run, committing them")
+        counts = json.loads((bdir / "logs" / "counts.json").read_text())
+        report.update(counts)
         _kill_point("after-S4")
         t = time.monotonic()
         self._commit(n, bdir, report)
         report["seconds"]["S5"] = round(time.monotonic() - t, 3)
         say(f"S5 commit: {len(self.partitions())} partitions in {report['seconds']['S5']} s")
+        _kill_point("after-S5")
         t = time.monotonic()
-        report.update(self.stats())
+        stats = self.stats()
+        report.update(live_pages=stats["pages"], live_clusters=stats["clusters"])
         if export is not None:
             _write_tsv(self.export(), Path(export))
         if checkpoint:
             self._checkpoint(n)
         report["seconds"]["S6"] = round(time.monotonic() - t, 3)
         _write_atomic(bdir / "report.json", json.dumps(report, indent=1, sort_keys=True).encode())
-        say(f"S6 report: {report['pages']} live pages in {report['clusters']} clusters")
-        shutil.rmtree(bdir / "scratch", ignore_errors=True)
+        say(f"S6 report: {report['live_pages']} live pages in {report['live_clusters']} clusters")
         return report
 
     def _signatures(self, pages: List[Dict[str, Any]], bdir: Path, report: MergeReport) -> Any:
@@ -521,21 +563,26 @@ class DistributedIndex:
         config = dict(self.options.get("signature") or {})
         parts = []
         for col in ("html", "text"):
+            # Rows with a body of the right type only: the others are error rows in S4, as in
+            # insert_many (html as str or bytes, text as str).
             if col == "html":
-                rows = [i for i, p in enumerate(pages) if p.get("html") is not None]
+                rows = [i for i, p in enumerate(pages) if isinstance(p.get("html"), (str, bytes))]
             else:
-                rows = [i for i, p in enumerate(pages) if p.get("html") is None and p.get("text") is not None]
+                rows = [i for i, p in enumerate(pages) if p.get("html") is None and isinstance(p.get("text"), str)]
             if not rows:
                 continue
             body = [pages[i][col] for i in rows]
-            kind = pa.binary() if col == "html" and isinstance(body[0], bytes) else pa.string()
+            body = [b.encode() if isinstance(b, str) else b for b in body] if col == "html" else body
+            kind = pa.binary() if col == "html" else pa.string()
             table = pa.table({"row": pa.array(rows, pa.int64()), col: pa.array(body, kind)})
-            blocks = max(1, min(64, len(rows) // 1000))
             ctx = ray.data.DataContext.get_current()
             ctx.enable_progress_bars = False
             ctx.print_on_execution_start = False
             logging.getLogger("ray.data").setLevel(logging.WARNING)
-            ds = ray.data.from_arrow(table).repartition(blocks).map_batches(
+            # Blocks of about a thousand pages, cut here: no shuffle to repartition them.
+            size = max(256, -(-len(rows) // 64))
+            blocks = [table.slice(i, size) for i in range(0, len(rows), size)]
+            ds = ray.data.from_arrow(blocks).map_batches(
                 _signature_batch,
                 batch_format="pyarrow",
                 fn_kwargs={"col": col, "config": config},
@@ -628,11 +675,13 @@ class DistributedIndex:
         _join_close_simhashes(uf, [(r, h) for r, h in zip(rows, sims) if h is not None], lay.simhash_max_distance)
         # A key given twice in the day goes to one unit.
         first: Dict[str, int] = {}
-        for r, p in enumerate(pages):
-            uf.union(("p", r), ("p", first.setdefault(p["id"], r)))
+        keys_of = [_key_of(p) for p in pages]
+        for r, k in enumerate(keys_of):
+            if k is not None:
+                uf.union(("p", r), ("p", first.setdefault(k, r)))
         # Re-crawled and deleted keys: their standing pages.
-        touched = [p["id"] for p in pages] + list(gone)
-        kgroups = _group(((p, i) for i, p in enumerate(lay.key_parts_of(touched))), lay.doc_parts)
+        touched = [k or "" for k in keys_of] + list(gone)
+        kgroups = _group(((p, i) for i, p in enumerate(lay.key_parts_of(touched)) if touched[i]), lay.doc_parts)
         shuffled += sum(len(k.encode()) for k in touched)
         old: Set[int] = set()
         for g, answer in zip(kgroups, self._ask(self.docs, "key_ids", [[touched[i] for i in g] for g in kgroups])):
@@ -712,10 +761,10 @@ class DistributedIndex:
             u.clusters.sort()
         return [u for u in units if u.rows or u.gone], stats, shuffled
 
-    def _decide(self, n: int, pages: List[Dict[str, Any]], gone: List[str], units: List["_Unit"], bdir: Path, report: MergeReport) -> None:
+    def _decide(self, n: int, pages: List[Dict[str, Any]], gone: List[str], units: List["_Unit"], bdir: Path, shuffled: int) -> Dict[str, Any]:
         """S4: each work unit decided in its own scratch index (a Ray task), seeded with what
         its components read; the units' logs combined into the batch log, cut by partition and
-        written under ``logs/``, ``_DONE`` last."""
+        written under ``logs/`` (the caller writes the ``_DONE`` marker). Returns the counts."""
         ray = _ray()
         lay = self.layout
         frequent = ray.get([a.call.remote("seed_log", [], []) for a in self.keys])
@@ -728,15 +777,20 @@ class DistributedIndex:
         seen: Set[str] = set()
         run = 0
         for p in pages:
-            if p["id"] in seen:
+            key = _key_of(p)
+            if key is not None and key in seen:
                 run += 1
                 seen = set()
-            seen.add(p["id"])
+            if key is not None:
+                seen.add(key)
             runs.append(run)
         options = dict(self.options, reuse_ids=False)
         decide = ray.remote(num_cpus=1)(_decide_unit)
+        # The pages go to the object store once, as Arrow (the units read their rows without a
+        # copy), or as dicts when their fields do not make Arrow columns.
+        table = _pages_table(pages)
+        source = ray.put(table if table is not None else pages)
         refs = []
-        shuffled = 0
         for u in units:
             pgroups = _group(((lay.doc_part(i), i) for i in u.pages), lay.doc_parts)
             cgroups = _group(((lay.cluster_part(c), c) for c in u.clusters), lay.doc_parts)
@@ -745,13 +799,14 @@ class DistributedIndex:
             )
             seed = neardup.combine_seed_logs(seeds)
             shuffled += len(seed)
-            unit_runs: Dict[int, List[Dict[str, Any]]] = {}
+            unit_runs: Dict[int, List[int]] = {}
             for r in u.rows:
-                unit_runs.setdefault(runs[r], []).append(pages[r])
+                unit_runs.setdefault(runs[r], []).append(r)
             refs.append(
                 decide.remote(
                     options,
                     seed,
+                    source,
                     [gone[g] for g in u.gone],
                     [unit_runs[k] for k in sorted(unit_runs)],
                     base["live_docs"],
@@ -763,24 +818,22 @@ class DistributedIndex:
         key_logs, doc_logs = lay.route(log)
         logs_dir = bdir / "logs"
         shutil.rmtree(logs_dir, ignore_errors=True)
-        logs_dir.mkdir()
+        _make_dirs(logs_dir)
         sizes = {}
         for role, logs in (("key", key_logs), ("doc", doc_logs)):
             for p, data in enumerate(logs):
                 _write_atomic(logs_dir / f"{role}-{p:03}.ndlog", data)
                 sizes[f"{role}-{p}"] = len(data)
-        _write_atomic(logs_dir / "_DONE", b"")
-        report.update(
-            work_units=[len(u.rows) for u in units],
-            deleted=sum(r["deleted"] for r in results),
-            missing=sum(r["missing"] for r in results),
-            duplicates=sum(r["duplicates"] for r in results),
-            errors=sum(r["errors"] for r in results),
-            log_bytes=sizes,
-        )
-        report["shuffled_bytes"] = (
-            report.get("shuffled_bytes", 0) + shuffled + sum(len(r["log"]) for r in results) + len(log)
-        )
+        counts = {
+            "work_units": [len(u.rows) for u in units],
+            "deleted": sum(r["deleted"] for r in results),
+            "missing": sum(r["missing"] for r in results),
+            "duplicates": sum(r["duplicates"] for r in results),
+            "errors": sum(r["errors"] for r in results),
+            "log_bytes": sizes,
+            "shuffled_bytes": shuffled + sum(len(r["log"]) for r in results) + len(log),
+        }
+        return counts
 
     def _commit(self, n: int, bdir: Path, report: MergeReport) -> None:
         """S5: every partition applies its log (once in effect)."""
@@ -844,14 +897,16 @@ class _Unit:
 def _decide_unit(
     options: Dict[str, Any],
     seed: bytes,
+    pages: Any,
     gone: List[str],
-    runs: List[List[Dict[str, Any]]],
+    runs: List[List[int]],
     live_docs: int,
     live_clusters: int,
 ) -> Dict[str, Any]:
     """S4 for one work unit, in a Ray task: a scratch index seeded with ``seed`` (deciding
-    nothing), the unit's deletes in delete-list order, its pages run after run in whole-batch
-    order; returns its batch log and its counts."""
+    nothing), the unit's deletes in delete-list order, its rows of ``pages`` (an Arrow table or
+    a list of dicts) run after run in whole-batch order; returns its batch log and its
+    counts."""
     scratch_dir = tempfile.mkdtemp(prefix="neardup-scratch-")
     try:
         with neardup.Index(Path(scratch_dir) / "ix", **options) as scratch:
@@ -865,9 +920,10 @@ def _decide_unit(
                 except neardup.NotFoundError:
                     missing += 1
             duplicates = errors = 0
-            for run in runs:
+            for rows in runs:
+                run = pages.take(rows) if hasattr(pages, "take") else [pages[r] for r in rows]
                 verdicts = scratch.insert_many(
-                    run, order="fingerprints", order_scope="batch", batch_size=max(1, len(run)), progress=False
+                    run, order="fingerprints", order_scope="batch", batch_size=max(1, len(rows)), progress=False
                 )
                 duplicates += sum(1 for d in verdicts.column("duplicate").to_pylist() if d)
                 errors += sum(1 for e in verdicts.column("error").to_pylist() if e is not None)
@@ -875,6 +931,18 @@ def _decide_unit(
     finally:
         shutil.rmtree(scratch_dir, ignore_errors=True)
     return {"log": log, "deleted": deleted, "missing": missing, "duplicates": duplicates, "errors": errors}
+
+
+def _pages_table(pages: List[Dict[str, Any]]) -> Any:
+    """The pages' fields that ``insert_many`` reads, as one Arrow table (a missing field is a
+    null, which ``insert_many`` reads as missing); ``None`` when a field's values do not make
+    one Arrow column (``insert_many`` then reports each bad row from the dicts)."""
+    import pyarrow as pa
+
+    try:
+        return pa.table({name: pa.array([p.get(name) for p in pages]) for name in ("id", "url", "host", "time", "html", "text")})
+    except (pa.ArrowException, TypeError, ValueError, OverflowError):
+        return None
 
 
 def _join_close_simhashes(uf: "_UnionFind", rows: List[Tuple[int, int]], distance: int) -> None:
@@ -915,6 +983,60 @@ def _manifest(files: Sequence[PathLike], delete_list: Optional[PathLike]) -> Dic
     }
 
 
+def _check_options(options: Dict[str, Any]) -> None:
+    """Refuses options a distributed index cannot keep, before anything is merged: a text source
+    (no texts stored), site chrome and document-frequency methods (counts over whole hosts or
+    the whole index, which a part cannot reproduce: ``Index.seed_log`` says which)."""
+    if options.get("store_texts") is False:
+        raise InvalidArgumentError("a distributed index stores its texts: store_texts=False is not supported")
+    with tempfile.TemporaryDirectory(prefix="neardup-options-") as tmp:
+        with neardup.Index(Path(tmp) / "ix", **options) as probe:
+            probe.seed_log([], [])
+
+
+class _MergeLock:
+    """An exclusive lock on ``root/.merge.lock`` for the whole of a merge: two drivers never
+    merge into one index at once."""
+
+    def __init__(self, root: Path) -> None:
+        self.path = root / ".merge.lock"
+        self.fd = -1
+
+    def __enter__(self) -> "_MergeLock":
+        import fcntl
+
+        self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(self.fd)
+            raise InvalidArgumentError(f"another driver is merging into {self.path.parent}") from None
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        os.close(self.fd)
+
+
+def _make_dirs(path: Path) -> None:
+    """Creates a directory and its missing parents, each made durable in its parent."""
+    missing = []
+    p = path
+    while not p.exists():
+        missing.append(p)
+        p = p.parent
+    for d in reversed(missing):
+        d.mkdir()
+        _fsync_dir(d.parent)
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
 def _write_atomic(path: Path, data: bytes) -> None:
     tmp = path.with_name(path.name + ".tmp")
     with open(tmp, "wb") as f:
@@ -922,11 +1044,7 @@ def _write_atomic(path: Path, data: bytes) -> None:
         f.flush()
         os.fsync(f.fileno())
     os.replace(tmp, path)
-    fd = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+    _fsync_dir(path.parent)
 
 
 def _write_tsv(table: Any, path: Path) -> None:
