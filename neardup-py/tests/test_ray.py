@@ -287,15 +287,19 @@ def test_bad_rows_are_error_rows_and_bad_merges_are_refused(cluster, dev_pages, 
     day[3]["html"] = 5  # not a body
     del day[7]["id"], day[7]["url"]  # no key
     day[9] = {"id": "t9", "text": "A page given as its text only, without its HTML. " * 20}
+    # Text rows between HTML rows (insert_many orders each run of one body kind on its own), and a
+    # key first given without a body, then with one (runs are cut over good rows only).
+    day[20] = {"id": "t20", "text": "Another page given as text, to cut the HTML rows. " * 20}
+    day.insert(25, {"id": day[30]["id"]})
     f = write_jsonl(tmp_path / "day.jsonl.gz", day)
     ref = neardup.Index(tmp_path / "ref", **REFERENCE)
     want = ref.insert_many(day, order_scope="batch", batch_size=len(day), progress=False)
     want_errors = sum(1 for e in want.column("error").to_pylist() if e is not None)
-    assert want_errors == 2
+    assert want_errors == 3
     with DistributedIndex(tmp_path / "dist", 2, 2, **OPTIONS) as dx:
         with pytest.raises(neardup.InvalidArgumentError):
             dx.merge([], progress=False)
-        report = dx.merge([f], work_units=2, progress=False)
+        report = dx.merge([f], work_units=3, progress=False)
         assert report["errors"] == want_errors and report["pages"] == len(day)
         assert shape(dx.export(), dx.export_clusters()) == shape(ref.export(), ref.export_clusters())
         # The same inputs again: merged already, not merged a second time.

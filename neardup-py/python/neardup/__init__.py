@@ -345,6 +345,22 @@ def _verdict_table(
     return pa.table(out, schema=_verdict_schema())
 
 
+def _insert_groups(chunk: _Chunk, good: List[int]) -> List[Tuple[bool, List[int]]]:
+    """The calls of the library's batch insert that ``insert_many`` makes for the good rows of a
+    chunk, in order: runs that end where a key comes again (as the command line cuts its
+    batches), each cut into groups of one body kind. Each group is ordered on its own."""
+    runs: List[List[int]] = []
+    seen: set = set()
+    for i in good:
+        k = chunk.keys[i]
+        if k in seen or not runs:
+            runs.append([])
+            seen = set()
+        seen.add(k)
+        runs[-1].append(i)
+    return [group for run in runs for group in _body_groups(chunk, run)]
+
+
 def _body_groups(chunk: _Chunk, rows: List[int]) -> List[Tuple[bool, List[int]]]:
     """``rows`` split into runs of one body kind (HTML or text), in order."""
     out: List[Tuple[bool, List[int]]] = []
@@ -444,37 +460,26 @@ class Index(_neardup._Index):
             raise InvalidArgumentError(f'order_scope must be "window" or "batch", not {order_scope!r}')
 
         def fill(chunk: _Chunk, cols: Dict[str, List[Any]], good: List[int], bar: _Bar) -> None:
-            # A key met again starts the next run, as the command line cuts its batches.
-            runs: List[List[int]] = []
-            seen: set = set()
-            for i in good:
-                k = chunk.keys[i]
-                if k in seen or not runs:
-                    runs.append([])
-                    seen = set()
-                seen.add(k)
-                runs[-1].append(i)
-            for run in runs:
-                for is_html, rows in _body_groups(chunk, run):
-                    start = bar.done
+            for is_html, rows in _insert_groups(chunk, good):
+                start = bar.done
 
-                    def tick(done: int, total: int, start: int = start) -> None:
-                        bar.set(start + done)
+                def tick(done: int, total: int, start: int = start) -> None:
+                    bar.set(start + done)
 
-                    res = self._insert_batch(
-                        [chunk.keys[i] for i in rows],
-                        [chunk.hosts[i] for i in rows],
-                        [chunk.times[i] for i in rows],
-                        [chunk.bodies[i][0] for i in rows],
-                        is_html,
-                        order,
-                        order_scope,
-                        window,
-                        group,
-                        tick,
-                    )
-                    _merge(cols, rows, res)
-                    bar.set(start + len(rows))
+                res = self._insert_batch(
+                    [chunk.keys[i] for i in rows],
+                    [chunk.hosts[i] for i in rows],
+                    [chunk.times[i] for i in rows],
+                    [chunk.bodies[i][0] for i in rows],
+                    is_html,
+                    order,
+                    order_scope,
+                    window,
+                    group,
+                    tick,
+                )
+                _merge(cols, rows, res)
+                bar.set(start + len(rows))
 
         return _verdict_table(pages, batch_size, progress, "neardup insert", lambda c: c.bad, fill)
 
@@ -635,8 +640,8 @@ def signatures_table(
     (uint64), ``content_hash`` (fixed_size_binary(16), big-endian), ``fingerprints`` and
     ``sketch`` (list<fixed_size_binary(16)>), ``codes`` (list<uint32>), ``posting_keys`` (binary:
     the 9-byte keys the page is filed under, content key first, concatenated; what a distributed
-    merge sends to the key partitions) and ``error`` (null, or why the row has no signatures). ``config`` overrides signature options as for
-    ``signatures()``.
+    merge sends to the key partitions) and ``error`` (null, or why the row has no signatures).
+    ``config`` overrides signature options as for ``signatures()``.
     """
     pa = _pa()
     if isinstance(batch, dict):

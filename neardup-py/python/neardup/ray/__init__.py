@@ -30,8 +30,11 @@ straight to S5, and partitions that applied it already skip it.
 
 A distributed index never gives an id out again (``reuse_ids=False``, SCALEOUT §4): a new id is
 above every id held, so components decided apart and numbered unit after unit keep every
-tie-break by id, and the clusters are those of one machine with the same option, whatever the
-number of work units (the ids themselves are, with one work unit).
+tie-break by id within the batch, and the batch's clusters are those of one machine with the same
+option. With one work unit (the default) the ids are too. With several, the new ids of a batch
+are numbered unit after unit, not in the single node's order, so a later day's tie between pages
+or clusters of different units may be broken the other way: numbering them in the global order
+(from each unit's allocations and the day's processing order) is the next step.
 """
 
 from __future__ import annotations
@@ -432,12 +435,16 @@ class DistributedIndex:
         """Merges a day into the index: the keys of ``delete_list`` deleted first, then the
         pages of ``files`` (JSONL, ``.gz`` too) decided against the index and each other in
         whole-batch order, as ``neardup ingest --delete-list … --order-scope batch`` does on one
-        machine. ``batch`` defaults to the next batch; re-running an interrupted merge with the
+        machine with ``--batch`` at least the day's size. ``batch`` defaults to the next batch; re-running an interrupted merge with the
         same inputs completes it (a batch all partitions applied is reported as such).
         ``export``: a TSV path for the index's export afterwards; ``checkpoint``: a checkpoint of
         every partition under ``checkpoints/batch=<n>/``. ``work_units``: at most how many scratch
-        indexes decide the day's components in parallel (default: the cluster's CPUs); the new
-        ids are numbered unit after unit, so they depend on it, while the clusters do not.
+        indexes decide the day's components in parallel (default 1). With one, the merge gives
+        the single node's clusters and ids (with ``reuse_ids=False``). With more, the batch's
+        clusters are still the single node's, but its new ids are numbered unit after unit rather
+        than in the single node's order, so a tie on a later day between clusters or pages of
+        different units may be broken the other way (numbering in the global order is not built
+        yet).
         ``progress``: True prints each stage, a callable gets each stage's line."""
         say = _sayer(progress)
         files = list(files)
@@ -503,7 +510,7 @@ class DistributedIndex:
             _kill_point("after-S1")
             t = time.monotonic()
             if work_units is None:
-                work_units = max(1, int(_ray().cluster_resources().get("CPU", 1)))
+                work_units = 1
             units, sizes, shuffled = self._plan(pages, sigs, gone, work_units)
             report["seconds"]["S2-S3"] = round(time.monotonic() - t, 3)
             counts = {
@@ -771,44 +778,40 @@ class DistributedIndex:
         base = dict(neardup.log_counters(frequent[0]))
         live = self.stats()
         base.update(live_docs=live["pages"], live_clusters=live["clusters"])
-        # Pages go in whole-batch order within runs that end where a key comes again, as on
-        # one machine.
-        runs: List[int] = []
-        seen: Set[str] = set()
-        run = 0
-        for p in pages:
-            key = _key_of(p)
-            if key is not None and key in seen:
-                run += 1
-                seen = set()
-            if key is not None:
-                seen.add(key)
-            runs.append(run)
+        # The library calls insert_many makes on one machine (runs that end where a key comes
+        # again, cut by body kind; bad rows in none): each unit makes the same calls with its
+        # rows, so that each call orders them as there.
+        chunk = next(neardup._chunks(pages, max(1, len(pages))), None)
+        groups = neardup._insert_groups(chunk, [i for i, b in enumerate(chunk.bad) if b is None]) if chunk else []
+        bad = [i for i, b in enumerate(chunk.bad) if b is not None] if chunk else []
+        unit_of = {r: u for u, unit in enumerate(units) for r in unit.rows}
         options = dict(self.options, reuse_ids=False)
         decide = ray.remote(num_cpus=1)(_decide_unit)
         # The pages go to the object store once, as Arrow (the units read their rows without a
         # copy), or as dicts when their fields do not make Arrow columns.
         table = _pages_table(pages)
         source = ray.put(table if table is not None else pages)
-        refs = []
+        # Every unit's seed asked of the partitions at once.
+        seed_refs = []
         for u in units:
             pgroups = _group(((lay.doc_part(i), i) for i in u.pages), lay.doc_parts)
             cgroups = _group(((lay.cluster_part(c), c) for c in u.clusters), lay.doc_parts)
-            seeds = list(frequent) + ray.get(
-                [a.call.remote("seed_log", p, c) for a, p, c in zip(self.docs, pgroups, cgroups) if p or c]
-            )
-            seed = neardup.combine_seed_logs(seeds)
+            seed_refs.append([a.call.remote("seed_log", p, c) for a, p, c in zip(self.docs, pgroups, cgroups) if p or c])
+        refs = []
+        for n_unit, (u, parts) in enumerate(zip(units, seed_refs)):
+            seed = neardup.combine_seed_logs(list(frequent) + ray.get(parts))
             shuffled += len(seed)
-            unit_runs: Dict[int, List[int]] = {}
-            for r in u.rows:
-                unit_runs.setdefault(runs[r], []).append(r)
+            calls = [[r for r in rows if unit_of.get(r) == n_unit] for _, rows in groups]
+            calls = [c for c in calls if c]
+            if n_unit == 0 and bad:
+                calls.append(bad)  # error rows only: they change nothing
             refs.append(
                 decide.remote(
                     options,
                     seed,
                     source,
                     [gone[g] for g in u.gone],
-                    [unit_runs[k] for k in sorted(unit_runs)],
+                    calls,
                     base["live_docs"],
                     base["live_clusters"],
                 )
@@ -904,9 +907,9 @@ def _decide_unit(
     live_clusters: int,
 ) -> Dict[str, Any]:
     """S4 for one work unit, in a Ray task: a scratch index seeded with ``seed`` (deciding
-    nothing), the unit's deletes in delete-list order, its rows of ``pages`` (an Arrow table or
-    a list of dicts) run after run in whole-batch order; returns its batch log and its
-    counts."""
+    nothing), the unit's deletes in delete-list order, then its rows of ``pages`` (an Arrow table
+    or a list of dicts), one ``insert_many`` call in whole-batch order per list of ``runs``;
+    returns its batch log and its counts."""
     scratch_dir = tempfile.mkdtemp(prefix="neardup-scratch-")
     try:
         with neardup.Index(Path(scratch_dir) / "ix", **options) as scratch:
@@ -946,19 +949,23 @@ def _pages_table(pages: List[Dict[str, Any]]) -> Any:
 
 
 def _join_close_simhashes(uf: "_UnionFind", rows: List[Tuple[int, int]], distance: int) -> None:
-    """Joins the day's pages whose simhashes are within ``distance`` bits: two such hashes
-    agree on one of ``distance + 1`` blocks (pigeonhole), so only pages sharing a block are
-    compared."""
+    """Joins the day's pages whose simhashes are within ``distance`` bits: pages with one
+    simhash at once; distinct simhashes are compared only when they agree on one of
+    ``distance + 1`` blocks, which two hashes within the distance do (pigeonhole)."""
+    first: Dict[int, int] = {}
+    for r, h in rows:
+        uf.union(("p", r), ("p", first.setdefault(h, r)))
+    hashes = list(first.items())
     blocks = distance + 1
     width = 64 // blocks
     mask = (1 << width) - 1
     for b in range(blocks):
         buckets: Dict[int, List[Tuple[int, int]]] = {}
-        for r, h in rows:
-            buckets.setdefault((h >> (b * width)) & mask, []).append((r, h))
+        for h, r in hashes:
+            buckets.setdefault((h >> (b * width)) & mask, []).append((h, r))
         for members in buckets.values():
-            for i, (r, h) in enumerate(members):
-                for r2, h2 in members[i + 1 :]:
+            for i, (h, r) in enumerate(members):
+                for h2, r2 in members[i + 1 :]:
                     if bin(h ^ h2).count("1") <= distance:
                         uf.union(("p", r), ("p", r2))
 
