@@ -6,7 +6,10 @@ mod common;
 use std::path::Path;
 
 use common::*;
-use neardup::index::{combine_seed_logs, combine_unit_logs, BatchBase, Layout, Partition, Role};
+use neardup::index::{
+    combine_seed_logs, combine_unit_logs, combine_unit_logs_mapped, AllocatedId, BatchBase, IdMap,
+    Layout, Partition, Role,
+};
 use neardup::{BatchOptions, Index, IndexOptions, LogOp, OrderScope};
 
 fn options() -> IndexOptions {
@@ -434,6 +437,16 @@ fn components_decided_in_separate_scratch_indexes_give_the_single_nodes_clusters
     let in_unit = |i: usize, u: usize| order.binary_search(&roots[i]).unwrap() % 2 == u;
     let mut logs = Vec::new();
     let mut reached = Vec::new();
+    // The single node's processing order of day 2 (one run, one body kind): descending
+    // fingerprint count, then input order.
+    let mut order: Vec<usize> = (0..day2.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(sigs[i].fingerprints.len()));
+    let processing: std::collections::HashMap<&str, usize> = order
+        .iter()
+        .enumerate()
+        .map(|(pos, &i)| (day2[i].0.as_str(), pos))
+        .collect();
+    let mut events: Vec<((u8, usize, usize), usize, AllocatedId)> = Vec::new();
     for u in 0..2 {
         let pages: Pages = (0..day2.len())
             .filter(|&i| in_unit(i, u))
@@ -458,20 +471,64 @@ fn components_decided_in_separate_scratch_indexes_give_the_single_nodes_clusters
             )
             .unwrap();
         let before = scratch.state_log().unwrap();
+        // Which event gave out each new id: a delete (by its place in the delete list) or the
+        // insert of a page (by its key).
+        scratch.record_allocations(true);
         for k in &deletes {
             scratch.delete(k).unwrap();
+            let at = gone.iter().position(|g| g == k).unwrap();
+            for a in scratch.take_allocations() {
+                events.push(((0, at, 0), u, a.id));
+            }
         }
         insert_whole(&scratch, &pages);
+        for a in scratch.take_allocations() {
+            let key = a.key.expect("a page's allocation names its page");
+            events.push(((1, processing[&*key], 0), u, a.id));
+        }
         let diff = neardup::index::state_diff(&before, &scratch.state_log().unwrap());
         logs.push(diff.into_log(base.live_docs, base.live_clusters));
     }
     // The units are disjoint components of the standing index.
     assert!(reached[0].iter().all(|p| !reached[1].contains(p)));
     assert!(!reached[0].is_empty() && !reached[1].is_empty());
-    let log = combine_unit_logs(base, logs).unwrap();
+    // Numbered unit after unit: the batch's clusters.
+    let mapped_dir = dir.path().join("standing-mapped");
+    standing.checkpoint(&mapped_dir).unwrap();
+    let log = combine_unit_logs(base, logs.clone()).unwrap();
     standing.apply_log(1, &log).unwrap();
     assert_clean(&standing);
     assert_eq!(shape(&standing), shape(&reference));
+    // Numbered in the single node's order (events sorted stably, each event's ids in the order
+    // it gave them out): its ids and state too.
+    events.sort_by_key(|e| e.0);
+    let mut maps = vec![IdMap::default(); 2];
+    let (mut docs, mut clusters) = (base.next_doc, base.next_cluster);
+    let mut seq = base.next_seq;
+    for (_, u, id) in &events {
+        match *id {
+            AllocatedId::Page { .. } => {
+                maps[*u].docs.push(docs);
+                maps[*u].seqs.push(seq);
+                docs += 1;
+                seq += 1;
+            }
+            AllocatedId::Cluster(_) => {
+                maps[*u].clusters.push(clusters);
+                clusters += 1;
+            }
+        }
+    }
+    let mapped = Index::open(&mapped_dir, no_reuse()).unwrap();
+    mapped
+        .apply_log(1, &combine_unit_logs_mapped(base, logs, &maps).unwrap())
+        .unwrap();
+    assert_clean(&mapped);
+    assert_eq!(exports(&mapped), exports(&reference));
+    assert_eq!(
+        normalized(mapped.state_log().unwrap()),
+        normalized(reference.state_log().unwrap())
+    );
     assert_eq!(
         standing.stats().unwrap().pages,
         reference.stats().unwrap().pages

@@ -549,6 +549,35 @@ impl PyIndex {
         .py(py)
     }
 
+    /// Starts (``True``) or stops recording the ids committed writes give out; stopping drops
+    /// what was recorded.
+    fn record_allocations(&self, py: Python<'_>, on: bool) -> PyResult<()> {
+        self.ix(py)?.record_allocations(on);
+        Ok(())
+    }
+
+    /// The ids given out since the last call, in order: ``(key, kind, id, seq)`` tuples, ``key``
+    /// the page being inserted then (``None`` during a delete), ``kind`` ``"page"`` (with its
+    /// insertion number ``seq``) or ``"cluster"`` (``seq`` ``None``).
+    #[allow(clippy::type_complexity)]
+    fn take_allocations(
+        &self,
+        py: Python<'_>,
+    ) -> PyResult<Vec<(Option<String>, &'static str, u32, Option<u64>)>> {
+        Ok(self
+            .ix(py)?
+            .take_allocations()
+            .into_iter()
+            .map(|a| {
+                let key = a.key.map(|k| k.to_string());
+                match a.id {
+                    neardup::index::AllocatedId::Page { doc, seq } => (key, "page", doc, Some(seq)),
+                    neardup::index::AllocatedId::Cluster(c) => (key, "cluster", c, None),
+                }
+            })
+            .collect())
+    }
+
     /// The page id of each key (``None`` for a key this database does not hold).
     fn key_ids(&self, py: Python<'_>, keys: Vec<String>) -> PyResult<Vec<Option<u32>>> {
         let ix = self.ix(py)?;

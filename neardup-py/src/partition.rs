@@ -154,14 +154,41 @@ pub(crate) fn combine_seed_logs<'py>(
 /// One batch log (bytes) from the batch logs of several work units, each decided in its own
 /// scratch index seeded from a standing index whose allocators and live counts were ``base``
 /// (a dict: ``next_doc``, ``next_cluster``, ``next_seq``, ``live_docs``, ``live_clusters``) when
-/// the batch started, with ``reuse_ids=False``: unit ``u``'s new ids are moved past those of the
-/// units before it, and the counters cover them all.
+/// the batch started, with ``reuse_ids=False``. Without ``maps``, unit ``u``'s new ids are moved
+/// past those of the units before it; with ``maps`` (one dict per unit: ``docs``, ``clusters``,
+/// ``seqs``, the ids its ``i``-th new page, cluster and insertion number become), they are
+/// mapped. The counters cover them all.
 #[pyfunction]
+#[pyo3(signature = (base, logs, maps=None))]
 pub(crate) fn combine_unit_logs<'py>(
     py: Python<'py>,
     base: std::collections::HashMap<String, u64>,
     logs: Vec<Vec<u8>>,
+    maps: Option<Vec<std::collections::HashMap<String, Vec<u64>>>>,
 ) -> PyResult<Bound<'py, PyBytes>> {
+    let maps = match maps {
+        None => None,
+        Some(maps) => {
+            let mut out = Vec::with_capacity(maps.len());
+            for m in maps {
+                let list = |name: &str| m.get(name).cloned().unwrap_or_default();
+                let narrow = |v: Vec<u64>| -> PyResult<Vec<u32>> {
+                    v.into_iter()
+                        .map(|x| {
+                            u32::try_from(x)
+                                .map_err(|_| invalid(py, "an id map holds an id over 2**32"))
+                        })
+                        .collect()
+                };
+                out.push(neardup::index::IdMap {
+                    docs: narrow(list("docs"))?,
+                    clusters: narrow(list("clusters"))?,
+                    seqs: list("seqs"),
+                });
+            }
+            Some(out)
+        }
+    };
     let get = |name: &str| -> PyResult<u64> {
         base.get(name)
             .copied()
@@ -183,7 +210,11 @@ pub(crate) fn combine_unit_logs<'py>(
                 .iter()
                 .map(|l| decode_log(l))
                 .collect::<neardup::Result<Vec<_>>>()?;
-            Ok(encode_log(&neardup::index::combine_unit_logs(base, logs)?))
+            let log = match &maps {
+                None => neardup::index::combine_unit_logs(base, logs)?,
+                Some(maps) => neardup::index::combine_unit_logs_mapped(base, logs, maps)?,
+            };
+            Ok(encode_log(&log))
         })
         .py(py)?;
     Ok(PyBytes::new(py, &bytes))

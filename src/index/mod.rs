@@ -44,8 +44,9 @@ pub use compact::{dir_bytes, CompactReport};
 pub use explain::{explain_pair, ExplainedPage, Explanation};
 pub use logfile::{decode_log, encode_log};
 pub use partition::{
-    combine_seed_logs, combine_unit_logs, BatchBase, FiledPage, Layout, PageRow, Partition,
-    PartitionRows, Role, RoutedLog, Target, MAX_PARTS,
+    combine_seed_logs, combine_unit_logs, combine_unit_logs_mapped, AllocatedId, Allocation,
+    BatchBase, FiledPage, IdMap, Layout, PageRow, Partition, PartitionRows, Role, RoutedLog,
+    Target, MAX_PARTS,
 };
 pub use read::{ClusterInfo, Clusters, Keys, Members, Record};
 pub use seed::{state_diff, Reach, StateDiff};
@@ -399,6 +400,10 @@ pub struct Index {
     /// The database's place in a distributed index, when it is a partition of one: written by
     /// batch logs only.
     partition: RwLock<Option<Partition>>,
+    /// The ids committed writes gave out, while recorded ([`Index::record_allocations`]).
+    allocations: Mutex<Option<Vec<partition::Allocation>>>,
+    /// Whether `allocations` records (read without its lock on every allocation).
+    recording: AtomicBool,
     /// This process's registration of the directory (declared after `db`, so it is released
     /// after RocksDB has closed).
     registration: registry::Registration,
@@ -610,6 +615,8 @@ impl Index {
             read_only,
             free_in_memory_only: AtomicBool::new(false),
             partition: RwLock::new(None),
+            allocations: Mutex::new(None),
+            recording: AtomicBool::new(false),
             registration,
         };
         let format = ix.check_or_write_meta()?;
@@ -1422,7 +1429,8 @@ impl Index {
         let frequent_added = std::mem::take(&mut txn.frequent_added);
         let frequent_deleted = txn.frequent_deleted();
         let df_delta = std::mem::take(&mut txn.df_delta);
-        let ids = txn.take_ids();
+        let mut ids = txn.take_ids();
+        let journal = std::mem::take(&mut ids.journal);
         let mut wo = WriteOptions::default();
         wo.set_sync(sync && self.opts.sync_writes);
         let batch = std::mem::take(&mut txn.batch);
@@ -1439,6 +1447,11 @@ impl Index {
             return Err(Error::storage("committing a write batch", e));
         }
         let number = self.commits.fetch_add(1, Ordering::AcqRel) + 1;
+        if !journal.is_empty() {
+            if let Some(recorded) = self.allocations.lock().as_mut() {
+                recorded.extend(journal);
+            }
+        }
         counters.next_doc = txn.next_doc;
         counters.next_cluster = txn.next_cluster;
         counters.live_docs = txn.live_docs;
@@ -1660,6 +1673,9 @@ impl Index {
         known: Option<Known<'_>>,
     ) -> Result<Verdict> {
         let mut timing = Timing::default();
+        if self.recording_allocations() {
+            txn.current_key = Some(Arc::from(page.key));
+        }
         let replaced = match txn.key_id(page.key)? {
             Some(old) => {
                 if let Some(rec) = txn.doc(old)? {

@@ -694,6 +694,43 @@ struct Ids {
 /// [`Error::InvalidArgument`] when a unit's allocators are below `base`'s; [`Error::Full`] when
 /// the ids overflow.
 pub fn combine_unit_logs(base: BatchBase, logs: Vec<Vec<LogOp>>) -> Result<Vec<LogOp>> {
+    combine(base, logs, None)
+}
+
+/// [`combine_unit_logs`] with each unit's new ids mapped by `maps[u]` instead of moved past the
+/// units before it: the batch's ids numbered in the order one machine gives them out (from each
+/// unit's [`crate::Index::take_allocations`] and the day's processing order). Each map must be
+/// increasing (a unit's ids keep their order) and cover the ids the unit gave out.
+///
+/// # Errors
+/// As [`combine_unit_logs`]; [`Error::InvalidArgument`] when the maps are not one per unit, do
+/// not cover a unit's ids, or are not increasing.
+pub fn combine_unit_logs_mapped(
+    base: BatchBase,
+    logs: Vec<Vec<LogOp>>,
+    maps: &[IdMap],
+) -> Result<Vec<LogOp>> {
+    if maps.len() != logs.len() {
+        return Err(Error::InvalidArgument(format!(
+            "{} id maps for {} work units",
+            maps.len(),
+            logs.len()
+        )));
+    }
+    for (u, m) in maps.iter().enumerate() {
+        let increasing = m.docs.windows(2).all(|w| w[0] < w[1])
+            && m.clusters.windows(2).all(|w| w[0] < w[1])
+            && m.seqs.windows(2).all(|w| w[0] < w[1]);
+        if !increasing {
+            return Err(Error::InvalidArgument(format!(
+                "the id map of work unit {u} is not increasing"
+            )));
+        }
+    }
+    combine(base, logs, Some(maps))
+}
+
+fn combine(base: BatchBase, logs: Vec<Vec<LogOp>>, maps: Option<&[IdMap]>) -> Result<Vec<LogOp>> {
     let mut offset = Ids::default();
     let (mut live_docs, mut live_clusters) =
         (i128::from(base.live_docs), i128::from(base.live_clusters));
@@ -730,8 +767,29 @@ pub fn combine_unit_logs(base: BatchBase, logs: Vec<Vec<LogOp>>) -> Result<Vec<L
                 other => unit.push(other),
             }
         }
+        let how = match maps {
+            Some(maps) => {
+                let m = &maps[u];
+                if (m.docs.len(), m.clusters.len()) != (gave.docs as usize, gave.clusters as usize)
+                    || m.seqs.len() as u64 != gave.seq
+                {
+                    return Err(Error::InvalidArgument(format!(
+                        "the id map of work unit {u} covers {} pages, {} clusters and {} \
+                         insertion numbers; the unit gave out {}, {} and {}",
+                        m.docs.len(),
+                        m.clusters.len(),
+                        m.seqs.len(),
+                        gave.docs,
+                        gave.clusters,
+                        gave.seq
+                    )));
+                }
+                Remap::Map(m)
+            }
+            None => Remap::Shift(offset),
+        };
         for op in &mut unit {
-            shift_op(op, &base, &offset)?;
+            remap_op(op, &base, &how)?;
         }
         ops.extend(unit);
         offset.docs = offset.docs.checked_add(gave.docs).ok_or(Error::Full)?;
@@ -761,32 +819,54 @@ pub fn combine_unit_logs(base: BatchBase, logs: Vec<Vec<LogOp>>) -> Result<Vec<L
     Ok(out)
 }
 
-/// Moves the new ids of one operation (those at or above `base`'s allocators) by `by`.
-fn shift_op(op: &mut LogOp, base: &BatchBase, by: &Ids) -> Result<()> {
+/// How a unit's new ids move: by an offset, or through a map.
+enum Remap<'a> {
+    Shift(Ids),
+    Map(&'a IdMap),
+}
+
+/// Moves the new ids of one operation (those at or above `base`'s allocators) as `how` says.
+fn remap_op(op: &mut LogOp, base: &BatchBase, how: &Remap<'_>) -> Result<()> {
     use crate::storage::codec::NO_DOC;
+    fn mapped<T: Copy>(table: &[T], at: u64, what: &str) -> Result<T> {
+        usize::try_from(at)
+            .ok()
+            .and_then(|i| table.get(i).copied())
+            .ok_or_else(|| {
+                Error::InvalidArgument(format!(
+                    "a work unit's new {what} {at} is not in its id map"
+                ))
+            })
+    }
     let doc = |id: DocId| -> Result<DocId> {
-        if id != NO_DOC && id >= base.next_doc {
-            id.checked_add(by.docs).ok_or(Error::Full)
-        } else {
-            Ok(id)
+        if id == NO_DOC || id < base.next_doc {
+            return Ok(id);
+        }
+        match how {
+            Remap::Shift(by) => id.checked_add(by.docs).ok_or(Error::Full),
+            Remap::Map(m) => mapped(&m.docs, u64::from(id - base.next_doc), "page id"),
         }
     };
     let cluster = |id: ClusterId| -> Result<ClusterId> {
-        if id >= base.next_cluster {
-            id.checked_add(by.clusters).ok_or(Error::Full)
-        } else {
-            Ok(id)
+        if id < base.next_cluster {
+            return Ok(id);
+        }
+        match how {
+            Remap::Shift(by) => id.checked_add(by.clusters).ok_or(Error::Full),
+            Remap::Map(m) => mapped(&m.clusters, u64::from(id - base.next_cluster), "cluster id"),
         }
     };
     let seq = |s: u64| -> Result<u64> {
-        if s >= base.next_seq {
-            s.checked_add(by.seq).ok_or(Error::Full)
-        } else {
-            Ok(s)
+        if s < base.next_seq {
+            return Ok(s);
+        }
+        match how {
+            Remap::Shift(by) => s.checked_add(by.seq).ok_or(Error::Full),
+            Remap::Map(m) => mapped(&m.seqs, s - base.next_seq, "insertion number"),
         }
     };
     let docs = |b: &RoaringBitmap| -> Result<RoaringBitmap> {
-        if b.max().is_none_or(|m| m < base.next_doc) || by.docs == 0 {
+        if b.max().is_none_or(|m| m < base.next_doc) {
             return Ok(b.clone());
         }
         b.iter().map(doc).collect()
@@ -829,4 +909,67 @@ fn shift_op(op: &mut LogOp, base: &BatchBase, by: &Ids) -> Result<()> {
         | LogOp::Counter(_) => {}
     }
     Ok(())
+}
+
+/// An id a committed write gave out ([`crate::Index::take_allocations`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Allocation {
+    /// The key of the page being inserted when it was given out; `None` during a delete.
+    pub key: Option<std::sync::Arc<str>>,
+    /// The id.
+    pub id: AllocatedId,
+}
+
+/// What an [`Allocation`] gave out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AllocatedId {
+    /// A page id with its insertion number.
+    Page {
+        /// The page id.
+        doc: DocId,
+        /// The insertion number.
+        seq: u64,
+    },
+    /// A cluster id.
+    Cluster(ClusterId),
+}
+
+impl super::Index {
+    /// Starts (`true`) or stops recording the ids committed writes give out, each with the key
+    /// of the page being inserted then (SCALEOUT §5 S4–S5: a work unit reports which event gave
+    /// out each of its new ids, so that the batch's ids can be numbered in the single node's
+    /// order). Stopping drops what was recorded.
+    pub fn record_allocations(&self, on: bool) {
+        let mut a = self.allocations.lock();
+        *a = on.then(Vec::new);
+        self.recording
+            .store(on, std::sync::atomic::Ordering::Release);
+    }
+
+    /// The ids given out since the last call (or since recording started), in the order they
+    /// were given out.
+    pub fn take_allocations(&self) -> Vec<Allocation> {
+        self.allocations
+            .lock()
+            .as_mut()
+            .map(std::mem::take)
+            .unwrap_or_default()
+    }
+
+    pub(crate) fn recording_allocations(&self) -> bool {
+        self.recording.load(std::sync::atomic::Ordering::Acquire)
+    }
+}
+
+/// Where each of a work unit's new ids goes in the batch ([`combine_unit_logs_mapped`]): the
+/// unit gave out `base + i` as its `i`-th new id of each kind; `docs[i]`, `clusters[i]` and
+/// `seqs[i]` are the ids they become.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct IdMap {
+    /// Page ids.
+    pub docs: Vec<DocId>,
+    /// Cluster ids.
+    pub clusters: Vec<ClusterId>,
+    /// Insertion numbers.
+    pub seqs: Vec<u64>,
 }

@@ -59,6 +59,8 @@ pub(crate) struct Txn<'a> {
     free_clusters: Arc<RoaringBitmap>,
     /// What the transaction did with ids.
     ids: IdChanges,
+    /// The key of the page being inserted, while the index records its allocations.
+    pub(crate) current_key: Option<Arc<str>>,
 }
 
 /// The ids a transaction gave out again and freed; applied to the allocators when it commits.
@@ -74,6 +76,9 @@ pub(crate) struct IdChanges {
     pub(crate) freed_clusters: Vec<ClusterId>,
     /// Every page id given out, free or new.
     pub(crate) allocated_docs: Vec<DocId>,
+    /// Every id given out, with the key of the page being inserted then, when the index records
+    /// its allocations ([`crate::Index::record_allocations`]).
+    pub(crate) journal: Vec<super::partition::Allocation>,
 }
 
 impl<'a> Txn<'a> {
@@ -113,6 +118,7 @@ impl<'a> Txn<'a> {
                 Arc::default()
             },
             ids: IdChanges::default(),
+            current_key: None,
         }
     }
 
@@ -427,6 +433,12 @@ impl<'a> Txn<'a> {
         self.live_docs += 1;
         let seq = self.next_seq;
         self.next_seq += 1;
+        if self.ix.recording_allocations() {
+            self.ids.journal.push(super::partition::Allocation {
+                key: self.current_key.clone(),
+                id: super::partition::AllocatedId::Page { doc: id, seq },
+            });
+        }
         Ok((id, seq))
     }
 
@@ -438,6 +450,12 @@ impl<'a> Txn<'a> {
             &mut self.next_cluster,
         )?;
         self.live_clusters += 1;
+        if self.ix.recording_allocations() {
+            self.ids.journal.push(super::partition::Allocation {
+                key: self.current_key.clone(),
+                id: super::partition::AllocatedId::Cluster(id),
+            });
+        }
         Ok(id)
     }
 

@@ -240,6 +240,10 @@ class Index:
         ones left out)."""
     def simhash_reach(self, simhashes: List[int]) -> List[int]:
         """Page ids within the simhash distance of any of ``simhashes`` (entries held here)."""
+    def record_allocations(self, on: bool) -> None:
+        """Starts or stops recording the ids committed writes give out."""
+    def take_allocations(self) -> List[Tuple[Optional[str], str, int, Optional[int]]]:
+        """``(key, kind, id, seq)`` of each id given out since the last call, in order."""
     def posting_ids(self, packed: bytes) -> List[List[int]]:
         """Per concatenated 9-byte posting key, the page ids filed under it (none for an
         over-frequent key)."""
@@ -306,10 +310,13 @@ class Layout:
 def combine_seed_logs(logs: List[bytes]) -> bytes:
     """One scratch seed from the partitions' seed logs."""
 
-def combine_unit_logs(base: Dict[str, int], logs: List[bytes]) -> bytes:
+def combine_unit_logs(
+    base: Dict[str, int], logs: List[bytes], maps: Optional[List[Dict[str, List[int]]]] = None
+) -> bytes:
     """One batch log from the work units' logs, each unit's new ids moved past the units'
-    before it (``base``: ``next_doc``, ``next_cluster``, ``next_seq``, ``live_docs``,
-    ``live_clusters`` at the batch's start)."""
+    before it, or mapped by ``maps`` (``docs``, ``clusters``, ``seqs`` per unit); ``base``:
+    ``next_doc``, ``next_cluster``, ``next_seq``, ``live_docs``, ``live_clusters`` at the
+    batch's start."""
 
 def log_counters(log: bytes) -> Dict[str, int]:
     """The counters a batch log sets."""

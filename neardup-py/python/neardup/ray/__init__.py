@@ -29,12 +29,14 @@ A merge is re-run with the same inputs after any failure: a batch whose logs wer
 straight to S5, and partitions that applied it already skip it.
 
 A distributed index never gives an id out again (``reuse_ids=False``, SCALEOUT §4): a new id is
-above every id held, so components decided apart and numbered unit after unit keep every
-tie-break by id within the batch, and the batch's clusters are those of one machine with the same
-option. With one work unit (the default) the ids are too. With several, the new ids of a batch
-are numbered unit after unit, not in the single node's order, so a later day's tie between pages
-or clusters of different units may be broken the other way: numbering them in the global order
-(from each unit's allocations and the day's processing order) is the next step.
+above every id held, so a unit that numbers its new pages, clusters and insertion sequence from
+the batch's start breaks every tie within its components as one machine would. Each unit reports
+which event gave out each new id (``Index.take_allocations``: a delete, or the insert of a page),
+and the driver numbers the batch's new ids in the order one machine gives them out (the deletes
+in delete-list order, then the pages in processing order: each ``insert_many`` call's pages by
+descending fingerprint count, then input order; ``neardup.combine_unit_logs`` with maps). So the
+clusters and ids are those of one machine with ``reuse_ids=False``, whatever the number of work
+units, and later days break their ties as it would.
 """
 
 from __future__ import annotations
@@ -439,12 +441,8 @@ class DistributedIndex:
         same inputs completes it (a batch all partitions applied is reported as such).
         ``export``: a TSV path for the index's export afterwards; ``checkpoint``: a checkpoint of
         every partition under ``checkpoints/batch=<n>/``. ``work_units``: at most how many scratch
-        indexes decide the day's components in parallel (default 1). With one, the merge gives
-        the single node's clusters and ids (with ``reuse_ids=False``). With more, the batch's
-        clusters are still the single node's, but its new ids are numbered unit after unit rather
-        than in the single node's order, so a tie on a later day between clusters or pages of
-        different units may be broken the other way (numbering in the global order is not built
-        yet).
+        indexes decide the day's components in parallel (default: the cluster's CPUs); the
+        clusters and ids are the single node's (with ``reuse_ids=False``) whatever it is.
         ``progress``: True prints each stage, a callable gets each stage's line."""
         say = _sayer(progress)
         files = list(files)
@@ -510,7 +508,7 @@ class DistributedIndex:
             _kill_point("after-S1")
             t = time.monotonic()
             if work_units is None:
-                work_units = 1
+                work_units = max(1, int(_ray().cluster_resources().get("CPU", 1)))
             units, sizes, shuffled = self._plan(pages, sigs, gone, work_units)
             report["seconds"]["S2-S3"] = round(time.monotonic() - t, 3)
             counts = {
@@ -526,7 +524,7 @@ class DistributedIndex:
                 f"clusters; components {sizes}; {len(units)} work units"
             )
             t = time.monotonic()
-            counts.update(self._decide(n, pages, gone, units, bdir, counts["shuffled_bytes"]))
+            counts.update(self._decide(n, pages, sigs, gone, units, bdir, counts["shuffled_bytes"]))
             # What S1-S4 found, beside the logs for a re-run's report; then the marker.
             _write_atomic(bdir / "logs" / "counts.json", json.dumps(counts).encode())
             _write_atomic(bdir / "logs" / "_DONE", b"")
@@ -595,7 +593,9 @@ class DistributedIndex:
                 fn_kwargs={"col": col, "config": config},
             )
             parts.extend(ray.get(ds.to_arrow_refs()))
-        schema = pa.schema([("row", pa.int64()), ("posting_keys", pa.binary()), ("simhash", pa.uint64())])
+        schema = pa.schema(
+            [("row", pa.int64()), ("posting_keys", pa.binary()), ("simhash", pa.uint64()), ("fingerprints", pa.int64())]
+        )
         table = pa.concat_tables([p.select(schema.names).cast(schema) for p in parts]) if parts else schema.empty_table()
         table = table.sort_by("row")
         tmp = out.with_suffix(".tmp")
@@ -768,7 +768,7 @@ class DistributedIndex:
             u.clusters.sort()
         return [u for u in units if u.rows or u.gone], stats, shuffled
 
-    def _decide(self, n: int, pages: List[Dict[str, Any]], gone: List[str], units: List["_Unit"], bdir: Path, shuffled: int) -> Dict[str, Any]:
+    def _decide(self, n: int, pages: List[Dict[str, Any]], sigs: Any, gone: List[str], units: List["_Unit"], bdir: Path, shuffled: int) -> Dict[str, Any]:
         """S4: each work unit decided in its own scratch index (a Ray task), seeded with what
         its components read; the units' logs combined into the batch log, cut by partition and
         written under ``logs/`` (the caller writes the ``_DONE`` marker). Returns the counts."""
@@ -785,6 +785,13 @@ class DistributedIndex:
         groups = neardup._insert_groups(chunk, [i for i, b in enumerate(chunk.bad) if b is None]) if chunk else []
         bad = [i for i, b in enumerate(chunk.bad) if b is not None] if chunk else []
         unit_of = {r: u for u, unit in enumerate(units) for r in unit.rows}
+        # Where each row is decided on one machine: its call, then its place in the call's
+        # order (descending fingerprint count, then input order).
+        count = dict(zip(sigs.column("row").to_pylist(), sigs.column("fingerprints").to_pylist()))
+        place: Dict[int, Tuple[int, int]] = {}
+        for c, (_, rows) in enumerate(groups):
+            for pos, r in enumerate(sorted(rows, key=lambda r: (-(count.get(r) or 0), r))):
+                place[r] = (c, pos)
         options = dict(self.options, reuse_ids=False)
         decide = ray.remote(num_cpus=1)(_decide_unit)
         # The pages go to the object store once, as Arrow (the units read their rows without a
@@ -810,14 +817,34 @@ class DistributedIndex:
                     options,
                     seed,
                     source,
-                    [gone[g] for g in u.gone],
-                    calls,
+                    [(g, gone[g]) for g in u.gone],
+                    [[(r, _key_of(pages[r])) for r in call] for call in calls],
                     base["live_docs"],
                     base["live_clusters"],
                 )
             )
         results = ray.get(refs)
-        log = neardup.combine_unit_logs(base, [r["log"] for r in results])
+        # The batch's new ids in the order one machine gives them out: the deletes' in
+        # delete-list order, then the pages' in processing order; each event's ids in the order
+        # it gave them out.
+        events = []
+        for u, res in enumerate(results):
+            for i, (what, at, kind) in enumerate(res["allocations"]):
+                key = (0, at, 0) if what == "delete" else (1,) + place[at]
+                events.append((key, u, i, kind))
+        events.sort(key=lambda e: (e[0], e[1], e[2]))
+        maps = [{"docs": [], "clusters": [], "seqs": []} for _ in results]
+        next_doc, next_cluster, next_seq = base["next_doc"], base["next_cluster"], base["next_seq"]
+        for _, u, _, kind in events:
+            if kind == "page":
+                maps[u]["docs"].append(next_doc)
+                maps[u]["seqs"].append(next_seq)
+                next_doc += 1
+                next_seq += 1
+            else:
+                maps[u]["clusters"].append(next_cluster)
+                next_cluster += 1
+        log = neardup.combine_unit_logs(base, [r["log"] for r in results], maps)
         key_logs, doc_logs = lay.route(log)
         logs_dir = bdir / "logs"
         shutil.rmtree(logs_dir, ignore_errors=True)
@@ -901,39 +928,55 @@ def _decide_unit(
     options: Dict[str, Any],
     seed: bytes,
     pages: Any,
-    gone: List[str],
-    runs: List[List[int]],
+    gone: List[Tuple[int, str]],
+    runs: List[List[Tuple[int, Optional[str]]]],
     live_docs: int,
     live_clusters: int,
 ) -> Dict[str, Any]:
     """S4 for one work unit, in a Ray task: a scratch index seeded with ``seed`` (deciding
-    nothing), the unit's deletes in delete-list order, then its rows of ``pages`` (an Arrow table
-    or a list of dicts), one ``insert_many`` call in whole-batch order per list of ``runs``;
-    returns its batch log and its counts."""
+    nothing), the unit's deletes (delete-list position, key) in delete-list order, then its rows
+    of ``pages`` (an Arrow table or a list of dicts), one ``insert_many`` call in whole-batch
+    order per list of ``runs`` ((row, key) pairs); returns its batch log, its counts, and which
+    event gave out each new id, in order: ``("delete", position, kind)`` or ``("row", row,
+    kind)``."""
     scratch_dir = tempfile.mkdtemp(prefix="neardup-scratch-")
     try:
         with neardup.Index(Path(scratch_dir) / "ix", **options) as scratch:
             scratch.apply_log(1, seed)
             before = scratch.state_log()
+            scratch.record_allocations(True)
+            allocations: List[Tuple[str, int, str]] = []
             deleted = missing = 0
-            for key in gone:
+            for at, key in gone:
                 try:
                     scratch.delete(key)
                     deleted += 1
                 except neardup.NotFoundError:
                     missing += 1
+                allocations += [("delete", at, kind) for _, kind, _, _ in scratch.take_allocations()]
             duplicates = errors = 0
-            for rows in runs:
+            for call in runs:
+                rows = [r for r, _ in call]
+                row_of = {k: r for r, k in call if k is not None}
                 run = pages.take(rows) if hasattr(pages, "take") else [pages[r] for r in rows]
                 verdicts = scratch.insert_many(
                     run, order="fingerprints", order_scope="batch", batch_size=max(1, len(rows)), progress=False
                 )
+                # Within one call keys are distinct: each id names the row it was given for.
+                allocations += [("row", row_of[k], kind) for k, kind, _, _ in scratch.take_allocations()]
                 duplicates += sum(1 for d in verdicts.column("duplicate").to_pylist() if d)
                 errors += sum(1 for e in verdicts.column("error").to_pylist() if e is not None)
             log = neardup.state_diff(before, scratch.state_log(), live_docs, live_clusters)
     finally:
         shutil.rmtree(scratch_dir, ignore_errors=True)
-    return {"log": log, "deleted": deleted, "missing": missing, "duplicates": duplicates, "errors": errors}
+    return {
+        "log": log,
+        "allocations": allocations,
+        "deleted": deleted,
+        "missing": missing,
+        "duplicates": duplicates,
+        "errors": errors,
+    }
 
 
 def _pages_table(pages: List[Dict[str, Any]]) -> Any:
@@ -971,9 +1014,14 @@ def _join_close_simhashes(uf: "_UnionFind", rows: List[Tuple[int, int]], distanc
 
 
 def _signature_batch(batch: Any, col: str, config: Dict[str, Any]) -> Any:
-    """S1 in a Ray Data task: the row number, posting keys and simhash of each page."""
+    """S1 in a Ray Data task: the row number, posting keys, simhash and number of sentence
+    fingerprints of each page."""
+    import pyarrow.compute as pc
+
     out = neardup.signatures_table(batch, html_col=col if col == "html" else None, text_col=col if col == "text" else None, **config)
-    return out.select(["row", "posting_keys", "simhash"])
+    # The number of sentence fingerprints: the whole-batch order sorts by it.
+    count = pc.fill_null(pc.list_value_length(out.column("fingerprints")), 0)
+    return out.select(["row", "posting_keys", "simhash"]).append_column("fingerprints", count.cast("int64"))
 
 
 def _manifest(files: Sequence[PathLike], delete_list: Optional[PathLike]) -> Dict[str, Any]:
