@@ -17,6 +17,11 @@ pub(crate) struct PyLayout {
     pub(crate) inner: neardup::index::Layout,
 }
 
+/// Several encoded batch logs, decoded.
+fn decode_logs(logs: &[Vec<u8>]) -> neardup::Result<Vec<Vec<neardup::LogOp>>> {
+    logs.iter().map(|l| decode_log(l)).collect()
+}
+
 /// A routed log's key and doc partition logs, encoded.
 type RoutedBytes = (Vec<Vec<u8>>, Vec<Vec<u8>>);
 
@@ -141,10 +146,7 @@ pub(crate) fn combine_seed_logs<'py>(
 ) -> PyResult<Bound<'py, PyBytes>> {
     let bytes = py
         .detach(|| -> neardup::Result<Vec<u8>> {
-            let logs = logs
-                .iter()
-                .map(|l| decode_log(l))
-                .collect::<neardup::Result<Vec<_>>>()?;
+            let logs = decode_logs(&logs)?;
             Ok(encode_log(&neardup::index::combine_seed_logs(logs)?))
         })
         .py(py)?;
@@ -206,10 +208,7 @@ pub(crate) fn combine_unit_logs<'py>(
     };
     let bytes = py
         .detach(|| -> neardup::Result<Vec<u8>> {
-            let logs = logs
-                .iter()
-                .map(|l| decode_log(l))
-                .collect::<neardup::Result<Vec<_>>>()?;
+            let logs = decode_logs(&logs)?;
             let log = match &maps {
                 None => neardup::index::combine_unit_logs(base, logs)?,
                 Some(maps) => neardup::index::combine_unit_logs_mapped(base, logs, maps)?,
