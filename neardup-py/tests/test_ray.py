@@ -297,3 +297,20 @@ def test_bad_rows_are_error_rows_and_bad_merges_are_refused(cluster, dev_pages, 
         DistributedIndex(tmp_path / "nostore", 2, 2, store_texts=False)
     with pytest.raises(neardup.InvalidArgumentError):
         DistributedIndex(tmp_path / "chrome", 2, 2, chrome={"enabled": True})
+
+
+def test_a_merge_checkpoints_every_partition_and_exports(cluster, dev_pages, tmp_path):
+    f = write_jsonl(tmp_path / "day.jsonl.gz", dev_pages[:300])
+    with DistributedIndex(tmp_path / "dist", 2, 3, **OPTIONS) as dx:
+        report = dx.merge([f], export=tmp_path / "out.tsv", checkpoint=True, progress=False)
+        want = dx.export()
+    lines = (tmp_path / "out.tsv").read_text().splitlines()
+    assert lines == [f"{k}\t{r}" for k, r in zip(want.column("key").to_pylist(), want.column("representative").to_pylist())]
+    assert json.loads((tmp_path / "dist" / "batches" / "batch=1" / "report.json").read_text())["live_pages"] == 300
+    assert report["live_pages"] == 300
+    shots = sorted(p.name for p in (tmp_path / "dist" / "checkpoints" / "batch=1").iterdir())
+    assert shots == ["doc-000", "doc-001", "doc-002", "key-000", "key-001"]
+    # A checkpoint is a database of its partition, at the batch.
+    with neardup.Index(tmp_path / "dist" / "checkpoints" / "batch=1" / "doc-001", **OPTIONS) as shot:
+        assert shot.partition == ("doc", 1, 2, 3)
+        assert shot.applied_batch() == 1
