@@ -314,3 +314,17 @@ def test_a_merge_checkpoints_every_partition_and_exports(cluster, dev_pages, tmp
     with neardup.Index(tmp_path / "dist" / "checkpoints" / "batch=1" / "doc-001", **OPTIONS) as shot:
         assert shot.partition == ("doc", 1, 2, 3)
         assert shot.applied_batch() == 1
+
+
+def test_option_shorthands_sign_as_the_index_does(cluster, dev_pages, tmp_path):
+    # `method="shingle"` is short for `signature={"method": "shingle"}`: S1 must sign (and order
+    # the units' pages) as the scratch indexes do.
+    day = dev_pages[:400]
+    f = write_jsonl(tmp_path / "day.jsonl.gz", day)
+    ref = neardup.Index(tmp_path / "ref", method="shingle", **REFERENCE)
+    ref.insert_many(day, order_scope="batch", batch_size=len(day), progress=False)
+    with DistributedIndex(tmp_path / "dist", 2, 2, method="shingle", **OPTIONS) as dx:
+        report = dx.merge([f], work_units=3, progress=False)
+        assert len(report["work_units"]) == 3
+        assert_same(dx, ref)
+    ref.close()

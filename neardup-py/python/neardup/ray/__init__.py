@@ -241,7 +241,7 @@ class DistributedIndex:
             tmp.write_text(json.dumps(stored, indent=1, sort_keys=True))
             os.replace(tmp, layout_path)
         self.options: Dict[str, Any] = dict(stored["options"])
-        _check_options(self.options)
+        self._signature = _check_options(self.options)
         distance = int(self.options.get("simhash_max_distance", 3))
         self.layout = Layout(int(stored["key_parts"]), int(stored["doc_parts"]), distance)
         ray = _ray()
@@ -561,11 +561,14 @@ class DistributedIndex:
 
         out = bdir / "s1.parquet"
         if out.exists():
-            report["resumed"].append("S1")
-            return pq.read_table(out)
+            cached = pq.read_table(out)
+            # A part written by an earlier version may lack a column: signed again then.
+            if {"row", "posting_keys", "simhash", "fingerprints"} <= set(cached.schema.names):
+                report["resumed"].append("S1")
+                return cached
         ray = _ray()
-        # The index's signature options (``Index(..., signature={...})``).
-        config = dict(self.options.get("signature") or {})
+        # The signature options the partitions and scratch indexes use, shorthands resolved.
+        config = self._signature
         parts = []
         for col in ("html", "text"):
             # Rows with a body of the right type only: the others are error rows in S4, as in
@@ -829,21 +832,32 @@ class DistributedIndex:
         # it gave them out.
         events = []
         for u, res in enumerate(results):
-            for i, (what, at, kind) in enumerate(res["allocations"]):
+            for i, (what, at, kind, local) in enumerate(res["allocations"]):
                 key = (0, at, 0) if what == "delete" else (1,) + place[at]
-                events.append((key, u, i, kind))
+                events.append((key, u, i, kind, local))
         events.sort(key=lambda e: (e[0], e[1], e[2]))
-        maps = [{"docs": [], "clusters": [], "seqs": []} for _ in results]
+        # Each unit's ids by their own number (a unit gives out base, base + 1, ...): a unit that
+        # gave them out in another order than the single node's makes a map that is not
+        # increasing, which combine_unit_logs refuses.
+        maps: List[Dict[str, List[Optional[int]]]] = [{"docs": [], "clusters": [], "seqs": []} for _ in results]
+
+        def put(table: List[Optional[int]], at: int, value: int) -> None:
+            table.extend([None] * (at + 1 - len(table)))
+            table[at] = value
+
         next_doc, next_cluster, next_seq = base["next_doc"], base["next_cluster"], base["next_seq"]
-        for _, u, _, kind in events:
+        for _, u, _, kind, local in events:
             if kind == "page":
-                maps[u]["docs"].append(next_doc)
-                maps[u]["seqs"].append(next_seq)
+                put(maps[u]["docs"], local - base["next_doc"], next_doc)
+                put(maps[u]["seqs"], local - base["next_doc"], next_seq)
                 next_doc += 1
                 next_seq += 1
             else:
-                maps[u]["clusters"].append(next_cluster)
+                put(maps[u]["clusters"], local - base["next_cluster"], next_cluster)
                 next_cluster += 1
+        for u, m in enumerate(maps):
+            if any(v is None for table in m.values() for v in table):
+                raise neardup.CorruptionError(f"work unit {u} gave out ids it did not report")
         log = neardup.combine_unit_logs(base, [r["log"] for r in results], maps)
         key_logs, doc_logs = lay.route(log)
         logs_dir = bdir / "logs"
@@ -937,8 +951,8 @@ def _decide_unit(
     nothing), the unit's deletes (delete-list position, key) in delete-list order, then its rows
     of ``pages`` (an Arrow table or a list of dicts), one ``insert_many`` call in whole-batch
     order per list of ``runs`` ((row, key) pairs); returns its batch log, its counts, and which
-    event gave out each new id, in order: ``("delete", position, kind)`` or ``("row", row,
-    kind)``."""
+    event gave out each new id, in order: ``("delete", position, kind, id)`` or ``("row", row,
+    kind, id)``, ``kind`` ``"page"`` or ``"cluster"``."""
     scratch_dir = tempfile.mkdtemp(prefix="neardup-scratch-")
     try:
         with neardup.Index(Path(scratch_dir) / "ix", **options) as scratch:
@@ -953,7 +967,7 @@ def _decide_unit(
                     deleted += 1
                 except neardup.NotFoundError:
                     missing += 1
-                allocations += [("delete", at, kind) for _, kind, _, _ in scratch.take_allocations()]
+                allocations += [("delete", at, kind, i) for _, kind, i, _ in scratch.take_allocations()]
             duplicates = errors = 0
             for call in runs:
                 rows = [r for r, _ in call]
@@ -963,7 +977,7 @@ def _decide_unit(
                     run, order="fingerprints", order_scope="batch", batch_size=max(1, len(rows)), progress=False
                 )
                 # Within one call keys are distinct: each id names the row it was given for.
-                allocations += [("row", row_of[k], kind) for k, kind, _, _ in scratch.take_allocations()]
+                allocations += [("row", row_of[k], kind, i) for k, kind, i, _ in scratch.take_allocations()]
                 duplicates += sum(1 for d in verdicts.column("duplicate").to_pylist() if d)
                 errors += sum(1 for e in verdicts.column("error").to_pylist() if e is not None)
             log = neardup.state_diff(before, scratch.state_log(), live_docs, live_clusters)
@@ -1038,15 +1052,18 @@ def _manifest(files: Sequence[PathLike], delete_list: Optional[PathLike]) -> Dic
     }
 
 
-def _check_options(options: Dict[str, Any]) -> None:
+def _check_options(options: Dict[str, Any]) -> Dict[str, Any]:
     """Refuses options a distributed index cannot keep, before anything is merged: a text source
     (no texts stored), site chrome and document-frequency methods (counts over whole hosts or
-    the whole index, which a part cannot reproduce: ``Index.seed_log`` says which)."""
+    the whole index, which a part cannot reproduce: ``Index.seed_log`` says which). Returns the
+    signature options an index opened with them uses, shorthands (``method=…``) resolved: what
+    S1 must sign with."""
     if options.get("store_texts") is False:
         raise InvalidArgumentError("a distributed index stores its texts: store_texts=False is not supported")
     with tempfile.TemporaryDirectory(prefix="neardup-options-") as tmp:
         with neardup.Index(Path(tmp) / "ix", **options) as probe:
             probe.seed_log([], [])
+            return dict(probe.options["signature"])
 
 
 class _MergeLock:
