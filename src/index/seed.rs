@@ -235,21 +235,13 @@ impl Index {
         simhash: u64,
         out: &mut std::collections::BTreeSet<DocId>,
     ) -> Result<()> {
-        let keys: Vec<[u8; 9]> = {
-            let frequent = self.frequent.read();
-            keys.iter()
-                .filter(|k| !frequent.contains(*k))
-                .copied()
-                .collect()
-        };
-        for posting in self.postings(&keys)? {
-            out.extend(&posting);
-        }
+        // Over-frequent keys are left out: no decision reads them.
+        out.extend(&self.posting_reach(keys)?);
         // The simhash neighbours always: a decision reads them for a page without sentence
         // fingerprints, under the simhash methods, and whenever its postings give no candidate
         // at decision time — which the standing postings cannot tell (the day's deletes take
         // pages out of them, and the day's inserts can make a key over-frequent).
-        out.extend(self.simhash_near(simhash)?.into_iter().map(|(id, _)| id));
+        out.extend(&self.simhash_reach(&[simhash])?);
         Ok(())
     }
 

@@ -96,13 +96,6 @@ def read_pages(files: Sequence[PathLike]) -> List[Dict[str, Any]]:
     return pages
 
 
-def _key_of(page: Dict[str, Any]) -> Optional[str]:
-    """A page's key as ``insert_many`` reads it (``id``, else ``url``), ``None`` when it has no
-    string key (the page is then an error row)."""
-    key = page.get("id") or page.get("url")
-    return key if isinstance(key, str) and key else None
-
-
 def read_key_list(path: Optional[PathLike]) -> List[str]:
     """The keys of a delete list as ``neardup ingest --delete-list`` reads it: one a line,
     blank lines and lines starting with ``#`` skipped."""
@@ -185,13 +178,6 @@ class _UnionFind:
         ra, rb = self.find(a), self.find(b)
         if ra != rb:
             self.parent[ra] = rb
-
-    def sizes(self) -> List[int]:
-        counts: Dict[Any, int] = {}
-        for x in list(self.parent):
-            r = self.find(x)
-            counts[r] = counts.get(r, 0) + 1
-        return sorted(counts.values(), reverse=True)
 
 
 class DistributedIndex:
@@ -501,6 +487,8 @@ class DistributedIndex:
                 raise neardup.CorruptionError(f"partitions applied part of batch {n} but its logs are gone ({logs_done})")
             pages = read_pages(files)
             gone = read_key_list(delete_list)
+            # The rows as insert_many reads them (keys, bodies, bad rows), read once.
+            chunk = next(neardup._chunks(pages, max(1, len(pages))), None) or neardup._Chunk()
             t = time.monotonic()
             sigs = self._signatures(pages, bdir, report)
             report["seconds"]["S1"] = round(time.monotonic() - t, 3)
@@ -509,7 +497,7 @@ class DistributedIndex:
             t = time.monotonic()
             if work_units is None:
                 work_units = max(1, int(_ray().cluster_resources().get("CPU", 1)))
-            units, sizes, shuffled = self._plan(pages, sigs, gone, work_units)
+            units, sizes, shuffled = self._plan(chunk, sigs, gone, work_units)
             report["seconds"]["S2-S3"] = round(time.monotonic() - t, 3)
             counts = {
                 "pages": len(pages),
@@ -524,7 +512,7 @@ class DistributedIndex:
                 f"clusters; components {sizes}; {len(units)} work units"
             )
             t = time.monotonic()
-            counts.update(self._decide(n, pages, sigs, gone, units, bdir, counts["shuffled_bytes"]))
+            counts.update(self._decide(n, pages, chunk, sigs, gone, units, bdir, counts["shuffled_bytes"]))
             # What S1-S4 found, beside the logs for a re-run's report; then the marker.
             _write_atomic(bdir / "logs" / "counts.json", json.dumps(counts).encode())
             _write_atomic(bdir / "logs" / "_DONE", b"")
@@ -655,10 +643,11 @@ class DistributedIndex:
                 out.update(zip(g, answer))
         return out
 
-    def _plan(self, pages: List[Dict[str, Any]], sigs: Any, gone: List[str], work_units: int) -> Tuple[List["_Unit"], Dict[str, Any], int]:
+    def _plan(self, chunk: Any, sigs: Any, gone: List[str], work_units: int) -> Tuple[List["_Unit"], Dict[str, Any], int]:
         """S2–S3: the day's candidate graph, from the partitions, cut into components (each
         with what ``Index.decision_reach`` reads for it on one machine) and packed into at most
-        ``work_units`` work units. Returns the units, the component sizes and the bytes sent."""
+        ``work_units`` work units. ``chunk`` is the day's rows as ``insert_many`` reads them (their
+        keys). Returns the units, the component sizes and the bytes sent."""
         lay = self.layout
         uf = _UnionFind()
         rows = sigs.column("row").to_pylist()
@@ -685,12 +674,12 @@ class DistributedIndex:
         _join_close_simhashes(uf, [(r, h) for r, h in zip(rows, sims) if h is not None], lay.simhash_max_distance)
         # A key given twice in the day goes to one unit.
         first: Dict[str, int] = {}
-        keys_of = [_key_of(p) for p in pages]
-        for r, k in enumerate(keys_of):
+        for r, k in enumerate(chunk.keys):
             if k is not None:
                 uf.union(("p", r), ("p", first.setdefault(k, r)))
         # Re-crawled and deleted keys: their standing pages.
-        touched = [k or "" for k in keys_of] + list(gone)
+        rows_n = len(chunk.keys)
+        touched = [k or "" for k in chunk.keys] + list(gone)
         kgroups = _group(((p, i) for i, p in enumerate(lay.key_parts_of(touched)) if touched[i]), lay.doc_parts)
         shuffled += sum(len(k.encode()) for k in touched)
         old: Set[int] = set()
@@ -698,7 +687,7 @@ class DistributedIndex:
             for i, d in zip(g, answer or []):
                 if d is not None:
                     old.add(d)
-                    uf.union(("p", i) if i < len(pages) else ("g", i - len(pages)), d)
+                    uf.union(("p", i) if i < rows_n else ("g", i - rows_n), d)
         # Their clusters hand over: the members are placed again, and reach as far as their own
         # keys and simhashes.
         touched_clusters = {c for c in self._by_doc("page_clusters", old, lay.doc_part).values() if c is not None}
@@ -748,13 +737,13 @@ class DistributedIndex:
         # Rows without signatures and deletes of keys the index lacks join nothing.
         placed = {r for c in comps.values() for r in c.rows}
         placed_gone = {g for c in comps.values() for g in c.gone}
-        for r in range(len(pages)):
+        for r in range(rows_n):
             if r not in placed:
                 comps.setdefault(("p", r), _Unit()).rows.append(r)
         for g in range(len(gone)):
             if g not in placed_gone:
                 comps.setdefault(("g", g), _Unit()).gone.append(g)
-        ordered = sorted(comps.values(), key=lambda c: c.first(len(pages)))
+        ordered = sorted(comps.values(), key=lambda c: c.first(rows_n))
         sizes = sorted((c.size() for c in ordered), reverse=True)
         stats = {
             "count": len(sizes),
@@ -771,7 +760,7 @@ class DistributedIndex:
             u.clusters.sort()
         return [u for u in units if u.rows or u.gone], stats, shuffled
 
-    def _decide(self, n: int, pages: List[Dict[str, Any]], sigs: Any, gone: List[str], units: List["_Unit"], bdir: Path, shuffled: int) -> Dict[str, Any]:
+    def _decide(self, n: int, pages: List[Dict[str, Any]], chunk: Any, sigs: Any, gone: List[str], units: List["_Unit"], bdir: Path, shuffled: int) -> Dict[str, Any]:
         """S4: each work unit decided in its own scratch index (a Ray task), seeded with what
         its components read; the units' logs combined into the batch log, cut by partition and
         written under ``logs/`` (the caller writes the ``_DONE`` marker). Returns the counts."""
@@ -784,9 +773,8 @@ class DistributedIndex:
         # The library calls insert_many makes on one machine (runs that end where a key comes
         # again, cut by body kind; bad rows in none): each unit makes the same calls with its
         # rows, so that each call orders them as there.
-        chunk = next(neardup._chunks(pages, max(1, len(pages))), None)
-        groups = neardup._insert_groups(chunk, [i for i, b in enumerate(chunk.bad) if b is None]) if chunk else []
-        bad = [i for i, b in enumerate(chunk.bad) if b is not None] if chunk else []
+        groups = neardup._insert_groups(chunk, [i for i, b in enumerate(chunk.bad) if b is None])
+        bad = [i for i, b in enumerate(chunk.bad) if b is not None]
         unit_of = {r: u for u, unit in enumerate(units) for r in unit.rows}
         # Where each row is decided on one machine: its call, then its place in the call's
         # order (descending fingerprint count, then input order).
@@ -821,7 +809,7 @@ class DistributedIndex:
                     seed,
                     source,
                     [(g, gone[g]) for g in u.gone],
-                    [[(r, _key_of(pages[r])) for r in call] for call in calls],
+                    [[(r, chunk.keys[r]) for r in call] for call in calls],
                     base["live_docs"],
                     base["live_clusters"],
                 )
