@@ -123,7 +123,7 @@ fn main() {
     let file = std::fs::File::open(&path).unwrap_or_else(|e| panic!("cannot open {path}: {e}"));
     let mut lines = BufReader::new(MultiGzDecoder::new(file)).lines();
     let mut pages: Vec<Keys> = Vec::new();
-    let sketch_kind = neardup::storage::kind::SKETCH;
+    let sketch_kind = neardup::signature::kind::SKETCH;
     loop {
         let chunk: Vec<String> = lines.by_ref().take(4096).map_while(Result::ok).collect();
         if chunk.is_empty() {

@@ -3,7 +3,7 @@
 //!
 //! Reads a JSONL file, gzip-compressed or not, one page a line with an `id` and either `html` or
 //! `text`, and prints one JSON line per page: `{"id": ..., "text": ...}` where `text` is exactly
-//! what the index works on ([`neardup::fingerprint::normalized_text`] with the default
+//! what the index works on ([`neardup::signature::normalized_text`] with the default
 //! configuration). A page that fails (too large, binary) gets `"error"` instead of `"text"`.
 //!
 //! Usage: `cargo run --release --example maintext_dump -- DOCS.jsonl[.gz] [--html-only] > OUT.jsonl`
@@ -11,7 +11,7 @@
 use std::io::{BufRead, BufReader, BufWriter, Read, Write};
 
 use flate2::read::MultiGzDecoder;
-use neardup::fingerprint::normalized_text;
+use neardup::signature::normalized_text;
 use neardup::{Content, SignatureConfig};
 
 fn main() {

@@ -54,7 +54,9 @@ fn main() {
             t[4] = Instant::now();
             let sentences = text::split_sentences(&norm);
             t[5] = Instant::now();
-            let keys = fingerprints_and_sketch(&norm, &sentences, &cfg, cfg.sketch_size as usize);
+            let params = cfg.sentence_params();
+            let keys =
+                fingerprints_and_sketch(&norm, &sentences, &params, cfg.sketch_size as usize);
             t[6] = Instant::now();
             let sim = simhash(&norm, cfg.simhash_cjk_ngram as usize);
             t[7] = Instant::now();

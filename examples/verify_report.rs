@@ -202,7 +202,12 @@ fn main() {
         .map(|(id, s)| {
             (
                 id.as_str(),
-                neardup::fingerprint::unit_sketch(&s.text, &s.sentences, &cfg, sketch_k),
+                neardup::fingerprint::unit_sketch(
+                    &s.text,
+                    &s.sentences,
+                    &cfg.sentence_params(),
+                    sketch_k,
+                ),
             )
         })
         .collect();

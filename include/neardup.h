@@ -14,10 +14,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-// Version of the C ABI described by `include/neardup.h`. It changes whenever a declaration
-// changes incompatibly; compare it with [`nd_abi_version`] at start-up.
-#define ND_ABI_VERSION 5
-
 // Batch order: descending number of sentence fingerprints, so large clusters form first
 // (seed 000 §4.2; the default of the Rust API).
 #define ND_ORDER_FINGERPRINTS 0
@@ -30,6 +26,19 @@
 // where windows fall.
 #define ND_ORDER_FINGERPRINTS_BATCH 2
 
+// Version of the C ABI described by `include/neardup.h`. It changes whenever a declaration
+// changes incompatibly; compare it with [`nd_abi_version`] at start-up.
+#define ND_ABI_VERSION 5
+
+// Representative policy: the first page inserted leads its cluster (the default).
+#define ND_POLICY_FIRST_SEEN 0
+
+// Representative policy: the page with the earliest publish time leads.
+#define ND_POLICY_EARLIEST_TIME 1
+
+// Representative policy: the page with the longest main text leads.
+#define ND_POLICY_LONGEST_TEXT 2
+
 // Level of a record: an error.
 #define ND_LOG_ERROR 1
 
@@ -41,15 +50,6 @@
 
 // Level of a record: debugging detail.
 #define ND_LOG_DEBUG 4
-
-// Representative policy: the first page inserted leads its cluster (the default).
-#define ND_POLICY_FIRST_SEEN 0
-
-// Representative policy: the page with the earliest publish time leads.
-#define ND_POLICY_EARLIEST_TIME 1
-
-// Representative policy: the page with the longest main text leads.
-#define ND_POLICY_LONGEST_TEXT 2
 
 // `content_kind` of a page whose content is HTML (decoded as UTF-8, or as its declared or
 // sniffed encoding).
@@ -140,30 +140,6 @@ typedef struct nd_options nd_options;
 // Where the text source puts a page's content: pass it to [`nd_text_sink_put`].
 typedef struct nd_text_sink nd_text_sink;
 
-// One item of a cursor.
-typedef struct {
-  // A cluster cursor: the representative's key; a members cursor: the member's key; a keys
-  // cursor: the page's key. NUL-terminated UTF-8, owned by the cursor: valid until the next
-  // `nd_cursor_next` or `nd_cursor_free` on it.
-  const char *key;
-  // The length of `key` in bytes, without the NUL.
-  size_t key_len;
-  // The cluster (of the page, of the members, or the cluster itself).
-  uint32_t cluster;
-  // A cluster cursor: the cluster's number of members; otherwise 0.
-  uint64_t size;
-} nd_cursor_item;
-
-// A string owned by the library: `len` bytes of UTF-8 at `ptr`, followed by a NUL byte that is
-// not counted (so `ptr` is also a C string when the text holds no NUL). `{NULL, 0}` is the
-// empty value. Free with [`nd_str_free`].
-typedef struct {
-  // The bytes, or NULL.
-  char *ptr;
-  // The length in bytes, without the terminating NUL.
-  size_t len;
-} nd_str;
-
 // A page handed to the index. Every buffer is pointer + length, read only during the call, and
 // needs no NUL terminator; a NULL pointer is allowed with length 0.
 typedef struct {
@@ -190,6 +166,16 @@ typedef struct {
   // [`ND_CONTENT_HTML`] or [`ND_CONTENT_TEXT`].
   uint32_t content_kind;
 } nd_page;
+
+// A string owned by the library: `len` bytes of UTF-8 at `ptr`, followed by a NUL byte that is
+// not counted (so `ptr` is also a C string when the text holds no NUL). `{NULL, 0}` is the
+// empty value. Free with [`nd_str_free`].
+typedef struct {
+  // The bytes, or NULL.
+  char *ptr;
+  // The length in bytes, without the terminating NUL.
+  size_t len;
+} nd_str;
 
 // A member moved to another cluster by a representative's delete.
 typedef struct {
@@ -279,6 +265,25 @@ typedef struct {
   uint64_t write_ns;
 } nd_verdict;
 
+// Progress of a batch: `done` of `total` pages handled. Called on the calling thread between
+// committed groups, inside the batch call: it must not call into any index (such calls return
+// `ND_INVALID_ARGUMENT`), and must not throw (mark it `noexcept`; an exception aborts).
+typedef void (*nd_progress_fn)(void *user, size_t done, size_t total);
+
+// One item of a cursor.
+typedef struct {
+  // A cluster cursor: the representative's key; a members cursor: the member's key; a keys
+  // cursor: the page's key. NUL-terminated UTF-8, owned by the cursor: valid until the next
+  // `nd_cursor_next` or `nd_cursor_free` on it.
+  const char *key;
+  // The length of `key` in bytes, without the NUL.
+  size_t key_len;
+  // The cluster (of the page, of the members, or the cluster itself).
+  uint32_t cluster;
+  // A cluster cursor: the cluster's number of members; otherwise 0.
+  uint64_t size;
+} nd_cursor_item;
+
 // A stored page as the index holds it (`nd_index_get`; ABI version 4). The caller owns the
 // struct; its strings are the library's, freed by [`nd_record_free`]. Zero-initialize it.
 typedef struct {
@@ -320,10 +325,11 @@ typedef struct {
   size_t len;
 } nd_key_list;
 
-// Progress of a batch: `done` of `total` pages handled. Called on the calling thread between
-// committed groups, inside the batch call: it must not call into any index (such calls return
-// `ND_INVALID_ARGUMENT`), and must not throw (mark it `noexcept`; an exception aborts).
-typedef void (*nd_progress_fn)(void *user, size_t done, size_t total);
+// A log callback: `level` (`ND_LOG_ERROR` … `ND_LOG_DEBUG`), the message (`len` bytes of UTF-8,
+// not NUL-terminated, valid during the call). Called on any thread, possibly while an index is
+// locked for writing: it must be thread-safe, must not call into neardup (setting the callback
+// from inside it returns `ND_INVALID_ARGUMENT`), and must not throw (mark it `noexcept`).
+typedef void (*nd_log_fn)(void *user, uint32_t level, const uint8_t *message, size_t len);
 
 // Figures about an index.
 typedef struct {
@@ -341,12 +347,6 @@ typedef struct {
   // Cluster ids given out so far: the high-water mark (ABI version 4).
   uint32_t cluster_ids;
 } nd_stats;
-
-// A log callback: `level` (`ND_LOG_ERROR` … `ND_LOG_DEBUG`), the message (`len` bytes of UTF-8,
-// not NUL-terminated, valid during the call). Called on any thread, possibly while an index is
-// locked for writing: it must be thread-safe, must not call into neardup (setting the callback
-// from inside it returns `ND_INVALID_ARGUMENT`), and must not throw (mark it `noexcept`).
-typedef void (*nd_log_fn)(void *user, uint32_t level, const uint8_t *message, size_t len);
 
 // Which stored page the text source is asked for (ABI version 4): its key and the version the
 // index holds, so that a store keeping several versions of a page gives the inserted one.
@@ -387,6 +387,58 @@ typedef bool (*nd_text_fn)(void *user, const nd_text_request *req, nd_text_sink 
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
+
+// The verdicts `nd_index_query` gives the contents of `count` pages (their keys are not
+// used and may be empty; a page's host is not used either), computed in parallel. Each page
+// has its own result: `statuses[i]` is its status and, when `ND_OK`, `verdicts[i]` its verdict
+// (free each filled one with `nd_verdict_free`); when `messages` is not NULL, `messages[i]` is
+// set to the error message of each failed page (free it with `nd_str_free`) and left alone for
+// the others. Nothing is stored.
+//
+// # Errors
+// `ND_OK` when the batch ran (look at `statuses`); `ND_NULL_POINTER`, `ND_INVALID_ARGUMENT`,
+// `ND_CLOSED`.
+//
+// # Safety
+// `h` is NULL or live; `pages` points at `count` pages; `verdicts` and `statuses` (and
+// `messages` when not NULL) point at `count` writable elements each.
+nd_status nd_index_query_batch(const nd_index *h,
+                               const nd_page *pages,
+                               size_t count,
+                               nd_verdict *verdicts,
+                               nd_status *statuses,
+                               nd_str *messages);
+
+// Inserts `count` pages as one batch (the daily merge): signatures in parallel, insertion in
+// `order` ([`ND_ORDER_FINGERPRINTS`], [`ND_ORDER_INPUT`] or [`ND_ORDER_FINGERPRINTS_BATCH`]),
+// committed in groups, the write-ahead log synced once before it returns (with sync on). Each
+// page has
+// its own result: `statuses[i]` is its status and, when `ND_OK`, `verdicts[i]` its verdict
+// (free each filled one with `nd_verdict_free`; the others are left as they were); when
+// `messages` is not NULL, `messages[i]` is set to the error message of each failed page (free
+// it with `nd_str_free`) and left alone for the others. A page that fails does not stop the
+// others. `progress` (may be NULL) is called after every committed
+// group with `user`.
+//
+// # Errors
+// `ND_OK` when the batch ran (look at `statuses`: per page `ND_OK`, the page errors of
+// `nd_index_insert`, or `ND_INVALID_ARGUMENT` for a key given twice within 1,024 pages of one
+// another — the later one is inserted); `ND_NULL_POINTER`, `ND_INVALID_ARGUMENT` (an unknown
+// order), `ND_CLOSED`, `ND_POISONED`, `ND_STORAGE` when a failed write stopped it: then neither
+// array is written, and the groups committed before the failure stay in the index.
+//
+// # Safety
+// `h` is NULL or live; `pages` points at `count` pages; `verdicts` and `statuses` (and
+// `messages` when not NULL) point at `count` writable elements each.
+nd_status nd_index_insert_batch(nd_index *h,
+                                const nd_page *pages,
+                                size_t count,
+                                uint32_t order,
+                                nd_verdict *verdicts,
+                                nd_status *statuses,
+                                nd_str *messages,
+                                nd_progress_fn progress,
+                                void *user);
 
 // The text of the last call that returned a status on the calling thread: empty after `ND_OK`,
 // a sentence saying what went wrong otherwise. Never NULL. The string is owned by the library
@@ -599,27 +651,6 @@ nd_status nd_index_delete(nd_index *h, const char *key, size_t key_len, nd_delet
 // `h` is NULL or live; `key` points at `key_len` readable bytes; `out` is NULL or writable.
 nd_status nd_index_get(const nd_index *h, const char *key, size_t key_len, nd_record *out);
 
-// The verdicts `nd_index_query` gives the contents of `count` pages (their keys are not
-// used and may be empty; a page's host is not used either), computed in parallel. Each page
-// has its own result: `statuses[i]` is its status and, when `ND_OK`, `verdicts[i]` its verdict
-// (free each filled one with `nd_verdict_free`); when `messages` is not NULL, `messages[i]` is
-// set to the error message of each failed page (free it with `nd_str_free`) and left alone for
-// the others. Nothing is stored.
-//
-// # Errors
-// `ND_OK` when the batch ran (look at `statuses`); `ND_NULL_POINTER`, `ND_INVALID_ARGUMENT`,
-// `ND_CLOSED`.
-//
-// # Safety
-// `h` is NULL or live; `pages` points at `count` pages; `verdicts` and `statuses` (and
-// `messages` when not NULL) point at `count` writable elements each.
-nd_status nd_index_query_batch(const nd_index *h,
-                               const nd_page *pages,
-                               size_t count,
-                               nd_verdict *verdicts,
-                               nd_status *statuses,
-                               nd_str *messages);
-
 // The cluster of a key and its representative's key. On `ND_OK`, `*cluster_out` and
 // `*representative_out` are filled (free the string with `nd_str_free`); `cluster_out` may be
 // NULL when not wanted.
@@ -653,36 +684,27 @@ nd_status nd_index_cluster_members(const nd_index *h,
                                    size_t limit,
                                    nd_key_list *out);
 
-// Inserts `count` pages as one batch (the daily merge): signatures in parallel, insertion in
-// `order` ([`ND_ORDER_FINGERPRINTS`], [`ND_ORDER_INPUT`] or [`ND_ORDER_FINGERPRINTS_BATCH`]),
-// committed in groups, the write-ahead log synced once before it returns (with sync on). Each
-// page has
-// its own result: `statuses[i]` is its status and, when `ND_OK`, `verdicts[i]` its verdict
-// (free each filled one with `nd_verdict_free`; the others are left as they were); when
-// `messages` is not NULL, `messages[i]` is set to the error message of each failed page (free
-// it with `nd_str_free`) and left alone for the others. A page that fails does not stop the
-// others. `progress` (may be NULL) is called after every committed
-// group with `user`.
+// Number of live pages. On `ND_OK`, `*out` is filled.
 //
 // # Errors
-// `ND_OK` when the batch ran (look at `statuses`: per page `ND_OK`, the page errors of
-// `nd_index_insert`, or `ND_INVALID_ARGUMENT` for a key given twice within 1,024 pages of one
-// another — the later one is inserted); `ND_NULL_POINTER`, `ND_INVALID_ARGUMENT` (an unknown
-// order), `ND_CLOSED`, `ND_POISONED`, `ND_STORAGE` when a failed write stopped it: then neither
-// array is written, and the groups committed before the failure stay in the index.
+// `ND_NULL_POINTER`, `ND_CLOSED`.
 //
 // # Safety
-// `h` is NULL or live; `pages` points at `count` pages; `verdicts` and `statuses` (and
-// `messages` when not NULL) point at `count` writable elements each.
-nd_status nd_index_insert_batch(nd_index *h,
-                                const nd_page *pages,
-                                size_t count,
-                                uint32_t order,
-                                nd_verdict *verdicts,
-                                nd_status *statuses,
-                                nd_str *messages,
-                                nd_progress_fn progress,
-                                void *user);
+// `h` is NULL or live; `out` is NULL or writable.
+nd_status nd_index_len(const nd_index *h, uint64_t *out);
+
+// Sets the process-wide log callback (NULL removes it: records are then dropped) and the
+// most detailed level passed to it (`ND_LOG_ERROR` … `ND_LOG_DEBUG`). By default there is no
+// callback and the library writes nothing to stderr or stdout. `user` is passed back to every
+// call; it and the callback must stay valid until another callback is set.
+//
+// # Errors
+// `ND_INVALID_ARGUMENT` for an unknown level, or when another logger of Rust's `log` facade
+// was installed in this process before (a Rust host: the library's records go to that logger).
+//
+// # Safety
+// `callback` is NULL or a function that may be called from any thread with `user`.
+nd_status nd_set_log_callback(nd_log_fn callback, void *user, uint32_t max_level);
 
 // Writes a consistent snapshot of the index (a RocksDB checkpoint, hard links where possible)
 // to the directory `dir`, which must not exist. The index stays in use meanwhile.
@@ -737,28 +759,6 @@ nd_status nd_index_stats(const nd_index *h, nd_stats *out);
 // # Safety
 // `h` is NULL or live; the outs are NULL or writable.
 nd_status nd_index_check(const nd_index *h, uint64_t *problems, nd_str *report);
-
-// Number of live pages. On `ND_OK`, `*out` is filled.
-//
-// # Errors
-// `ND_NULL_POINTER`, `ND_CLOSED`.
-//
-// # Safety
-// `h` is NULL or live; `out` is NULL or writable.
-nd_status nd_index_len(const nd_index *h, uint64_t *out);
-
-// Sets the process-wide log callback (NULL removes it: records are then dropped) and the
-// most detailed level passed to it (`ND_LOG_ERROR` … `ND_LOG_DEBUG`). By default there is no
-// callback and the library writes nothing to stderr or stdout. `user` is passed back to every
-// call; it and the callback must stay valid until another callback is set.
-//
-// # Errors
-// `ND_INVALID_ARGUMENT` for an unknown level, or when another logger of Rust's `log` facade
-// was installed in this process before (a Rust host: the library's records go to that logger).
-//
-// # Safety
-// `callback` is NULL or a function that may be called from any thread with `user`.
-nd_status nd_set_log_callback(nd_log_fn callback, void *user, uint32_t max_level);
 
 // New options with the defaults (the papers' parameters; create the index when missing; sync
 // every write; texts stored in the index).

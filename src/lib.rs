@@ -7,7 +7,7 @@
 //!
 //! The pipeline (see `SPEC.md` in the project's shared folder and the papers it cites):
 //! page → [main text](text::extract) → [normalized text and sentences](text) →
-//! [signatures](fingerprint::Signatures) (sentence fingerprints, simhash, content hash) →
+//! [signatures](signature::Signatures) (sentence fingerprints, simhash, content hash) →
 //! candidates → verification → verdict and cluster update.
 //!
 //! ```
@@ -33,19 +33,20 @@ mod error;
 #[allow(unsafe_code)]
 pub mod ffi;
 pub mod fingerprint;
-pub mod index;
+mod index;
+pub mod merge;
 pub mod methods;
 pub mod options;
 mod quiet;
-pub mod storage;
+pub mod signature;
+mod storage;
 pub mod text;
 pub mod verify;
 
 pub use error::{Error, Result};
-pub use fingerprint::{Content, Fingerprint, Signatures};
 pub use index::{
-    explain_pair, host_of, ApplyOutcome, BatchOptions, BatchOrder, CheckReport, ChromeStats,
-    ClusterInfo, Clusters, CompactReport, Deletion, Explanation, Index, Keys, LogCounter, LogOp,
+    dir_bytes, explain_pair, host_of, BatchOptions, BatchOrder, CheckReport, ChromeStats,
+    ClusterInfo, Clusters, CompactReport, Deletion, ExplainedPage, Explanation, Index, Keys,
     Members, Moved, OrderScope, Page, Record, SourcedContent, SourcedPage, Stats, TextSource,
     Timing, Verdict,
 };
@@ -53,5 +54,6 @@ pub use methods::{Features, Method, Side};
 pub use options::{
     ChromeConfig, FrequentConfig, IndexOptions, RepresentativePolicy, SignatureConfig,
 };
+pub use signature::{Content, Signatures};
 pub use storage::codec::{ClusterId, DocId};
 pub use verify::{Similarity, VerifyConfig};

@@ -78,6 +78,20 @@ impl Default for SignatureConfig {
 }
 
 impl SignatureConfig {
+    /// The parameters of the sentence fingerprints and clause keys.
+    pub fn sentence_params(&self) -> crate::fingerprint::SentenceParams {
+        crate::fingerprint::SentenceParams {
+            min_sentence_width: self.min_sentence_width,
+            groups: self.groups,
+            sentences_per_fingerprint: self.sentences_per_fingerprint,
+            min_cover_width: self.min_cover_width,
+            rotations: self.rotations,
+            clause_units: self.clause_units,
+            local_window: self.local_window,
+            local_keys: self.local_keys,
+        }
+    }
+
     /// Checks the values are usable.
     ///
     /// # Errors
@@ -312,6 +326,33 @@ impl Default for IndexOptions {
             sketch_fallback: false,
             reuse_ids: true,
         }
+    }
+}
+
+impl IndexOptions {
+    /// Are two texts similar under the options' method, as an index with these options decides
+    /// it (exact copies and heading codes aside)? `Some((resemble, contain))` when they are.
+    /// `df` gives the document frequencies the methods on corpus statistics weigh words by
+    /// ([`crate::methods::NoDocFreq`] for the others).
+    pub fn similar_texts(
+        &self,
+        a: &str,
+        b: &str,
+        df: &dyn crate::methods::DocFreq,
+    ) -> Option<(f64, f64)> {
+        let n = self.signature.simhash_cjk_ngram as usize;
+        let side = |text| crate::methods::Side {
+            text,
+            features: None,
+            simhash: crate::fingerprint::simhash(text, n),
+        };
+        self.signature.method.similar_sides(
+            side(a),
+            side(b),
+            &self.verify,
+            self.simhash_max_distance,
+            df,
+        )
     }
 }
 

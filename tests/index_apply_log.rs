@@ -17,9 +17,10 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::*;
+use neardup::merge::{ApplyOutcome, LogCounter, LogOp};
 use neardup::{
-    ApplyOutcome, BatchOptions, ChromeConfig, Error, FrequentConfig, Index, IndexOptions,
-    LogCounter, LogOp, Method, Page, SignatureConfig,
+    BatchOptions, ChromeConfig, Error, FrequentConfig, Index, IndexOptions, Method, Page,
+    SignatureConfig,
 };
 use proptest::prelude::*;
 
@@ -203,7 +204,7 @@ fn diff(old: &[LogOp], new: &[LogOp]) -> Vec<LogOp> {
             })
             .unwrap_or(0)
     };
-    neardup::index::state_diff(old, new).into_log(live(true), live(false))
+    neardup::merge::state_diff(old, new).into_log(live(true), live(false))
 }
 
 /// `ix` holds the source's state after day 2.

@@ -35,14 +35,14 @@ fn checkpoint_then_compact_snapshot() {
         .filter(|(k, _)| k != "later")
         .collect();
 
-    let before = neardup::index::dir_bytes(&snap);
+    let before = neardup::dir_bytes(&snap);
     let out = dir.path().join("compacted");
     let report = Index::compact_snapshot(&snap, &out).unwrap();
     assert!(report.check.is_clean(), "{:?}", report.check.problems);
     assert_eq!(report.pages, 21);
     assert!(report.bytes_after > 0);
     assert_eq!(
-        neardup::index::dir_bytes(&snap),
+        neardup::dir_bytes(&snap),
         before,
         "the snapshot is not modified"
     );

@@ -52,9 +52,7 @@ fn says(method: &Method, (a, b): (&str, &str), held: &[String]) -> bool {
     for h in held {
         df.add_text(&text(h));
     }
-    method
-        .similar_texts(&text(a), &text(b), &opts, &df)
-        .is_some()
+    opts.similar_texts(&text(a), &text(b), &df).is_some()
 }
 
 fn options(method: &Method) -> IndexOptions {

@@ -59,7 +59,7 @@ const VARIANTS: usize = 5;
 const KEYS: usize = 7;
 /// The host of every page (a re-insert with the same text is then an unchanged recrawl).
 const HOST: &str = "s.example";
-/// A verified match this strong ends a query's search (`STRONG_MATCH` in `src/index/cluster.rs`).
+/// A verified match this strong ends a query's search (`STRONG_MATCH` in `src/index/decide/mod.rs`).
 const STRONG_MATCH: f64 = 0.6;
 
 /// One page of the corpus, with its normalized text.
@@ -77,7 +77,7 @@ struct Entry {
 struct Corpus {
     entries: Vec<Entry>,
     /// `similar[m][a][b]`: under method `Method::NAMES[m]`, page `a` verifies against page `b`
-    /// as the index decides it (identical texts, or `Method::similar_texts(a, b)`); for the
+    /// as the index decides it (identical texts, or `IndexOptions::similar_texts(a, b)`); for the
     /// methods on corpus statistics, decided at each use instead (see [`similar`]).
     similar: Vec<Vec<Vec<bool>>>,
 }
@@ -104,8 +104,8 @@ fn similar(a: usize, b: usize) -> bool {
     let (x, y) = (&corpus().entries[a], &corpus().entries[b]);
     x.h() == y.h()
         || DF.with(|df| {
-            method
-                .similar_texts(x.txt(), y.txt(), &options(), &*df.borrow())
+            options()
+                .similar_texts(x.txt(), y.txt(), &*df.borrow())
                 .is_some()
         })
 }
@@ -162,7 +162,13 @@ fn corpus() -> &'static Corpus {
             .iter()
             .map(|name| {
                 let method = Method::from_name(name).expect("a method");
-                let opts = options();
+                let opts = IndexOptions {
+                    signature: SignatureConfig {
+                        method: method.clone(),
+                        ..options().signature
+                    },
+                    ..options()
+                };
                 let df: &dyn neardup::methods::DocFreq =
                     if method.uses_df() { &whole } else { &NoDocFreq };
                 entries
@@ -173,7 +179,7 @@ fn corpus() -> &'static Corpus {
                             .map(|b| {
                                 let (ta, tb) = (a.text_for(&method), b.text_for(&method));
                                 a.hash_for(&method) == b.hash_for(&method)
-                                    || method.similar_texts(ta, tb, &opts, df).is_some()
+                                    || opts.similar_texts(ta, tb, df).is_some()
                             })
                             .collect()
                     })

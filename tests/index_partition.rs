@@ -6,11 +6,11 @@ mod common;
 use std::path::Path;
 
 use common::*;
-use neardup::index::{
+use neardup::merge::{
     combine_seed_logs, combine_unit_logs, combine_unit_logs_mapped, AllocatedId, BatchBase, IdMap,
-    Layout, Partition, Role,
+    Layout, LogCounter, LogOp, Partition, Role,
 };
-use neardup::{BatchOptions, Index, IndexOptions, LogOp, OrderScope};
+use neardup::{BatchOptions, Index, IndexOptions, OrderScope};
 
 fn options() -> IndexOptions {
     IndexOptions {
@@ -94,7 +94,7 @@ fn each_partition_holds_exactly_its_part_of_the_state() {
         assert!(!log.is_empty());
         assert!(matches!(
             p.apply_log(1, log).unwrap(),
-            neardup::ApplyOutcome::Applied { .. }
+            neardup::merge::ApplyOutcome::Applied { .. }
         ));
         assert_eq!(
             normalized(p.state_log().unwrap()),
@@ -149,7 +149,7 @@ fn each_partition_holds_exactly_its_part_of_the_state() {
         let (pg, cl) = p.partition_rows().unwrap();
         assert!(pg
             .iter()
-            .all(|r| p.partition().unwrap().role == Role::Doc(layout.doc_part(r.doc))));
+            .all(|r| p.partition().unwrap().unwrap().role == Role::Doc(layout.doc_part(r.doc))));
         pages.extend(pg);
         clusters.extend(cl);
     }
@@ -157,11 +157,11 @@ fn each_partition_holds_exactly_its_part_of_the_state() {
     clusters.sort_unstable();
     assert_eq!((pages, clusters), ix.partition_rows().unwrap());
     // Reopened, a partition keeps its role.
-    let role = docs[0].partition();
+    let role = docs[0].partition().unwrap();
     let path = docs[0].path().to_path_buf();
     drop(docs);
     let again = Index::open(&path, options()).unwrap();
-    assert_eq!(again.partition(), role);
+    assert_eq!(again.partition().unwrap(), role);
 }
 
 #[test]
@@ -357,15 +357,15 @@ fn components_decided_in_separate_scratch_indexes_give_the_single_nodes_clusters
     let counter = |f: fn(&LogOp) -> Option<u64>| state.iter().find_map(f).unwrap();
     let base = BatchBase {
         next_doc: counter(|op| match op {
-            LogOp::Counter(neardup::LogCounter::NextDoc(n)) => Some(u64::from(*n)),
+            LogOp::Counter(LogCounter::NextDoc(n)) => Some(u64::from(*n)),
             _ => None,
         }) as u32,
         next_cluster: counter(|op| match op {
-            LogOp::Counter(neardup::LogCounter::NextCluster(n)) => Some(u64::from(*n)),
+            LogOp::Counter(LogCounter::NextCluster(n)) => Some(u64::from(*n)),
             _ => None,
         }) as u32,
         next_seq: counter(|op| match op {
-            LogOp::Counter(neardup::LogCounter::NextSeq(n)) => Some(*n),
+            LogOp::Counter(LogCounter::NextSeq(n)) => Some(*n),
             _ => None,
         }),
         live_docs: stats.pages,
@@ -396,14 +396,13 @@ fn components_decided_in_separate_scratch_indexes_give_the_single_nodes_clusters
         let (a, b) = (find(parent, i), find(parent, j));
         parent[a] = b;
     };
-    let tables = neardup::storage::SimhashTables::new(3).unwrap();
     let mut blocks: std::collections::HashMap<Vec<u8>, Vec<usize>> = Default::default();
     for i in 0..items {
         let reach = if i < day2.len() {
             for k in sigs[i].posting_keys(&cfg.method) {
                 join(&mut parent, k.to_vec(), i);
             }
-            for b in tables.block_keys(sigs[i].simhash) {
+            for b in sigs[i].simhash_keys(3).unwrap() {
                 blocks.entry(b).or_default().push(i);
             }
             standing
@@ -486,7 +485,7 @@ fn components_decided_in_separate_scratch_indexes_give_the_single_nodes_clusters
             let key = a.key.expect("a page's allocation names its page");
             events.push(((1, processing[&*key], 0), u, a.id));
         }
-        let diff = neardup::index::state_diff(&before, &scratch.state_log().unwrap());
+        let diff = neardup::merge::state_diff(&before, &scratch.state_log().unwrap());
         logs.push(diff.into_log(base.live_docs, base.live_clusters));
     }
     // The units are disjoint components of the standing index.
@@ -548,10 +547,10 @@ fn unit_logs_below_the_batch_start_are_refused() {
         live_docs: 8,
         live_clusters: 4,
     };
-    let low = vec![LogOp::Counter(neardup::LogCounter::NextDoc(3))];
+    let low = vec![LogOp::Counter(LogCounter::NextDoc(3))];
     assert!(combine_unit_logs(base, vec![low]).is_err());
     let none = combine_unit_logs(base, vec![]).unwrap();
-    assert_eq!(none[0], LogOp::Counter(neardup::LogCounter::NextDoc(10)));
+    assert_eq!(none[0], LogOp::Counter(LogCounter::NextDoc(10)));
 }
 
 #[test]

@@ -15,10 +15,8 @@ mod common;
 use std::path::Path;
 
 use common::*;
-use neardup::index::state_diff;
-use neardup::{
-    BatchOptions, Content, FrequentConfig, Index, IndexOptions, LogOp, OrderScope, Signatures,
-};
+use neardup::merge::{state_diff, LogOp};
+use neardup::{BatchOptions, Content, FrequentConfig, Index, IndexOptions, OrderScope, Signatures};
 
 fn options() -> IndexOptions {
     IndexOptions {

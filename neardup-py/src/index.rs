@@ -400,7 +400,7 @@ impl PyIndex {
         let bytes = py
             .detach(|| {
                 ix.seed_log(&pages, &clusters)
-                    .map(|log| neardup::index::encode_log(&log))
+                    .map(|log| neardup::merge::encode_log(&log))
             })
             .py(py)?;
         Ok(PyBytes::new(py, &bytes))
@@ -423,7 +423,7 @@ impl PyIndex {
         let ix = self.ix(py)?;
         let owned = Body::of_list(bodies, is_html)?;
         let reach = py
-            .detach(|| -> neardup::Result<neardup::index::Reach> {
+            .detach(|| -> neardup::Result<neardup::merge::Reach> {
                 let cfg = &ix.options().signature;
                 let probes: Vec<neardup::Signatures> = owned
                     .par_iter()
@@ -441,7 +441,7 @@ impl PyIndex {
     fn state_log<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
         let ix = self.ix(py)?;
         let bytes = py
-            .detach(|| ix.state_log().map(|log| neardup::index::encode_log(&log)))
+            .detach(|| ix.state_log().map(|log| neardup::merge::encode_log(&log)))
             .py(py)?;
         Ok(PyBytes::new(py, &bytes))
     }
@@ -455,11 +455,14 @@ impl PyIndex {
         let log = log.to_vec();
         let outcome = py
             .detach(|| {
-                let ops = neardup::index::decode_log(&log)?;
+                let ops = neardup::merge::decode_log(&log)?;
                 ix.apply_log(batch, &ops)
             })
             .py(py)?;
-        Ok(matches!(outcome, neardup::ApplyOutcome::Applied { .. }))
+        Ok(matches!(
+            outcome,
+            neardup::merge::ApplyOutcome::Applied { .. }
+        ))
     }
 
     /// The last batch log applied, ``None`` when none has been.
@@ -481,8 +484,8 @@ impl PyIndex {
     ) -> PyResult<()> {
         let ix = self.ix(py)?;
         let role = match role {
-            "key" => neardup::index::Role::Key(part),
-            "doc" => neardup::index::Role::Doc(part),
+            "key" => neardup::merge::Role::Key(part),
+            "doc" => neardup::merge::Role::Doc(part),
             other => {
                 return Err(invalid(
                     py,
@@ -490,7 +493,7 @@ impl PyIndex {
                 ))
             }
         };
-        let p = neardup::index::Partition::new(layout.inner, role).py(py)?;
+        let p = neardup::merge::Partition::new(layout.inner, role).py(py)?;
         py.detach(|| ix.set_partition(p)).py(py)
     }
 
@@ -499,10 +502,10 @@ impl PyIndex {
     #[getter]
     fn partition(&self, py: Python<'_>) -> PyResult<Option<(&'static str, u32, u32, u32)>> {
         let ix = self.ix(py)?;
-        Ok(ix.partition().map(|p| {
+        Ok(ix.partition().py(py)?.map(|p| {
             let (role, n) = match p.role {
-                neardup::index::Role::Key(n) => ("key", n),
-                neardup::index::Role::Doc(n) => ("doc", n),
+                neardup::merge::Role::Key(n) => ("key", n),
+                neardup::merge::Role::Doc(n) => ("doc", n),
             };
             (role, n, p.layout.key_parts(), p.layout.doc_parts())
         }))
@@ -571,8 +574,8 @@ impl PyIndex {
             .map(|a| {
                 let key = a.key.map(|k| k.to_string());
                 match a.id {
-                    neardup::index::AllocatedId::Page { doc, seq } => (key, "page", doc, Some(seq)),
-                    neardup::index::AllocatedId::Cluster(c) => (key, "cluster", c, None),
+                    neardup::merge::AllocatedId::Page { doc, seq } => (key, "page", doc, Some(seq)),
+                    neardup::merge::AllocatedId::Cluster(c) => (key, "cluster", c, None),
                 }
             })
             .collect())

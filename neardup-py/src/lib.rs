@@ -253,11 +253,11 @@ fn state_diff<'py>(
     let (before, after) = (before.to_vec(), after.to_vec());
     let bytes = py
         .detach(|| -> neardup::Result<Vec<u8>> {
-            let before = neardup::index::decode_log(&before)?;
-            let after = neardup::index::decode_log(&after)?;
+            let before = neardup::merge::decode_log(&before)?;
+            let after = neardup::merge::decode_log(&after)?;
             let log =
-                neardup::index::state_diff(&before, &after).into_log(live_docs, live_clusters);
-            Ok(neardup::index::encode_log(&log))
+                neardup::merge::state_diff(&before, &after).into_log(live_docs, live_clusters);
+            Ok(neardup::merge::encode_log(&log))
         })
         .py(py)?;
     Ok(PyBytes::new(py, &bytes))

@@ -5,7 +5,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList};
 
 use crate::errors::{invalid, IntoPy};
-use neardup::index::{decode_log, encode_log};
+use neardup::merge::{decode_log, encode_log};
 
 /// How a distributed index is cut into ``key_parts`` key partitions (postings, over-frequent
 /// keys, simhash entries) and ``doc_parts`` doc partitions (keys, page records, texts,
@@ -14,11 +14,11 @@ use neardup::index::{decode_log, encode_log};
 #[pyclass(frozen, name = "Layout", module = "neardup._neardup")]
 #[derive(Clone, Copy)]
 pub(crate) struct PyLayout {
-    pub(crate) inner: neardup::index::Layout,
+    pub(crate) inner: neardup::merge::Layout,
 }
 
 /// Several encoded batch logs, decoded.
-fn decode_logs(logs: &[Vec<u8>]) -> neardup::Result<Vec<Vec<neardup::LogOp>>> {
+fn decode_logs(logs: &[Vec<u8>]) -> neardup::Result<Vec<Vec<neardup::merge::LogOp>>> {
     logs.iter().map(|l| decode_log(l)).collect()
 }
 
@@ -53,7 +53,7 @@ impl PyLayout {
         simhash_max_distance: u32,
     ) -> PyResult<Self> {
         Ok(PyLayout {
-            inner: neardup::index::Layout::new(key_parts, doc_parts, simhash_max_distance)
+            inner: neardup::merge::Layout::new(key_parts, doc_parts, simhash_max_distance)
                 .py(py)?,
         })
     }
@@ -147,7 +147,7 @@ pub(crate) fn combine_seed_logs<'py>(
     let bytes = py
         .detach(|| -> neardup::Result<Vec<u8>> {
             let logs = decode_logs(&logs)?;
-            Ok(encode_log(&neardup::index::combine_seed_logs(logs)?))
+            Ok(encode_log(&neardup::merge::combine_seed_logs(logs)?))
         })
         .py(py)?;
     Ok(PyBytes::new(py, &bytes))
@@ -182,7 +182,7 @@ pub(crate) fn combine_unit_logs<'py>(
                         })
                         .collect()
                 };
-                out.push(neardup::index::IdMap {
+                out.push(neardup::merge::IdMap {
                     docs: narrow(list("docs"))?,
                     clusters: narrow(list("clusters"))?,
                     seqs: list("seqs"),
@@ -199,7 +199,7 @@ pub(crate) fn combine_unit_logs<'py>(
     let narrow = |name: &str| -> PyResult<u32> {
         u32::try_from(get(name)?).map_err(|_| invalid(py, format!("base {name:?} is over 2**32")))
     };
-    let base = neardup::index::BatchBase {
+    let base = neardup::merge::BatchBase {
         next_doc: narrow("next_doc")?,
         next_cluster: narrow("next_cluster")?,
         next_seq: get("next_seq")?,
@@ -210,8 +210,8 @@ pub(crate) fn combine_unit_logs<'py>(
         .detach(|| -> neardup::Result<Vec<u8>> {
             let logs = decode_logs(&logs)?;
             let log = match &maps {
-                None => neardup::index::combine_unit_logs(base, logs)?,
-                Some(maps) => neardup::index::combine_unit_logs_mapped(base, logs, maps)?,
+                None => neardup::merge::combine_unit_logs(base, logs)?,
+                Some(maps) => neardup::merge::combine_unit_logs_mapped(base, logs, maps)?,
             };
             Ok(encode_log(&log))
         })
@@ -230,13 +230,13 @@ pub(crate) fn log_counters(
     let ops = decode_log(log).py(py)?;
     let mut out = std::collections::HashMap::new();
     for op in &ops {
-        if let neardup::LogOp::Counter(c) = op {
+        if let neardup::merge::LogOp::Counter(c) = op {
             let (name, v) = match *c {
-                neardup::LogCounter::NextDoc(n) => ("next_doc", u64::from(n)),
-                neardup::LogCounter::NextCluster(n) => ("next_cluster", u64::from(n)),
-                neardup::LogCounter::NextSeq(n) => ("next_seq", n),
-                neardup::LogCounter::LiveDocs(n) => ("live_docs", n),
-                neardup::LogCounter::LiveClusters(n) => ("live_clusters", n),
+                neardup::merge::LogCounter::NextDoc(n) => ("next_doc", u64::from(n)),
+                neardup::merge::LogCounter::NextCluster(n) => ("next_cluster", u64::from(n)),
+                neardup::merge::LogCounter::NextSeq(n) => ("next_seq", n),
+                neardup::merge::LogCounter::LiveDocs(n) => ("live_docs", n),
+                neardup::merge::LogCounter::LiveClusters(n) => ("live_clusters", n),
                 _ => continue,
             };
             out.insert(name, v);

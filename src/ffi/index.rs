@@ -1,107 +1,16 @@
 //! `nd_index`: the handle and every call on an index.
 
-use std::cell::Cell;
-use std::ffi::{c_char, c_void};
+use std::ffi::c_char;
 use std::sync::Arc;
 
 use parking_lot::RwLock;
 
+use super::depth::DepthGuard;
 use super::nd_status::{self, *};
 use super::options::{nd_options, CallbackSource};
-use super::types::{
-    content_arg, nd_deletion, nd_key_list, nd_page, nd_record, nd_stats, nd_str, nd_verdict,
-};
+use super::types::{content_arg, nd_deletion, nd_key_list, nd_page, nd_record, nd_str, nd_verdict};
 use super::{guard, guard_void, out_arg, str_arg, Fail, FfiResult};
-use crate::{BatchOptions, BatchOrder, Index, IndexOptions, OrderScope};
-
-/// The caller's result arrays of a batch call: `count` elements each, `messages` may be NULL.
-struct BatchOut {
-    verdicts: *mut nd_verdict,
-    statuses: *mut nd_status,
-    messages: *mut nd_str,
-}
-
-/// A batch call over `count` pages: checks the arrays, reads each page with `read` (a page that
-/// cannot be read gets that status), hands the pages read to `run`, then writes each page's
-/// verdict or status and message. Nothing is written to the caller's arrays before `run` has
-/// returned; when it fails, nothing is written at all.
-///
-/// # Safety
-/// `pages` points at `count` pages and each array of `out` (but a NULL `messages`) at `count`
-/// writable elements, as the batch calls' contracts say.
-unsafe fn run_batch<'p, T>(
-    pages: *const nd_page,
-    count: usize,
-    out: BatchOut,
-    read: impl Fn(&'p nd_page) -> FfiResult<T>,
-    run: impl FnOnce(&[T]) -> FfiResult<Vec<crate::Result<crate::Verdict>>>,
-) -> FfiResult {
-    if count == 0 {
-        return Ok(());
-    }
-    if pages.is_null() || out.verdicts.is_null() || out.statuses.is_null() {
-        return Err(Fail::new(
-            ND_NULL_POINTER,
-            "pages, verdicts and statuses must not be NULL",
-        ));
-    }
-    if count > isize::MAX as usize / std::mem::size_of::<nd_verdict>() {
-        return Err(Fail::new(ND_INVALID_ARGUMENT, "count is too large"));
-    }
-    // SAFETY: non-null, `count` pages per the contract.
-    let raw: &'p [nd_page] = unsafe { std::slice::from_raw_parts(pages, count) };
-    let mut fails: Vec<Option<Fail>> = Vec::with_capacity(count);
-    let mut good = Vec::with_capacity(count);
-    for p in raw {
-        match read(p) {
-            Ok(t) => {
-                good.push(t);
-                fails.push(None);
-            }
-            Err(f) => fails.push(Some(f)),
-        }
-    }
-    let results = run(&good)?;
-    if results.len() != good.len() {
-        return Err(Fail::new(
-            ND_PANIC,
-            "the batch gave a result count unlike its pages",
-        ));
-    }
-    let mut results = results.into_iter();
-    for (i, fail) in fails.into_iter().enumerate() {
-        let fail = match fail {
-            Some(f) => Some(f),
-            None => match results.next() {
-                Some(Ok(v)) => {
-                    // SAFETY: `i < count`, writable per the contract.
-                    unsafe { *out.verdicts.add(i) = nd_verdict::from_verdict(&v) };
-                    None
-                }
-                Some(Err(e)) => Some(Fail::from(e)),
-                None => None,
-            },
-        };
-        // SAFETY: as above.
-        unsafe {
-            *out.statuses.add(i) = fail.as_ref().map_or(ND_OK, |f| f.status);
-            if let (Some(f), false) = (fail, out.messages.is_null()) {
-                *out.messages.add(i) = nd_str::from_str(&f.message);
-            }
-        }
-    }
-    Ok(())
-}
-
-/// Batch order: descending number of sentence fingerprints, so large clusters form first
-/// (seed 000 §4.2; the default of the Rust API).
-pub const ND_ORDER_FINGERPRINTS: u32 = 0;
-/// Batch order: the order given.
-pub const ND_ORDER_INPUT: u32 = 1;
-/// Batch order: descending number of sentence fingerprints over the whole batch, not window by
-/// window (every page's signatures are computed first and held): the clusters do not depend on
-/// where windows fall.
-pub const ND_ORDER_FINGERPRINTS_BATCH: u32 = 2;
+use crate::{Index, IndexOptions};
 
 /// An open index. Opaque; thread-safe: any number of threads may call into one handle at once.
 #[allow(non_camel_case_types)]
@@ -111,30 +20,10 @@ pub struct nd_index {
     inner: RwLock<Option<Arc<Index>>>,
 }
 
-thread_local! {
-    /// How many calls on any handle the current thread is inside (a callback calling back in).
-    static DEPTH: Cell<u32> = const { Cell::new(0) };
-}
-
-pub(crate) struct DepthGuard;
-
-impl DepthGuard {
-    pub(crate) fn enter() -> DepthGuard {
-        DEPTH.with(|d| d.set(d.get() + 1));
-        DepthGuard
-    }
-}
-
-impl Drop for DepthGuard {
-    fn drop(&mut self) {
-        DEPTH.with(|d| d.set(d.get().saturating_sub(1)));
-    }
-}
-
 /// Refuses a call made from inside a callback (a text source or progress callback) running in
 /// a call on an index.
 fn refuse_inside_callback(what: &str) -> FfiResult {
-    if DEPTH.with(|d| d.get()) > 0 {
+    if DepthGuard::inside() {
         return Err(Fail::new(
             ND_INVALID_ARGUMENT,
             format!(
@@ -548,48 +437,6 @@ pub unsafe extern "C" fn nd_index_get(
     }
 }
 
-/// The verdicts `nd_index_query` gives the contents of `count` pages (their keys are not
-/// used and may be empty; a page's host is not used either), computed in parallel. Each page
-/// has its own result: `statuses[i]` is its status and, when `ND_OK`, `verdicts[i]` its verdict
-/// (free each filled one with `nd_verdict_free`); when `messages` is not NULL, `messages[i]` is
-/// set to the error message of each failed page (free it with `nd_str_free`) and left alone for
-/// the others. Nothing is stored.
-///
-/// # Errors
-/// `ND_OK` when the batch ran (look at `statuses`); `ND_NULL_POINTER`, `ND_INVALID_ARGUMENT`,
-/// `ND_CLOSED`.
-///
-/// # Safety
-/// `h` is NULL or live; `pages` points at `count` pages; `verdicts` and `statuses` (and
-/// `messages` when not NULL) point at `count` writable elements each.
-#[no_mangle]
-pub unsafe extern "C" fn nd_index_query_batch(
-    h: *const nd_index,
-    pages: *const nd_page,
-    count: usize,
-    verdicts: *mut nd_verdict,
-    statuses: *mut nd_status,
-    messages: *mut nd_str,
-) -> nd_status {
-    // SAFETY: forwarded contract.
-    unsafe {
-        with_index(h, |ix| {
-            let out = BatchOut {
-                verdicts,
-                statuses,
-                messages,
-            };
-            run_batch(
-                pages,
-                count,
-                out,
-                |p| content_arg(p.content, p.content_len, p.content_kind),
-                |contents| Ok(ix.query_batch(contents)?),
-            )
-        })
-    }
-}
-
 /// The cluster of a key and its representative's key. On `ND_OK`, `*cluster_out` and
 /// `*representative_out` are filled (free the string with `nd_str_free`); `cluster_out` may be
 /// NULL when not wanted.
@@ -655,209 +502,6 @@ pub unsafe extern "C" fn nd_index_cluster_members(
                 .cluster_members(cluster, offset, limit)?
                 .ok_or_else(|| Fail::new(ND_NOT_FOUND, format!("no cluster {cluster}")))?;
             *out = nd_key_list::from_keys(&keys);
-            Ok(())
-        })
-    }
-}
-
-/// Progress of a batch: `done` of `total` pages handled. Called on the calling thread between
-/// committed groups, inside the batch call: it must not call into any index (such calls return
-/// `ND_INVALID_ARGUMENT`), and must not throw (mark it `noexcept`; an exception aborts).
-#[allow(non_camel_case_types)]
-pub type nd_progress_fn =
-    Option<unsafe extern "C-unwind" fn(user: *mut c_void, done: usize, total: usize)>;
-
-/// Inserts `count` pages as one batch (the daily merge): signatures in parallel, insertion in
-/// `order` ([`ND_ORDER_FINGERPRINTS`], [`ND_ORDER_INPUT`] or [`ND_ORDER_FINGERPRINTS_BATCH`]),
-/// committed in groups, the write-ahead log synced once before it returns (with sync on). Each
-/// page has
-/// its own result: `statuses[i]` is its status and, when `ND_OK`, `verdicts[i]` its verdict
-/// (free each filled one with `nd_verdict_free`; the others are left as they were); when
-/// `messages` is not NULL, `messages[i]` is set to the error message of each failed page (free
-/// it with `nd_str_free`) and left alone for the others. A page that fails does not stop the
-/// others. `progress` (may be NULL) is called after every committed
-/// group with `user`.
-///
-/// # Errors
-/// `ND_OK` when the batch ran (look at `statuses`: per page `ND_OK`, the page errors of
-/// `nd_index_insert`, or `ND_INVALID_ARGUMENT` for a key given twice within 1,024 pages of one
-/// another — the later one is inserted); `ND_NULL_POINTER`, `ND_INVALID_ARGUMENT` (an unknown
-/// order), `ND_CLOSED`, `ND_POISONED`, `ND_STORAGE` when a failed write stopped it: then neither
-/// array is written, and the groups committed before the failure stay in the index.
-///
-/// # Safety
-/// `h` is NULL or live; `pages` points at `count` pages; `verdicts` and `statuses` (and
-/// `messages` when not NULL) point at `count` writable elements each.
-#[no_mangle]
-pub unsafe extern "C" fn nd_index_insert_batch(
-    h: *mut nd_index,
-    pages: *const nd_page,
-    count: usize,
-    order: u32,
-    verdicts: *mut nd_verdict,
-    statuses: *mut nd_status,
-    messages: *mut nd_str,
-    progress: nd_progress_fn,
-    user: *mut c_void,
-) -> nd_status {
-    // SAFETY: forwarded contract.
-    unsafe {
-        with_index(h, |ix| {
-            let (order, scope) = match order {
-                ND_ORDER_FINGERPRINTS => (BatchOrder::FingerprintCount, OrderScope::Window),
-                ND_ORDER_INPUT => (BatchOrder::Input, OrderScope::Window),
-                ND_ORDER_FINGERPRINTS_BATCH => (BatchOrder::FingerprintCount, OrderScope::Batch),
-                o => return Err(Fail::new(ND_INVALID_ARGUMENT, format!("unknown order {o}"))),
-            };
-            let opts = BatchOptions {
-                order,
-                scope,
-                ..BatchOptions::default()
-            };
-            let mut cb = |done: usize, total: usize| {
-                if let Some(f) = progress {
-                    f(user, done, total);
-                }
-            };
-            let out = BatchOut {
-                verdicts,
-                statuses,
-                messages,
-            };
-            run_batch(
-                pages,
-                count,
-                out,
-                |p| p.read(),
-                |good| Ok(ix.insert_batch(good, &opts, &mut cb)?),
-            )
-        })
-    }
-}
-
-/// Writes a consistent snapshot of the index (a RocksDB checkpoint, hard links where possible)
-/// to the directory `dir`, which must not exist. The index stays in use meanwhile.
-///
-/// # Errors
-/// `ND_NULL_POINTER`, `ND_INVALID_UTF8`, `ND_IO` or `ND_STORAGE` (the directory exists…),
-/// `ND_CLOSED`.
-///
-/// # Safety
-/// `h` is NULL or live; `dir` points at `dir_len` readable bytes.
-#[no_mangle]
-pub unsafe extern "C" fn nd_index_checkpoint(
-    h: *mut nd_index,
-    dir: *const c_char,
-    dir_len: usize,
-) -> nd_status {
-    // SAFETY: forwarded contract.
-    unsafe {
-        with_index(h, |ix| {
-            let dir = str_arg(dir, dir_len, "dir")?;
-            ix.checkpoint(dir)?;
-            Ok(())
-        })
-    }
-}
-
-/// Compacts the open index in place (all levels; deleted entries are dropped).
-///
-/// # Errors
-/// `ND_NULL_POINTER`, `ND_STORAGE`, `ND_CLOSED`.
-///
-/// # Safety
-/// `h` is NULL or live.
-#[no_mangle]
-pub unsafe extern "C" fn nd_index_compact(h: *mut nd_index) -> nd_status {
-    // SAFETY: forwarded contract.
-    unsafe {
-        with_index(h, |ix| {
-            ix.compact()?;
-            Ok(())
-        })
-    }
-}
-
-/// Offline compaction of a snapshot: writes a new index at `to` (which must not exist) from the
-/// closed index or checkpoint at `from`, with postings rewritten without deleted ids and
-/// over-frequent fingerprints and every checksum re-checked; the new index must pass its check
-/// (else it is removed and `ND_CHECK_FAILED` returned). `from` is not modified.
-///
-/// # Errors
-/// `ND_NULL_POINTER`, `ND_INVALID_UTF8`, `ND_INVALID_ARGUMENT` (`to` exists, or no index at
-/// `from`), `ND_IO`, `ND_STORAGE`, `ND_CORRUPTION`, `ND_INCOMPATIBLE_FORMAT`, `ND_CHECK_FAILED`.
-///
-/// # Safety
-/// `from` and `to` point at as many readable bytes as their lengths.
-#[no_mangle]
-pub unsafe extern "C" fn nd_compact_snapshot(
-    from: *const c_char,
-    from_len: usize,
-    to: *const c_char,
-    to_len: usize,
-) -> nd_status {
-    guard(|| {
-        // SAFETY: per the contract.
-        let from = unsafe { str_arg(from, from_len, "from")? };
-        // SAFETY: per the contract.
-        let to = unsafe { str_arg(to, to_len, "to")? };
-        Index::compact_snapshot(from, to)?;
-        Ok(())
-    })
-}
-
-/// Figures about the index. On `ND_OK`, `*out` is filled.
-///
-/// # Errors
-/// `ND_NULL_POINTER`, `ND_STORAGE`, `ND_CORRUPTION`, `ND_CLOSED`.
-///
-/// # Safety
-/// `h` is NULL or live; `out` is NULL or writable.
-#[no_mangle]
-pub unsafe extern "C" fn nd_index_stats(h: *const nd_index, out: *mut nd_stats) -> nd_status {
-    // SAFETY: forwarded contract.
-    unsafe {
-        with_index(h, |ix| {
-            let out = out_arg(out, "out")?;
-            let s = ix.stats()?;
-            *out = nd_stats {
-                pages: s.pages,
-                clusters: s.clusters,
-                frequent_fingerprints: s.frequent.len() as u64,
-                bytes: s.bytes.iter().map(|(_, b)| b).sum(),
-                page_ids: s.page_ids,
-                cluster_ids: s.cluster_ids,
-            };
-            Ok(())
-        })
-    }
-}
-
-/// Checks every invariant of the index (SPEC §3: postings, clusters, representatives, counters,
-/// checksums). On `ND_OK`, `*problems` is the number of problems found (0: clean) and, when
-/// `report` is not NULL, `*report` lists them one per line (free it with `nd_str_free`).
-///
-/// # Errors
-/// `ND_NULL_POINTER`, `ND_STORAGE`, `ND_CLOSED` — a check that ran and found problems is
-/// `ND_OK`.
-///
-/// # Safety
-/// `h` is NULL or live; the outs are NULL or writable.
-#[no_mangle]
-pub unsafe extern "C" fn nd_index_check(
-    h: *const nd_index,
-    problems: *mut u64,
-    report: *mut nd_str,
-) -> nd_status {
-    // SAFETY: forwarded contract.
-    unsafe {
-        with_index(h, |ix| {
-            let problems = out_arg(problems, "problems")?;
-            let r = ix.check()?;
-            *problems = r.problem_count;
-            if !report.is_null() {
-                *report = nd_str::from_str(&r.problems.join("\n"));
-            }
             Ok(())
         })
     }

@@ -598,7 +598,7 @@ impl crate::TextSource for CallbackSource {
         };
         // The source may run on a pool thread (a batch query): calls into an index from it are
         // refused there too, as on the calling thread.
-        let _inside = super::index::DepthGuard::enter();
+        let _inside = super::depth::DepthGuard::enter();
         // SAFETY: the callback follows nd_text_fn's contract; req, the key and sink outlive the
         // call.
         let ok = unsafe { (self.callback)(self.user, &req, &mut sink) };

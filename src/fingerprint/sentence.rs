@@ -16,17 +16,38 @@
 use md5::{Digest, Md5};
 
 use super::md5x8;
-use crate::options::SignatureConfig;
 use crate::text::Sentence;
 
 /// A 128-bit sentence fingerprint.
 pub type Fingerprint = u128;
 
+/// The parameters of sentence fingerprints and clause keys (seed 000 §4.2), as
+/// `SignatureConfig` holds them (its `sentence_params()`; widths in GBK bytes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SentenceParams {
+    /// X: sentences (or clauses) narrower than this are not fingerprinted.
+    pub min_sentence_width: u32,
+    /// m: digests are grouped by `digest mod m`.
+    pub groups: u32,
+    /// Y: how many smallest distinct digests of a group make one fingerprint.
+    pub sentences_per_fingerprint: u32,
+    /// Z: the Y units must together be at least this wide.
+    pub min_cover_width: u32,
+    /// How many byte rotations of the digests are used, 1 to 16.
+    pub rotations: u32,
+    /// Fingerprint clauses rather than whole sentences.
+    pub clause_units: bool,
+    /// The smallest winnowing window of the local keys ([`local_minima`]).
+    pub local_window: u32,
+    /// Local keys per page, about; 0 turns them off.
+    pub local_keys: u32,
+}
+
 /// Computes the sentence fingerprints of a normalized text (see the module docs).
 pub fn sentence_fingerprints(
     text: &str,
     sentences: &[Sentence],
-    cfg: &SignatureConfig,
+    cfg: &SentenceParams,
 ) -> Vec<Fingerprint> {
     fingerprints_and_sketch(text, sentences, cfg, 0).0
 }
@@ -36,7 +57,7 @@ pub fn sentence_fingerprints(
 pub fn unit_sketch(
     text: &str,
     sentences: &[Sentence],
-    cfg: &SignatureConfig,
+    cfg: &SentenceParams,
     k: usize,
 ) -> Vec<u128> {
     let mut digests = unit_digests(text, sentences, cfg);
@@ -50,7 +71,7 @@ pub fn unit_sketch(
 pub fn fingerprints_and_sketch(
     text: &str,
     sentences: &[Sentence],
-    cfg: &SignatureConfig,
+    cfg: &SentenceParams,
     k: usize,
 ) -> (Vec<Fingerprint>, Vec<u128>) {
     let ordered = ordered_unit_digests(text, sentences, cfg);
@@ -124,7 +145,7 @@ pub fn local_minima(ordered: &[(u128, u32)], min_window: usize, max_keys: usize)
 
 /// The digests of the fingerprint units of a text (sentences, or clauses), with their widths,
 /// sorted and distinct.
-fn unit_digests(text: &str, sentences: &[Sentence], cfg: &SignatureConfig) -> Vec<(u128, u32)> {
+fn unit_digests(text: &str, sentences: &[Sentence], cfg: &SentenceParams) -> Vec<(u128, u32)> {
     sorted_distinct(ordered_unit_digests(text, sentences, cfg))
 }
 
@@ -138,7 +159,7 @@ fn sorted_distinct(mut digests: Vec<(u128, u32)>) -> Vec<(u128, u32)> {
 fn ordered_unit_digests(
     text: &str,
     sentences: &[Sentence],
-    cfg: &SignatureConfig,
+    cfg: &SentenceParams,
 ) -> Vec<(u128, u32)> {
     // Each kept unit's bytes, as `sentence_digest` hashes them, one after another in `kept`;
     // their MD5s are then taken eight at a time (`md5x8`).
@@ -183,7 +204,7 @@ fn ordered_unit_digests(
 fn group_fingerprints(
     text: &str,
     sentences: &[Sentence],
-    cfg: &SignatureConfig,
+    cfg: &SentenceParams,
 ) -> Vec<(u32, u32, Fingerprint)> {
     group_fingerprints_of(&unit_digests(text, sentences, cfg), cfg)
 }
@@ -191,7 +212,7 @@ fn group_fingerprints(
 /// Every (rotation, group, fingerprint) of a text's sorted distinct unit digests.
 fn group_fingerprints_of(
     digests: &[(u128, u32)],
-    cfg: &SignatureConfig,
+    cfg: &SentenceParams,
 ) -> Vec<(u32, u32, Fingerprint)> {
     let y = cfg.sentences_per_fingerprint as usize;
     let mut out = Vec::with_capacity((cfg.rotations * cfg.groups) as usize);
@@ -347,13 +368,17 @@ mod tests {
     use super::*;
     use crate::text::split_sentences;
 
+    fn defaults() -> SentenceParams {
+        crate::options::SignatureConfig::default().sentence_params()
+    }
+
     fn fps(text: &str) -> Vec<Fingerprint> {
-        sentence_fingerprints(text, &split_sentences(text), &SignatureConfig::default())
+        sentence_fingerprints(text, &split_sentences(text), &defaults())
     }
 
     fn keys(text: &str) -> (Vec<Fingerprint>, Vec<u128>) {
-        let cfg = SignatureConfig::default();
-        fingerprints_and_sketch(text, &split_sentences(text), &cfg, cfg.sketch_size as usize)
+        let k = crate::options::SignatureConfig::default().sketch_size as usize;
+        fingerprints_and_sketch(text, &split_sentences(text), &defaults(), k)
     }
 
     #[test]
@@ -370,9 +395,9 @@ mod tests {
         // Bounded: about `local_keys` keys however long the text.
         assert!(ms.len() <= 2 * 256 + 8, "{} keys", ms.len());
         // Without local keys they share nothing.
-        let cfg = SignatureConfig {
+        let cfg = SentenceParams {
             local_keys: 0,
-            ..SignatureConfig::default()
+            ..defaults()
         };
         let (_, ms0) = fingerprints_and_sketch(&manual, &split_sentences(&manual), &cfg, 8);
         let (_, cs0) = fingerprints_and_sketch(&chapter, &split_sentences(&chapter), &cfg, 8);
@@ -424,9 +449,9 @@ mod tests {
 
     #[test]
     fn an_edit_changes_only_the_groups_holding_the_sentence() {
-        let cfg = SignatureConfig {
+        let cfg = SentenceParams {
             clause_units: false,
-            ..SignatureConfig::default()
+            ..defaults()
         };
         let a = article(80);
         let sa = split_sentences(&a);
@@ -496,13 +521,13 @@ mod tests {
         let text = text.as_str();
         let s = split_sentences(text);
         assert!(s.iter().all(|s| s.width == 25));
-        let cfg = SignatureConfig {
+        let cfg = SentenceParams {
             groups: 1,
             min_cover_width: 100,
-            ..SignatureConfig::default()
+            ..defaults()
         };
         assert_eq!(sentence_fingerprints(text, &s, &cfg).len(), 1);
-        let strict = SignatureConfig {
+        let strict = SentenceParams {
             min_cover_width: 101,
             ..cfg
         };

@@ -29,11 +29,11 @@
 use std::collections::HashMap;
 
 use super::{Index, Page};
-use crate::fingerprint::{main_text, Content, Signatures};
-use crate::storage::codec::{self, DocId, PageBlocks};
-use crate::storage::{self, cf, chrome_key};
+use crate::signature::{main_text, Content, Signatures};
+use crate::storage::codec::{self, PageBlocks};
+use crate::storage::{cf, chrome_key};
 use crate::text::{block_digest, BlockKind, MainText, Paragraph};
-use crate::{Error, Result};
+use crate::Result;
 
 /// A page after step 1.
 pub(crate) struct Extracted {
@@ -41,7 +41,7 @@ pub(crate) struct Extracted {
     pub(crate) main: MainText,
     /// The digest of each paragraph that can be chrome, when the page is counted (HTML with a
     /// host, chrome learning on).
-    digests: Option<Vec<Option<u64>>>,
+    pub(crate) digests: Option<Vec<Option<u64>>>,
     /// The statistics read for the page.
     base: Base,
 }
@@ -50,28 +50,28 @@ pub(crate) struct Extracted {
 #[derive(Default)]
 struct Base {
     /// Counted pages of the host.
-    host_pages: u32,
+    pub(crate) host_pages: u32,
     /// The page's distinct digests (sorted) with their counts.
-    counts: Vec<(u64, u32)>,
+    pub(crate) counts: Vec<(u64, u32)>,
     /// What the page's earlier version (same key) counted, if it was counted.
-    old: Option<PageBlocks>,
+    pub(crate) old: Option<PageBlocks>,
 }
 
 /// The block statistics contributed by the pages of a batch so far (step 2's running state).
 #[derive(Default)]
 pub(crate) struct Learned {
     /// Change of each count key (host and block keys of [`chrome_key`]).
-    counts: HashMap<Vec<u8>, i64>,
+    pub(crate) counts: HashMap<Vec<u8>, i64>,
     /// The latest version of each key decided in the batch: what it counted (`None`: nothing).
-    pages: HashMap<String, Option<PageBlocks>>,
+    pub(crate) pages: HashMap<String, Option<PageBlocks>>,
 }
 
 impl Learned {
-    fn delta(&self, key: &[u8]) -> i64 {
+    pub(crate) fn delta(&self, key: &[u8]) -> i64 {
         self.counts.get(key).copied().unwrap_or(0)
     }
 
-    fn apply(&mut self, rec: &PageBlocks, sign: i64) {
+    pub(crate) fn apply(&mut self, rec: &PageBlocks, sign: i64) {
         *self.counts.entry(chrome_key::host(&rec.host)).or_default() += sign;
         for &d in &rec.counted {
             *self
@@ -269,7 +269,7 @@ impl Index {
     }
 
     /// Counts of the `chrome` column family (0 for an absent key).
-    fn chrome_counts(
+    pub(crate) fn chrome_counts(
         &self,
         keys: &[Vec<u8>],
         snapshot: Option<&rocksdb::Snapshot<'_>>,
@@ -287,35 +287,15 @@ impl Index {
     }
 
     /// What the page stored under `key` counted, if it was counted, at `snapshot`.
-    fn old_blocks(
+    pub(crate) fn old_blocks(
         &self,
         key: &str,
         snapshot: Option<&rocksdb::Snapshot<'_>>,
     ) -> Result<Option<PageBlocks>> {
-        let get = |name: &'static str, k: &[u8]| -> Result<Option<Vec<u8>>> {
-            let h = self.cf(name);
-            match snapshot {
-                Some(s) => s.get_cf(h, k),
-                None => self.db.get_cf(h, k),
-            }
-            .map_err(|e| Error::storage("reading block statistics", e))
-        };
-        let Some(v) = get(cf::KEYS, key.as_bytes())? else {
-            return Ok(None);
-        };
-        let id = storage::decode_u32(cf::KEYS, key.as_bytes(), &v)?;
-        let k = chrome_key::page(id);
-        get(cf::CHROME, &k)?
-            .map(|v| PageBlocks::decode(cf::CHROME, &k, &v))
-            .transpose()
-    }
-
-    /// The chrome record of a stored page, if it was counted.
-    pub(crate) fn page_blocks(&self, id: DocId) -> Result<Option<PageBlocks>> {
-        let k = chrome_key::page(id);
-        self.get_decoded(cf::CHROME, &k, "a page's blocks", |v| {
-            PageBlocks::decode(cf::CHROME, &k, v)
-        })
+        match self.key_id_at(key, snapshot)? {
+            Some(id) => self.page_blocks_at(id, snapshot),
+            None => Ok(None),
+        }
     }
 }
 

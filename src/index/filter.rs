@@ -29,14 +29,14 @@ const MIN_CAPACITY: usize = 1 << 20;
 
 /// One layer: a Bloom filter made for `capacity` keys.
 struct Layer {
-    bloom: AtomicBloomFilter,
-    capacity: usize,
+    pub(crate) bloom: AtomicBloomFilter,
+    pub(crate) capacity: usize,
     /// Keys inserted into this layer (only the writer inserts).
-    count: AtomicUsize,
+    pub(crate) count: AtomicUsize,
 }
 
 impl Layer {
-    fn new(capacity: usize) -> Layer {
+    pub(crate) fn new(capacity: usize) -> Layer {
         Layer {
             bloom: AtomicBloomFilter::with_num_bits(capacity * BITS_PER_KEY).hashes(HASHES),
             capacity,
@@ -44,7 +44,7 @@ impl Layer {
         }
     }
 
-    fn bytes(&self) -> usize {
+    pub(crate) fn bytes(&self) -> usize {
         self.capacity * BITS_PER_KEY / 8
     }
 }
@@ -53,9 +53,9 @@ impl Layer {
 pub(crate) struct PostingFilter {
     layers: RwLock<Vec<Layer>>,
     /// The most memory the layers may take, in bytes.
-    budget: usize,
+    pub(crate) budget: usize,
     /// Off (disabled, or past its budget): every key may be stored.
-    off: AtomicBool,
+    pub(crate) off: AtomicBool,
 }
 
 /// The hash the filter keeps of a key (posting keys are hashes already, but not every kind

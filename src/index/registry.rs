@@ -53,9 +53,9 @@ fn dir_id(dir: &Path) -> Result<DirId> {
 pub(crate) struct Registration {
     /// `None` for a read-only handle, which is not registered: it writes nothing, so it may sit
     /// beside the writer (and other readers) of the same directory.
-    id: Option<DirId>,
+    pub(crate) id: Option<DirId>,
     /// The process that opened the index.
-    pid: u32,
+    pub(crate) pid: u32,
 }
 
 impl Registration {

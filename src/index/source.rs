@@ -7,8 +7,8 @@ use std::sync::Arc;
 
 use super::chrome::strip;
 use super::Index;
-use crate::fingerprint::main_text;
-use crate::storage::codec::{self, DocId, TextValue};
+use crate::signature::{main_text, page_text, posting_keys_of_text};
+use crate::storage::codec::{self, DocId, DocRecord, PageBlocks, TextValue};
 use crate::storage::{cf, id_key};
 use crate::{Content, Error, Result};
 
@@ -93,17 +93,14 @@ impl Index {
         Index::open_inner(path.as_ref(), opts, Some(source))
     }
 
-    /// The normalized text of a page, from the texts column family or the text source.
-    pub(crate) fn text(&self, id: DocId) -> Result<Option<Arc<str>>> {
-        if self.opts.store_texts {
-            let k = id_key(id);
-            return self.get_decoded(cf::TEXTS, &k, "a text", |v| {
-                codec::decode_text(cf::TEXTS, &k, v).map(Arc::from)
-            });
-        }
-        let Some(rec) = self.doc(id)? else {
-            return Ok(None);
-        };
+    /// The normalized text of stored page `id` (record `rec`, chrome record `blocks`) from the
+    /// text source, checked against its stored content hash.
+    pub(crate) fn sourced_text(
+        &self,
+        id: DocId,
+        rec: &DocRecord,
+        blocks: Option<PageBlocks>,
+    ) -> Result<Arc<str>> {
         let unavailable = |reason: &str| Error::TextUnavailable {
             key: rec.key.clone(),
             reason: reason.to_string(),
@@ -119,7 +116,7 @@ impl Index {
             content_hash: rec.content_hash,
         };
         if let Some(text) = prefetched(id, rec.content_hash) {
-            return Ok(Some(text));
+            return Ok(text);
         }
         let content = source
             .content(&asked)
@@ -133,11 +130,11 @@ impl Index {
         let cfg = &self.opts.signature;
         let main = main_text(content, cfg)
             .map_err(|e| unavailable(&format!("the text source gave a page that fails: {e}")))?;
-        let main = match self.page_blocks(id)? {
+        let main = match blocks {
             Some(b) if !b.dropped.is_empty() => strip(&main, &b.dropped, cfg.fold_traditional),
             _ => main,
         };
-        let text = crate::fingerprint::page_text(&main, cfg);
+        let text = page_text(&main, cfg);
         if xxhash_rust::xxh3::xxh3_128(text.as_bytes()) != rec.content_hash {
             return Err(unavailable(
                 "the text source gave another version of the page (its text does not match the \
@@ -146,7 +143,7 @@ impl Index {
         }
         let text: Arc<str> = Arc::from(text);
         remember(id, rec.content_hash, &text);
-        Ok(Some(text))
+        Ok(text)
     }
 
     /// Runs `f` (an insert) with the texts a text source gives kept for this thread: the
@@ -177,7 +174,7 @@ impl Index {
     /// read from the record kept instead of the text.
     pub(crate) fn posting_keys_of(&self, id: DocId) -> Result<Option<Vec<[u8; 9]>>> {
         let k = id_key(id);
-        let value = self.get_decoded(cf::TEXTS, &k, "a text", |v| {
+        let value = self.get_at(cf::TEXTS, &k, None, "a text", |v| {
             codec::decode_text_value(cf::TEXTS, &k, v)
         })?;
         value.map(|v| self.posting_keys_in(id, &v)).transpose()
@@ -188,7 +185,7 @@ impl Index {
     pub(crate) fn posting_keys_in(&self, id: DocId, value: &TextValue) -> Result<Vec<[u8; 9]>> {
         match value {
             TextValue::Text(t) if self.opts.store_texts => {
-                Ok(super::posting_keys_of_text(t, &self.opts.signature))
+                Ok(posting_keys_of_text(t, &self.opts.signature))
             }
             TextValue::PostingKeys(keys) if !self.opts.store_texts => Ok(keys.clone()),
             _ => Err(Error::corruption(

@@ -21,13 +21,13 @@ use serde::{Deserialize, Serialize};
 
 use crate::fingerprint::hamming;
 use crate::storage::{kind, posting_key};
-use crate::verify::{is_char_script_unit, units, WORD_UNIT_MIN};
 
 pub use agt::AgtConfig;
 pub use df::{DocFreq, DocFreqs, NoDocFreq, PageTerms};
 pub use imatch::ImatchConfig;
 pub use punct::PunctConfig;
 pub use shingle::ShingleConfig;
+pub use terms::tokens;
 pub use tfidf::{SemanticConfig, TfidfConfig};
 pub use topic::TopicConfig;
 pub use winnow::WinnowConfig;
@@ -341,32 +341,6 @@ impl Method {
         keys
     }
 
-    /// Are two pages similar under the method, as an index with these options decides it
-    /// (exact copies and heading codes aside)? `Some((resemble, contain))` when they are.
-    /// `df` gives the document frequencies the methods on corpus statistics weigh words by
-    /// ([`NoDocFreq`] for the others).
-    pub fn similar_texts(
-        &self,
-        a: &str,
-        b: &str,
-        opts: &crate::IndexOptions,
-        df: &dyn DocFreq,
-    ) -> Option<(f64, f64)> {
-        let n = opts.signature.simhash_cjk_ngram as usize;
-        let side = |text| Side {
-            text,
-            features: None,
-            simhash: crate::fingerprint::simhash(text, n),
-        };
-        self.similar_sides(
-            side(a),
-            side(b),
-            &opts.verify,
-            opts.simhash_max_distance,
-            df,
-        )
-    }
-
     /// Are two pages similar under the method? `Some((resemble, contain))` when they are. LCS
     /// verifies the texts (`a` against `b`, seed 000 §3); the other methods compare their
     /// features, computed from the texts where not given; simhashes are compared within
@@ -456,24 +430,7 @@ impl Method {
     }
 }
 
-/// The tokens the methods count: one per CJK (or other unspaced-script) character, one per
-/// word elsewhere — the verification units without punctuation and symbols (METHODS.md card 1,
-/// **choice**: "every CJK character a token", as the peers do).
-pub fn tokens(text: &str) -> Vec<u32> {
-    units(text)
-        .into_iter()
-        .filter(|&u| u >= WORD_UNIT_MIN || is_char_script_unit(u))
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn tokens_are_words_and_cjk_chars_without_punctuation() {
-        assert_eq!(tokens("Hello, world! 你好。").len(), 4);
-        assert_eq!(tokens("hello"), tokens("HELLO"));
-        assert!(tokens("... !!! ---").is_empty());
-    }
 }

@@ -16,7 +16,7 @@
 
 use xxhash_rust::xxh3::xxh3_64_with_seed;
 
-use super::tokens;
+use super::terms::tokens;
 
 /// Parameters of shingling (all **choices**; METHODS.md card 1).
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]

@@ -10,6 +10,8 @@ use std::sync::OnceLock;
 
 use jieba_rs::Jieba;
 
+use crate::verify::{is_char_script_unit, units, WORD_UNIT_MIN};
+
 /// The word splitter, named by the versions of its parts. An index of a word-based method
 /// stores it and refuses to open under another ([`crate::Error::IncompatibleConfig`], field
 /// `words`): its word postings and document frequencies were counted with these words, and a
@@ -54,9 +56,26 @@ pub fn is_single_cjk(word: &str) -> bool {
     matches!((c.next(), c.next()), (Some(ch), None) if crate::verify::is_char_script_unit(ch as u32))
 }
 
+/// The tokens the methods count: one per CJK (or other unspaced-script) character, one per
+/// word elsewhere — the verification units without punctuation and symbols (METHODS.md card 1,
+/// **choice**: "every CJK character a token", as the peers do).
+pub fn tokens(text: &str) -> Vec<u32> {
+    units(text)
+        .into_iter()
+        .filter(|&u| u >= WORD_UNIT_MIN || is_char_script_unit(u))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tokens_are_words_and_cjk_chars_without_punctuation() {
+        assert_eq!(tokens("Hello, world! 你好。").len(), 4);
+        assert_eq!(tokens("hello"), tokens("HELLO"));
+        assert!(tokens("... !!! ---").is_empty());
+    }
 
     #[test]
     fn chinese_is_segmented_and_stop_words_go() {

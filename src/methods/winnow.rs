@@ -20,7 +20,7 @@
 
 use xxhash_rust::xxh3::xxh3_64_with_seed;
 
-use super::tokens;
+use super::terms::tokens;
 use crate::text::split_sentences;
 
 /// Parameters of winnowing (all **choices**; METHODS.md card 5).

@@ -156,7 +156,7 @@ pub struct DocRecord {
     /// Hashes of the model codes of the page's heading (at most 255).
     pub codes: Vec<u32>,
     /// The closest page this one was verified similar to when it was placed ([`NO_DOC`]: none).
-    /// It may sit in another cluster (see `index::cluster`), and may have been deleted since —
+    /// It may sit in another cluster (see `index::decide`), and may have been deleted since —
     /// and its id given to another page: it is that page only while its `seq` is `similar_seq`.
     pub similar_to: DocId,
     /// The page's insertion number: unique over the index's life, in insertion order (ids are

@@ -14,6 +14,8 @@
 //! | `chrome` | see [`chrome_key`] | block statistics per host, each page's counted blocks |
 
 pub mod codec;
+#[cfg(test)]
+mod fuzz;
 pub mod merge;
 
 use std::path::Path;

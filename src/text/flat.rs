@@ -6,8 +6,8 @@
 //! our tokenizer alone ([`super::html::tokenizer`]: linear, entities decoded), its text cut into
 //! blocks at block-level tags, without the density vote. Real pages stay far below the limit.
 
-use super::extract::{BlockKind, MainText, Paragraph};
 use super::html::tokenizer::{RawKind, Token, Tokenizer};
+use super::main_text::{BlockKind, MainText, Paragraph};
 
 /// Nesting depth above which the tree is not built.
 pub const MAX_DEPTH: usize = 1000;

@@ -2,7 +2,8 @@
 //! `native` finds the built libraries for the C and C++ tests.
 #![allow(dead_code)]
 
-use neardup::{BatchOptions, Content, Index, IndexOptions, LogOp, Page};
+use neardup::merge::LogOp;
+use neardup::{BatchOptions, Content, Index, IndexOptions, Page};
 
 pub mod native;
 

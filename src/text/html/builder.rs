@@ -16,8 +16,7 @@
 use std::borrow::Cow;
 
 use super::tokenizer::{Attr, Doctype, RawKind, Tag, Token, Tokenizer};
-use super::tree::{Data, Element, Ns, Tree};
-use super::LinkOrigin;
+use super::tree::{Data, Element, LinkOrigin, Ns, Tree};
 
 /// The page needs a part of the standard this builder leaves to the reference parser.
 #[derive(Debug)]

@@ -17,23 +17,10 @@ mod differential;
 #[cfg(test)]
 mod html5lib_tests;
 
-pub(crate) use tree::{Edge, Tree};
+pub(crate) use tree::{Edge, LinkOrigin, Tree};
 
 /// Nesting depth above which no tree is built (see `super::flat`).
 pub(crate) use super::flat::MAX_DEPTH;
-
-/// Where an `<a>` element comes from (see [`reference`]'s docs).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum LinkOrigin {
-    /// Written by the page and closed by its `</a>`.
-    Closed,
-    /// Written by the page, never closed by an `</a>`.
-    LeftOpen,
-    /// Written self-closing (`<a id="x"/>`): empty in XHTML, left open by an HTML5 parser.
-    SelfClosing,
-    /// Re-created by the tree builder: a copy of a link left open.
-    Copy,
-}
 
 /// The tree of a page: by the fast builder, or by the reference parser when the page needs it.
 pub(crate) fn parse(html: &str) -> Tree<'_> {

@@ -43,8 +43,8 @@ use html5ever::tree_builder::{
 use html5ever::{local_name, ns, Attribute, QualName, TokenizerResult};
 use scraper::{Html, HtmlTreeSink, Node};
 
+pub(crate) use super::tree::LinkOrigin;
 use super::tree::{Data, Element, Ns, Tree};
-pub(crate) use super::LinkOrigin;
 
 /// A parsed page.
 pub(crate) struct Parsed {

@@ -4,7 +4,19 @@
 use std::borrow::Cow;
 
 use super::tokenizer::Attr;
-use super::LinkOrigin;
+
+/// Where an `<a>` element comes from (see [`super::reference`]'s docs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum LinkOrigin {
+    /// Written by the page and closed by its `</a>`.
+    Closed,
+    /// Written by the page, never closed by an `</a>`.
+    LeftOpen,
+    /// Written self-closing (`<a id="x"/>`): empty in XHTML, left open by an HTML5 parser.
+    SelfClosing,
+    /// Re-created by the tree builder: a copy of a link left open.
+    Copy,
+}
 
 /// No node.
 pub(crate) const NONE: u32 = u32::MAX;

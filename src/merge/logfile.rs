@@ -7,7 +7,7 @@
 //! (FORMAT.md), with their own checksums; a posting change is the merge operator's delta operand.
 //! [`decode_log`] refuses anything else with [`Error::InvalidArgument`] and never panics.
 
-use super::apply::{LogCounter, LogOp};
+use super::log::{LogCounter, LogOp};
 use crate::storage::codec::{self, ClusterRecord, DocRecord, PageBlocks, TextValue};
 use crate::storage::merge::Delta;
 use crate::{Error, Result};
@@ -195,7 +195,7 @@ pub fn decode_log(bytes: &[u8]) -> Result<Vec<LogOp>> {
 struct Body<'a>(&'a [u8]);
 
 impl<'a> Body<'a> {
-    fn take(&mut self, n: usize) -> std::result::Result<&'a [u8], String> {
+    pub(crate) fn take(&mut self, n: usize) -> std::result::Result<&'a [u8], String> {
         if self.0.len() < n {
             return Err("cut short".into());
         }
@@ -204,29 +204,29 @@ impl<'a> Body<'a> {
         Ok(a)
     }
 
-    fn u8(&mut self) -> std::result::Result<u8, String> {
+    pub(crate) fn u8(&mut self) -> std::result::Result<u8, String> {
         Ok(self.take(1)?[0])
     }
 
-    fn u32(&mut self) -> std::result::Result<u32, String> {
+    pub(crate) fn u32(&mut self) -> std::result::Result<u32, String> {
         let mut a = [0u8; 4];
         a.copy_from_slice(self.take(4)?);
         Ok(u32::from_be_bytes(a))
     }
 
-    fn u64(&mut self) -> std::result::Result<u64, String> {
+    pub(crate) fn u64(&mut self) -> std::result::Result<u64, String> {
         let mut a = [0u8; 8];
         a.copy_from_slice(self.take(8)?);
         Ok(u64::from_be_bytes(a))
     }
 
-    fn key9(&mut self) -> std::result::Result<[u8; 9], String> {
+    pub(crate) fn key9(&mut self) -> std::result::Result<[u8; 9], String> {
         let mut a = [0u8; 9];
         a.copy_from_slice(self.take(9)?);
         Ok(a)
     }
 
-    fn flag(&mut self) -> std::result::Result<bool, String> {
+    pub(crate) fn flag(&mut self) -> std::result::Result<bool, String> {
         match self.u8()? {
             0 => Ok(false),
             1 => Ok(true),
@@ -235,14 +235,14 @@ impl<'a> Body<'a> {
     }
 
     /// The rest, as UTF-8.
-    fn text(&mut self) -> std::result::Result<String, String> {
+    pub(crate) fn text(&mut self) -> std::result::Result<String, String> {
         let s = std::str::from_utf8(self.0).map_err(|_| "not UTF-8".to_string())?;
         self.0 = &[];
         Ok(s.to_string())
     }
 
     /// The rest, when the presence byte says there is a value.
-    fn value(&mut self) -> std::result::Result<Option<&'a [u8]>, String> {
+    pub(crate) fn value(&mut self) -> std::result::Result<Option<&'a [u8]>, String> {
         if !self.flag()? {
             return self.end().map(|()| None);
         }
@@ -253,7 +253,7 @@ impl<'a> Body<'a> {
 
     /// An id, then the record stored under it (a presence byte, then the column family's own
     /// encoding, read by `decode`).
-    fn record<T>(
+    pub(crate) fn record<T>(
         &mut self,
         decode: impl Fn(&'static str, &[u8], &[u8]) -> Result<T>,
     ) -> std::result::Result<(u32, Option<T>), String> {
@@ -265,7 +265,7 @@ impl<'a> Body<'a> {
         Ok((id, value))
     }
 
-    fn end(&self) -> std::result::Result<(), String> {
+    pub(crate) fn end(&self) -> std::result::Result<(), String> {
         if self.0.is_empty() {
             Ok(())
         } else {

@@ -3,9 +3,10 @@
 
 use serde::Serialize;
 
-use super::{signature_sets_of, Index};
-use crate::fingerprint::{codes_conflict, hamming, Signatures};
+use crate::fingerprint::{codes_conflict, hamming};
+use crate::index::{Index, View};
 use crate::options::IndexOptions;
+use crate::signature::{signature_sets_of, Signatures};
 use crate::verify::{unit_spans, verify, Similarity};
 use crate::{Error, Result};
 
@@ -250,9 +251,7 @@ impl Index {
             })
         };
         let (a, b) = (sig_of(key_a)?, sig_of(key_b)?);
-        let mut e = self.with_df(None, |df| {
-            explain_pair_in((key_a, &a), (key_b, &b), &self.opts, df)
-        });
+        let mut e = self.with_df(|df| explain_pair_in((key_a, &a), (key_b, &b), &self.opts, df));
         for (side, key) in [(&mut e.a, key_a), (&mut e.b, key_b)] {
             if let Some(id) = self.key_id(key)? {
                 side.chrome_blocks_dropped = self.page_blocks(id)?.map_or(0, |b| b.dropped.len());

@@ -3,19 +3,23 @@
 //! past the CRC to the field parsing — give an error, never a panic; valid encodings round-trip;
 //! a damaged one is refused. The merge operator runs inside RocksDB on random and valid operands
 //! (a panic there would abort the process). Run longer with `scripts/fuzz.sh SECONDS`.
+//!
+//! A unit test of the storage module (its codecs are not public), on the harness of the
+//! `tests/fuzz_*` targets.
 
+#[path = "../../tests/fuzz_support/mod.rs"]
 mod fuzz_support;
 
 use std::collections::BTreeSet;
 
-use fuzz_support::fuzz;
-use neardup::storage::codec::{
+use super::codec::{
     self, ClusterRecord, DocRecord, PageBlocks, TextValue, TAG_CLUSTER, TAG_COUNT, TAG_DOC,
     TAG_DOC_SEQ, TAG_PAGE_BLOCKS, TAG_POSTING_KEYS, TAG_POSTING_LIST, TAG_POSTING_ROARING,
     TAG_TEXT,
 };
-use neardup::storage::merge::{self, Delta, OP_ADD, OP_DELTA, OP_REMOVE};
-use neardup::storage::{cf, open_db, SimhashTables};
+use super::merge::{self, Delta, OP_ADD, OP_DELTA, OP_REMOVE};
+use super::{cf, open_db, SimhashTables};
+use fuzz_support::fuzz;
 use proptest::prelude::*;
 use roaring::RoaringBitmap;
 
@@ -89,7 +93,7 @@ fn decoders_random_bytes() {
             let _ = codec::decode_posting_keys(CF, &key, &v);
             let _ = PageBlocks::decode(CF, &key, &v);
             let _ = codec::decode_count(CF, &key, &v);
-            let _ = neardup::storage::decode_u32(CF, &key, &v);
+            let _ = super::decode_u32(CF, &key, &v);
             if let Ok(ids) = codec::decode_posting(&v) {
                 prop_assert_eq!(codec::decode_posting(&codec::encode_posting(&ids)), Ok(ids));
             }

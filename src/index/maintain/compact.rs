@@ -74,8 +74,8 @@ impl Index {
         result
     }
 
-    fn compact_into(from: &Path, to: &Path) -> Result<CompactReport> {
-        let stored = super::StoredConfig::read(from)?;
+    pub(crate) fn compact_into(from: &Path, to: &Path) -> Result<CompactReport> {
+        let stored = crate::index::open::StoredConfig::read(from)?;
         let tables = SimhashTables::new(stored.simhash_max_distance)?;
         let src = storage::open_db_read_only(from, tables)?;
         let handle = |name: &'static str| {

@@ -17,206 +17,18 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use rocksdb::IteratorMode;
-
-use super::txn::Txn;
-use super::{check_key, Counters, Index, MAX_HOST};
-use crate::storage::codec::{
-    self, ClusterId, ClusterRecord, DocId, DocRecord, PageBlocks, TextValue,
-};
-use crate::storage::merge::Delta;
+use super::log::{ApplyOutcome, LogCounter, LogOp, APPLY_CHUNK_BYTES};
+use crate::index::{check_key, Counters, Index, Txn, MAX_HOST};
+use crate::storage::codec::{self, ClusterId, DocId, TextValue};
 use crate::storage::{self, cf, chrome_key, meta};
 use crate::{Error, Result};
-
-/// The size of the chunks [`Index::apply_log`] writes, in bytes (estimated from the operations'
-/// encoded sizes): each chunk is one atomic `WriteBatch`.
-pub const APPLY_CHUNK_BYTES: usize = 16 << 20;
-
-/// One storage operation of a batch log (SCALEOUT §5 S5, §9). Each names one key of one column
-/// family and sets it whatever it held: applying an operation twice is applying it once, which
-/// is what makes a log safe to apply again after a crash.
-#[derive(Clone, Debug, PartialEq)]
-#[non_exhaustive]
-pub enum LogOp {
-    /// Changes the posting of a 9-byte posting key ([`crate::storage::posting_key`]): the ids of
-    /// `delta.remove` out, then those of `delta.add` in.
-    Posting {
-        /// The posting key.
-        key: [u8; 9],
-        /// The ids to remove and to add.
-        delta: Delta,
-    },
-    /// Writes (`present`) or deletes the entry of a page in one simhash table.
-    Simhash {
-        /// The table, below the index's number of tables ([`crate::storage::SimhashTables`]).
-        table: u8,
-        /// The page's simhash (unrotated).
-        simhash: u64,
-        /// The page.
-        doc: DocId,
-        /// Written when true, deleted when false.
-        present: bool,
-    },
-    /// Marks a posting key over-frequent with its reason ([`LogOp::FREQUENT_PAGES`] or
-    /// [`LogOp::FREQUENT_HOSTS`]), or unmarks it (`None`).
-    Frequent {
-        /// The posting key.
-        key: [u8; 9],
-        /// The reason byte, `None` to unmark.
-        reason: Option<u8>,
-    },
-    /// Maps an external key to a page id, or deletes the key (`None`).
-    Key {
-        /// The external key (non-empty, at most 64 KiB).
-        key: String,
-        /// The page id, `None` to delete.
-        doc: Option<DocId>,
-    },
-    /// Writes a page's record whole, or deletes it (`None`).
-    Doc {
-        /// The page id.
-        id: DocId,
-        /// The record, `None` to delete.
-        record: Option<DocRecord>,
-    },
-    /// Writes a page's value of the `texts` column family whole, or deletes it (`None`): its
-    /// normalized text when the index stores texts, its posting keys otherwise.
-    Text {
-        /// The page id.
-        id: DocId,
-        /// The value, `None` to delete.
-        value: Option<TextValue>,
-    },
-    /// Writes a cluster's record whole, or deletes it (`None`).
-    Cluster {
-        /// The cluster id.
-        id: ClusterId,
-        /// The record, `None` to delete.
-        record: Option<ClusterRecord>,
-    },
-    /// Writes a page's site-chrome record whole ([`crate::ChromeConfig`]), or deletes it.
-    PageBlocks {
-        /// The page id.
-        id: DocId,
-        /// The record, `None` to delete.
-        blocks: Option<PageBlocks>,
-    },
-    /// Sets the number of a host's counted pages (site chrome); 0 deletes the count.
-    HostPages {
-        /// The host, at most 255 bytes.
-        host: String,
-        /// The absolute count.
-        pages: u32,
-    },
-    /// Sets the number of a host's counted pages that carry a block (site chrome); 0 deletes
-    /// the count.
-    BlockPages {
-        /// The host, at most 255 bytes.
-        host: String,
-        /// The block's digest ([`crate::text::block_digest`]).
-        block: u64,
-        /// The absolute count.
-        pages: u32,
-    },
-    /// Marks a page id free (`true`: given to a later page) or given out (`false`).
-    FreeDoc {
-        /// The page id.
-        id: DocId,
-        /// Free when true.
-        free: bool,
-    },
-    /// Marks a cluster id free (`true`) or given out (`false`).
-    FreeCluster {
-        /// The cluster id.
-        id: ClusterId,
-        /// Free when true.
-        free: bool,
-    },
-    /// Sets a counter to an absolute value.
-    Counter(LogCounter),
-}
-
-/// A counter of the `meta` column family, with the absolute value a [`LogOp::Counter`] sets.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum LogCounter {
-    /// `next_doc_id`: the page id allocator.
-    NextDoc(DocId),
-    /// `next_cluster_id`: the cluster id allocator.
-    NextCluster(ClusterId),
-    /// `live_docs`: the number of live pages.
-    LiveDocs(u64),
-    /// `live_clusters`: the number of live clusters.
-    LiveClusters(u64),
-    /// `next_seq`: the next page insertion number.
-    NextSeq(u64),
-}
-
-/// What [`Index::apply_log`] did.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ApplyOutcome {
-    /// The log was written in `chunks` atomic writes, the last one recording the batch.
-    Applied {
-        /// The number of `WriteBatch`es written.
-        chunks: usize,
-    },
-    /// The index had recorded this batch already: nothing was written.
-    AlreadyApplied,
-}
-
-impl LogOp {
-    /// Reason byte of an over-frequent fingerprint ([`LogOp::Frequent`]): carried by too many
-    /// pages.
-    pub const FREQUENT_PAGES: u8 = super::FREQUENT_PAGES;
-    /// Reason byte of an over-frequent fingerprint ([`LogOp::Frequent`]): many pages on few
-    /// hosts.
-    pub const FREQUENT_HOSTS: u8 = super::FREQUENT_HOSTS;
-
-    /// About how many bytes the operation adds to a `WriteBatch` (for chunking only).
-    fn weight(&self) -> usize {
-        16 + match self {
-            LogOp::Posting { delta, .. } => {
-                9 + delta.add.serialized_size() + delta.remove.serialized_size()
-            }
-            LogOp::Simhash { .. } => 13,
-            LogOp::Frequent { .. } => 10,
-            LogOp::Key { key, .. } => key.len() + 4,
-            LogOp::Doc { record, .. } => {
-                4 + record
-                    .as_ref()
-                    .map_or(0, |r| 96 + r.key.len() + r.host.len() + 4 * r.codes.len())
-            }
-            LogOp::Text { value, .. } => {
-                4 + match value {
-                    Some(TextValue::Text(t)) => t.len(),
-                    Some(TextValue::PostingKeys(k)) => 9 * k.len(),
-                    None => 0,
-                }
-            }
-            LogOp::Cluster { record, .. } => {
-                4 + record
-                    .as_ref()
-                    .map_or(0, |r| 8 + r.members.serialized_size())
-            }
-            LogOp::PageBlocks { blocks, .. } => {
-                5 + blocks.as_ref().map_or(0, |b| {
-                    b.host.len() + 8 * (b.counted.len() + b.dropped.len()) + 16
-                })
-            }
-            LogOp::HostPages { host, .. } => host.len() + 7,
-            LogOp::BlockPages { host, .. } => host.len() + 15,
-            LogOp::FreeDoc { .. } | LogOp::FreeCluster { .. } => 17,
-            LogOp::Counter(_) => 24,
-        }
-    }
-}
 
 /// The free-id changes of one chunk, the last one per id winning (a `WriteBatch` gives a freed
 /// id its free key whatever came first, see [`Txn::finish`]).
 #[derive(Default)]
 struct FreeChanges {
-    docs: BTreeMap<DocId, bool>,
-    clusters: BTreeMap<ClusterId, bool>,
+    pub(crate) docs: BTreeMap<DocId, bool>,
+    pub(crate) clusters: BTreeMap<ClusterId, bool>,
 }
 
 impl Index {
@@ -306,15 +118,19 @@ impl Index {
         self.applied_batch_stored()
     }
 
-    fn applied_batch_stored(&self) -> Result<Option<u64>> {
-        self.get_decoded(cf::META, meta::APPLIED_BATCH, "the applied batch", |v| {
-            storage::decode_u64(cf::META, meta::APPLIED_BATCH, v)
-        })
+    pub(crate) fn applied_batch_stored(&self) -> Result<Option<u64>> {
+        self.get_at(
+            cf::META,
+            meta::APPLIED_BATCH,
+            None,
+            "the applied batch",
+            |v| storage::decode_u64(cf::META, meta::APPLIED_BATCH, v),
+        )
     }
 
     /// Refuses a log with an operation that cannot be stored, or while a batch insert is in
     /// flight (its held free ids would not match the log's).
-    fn check_log(&self, counters: &Counters, ops: &[LogOp]) -> Result<()> {
+    pub(crate) fn check_log(&self, counters: &Counters, ops: &[LogOp]) -> Result<()> {
         if !counters.batches.is_empty() {
             return Err(Error::InvalidArgument(
                 "a batch log cannot be applied while a batch insert is in flight".into(),
@@ -330,7 +146,7 @@ impl Index {
                 _ => {}
             }
         }
-        let partition = *self.partition.read();
+        let partition = self.partition()?;
         for (i, op) in ops.iter().enumerate() {
             if let Some(p) = partition.filter(|p| !p.holds(op)) {
                 return Err(Error::InvalidArgument(format!(
@@ -346,7 +162,7 @@ impl Index {
     }
 
     /// Why `op` cannot be stored, with ids below `(pages, clusters)`.
-    fn check_op(
+    pub(crate) fn check_op(
         &self,
         op: &LogOp,
         (pages, clusters): (u32, u32),
@@ -441,7 +257,7 @@ impl Index {
 
     /// Writes checked `ops` in chunks, recording `mark` as the applied batch in the last one;
     /// returns the number of chunks.
-    fn apply_chunks(
+    pub(crate) fn apply_chunks(
         &self,
         counters: &mut Counters,
         ops: &[LogOp],
@@ -534,152 +350,15 @@ impl Index {
             },
         }
     }
-
-    /// The log that gives an empty index this index's state: its counters, free ids, and every
-    /// key of every column family but `meta`'s other keys, in column-family and key order, read
-    /// from one snapshot. Two states are equal when their logs are; [`super::state_diff`]
-    /// compares two.
-    ///
-    /// # Errors
-    /// Storage errors, [`Error::Corruption`] for a value that does not decode.
-    pub fn state_log(&self) -> Result<Vec<LogOp>> {
-        self.registration.check_process()?;
-        let (snap, counters) = {
-            // Commits happen under the writer lock: the snapshot and the counters agree.
-            let c = self.writer.lock();
-            let counters = [
-                LogCounter::NextDoc(c.next_doc),
-                LogCounter::NextCluster(c.next_cluster),
-                LogCounter::LiveDocs(c.live_docs),
-                LogCounter::LiveClusters(c.live_clusters),
-                LogCounter::NextSeq(c.next_seq),
-            ];
-            (self.db.snapshot(), counters)
-        };
-        let mut log: Vec<LogOp> = counters.into_iter().map(LogOp::Counter).collect();
-        /// Called with each key and value of a scan; `false` stops it.
-        type Visit<'v> = dyn FnMut(&[u8], &[u8]) -> Result<bool> + 'v;
-        let scan = |name: &'static str, from: &[u8], f: &mut Visit<'_>| -> Result<()> {
-            let mode = IteratorMode::From(from, rocksdb::Direction::Forward);
-            for item in snap.iterator_cf_opt(self.cf(name), storage::scan_options(), mode) {
-                let (k, v) = item.map_err(|e| Error::storage("reading the state", e))?;
-                if !f(&k, &v)? {
-                    break;
-                }
-            }
-            Ok(())
-        };
-        for (prefix, doc) in [(meta::FREE_DOC, true), (meta::FREE_CLUSTER, false)] {
-            scan(cf::META, prefix, &mut |k, _| {
-                let Some(id) = k.strip_prefix(prefix) else {
-                    return Ok(false);
-                };
-                let id = storage::decode_u32(cf::META, k, id)?;
-                log.push(if doc {
-                    LogOp::FreeDoc { id, free: true }
-                } else {
-                    LogOp::FreeCluster { id, free: true }
-                });
-                Ok(true)
-            })?;
-        }
-        scan(cf::KEYS, b"", &mut |k, v| {
-            let key = std::str::from_utf8(k)
-                .map_err(|_| Error::corruption(cf::KEYS, k, "key is not UTF-8"))?;
-            log.push(LogOp::Key {
-                key: key.to_string(),
-                doc: Some(storage::decode_u32(cf::KEYS, k, v)?),
-            });
-            Ok(true)
-        })?;
-        scan(cf::DOCS, b"", &mut |k, v| {
-            log.push(LogOp::Doc {
-                id: storage::decode_u32(cf::DOCS, k, k)?,
-                record: Some(DocRecord::decode(cf::DOCS, k, v)?),
-            });
-            Ok(true)
-        })?;
-        scan(cf::TEXTS, b"", &mut |k, v| {
-            log.push(LogOp::Text {
-                id: storage::decode_u32(cf::TEXTS, k, k)?,
-                value: Some(codec::decode_text_value(cf::TEXTS, k, v)?),
-            });
-            Ok(true)
-        })?;
-        scan(cf::CLUSTERS, b"", &mut |k, v| {
-            log.push(LogOp::Cluster {
-                id: storage::decode_u32(cf::CLUSTERS, k, k)?,
-                record: Some(ClusterRecord::decode(cf::CLUSTERS, k, v)?),
-            });
-            Ok(true)
-        })?;
-        scan(cf::POSTINGS, b"", &mut |k, v| {
-            let key = <[u8; 9]>::try_from(k)
-                .map_err(|_| Error::corruption(cf::POSTINGS, k, "key is not 9 bytes"))?;
-            let add =
-                codec::decode_posting(v).map_err(|r| Error::corruption(cf::POSTINGS, k, r))?;
-            log.push(LogOp::Posting {
-                key,
-                delta: Delta {
-                    add,
-                    remove: Default::default(),
-                },
-            });
-            Ok(true)
-        })?;
-        scan(cf::SIMHASH, b"", &mut |k, _| {
-            let (table, simhash, doc) = self
-                .tables
-                .decode(k)
-                .ok_or_else(|| Error::corruption(cf::SIMHASH, k, "key is not 13 bytes"))?;
-            log.push(LogOp::Simhash {
-                table,
-                simhash,
-                doc,
-                present: true,
-            });
-            Ok(true)
-        })?;
-        scan(cf::FREQUENT, b"", &mut |k, v| {
-            let key = <[u8; 9]>::try_from(k)
-                .map_err(|_| Error::corruption(cf::FREQUENT, k, "key is not 9 bytes"))?;
-            let reason = *v
-                .first()
-                .ok_or_else(|| Error::corruption(cf::FREQUENT, k, "no reason byte"))?;
-            log.push(LogOp::Frequent {
-                key,
-                reason: Some(reason),
-            });
-            Ok(true)
-        })?;
-        scan(cf::CHROME, b"", &mut |k, v| {
-            use storage::chrome_key::Decoded;
-            log.push(match chrome_key::decode(k) {
-                Some(Decoded::Host(host)) => LogOp::HostPages {
-                    host: host.to_string(),
-                    pages: codec::decode_count(cf::CHROME, k, v)?,
-                },
-                Some(Decoded::Block(host, block)) => LogOp::BlockPages {
-                    host: host.to_string(),
-                    block,
-                    pages: codec::decode_count(cf::CHROME, k, v)?,
-                },
-                Some(Decoded::Page(id)) => LogOp::PageBlocks {
-                    id,
-                    blocks: Some(PageBlocks::decode(cf::CHROME, k, v)?),
-                },
-                None => return Err(Error::corruption(cf::CHROME, k, "malformed key")),
-            });
-            Ok(true)
-        })?;
-        Ok(log)
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::index::{Page, NO_CLUSTER};
     use crate::options::IndexOptions;
+    use crate::storage::codec::{ClusterRecord, DocRecord, PageBlocks};
+    use crate::storage::merge::Delta;
     use crate::storage::{kind, posting_key};
     use proptest::prelude::*;
 
@@ -712,7 +391,7 @@ mod tests {
         let ix = open(dir.path());
         let text = "The river rose in the night and the village woke to water in the streets.\n\
                     Teachers moved the school books upstairs before the morning bell rang.";
-        ix.insert(&super::super::Page {
+        ix.insert(&Page {
             key: "k",
             host: "a.example",
             time: 0,
@@ -728,7 +407,7 @@ mod tests {
         let mut frequent: Vec<[u8; 9]> = ix.frequent.read().iter().copied().collect();
         frequent.sort_unstable();
         let mut map = ix.page_cluster.read().clone();
-        while map.last() == Some(&super::super::NO_CLUSTER) {
+        while map.last() == Some(&NO_CLUSTER) {
             map.pop();
         }
         (

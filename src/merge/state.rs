@@ -16,12 +16,14 @@ use std::collections::BTreeMap;
 
 use roaring::RoaringBitmap;
 
-use super::apply::{LogCounter, LogOp};
-use super::Index;
-use crate::fingerprint::Signatures;
-use crate::storage::codec::{self, ClusterId, DocId};
+use rocksdb::IteratorMode;
+
+use super::log::{LogCounter, LogOp};
+use crate::index::{Index, View};
+use crate::signature::Signatures;
+use crate::storage::codec::{self, ClusterId, ClusterRecord, DocId, DocRecord, PageBlocks};
 use crate::storage::merge::Delta;
-use crate::storage::{self, cf, id_key};
+use crate::storage::{self, cf, chrome_key, id_key, meta};
 use crate::{Error, Result};
 
 impl Index {
@@ -108,7 +110,7 @@ impl Index {
                 .ok_or_else(|| Error::InvalidArgument(format!("no page has id {id}")))?;
             let k = id_key(id);
             let value = self
-                .get_decoded(cf::TEXTS, &k, "a text", |v| {
+                .get_at(cf::TEXTS, &k, None, "a text", |v| {
                     codec::decode_text_value(cf::TEXTS, &k, v)
                 })?
                 .ok_or_else(|| Error::corruption(cf::TEXTS, &k, "the page has no text"))?;
@@ -192,7 +194,7 @@ impl Index {
                 continue;
             };
             pages.insert(id);
-            let Some(cid) = self.cluster_of(id).filter(|&c| handed_over.insert(c)) else {
+            let Some(cid) = self.cluster_of(id)?.filter(|&c| handed_over.insert(c)) else {
                 continue;
             };
             let Some(cluster) = self.cluster(cid)? else {
@@ -205,8 +207,11 @@ impl Index {
                 pages.insert(m);
             }
         }
-        let clusters: std::collections::BTreeSet<ClusterId> =
-            pages.iter().filter_map(|&id| self.cluster_of(id)).collect();
+        let clusters: std::collections::BTreeSet<ClusterId> = self
+            .mapped_clusters(&pages.iter().copied().collect::<Vec<_>>())
+            .into_iter()
+            .flatten()
+            .collect();
         for &cid in &clusters {
             if let Some(c) = self.cluster(cid)? {
                 pages.extend(&c.members);
@@ -229,7 +234,7 @@ impl Index {
 
     /// Adds the pages a decision on these keys and this simhash reads (see
     /// [`Index::decision_reach`]).
-    fn reach_of(
+    pub(crate) fn reach_of(
         &self,
         keys: &[[u8; 9]],
         simhash: u64,
@@ -246,7 +251,7 @@ impl Index {
     }
 
     /// The over-frequent fingerprints with their reason bytes.
-    fn frequent_reasons(&self) -> Result<BTreeMap<[u8; 9], u8>> {
+    pub(crate) fn frequent_reasons(&self) -> Result<BTreeMap<[u8; 9], u8>> {
         let mut out = BTreeMap::new();
         for item in self.db.iterator_cf_opt(
             self.cf(cf::FREQUENT),
@@ -509,6 +514,148 @@ pub fn state_diff(before: &[LogOp], after: &[LogOp]) -> StateDiff {
     }
     diff.ops.extend(postings);
     diff
+}
+
+impl Index {
+    /// The log that gives an empty index this index's state: its counters, free ids, and every
+    /// key of every column family but `meta`'s other keys, in column-family and key order, read
+    /// from one snapshot. Two states are equal when their logs are; [`super::state_diff`]
+    /// compares two.
+    ///
+    /// # Errors
+    /// Storage errors, [`Error::Corruption`] for a value that does not decode.
+    pub fn state_log(&self) -> Result<Vec<LogOp>> {
+        self.registration.check_process()?;
+        let (snap, counters) = {
+            // Commits happen under the writer lock: the snapshot and the counters agree.
+            let c = self.writer.lock();
+            let counters = [
+                LogCounter::NextDoc(c.next_doc),
+                LogCounter::NextCluster(c.next_cluster),
+                LogCounter::LiveDocs(c.live_docs),
+                LogCounter::LiveClusters(c.live_clusters),
+                LogCounter::NextSeq(c.next_seq),
+            ];
+            (self.db.snapshot(), counters)
+        };
+        let mut log: Vec<LogOp> = counters.into_iter().map(LogOp::Counter).collect();
+        /// Called with each key and value of a scan; `false` stops it.
+        type Visit<'v> = dyn FnMut(&[u8], &[u8]) -> Result<bool> + 'v;
+        let scan = |name: &'static str, from: &[u8], f: &mut Visit<'_>| -> Result<()> {
+            let mode = IteratorMode::From(from, rocksdb::Direction::Forward);
+            for item in snap.iterator_cf_opt(self.cf(name), storage::scan_options(), mode) {
+                let (k, v) = item.map_err(|e| Error::storage("reading the state", e))?;
+                if !f(&k, &v)? {
+                    break;
+                }
+            }
+            Ok(())
+        };
+        for (prefix, doc) in [(meta::FREE_DOC, true), (meta::FREE_CLUSTER, false)] {
+            scan(cf::META, prefix, &mut |k, _| {
+                let Some(id) = k.strip_prefix(prefix) else {
+                    return Ok(false);
+                };
+                let id = storage::decode_u32(cf::META, k, id)?;
+                log.push(if doc {
+                    LogOp::FreeDoc { id, free: true }
+                } else {
+                    LogOp::FreeCluster { id, free: true }
+                });
+                Ok(true)
+            })?;
+        }
+        scan(cf::KEYS, b"", &mut |k, v| {
+            let key = std::str::from_utf8(k)
+                .map_err(|_| Error::corruption(cf::KEYS, k, "key is not UTF-8"))?;
+            log.push(LogOp::Key {
+                key: key.to_string(),
+                doc: Some(storage::decode_u32(cf::KEYS, k, v)?),
+            });
+            Ok(true)
+        })?;
+        scan(cf::DOCS, b"", &mut |k, v| {
+            log.push(LogOp::Doc {
+                id: storage::decode_u32(cf::DOCS, k, k)?,
+                record: Some(DocRecord::decode(cf::DOCS, k, v)?),
+            });
+            Ok(true)
+        })?;
+        scan(cf::TEXTS, b"", &mut |k, v| {
+            log.push(LogOp::Text {
+                id: storage::decode_u32(cf::TEXTS, k, k)?,
+                value: Some(codec::decode_text_value(cf::TEXTS, k, v)?),
+            });
+            Ok(true)
+        })?;
+        scan(cf::CLUSTERS, b"", &mut |k, v| {
+            log.push(LogOp::Cluster {
+                id: storage::decode_u32(cf::CLUSTERS, k, k)?,
+                record: Some(ClusterRecord::decode(cf::CLUSTERS, k, v)?),
+            });
+            Ok(true)
+        })?;
+        scan(cf::POSTINGS, b"", &mut |k, v| {
+            let key = <[u8; 9]>::try_from(k)
+                .map_err(|_| Error::corruption(cf::POSTINGS, k, "key is not 9 bytes"))?;
+            let add =
+                codec::decode_posting(v).map_err(|r| Error::corruption(cf::POSTINGS, k, r))?;
+            log.push(LogOp::Posting {
+                key,
+                delta: Delta {
+                    add,
+                    remove: Default::default(),
+                },
+            });
+            Ok(true)
+        })?;
+        scan(cf::SIMHASH, b"", &mut |k, _| {
+            let (table, simhash, doc) = self
+                .tables
+                .decode(k)
+                .ok_or_else(|| Error::corruption(cf::SIMHASH, k, "key is not 13 bytes"))?;
+            log.push(LogOp::Simhash {
+                table,
+                simhash,
+                doc,
+                present: true,
+            });
+            Ok(true)
+        })?;
+        scan(cf::FREQUENT, b"", &mut |k, v| {
+            let key = <[u8; 9]>::try_from(k)
+                .map_err(|_| Error::corruption(cf::FREQUENT, k, "key is not 9 bytes"))?;
+            let reason = *v
+                .first()
+                .ok_or_else(|| Error::corruption(cf::FREQUENT, k, "no reason byte"))?;
+            log.push(LogOp::Frequent {
+                key,
+                reason: Some(reason),
+            });
+            Ok(true)
+        })?;
+        scan(cf::CHROME, b"", &mut |k, v| {
+            use storage::chrome_key::Decoded;
+            log.push(match chrome_key::decode(k) {
+                Some(Decoded::Host(host)) => LogOp::HostPages {
+                    host: host.to_string(),
+                    pages: codec::decode_count(cf::CHROME, k, v)?,
+                },
+                Some(Decoded::Block(host, block)) => LogOp::BlockPages {
+                    host: host.to_string(),
+                    block,
+                    pages: codec::decode_count(cf::CHROME, k, v)?,
+                },
+                Some(Decoded::Page(id)) => LogOp::PageBlocks {
+                    id,
+                    blocks: Some(PageBlocks::decode(cf::CHROME, k, v)?),
+                },
+                None => return Err(Error::corruption(cf::CHROME, k, "malformed key")),
+            });
+            Ok(true)
+        })?;
+        Ok(log)
+    }
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@ use roaring::RoaringBitmap;
 use rocksdb::IteratorMode;
 use serde::{Deserialize, Serialize};
 
-use super::Index;
+use crate::index::{Index, View};
 use crate::methods::DocFreq;
 use crate::storage::codec::{self, ClusterId, ClusterRecord, DocId, DocRecord};
 use crate::storage::{self, cf, kind, posting_key};
@@ -37,7 +37,7 @@ impl CheckReport {
         self.problem_count == 0
     }
 
-    fn problem(&mut self, p: String) {
+    pub(crate) fn problem(&mut self, p: String) {
         self.problem_count += 1;
         if self.problems.len() < MAX_LISTED {
             self.problems.push(p);
@@ -263,7 +263,7 @@ impl Index {
             let map = self.page_cluster.read();
             for (i, &c) in map.iter().enumerate() {
                 let on_disk = page_cluster.get(&(i as u32)).copied();
-                let in_memory = (c != super::NO_CLUSTER).then_some(c);
+                let in_memory = (c != crate::index::NO_CLUSTER).then_some(c);
                 if on_disk != in_memory {
                     rep.problem(format!(
                         "page {i}: cluster {in_memory:?} in memory, {on_disk:?} on disk"
@@ -370,10 +370,10 @@ impl Index {
         Ok(rep)
     }
 
-    /// The block statistics (see [`super::chrome`]): every chrome record belongs to a live page
+    /// The block statistics (see [`crate::index::chrome`]): every chrome record belongs to a live page
     /// of the same host and drops only blocks it counted, and every host and block count equals
     /// what the live pages' records add up to (no count is zero, none is orphaned).
-    fn check_chrome(
+    pub(crate) fn check_chrome(
         &self,
         rep: &mut CheckReport,
         page_host: &HashMap<DocId, String>,
@@ -445,7 +445,7 @@ impl Index {
         Ok(())
     }
 
-    fn expect_posting(
+    pub(crate) fn expect_posting(
         &self,
         rep: &mut CheckReport,
         frequent: &rustc_hash::FxHashSet<[u8; 9]>,
@@ -455,7 +455,10 @@ impl Index {
         if frequent.contains(&key) {
             return Ok(());
         }
-        match self.posting(&key) {
+        match self
+            .postings_at(&[key], None)
+            .map(|mut p| p.pop().unwrap_or_default())
+        {
             Ok(ids) if ids.contains(id) => {}
             Ok(_) => rep.problem(format!(
                 "page {id} is missing from posting {}",

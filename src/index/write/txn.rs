@@ -14,7 +14,10 @@ use std::sync::Arc;
 use roaring::RoaringBitmap;
 use rocksdb::{ColumnFamily, WriteBatch};
 
-use super::{Index, Known};
+use crate::index::ids::{AllocatedId, Allocation, Counters};
+use crate::index::view::Known;
+use crate::index::{Index, View};
+use crate::methods::DocFreq;
 use crate::storage::codec::{self, ClusterId, ClusterRecord, DocId, DocRecord, PageBlocks};
 use crate::storage::merge::{add_operand, remove_operand, Delta};
 use crate::storage::{cf, chrome_key, id_key, meta};
@@ -24,41 +27,41 @@ use crate::{Error, Result};
 pub(crate) struct Txn<'a> {
     pub(crate) ix: &'a Index,
     pub(crate) batch: WriteBatch,
-    docs: HashMap<DocId, Option<DocRecord>>,
-    keys: HashMap<String, Option<DocId>>,
-    clusters: HashMap<ClusterId, Option<ClusterRecord>>,
-    texts: HashMap<DocId, Option<Arc<str>>>,
+    pub(crate) docs: HashMap<DocId, Option<DocRecord>>,
+    pub(crate) keys: HashMap<String, Option<DocId>>,
+    pub(crate) clusters: HashMap<ClusterId, Option<ClusterRecord>>,
+    pub(crate) texts: HashMap<DocId, Option<Arc<str>>>,
     /// The value each changed text key gets (`None`: deleted).
-    text_values: BTreeMap<DocId, Option<Vec<u8>>>,
-    postings: rustc_hash::FxHashMap<[u8; 9], Delta>,
+    pub(crate) text_values: BTreeMap<DocId, Option<Vec<u8>>>,
+    pub(crate) postings: rustc_hash::FxHashMap<[u8; 9], Delta>,
     /// Changes of document frequencies by word (postings of kind `T`): one per page added to
     /// or removed from a word's posting, so a page added and removed in the same write nets 0.
     pub(crate) df_delta: HashMap<u64, i64>,
-    simhash_added: Vec<(u64, DocId)>,
+    pub(crate) simhash_added: Vec<(u64, DocId)>,
     /// Simhash table keys written (`true`) or deleted (`false`).
-    simhash_keys: BTreeMap<[u8; 13], bool>,
+    pub(crate) simhash_keys: BTreeMap<[u8; 13], bool>,
     pub(crate) deleted: HashSet<DocId>,
     pub(crate) frequent_added: rustc_hash::FxHashSet<[u8; 9]>,
     /// Over-frequent fingerprints marked by this write, with their reason byte (`None`:
     /// unmarked, by a batch log).
-    frequent_reasons: BTreeMap<[u8; 9], Option<u8>>,
+    pub(crate) frequent_reasons: BTreeMap<[u8; 9], Option<u8>>,
     /// Changes of the host and block counts of the `chrome` column family.
-    chrome_deltas: HashMap<Vec<u8>, i64>,
+    pub(crate) chrome_deltas: HashMap<Vec<u8>, i64>,
     /// The new value of each changed count (`None`: zero, deleted), set by
     /// [`Txn::resolve_chrome`].
-    chrome_values: BTreeMap<Vec<u8>, Option<[u8; 5]>>,
+    pub(crate) chrome_values: BTreeMap<Vec<u8>, Option<[u8; 5]>>,
     /// Pages' chrome records written (`Some`) or deleted (`None`).
-    page_blocks: HashMap<DocId, Option<PageBlocks>>,
+    pub(crate) page_blocks: HashMap<DocId, Option<PageBlocks>>,
     pub(crate) next_doc: DocId,
     pub(crate) next_cluster: ClusterId,
     pub(crate) live_docs: u64,
     pub(crate) live_clusters: u64,
     pub(crate) next_seq: u64,
-    /// Free ids as of the transaction's start (see [`super::FreeIds`]).
-    free_docs: Arc<RoaringBitmap>,
-    free_clusters: Arc<RoaringBitmap>,
+    /// Free ids as of the transaction's start (see [`crate::index::ids::FreeIds`]).
+    pub(crate) free_docs: Arc<RoaringBitmap>,
+    pub(crate) free_clusters: Arc<RoaringBitmap>,
     /// What the transaction did with ids.
-    ids: IdChanges,
+    pub(crate) ids: IdChanges,
     /// The key of the page being inserted, while the index records its allocations.
     pub(crate) current_key: Option<Arc<str>>,
 }
@@ -78,11 +81,11 @@ pub(crate) struct IdChanges {
     pub(crate) allocated_docs: Vec<DocId>,
     /// Every id given out, with the key of the page being inserted then, when the index records
     /// its allocations ([`crate::Index::record_allocations`]).
-    pub(crate) journal: Vec<super::partition::Allocation>,
+    pub(crate) journal: Vec<Allocation>,
 }
 
 impl<'a> Txn<'a> {
-    pub(crate) fn new(ix: &'a Index, counters: &super::Counters) -> Self {
+    pub(crate) fn new(ix: &'a Index, counters: &Counters) -> Self {
         Txn {
             ix,
             batch: WriteBatch::default(),
@@ -136,48 +139,10 @@ impl<'a> Txn<'a> {
         std::mem::take(&mut self.ids)
     }
 
-    // ----- reads (overlay first, then the database) -----
-
-    pub(crate) fn key_id(&self, key: &str) -> Result<Option<DocId>> {
-        match self.keys.get(key) {
-            Some(v) => Ok(*v),
-            None => self.ix.key_id(key),
-        }
-    }
-
-    pub(crate) fn doc(&self, id: DocId) -> Result<Option<DocRecord>> {
-        match self.docs.get(&id) {
-            Some(v) => Ok(v.clone()),
-            None => self.ix.doc(id),
-        }
-    }
-
-    pub(crate) fn cluster(&self, cid: ClusterId) -> Result<Option<ClusterRecord>> {
-        match self.clusters.get(&cid) {
-            Some(v) => Ok(v.clone()),
-            None => self.ix.cluster(cid),
-        }
-    }
-
-    pub(crate) fn text(&self, id: DocId) -> Result<Option<Arc<str>>> {
-        match self.texts.get(&id) {
-            Some(v) => Ok(v.clone()),
-            None => self.ix.text(id),
-        }
-    }
-
-    /// A page's chrome record, pending pages included.
-    pub(crate) fn page_blocks(&self, id: DocId) -> Result<Option<PageBlocks>> {
-        match self.page_blocks.get(&id) {
-            Some(v) => Ok(v.clone()),
-            None => self.ix.page_blocks(id),
-        }
-    }
-
     /// The posting keys of a page (see [`Index::posting_keys_of`]), pending pages included.
     pub(crate) fn posting_keys(&self, id: DocId) -> Result<Option<Vec<[u8; 9]>>> {
         match self.texts.get(&id) {
-            Some(Some(t)) => Ok(Some(super::posting_keys_of_text(
+            Some(Some(t)) => Ok(Some(crate::signature::posting_keys_of_text(
                 t,
                 &self.ix.opts.signature,
             ))),
@@ -186,38 +151,8 @@ impl<'a> Txn<'a> {
         }
     }
 
-    /// Postings of several keys, pending changes applied, deleted ids out: from the postings
-    /// read ahead when they hold a key, the others in one batched read.
-    pub(crate) fn postings_known(
-        &self,
-        keys: &[[u8; 9]],
-        known: Option<Known<'_>>,
-    ) -> Result<Vec<RoaringBitmap>> {
-        let mut out: Vec<Option<RoaringBitmap>> = match known {
-            Some(k) => keys.iter().map(|key| k.get(key)).collect(),
-            None => vec![None; keys.len()],
-        };
-        let missing: Vec<[u8; 9]> = keys
-            .iter()
-            .zip(&out)
-            .filter(|(_, bm)| bm.is_none())
-            .map(|(key, _)| *key)
-            .collect();
-        let mut read = self.ix.postings(&missing)?.into_iter();
-        let mut all = Vec::with_capacity(keys.len());
-        for (key, bm) in keys.iter().zip(out.iter_mut()) {
-            let mut bm = match bm.take() {
-                Some(bm) => bm,
-                None => read.next().unwrap_or_default(),
-            };
-            self.overlay(key, &mut bm);
-            all.push(bm);
-        }
-        Ok(all)
-    }
-
     /// Applies this write's pending changes of a posting and leaves its deleted pages out.
-    fn overlay(&self, key: &[u8; 9], bm: &mut RoaringBitmap) {
+    pub(crate) fn overlay(&self, key: &[u8; 9], bm: &mut RoaringBitmap) {
         if let Some(d) = self.postings.get(key) {
             d.apply(bm);
         }
@@ -239,34 +174,12 @@ impl<'a> Txn<'a> {
         std::mem::take(&mut self.postings)
     }
 
-    /// The cluster of a page as this write sees it.
-    pub(crate) fn cluster_of(&self, id: DocId) -> Option<ClusterId> {
-        match self.docs.get(&id) {
-            Some(rec) => rec.as_ref().map(|r| r.cluster),
-            None => self.ix.cluster_of(id),
-        }
-    }
-
     /// The pages whose cluster this write changes (`None`: deleted).
     pub(crate) fn page_changes(&self) -> Vec<(DocId, Option<ClusterId>)> {
         self.docs
             .iter()
             .map(|(id, rec)| (*id, rec.as_ref().map(|r| r.cluster)))
             .collect()
-    }
-
-    /// Ids whose simhash is within the configured distance of `h`, pending changes included.
-    pub(crate) fn simhash_near(&self, h: u64) -> Result<Vec<(DocId, u32)>> {
-        let mut out = self.ix.simhash_near(h)?;
-        out.retain(|(id, _)| !self.deleted.contains(id));
-        let k = self.ix.opts.simhash_max_distance;
-        out.extend(self.simhash_added.iter().filter_map(|&(s, id)| {
-            let d = crate::fingerprint::hamming(s, h);
-            (d <= k && !self.deleted.contains(&id)).then_some((id, d))
-        }));
-        out.sort_unstable();
-        out.dedup();
-        Ok(out)
     }
 
     // ----- writes (into the overlay; `finish` builds the batch) -----
@@ -317,7 +230,7 @@ impl<'a> Txn<'a> {
     }
 
     /// Counts a page in or out of a word's document frequency (keys of kind `T` only).
-    fn count_term(&mut self, key: &[u8; 9], by: i64) {
+    pub(crate) fn count_term(&mut self, key: &[u8; 9], by: i64) {
         if let Some(word) = term_of_key(key) {
             *self.df_delta.entry(word).or_default() += by;
         }
@@ -350,7 +263,7 @@ impl<'a> Txn<'a> {
         self.page_blocks.insert(id, None);
     }
 
-    fn chrome_count(&mut self, rec: &PageBlocks, sign: i64) {
+    pub(crate) fn chrome_count(&mut self, rec: &PageBlocks, sign: i64) {
         *self
             .chrome_deltas
             .entry(chrome_key::host(&rec.host))
@@ -401,6 +314,13 @@ impl<'a> Txn<'a> {
         }
     }
 
+    /// Marks the keys a decision found over-frequent (see [`crate::index::decide::Decision::frequent`]).
+    pub(crate) fn mark_all_frequent(&mut self, keys: &[([u8; 9], u8)]) {
+        for &(key, reason) in keys {
+            self.mark_frequent(key, reason);
+        }
+    }
+
     /// The fingerprints this write unmarks as over-frequent.
     pub(crate) fn frequent_deleted(&self) -> Vec<[u8; 9]> {
         self.frequent_reasons
@@ -434,9 +354,9 @@ impl<'a> Txn<'a> {
         let seq = self.next_seq;
         self.next_seq += 1;
         if self.ix.recording_allocations() {
-            self.ids.journal.push(super::partition::Allocation {
+            self.ids.journal.push(Allocation {
                 key: self.current_key.clone(),
-                id: super::partition::AllocatedId::Page { doc: id, seq },
+                id: AllocatedId::Page { doc: id, seq },
             });
         }
         Ok((id, seq))
@@ -451,15 +371,15 @@ impl<'a> Txn<'a> {
         )?;
         self.live_clusters += 1;
         if self.ix.recording_allocations() {
-            self.ids.journal.push(super::partition::Allocation {
+            self.ids.journal.push(Allocation {
                 key: self.current_key.clone(),
-                id: super::partition::AllocatedId::Cluster(id),
+                id: AllocatedId::Cluster(id),
             });
         }
         Ok(id)
     }
 
-    // ----- a batch log's operations (see `super::apply`): values given whole, counters and
+    // ----- a batch log's operations (see `crate::merge`): values given whole, counters and
     // free ids set as the log says, nothing derived -----
 
     /// Writes (`Some`) or deletes a key's page id.
@@ -560,7 +480,7 @@ impl<'a> Txn<'a> {
         if keys.is_empty() {
             return Ok(());
         }
-        let now = self.ix.postings(&keys)?;
+        let now = self.ix.postings_at(&keys, None)?;
         for (key, mut bm) in keys.into_iter().zip(now) {
             let before = bm.len() as i64;
             if let Some(d) = self.postings.get(&key) {
@@ -705,4 +625,101 @@ pub(crate) fn term_of_key(key: &[u8; 9]) -> Option<u64> {
         b.copy_from_slice(&key[1..]);
         u64::from_be_bytes(b)
     })
+}
+
+/// The write's overlay: its pending changes over the latest state (read under the writer lock,
+/// so nothing else changes it meanwhile).
+impl View for Txn<'_> {
+    fn key_id(&self, key: &str) -> Result<Option<DocId>> {
+        match self.keys.get(key) {
+            Some(v) => Ok(*v),
+            None => self.ix.key_id(key),
+        }
+    }
+
+    fn doc(&self, id: DocId) -> Result<Option<DocRecord>> {
+        match self.docs.get(&id) {
+            Some(v) => Ok(v.clone()),
+            None => self.ix.doc(id),
+        }
+    }
+
+    fn cluster(&self, cid: ClusterId) -> Result<Option<ClusterRecord>> {
+        match self.clusters.get(&cid) {
+            Some(v) => Ok(v.clone()),
+            None => self.ix.cluster(cid),
+        }
+    }
+
+    fn clusters_of(&self, ids: &[DocId]) -> Result<Vec<Option<ClusterId>>> {
+        let mut out = self.ix.mapped_clusters(ids);
+        for (id, c) in ids.iter().zip(out.iter_mut()) {
+            if let Some(rec) = self.docs.get(id) {
+                *c = rec.as_ref().map(|r| r.cluster);
+            }
+        }
+        Ok(out)
+    }
+
+    fn text(&self, id: DocId) -> Result<Option<Arc<str>>> {
+        match self.texts.get(&id) {
+            Some(v) => Ok(v.clone()),
+            None => self.ix.text(id),
+        }
+    }
+
+    fn page_blocks(&self, id: DocId) -> Result<Option<PageBlocks>> {
+        match self.page_blocks.get(&id) {
+            Some(v) => Ok(v.clone()),
+            None => self.ix.page_blocks(id),
+        }
+    }
+
+    /// Pending changes applied, deleted ids out: from the postings read ahead when they hold a
+    /// key, the others in one batched read.
+    fn postings(&self, keys: &[[u8; 9]], known: Option<Known<'_>>) -> Result<Vec<RoaringBitmap>> {
+        let mut out: Vec<Option<RoaringBitmap>> = match known {
+            Some(k) => keys.iter().map(|key| k.get(key)).collect(),
+            None => vec![None; keys.len()],
+        };
+        let missing: Vec<[u8; 9]> = keys
+            .iter()
+            .zip(&out)
+            .filter(|(_, bm)| bm.is_none())
+            .map(|(key, _)| *key)
+            .collect();
+        let mut read = self.ix.postings_at(&missing, None)?.into_iter();
+        let mut all = Vec::with_capacity(keys.len());
+        for (key, bm) in keys.iter().zip(out.iter_mut()) {
+            let mut bm = match bm.take() {
+                Some(bm) => bm,
+                None => read.next().unwrap_or_default(),
+            };
+            self.overlay(key, &mut bm);
+            all.push(bm);
+        }
+        Ok(all)
+    }
+
+    fn simhash_near(&self, h: u64) -> Result<Vec<(DocId, u32)>> {
+        let mut out = self.ix.simhash_near(h)?;
+        out.retain(|(id, _)| !self.deleted.contains(id));
+        let k = self.ix.opts.simhash_max_distance;
+        out.extend(self.simhash_added.iter().filter_map(|&(s, id)| {
+            let d = crate::fingerprint::hamming(s, h);
+            (d <= k && !self.deleted.contains(&id)).then_some((id, d))
+        }));
+        out.sort_unstable();
+        out.dedup();
+        Ok(out)
+    }
+
+    fn is_frequent(&self, key: &[u8; 9]) -> bool {
+        self.frequent_added.contains(key) || self.ix.is_frequent(key)
+    }
+
+    fn with_df<R>(&self, f: impl FnOnce(&dyn DocFreq) -> R) -> R {
+        self.ix
+            .df_overlaid(Some((&self.df_delta, self.live_docs)), f)
+    }
 }

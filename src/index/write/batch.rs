@@ -17,23 +17,26 @@
 //! 3. **Insert** (the writer): the real decision, which verifies only against pages the outcomes
 //!    do not cover, and reads postings only where the snapshot's, with the changes the batch
 //!    committed since applied, are not known to be current. An outcome depends on the two pages
-//!    alone (see [`super::cluster::Outcome`]), so the writer's decisions are exactly those it
+//!    alone (see [`crate::index::decide::Outcome`]), so the writer's decisions are exactly those it
 //!    would make on its own; the stages change only where the work is done.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use parking_lot::{Condvar, Mutex};
-use roaring::RoaringBitmap;
+use parking_lot::Mutex;
 
-use super::chrome::{Extracted, Learned};
-use super::cluster::{Memo, Outcome, Stored, MEMBER_FALLBACK, STRONG_MATCH};
-use super::txn::Txn;
-use super::{check_page, page_keys, Ahead, Committed, Index, Known, Page, Probe, Timing, Verdict};
-use crate::fingerprint::Signatures;
-use crate::storage::codec::{ClusterId, DocId, PageBlocks};
+use super::schedule::Board;
+use super::window::{Pre, Window};
+use super::Txn;
+use crate::index::chrome::{Extracted, Learned};
+use crate::index::decide::Memo;
+use crate::index::types::{Page, Verdict};
+use crate::index::view::{Committed, Known};
+use crate::index::{check_page, Index};
+use crate::signature::{page_keys, Signatures};
+use crate::storage::codec::{DocId, PageBlocks};
 use crate::storage::{kind, posting_key};
 use crate::{Error, Result};
 
@@ -94,33 +97,16 @@ impl Default for BatchOptions {
     }
 }
 
-/// A window of a batch, prepared off the writer.
-struct Window {
-    /// Signatures by page (`None` for a page that cannot be inserted; its error is in
-    /// [`Prepared::errors`]).
-    sigs: Vec<Option<Signatures>>,
-    /// The chrome record of each page that is counted (see [`super::chrome`]).
-    blocks: Vec<Option<PageBlocks>>,
-    /// Insertion order (indexes into `sigs`).
-    order: Vec<usize>,
-    /// Rank of each page in `order`.
-    rank: Vec<u32>,
-    /// The window's own postings: posting key → pages carrying it, in insertion order.
-    postings: rustc_hash::FxHashMap<[u8; 9], Vec<u32>>,
-    /// Time the signatures took, per page.
-    signature: Duration,
-}
-
 /// A window's pages after the first half of stage 1.
-struct Signed {
+pub(super) struct Signed {
     /// Signatures by page (`None` for a page that cannot be inserted).
-    sigs: Vec<Option<Signatures>>,
+    pub(crate) sigs: Vec<Option<Signatures>>,
     /// The chrome record of each page that is counted.
-    blocks: Vec<Option<PageBlocks>>,
+    pub(crate) blocks: Vec<Option<PageBlocks>>,
     /// Why a page cannot be inserted.
-    errors: Vec<Option<Error>>,
+    pub(crate) errors: Vec<Option<Error>>,
     /// Time the signatures took, per page.
-    signature: Duration,
+    pub(crate) signature: Duration,
 }
 
 /// For each page, whether it is the last of its key among `pages` (an earlier one is
@@ -136,174 +122,23 @@ fn last_of_each_key(pages: &[Page<'_>]) -> Vec<bool> {
 }
 
 /// A page after its chrome decision: its main text and what it counts and drops.
-type Decided = (Extracted, Option<PageBlocks>);
+pub(super) type Decided = (Extracted, Option<PageBlocks>);
 
 /// A window with its pages' errors and pre-decisions.
-struct Prepared {
-    window: Arc<Window>,
+pub(super) struct Prepared {
+    pub(crate) window: Arc<Window>,
     /// Why a page cannot be inserted (bad content, superseded by a later page of the same key).
-    errors: Vec<Option<Error>>,
+    pub(crate) errors: Vec<Option<Error>>,
     /// Pre-decisions by page.
-    pre: Vec<Pre>,
+    pub(crate) pre: Vec<Pre>,
     /// Number of the last commit the pre-decisions' snapshot holds (`None`: their postings are
     /// not to be used).
-    read_at: Option<u64>,
+    pub(crate) read_at: Option<u64>,
     /// Pages in the window before it (`Target::Window` indexes below it are that window's).
-    before: u32,
+    pub(crate) before: u32,
     /// The block statistics learned from the batch up to the end of this window, for the next
     /// window's chrome decisions (taken when the next window is prepared).
-    learned: Option<Learned>,
-}
-
-/// A page a pre-decision verifies against.
-#[derive(Clone, Copy, Debug)]
-enum Target {
-    /// A page in the index, of this cluster.
-    Index(ClusterId, DocId),
-    /// A page of the window before (below [`Prepared::before`]) or of this one (the index minus
-    /// `before`).
-    Window(u32),
-}
-
-/// The pages of its window a page shares posting keys with, inserted before it.
-#[derive(Default)]
-struct Near {
-    /// The earliest of them.
-    earliest: Option<u32>,
-    /// The one sharing the most fingerprints.
-    most: Option<u32>,
-    /// How many it shares.
-    shared: u32,
-    /// One of them has the same content.
-    exact: bool,
-}
-
-/// What a page's pre-decision found.
-#[derive(Default)]
-struct Pre {
-    /// Outcomes against pages already in the index.
-    memo: Memo,
-    /// Outcomes against pages of this window and the one before (see [`Target::Window`]).
-    in_window: Vec<(u32, Outcome)>,
-    /// The postings its candidate search read, sorted by key.
-    postings: Vec<([u8; 9], RoaringBitmap)>,
-    /// Time spent on candidates and verification.
-    timing: Timing,
-}
-
-/// A parallel step's items, taken one at a time by whoever is free: rayon's workers, and the
-/// writer once it has inserted its window (so that it never idles while work is left).
-trait Job: Send + Sync {
-    /// Takes and does items until none is left.
-    fn work(&self);
-}
-
-/// The items of one step: `f(i)` for `i` in `0..slots.len()`.
-struct Items<T, F> {
-    f: F,
-    next: AtomicUsize,
-    /// Results (`None` for an item whose work panicked).
-    slots: Vec<Mutex<Option<T>>>,
-    done: Mutex<usize>,
-    all_done: Condvar,
-}
-
-impl<T: Send, F: Fn(usize) -> T + Send + Sync> Job for Items<T, F> {
-    fn work(&self) {
-        loop {
-            let i = self.next.fetch_add(1, Ordering::Relaxed);
-            let Some(slot) = self.slots.get(i) else {
-                return;
-            };
-            // A panicking item is recorded as missing, so that the step still ends.
-            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                crate::quiet::within(|| (self.f)(i))
-            }));
-            *slot.lock() = r.ok();
-            let mut done = self.done.lock();
-            *done += 1;
-            if *done == self.slots.len() {
-                self.all_done.notify_all();
-            }
-        }
-    }
-}
-
-/// Where the background step posts the job it is running, for the writer to help with.
-#[derive(Default)]
-struct Board<'env> {
-    /// A counter of posts and the job posted last.
-    job: Mutex<(u64, Option<Arc<dyn Job + 'env>>)>,
-    changed: Condvar,
-}
-
-impl<'env> Board<'env> {
-    /// `f` over `0..n` on rayon's pool, in order; the calling thread takes items too when
-    /// `here` (the writer's own first window), and the writer may (see [`Board::help`]). `None`
-    /// for an item whose work panicked.
-    fn map<T, F>(&self, n: usize, here: bool, f: F) -> Vec<Option<T>>
-    where
-        T: Send + 'env,
-        F: Fn(usize) -> T + Sync + Send + 'env,
-    {
-        let job = Arc::new(Items {
-            f,
-            next: AtomicUsize::new(0),
-            slots: (0..n).map(|_| Mutex::new(None)).collect(),
-            done: Mutex::new(0),
-            all_done: Condvar::new(),
-        });
-        self.post(Some(job.clone()));
-        rayon::in_place_scope(|s| {
-            for _ in 0..rayon::current_num_threads() {
-                let job = &job;
-                s.spawn(move |_| job.work());
-            }
-            if here {
-                job.work();
-            }
-        });
-        let mut done = job.done.lock();
-        while *done < n {
-            job.all_done.wait(&mut done);
-        }
-        drop(done);
-        self.post(None);
-        job.slots.iter().map(|s| s.lock().take()).collect()
-    }
-
-    fn post(&self, job: Option<Arc<dyn Job + 'env>>) {
-        let mut g = self.job.lock();
-        g.0 += 1;
-        g.1 = job;
-        self.changed.notify_all();
-    }
-
-    /// The writer takes items of the posted jobs until `finished()`.
-    fn help(&self, finished: impl Fn() -> bool) {
-        while !finished() {
-            let (seen, job) = {
-                let g = self.job.lock();
-                (g.0, g.1.clone())
-            };
-            if let Some(job) = job {
-                job.work();
-            }
-            // A writer that is itself one of rayon's workers runs pool jobs meanwhile: the
-            // background step may wait for jobs queued behind it.
-            if rayon::current_thread_index().is_some()
-                && rayon::yield_now() == Some(rayon::Yield::Executed)
-            {
-                continue;
-            }
-            let mut g = self.job.lock();
-            if g.0 == seen {
-                // Nothing new yet: wait for the next job, or look again shortly (the step may
-                // be between jobs or just ending).
-                self.changed.wait_for(&mut g, Duration::from_millis(1));
-            }
-        }
-    }
+    pub(crate) learned: Option<Learned>,
 }
 
 impl Index {
@@ -311,7 +146,7 @@ impl Index {
     /// writer reads them through the text source, or fails to, on the caller's thread), and not
     /// under a method on corpus statistics: its outcomes depend on the document frequencies the
     /// writer's decision sees, not on the two pages alone.
-    fn verifies_ahead(&self) -> bool {
+    pub(super) fn verifies_ahead(&self) -> bool {
         self.opts.store_texts && !self.opts.signature.method.uses_df()
     }
 
@@ -326,7 +161,7 @@ impl Index {
     /// crash of the process at once.
     ///
     /// Verification runs on rayon's global pool ahead of the writer, except for an index that
-    /// does not store texts (they come from a [`super::TextSource`], whose callback is only ever
+    /// does not store texts (they come from a [`crate::TextSource`], whose callback is only ever
     /// called from the caller's thread). The decisions are the same either way.
     ///
     /// # Errors
@@ -355,7 +190,7 @@ impl Index {
     /// [`OrderScope::Batch`]: every page's signatures (with the chrome decisions in input order,
     /// window after window, as the window scope makes them), one stable sort by descending
     /// fingerprint count, then the windows over the sorted pages, their signatures given.
-    fn insert_batch_sorted(
+    pub(super) fn insert_batch_sorted(
         &self,
         pages: &[Page<'_>],
         opts: &BatchOptions,
@@ -432,7 +267,7 @@ impl Index {
 
     /// The window pipeline of [`Index::insert_batch`] over `pages`; `given`, one per window,
     /// holds signatures already computed (then the windows' own order is the order given).
-    fn insert_windows(
+    pub(super) fn insert_windows(
         &self,
         pages: &[Page<'_>],
         opts: &BatchOptions,
@@ -451,7 +286,7 @@ impl Index {
         // them is in use.
         let mut history: Vec<Committed> = Vec::new();
         // Chrome decisions see the block statistics as of now plus the batch's earlier pages
-        // (see `super::chrome`): read at this snapshot, the batch's own commits left out.
+        // (see `crate::index::chrome`): read at this snapshot, the batch's own commits left out.
         let chrome_snapshot = self.opts.chrome.enabled.then(|| self.db.snapshot());
         let chrome_snapshot = chrome_snapshot.as_ref();
         let board = Board::default();
@@ -542,7 +377,7 @@ impl Index {
     /// Stages 1 and 2 for one window, in `order_by`, with its signatures `given` when they were
     /// computed before; `before` is the window inserted meanwhile. Parallel work is posted on
     /// `board`; the calling thread takes part in it when `here`.
-    fn prepare_and_pre_decide<'env>(
+    pub(super) fn prepare_and_pre_decide<'env>(
         &'env self,
         pages: &'env [Page<'env>],
         (order_by, given): (BatchOrder, Option<Signed>),
@@ -571,10 +406,10 @@ impl Index {
     }
 
     /// Stage 1, first half: signatures in parallel (main texts, then the chrome decisions in
-    /// input order — see [`super::chrome`] — then the signatures of what is left). A page whose
+    /// input order — see [`crate::index::chrome`] — then the signatures of what is left). A page whose
     /// `keep` is false is superseded by a later page of the same key. Returns the pages'
     /// signatures and errors, and the block statistics learned up to the end of the window.
-    fn sign_window<'env>(
+    pub(super) fn sign_window<'env>(
         &'env self,
         pages: &'env [Page<'env>],
         keep: &[bool],
@@ -654,7 +489,11 @@ impl Index {
     }
 
     /// Stage 1, second half: the insertion order and the window's own postings.
-    fn arrange(&self, signed: Signed, order_by: BatchOrder) -> (Window, Vec<Option<Error>>) {
+    pub(super) fn arrange(
+        &self,
+        signed: Signed,
+        order_by: BatchOrder,
+    ) -> (Window, Vec<Option<Error>>) {
         let Signed {
             sigs,
             blocks,
@@ -697,153 +536,10 @@ impl Index {
         (w, errors)
     }
 
-    /// Stage 2: each page of the window pre-decided in parallel (see the module docs), against
-    /// a snapshot of the index and the pages of `before` and `w`. An error is left for the
-    /// writer to meet. An index that does not store texts skips this stage.
-    ///
-    /// Returns the pre-decisions and the number of the last commit the snapshot holds.
-    fn pre_decide<'env>(
-        &'env self,
-        before: Option<Arc<Window>>,
-        w: Arc<Window>,
-        board: &Board<'env>,
-        here: bool,
-    ) -> (Vec<Pre>, Option<u64>) {
-        if !self.verifies_ahead() {
-            return (w.sigs.iter().map(|_| Pre::default()).collect(), None);
-        }
-        let (snapshot, read_at) = {
-            // Commits happen under the writer lock: the snapshot and the count agree.
-            let _writer = self.writer.lock();
-            (self.db.snapshot(), self.commits.load(Ordering::Acquire))
-        };
-        let n = w.sigs.len();
-        let pre = board.map(n, here, move |i| {
-            let mut pre = Pre::default();
-            if let Some(sig) = &w.sigs[i] {
-                let b = before.as_deref();
-                let _ = self.pre_decide_one(b, &w, i, sig, &snapshot, &mut pre);
-            }
-            pre
-        });
-        let pre = pre.into_iter().map(Option::unwrap_or_default).collect();
-        (pre, Some(read_at))
-    }
-
-    /// Verifies page `i` the way the writer is likely to: against the representatives of the
-    /// clusters it ranks first in the index, and against the earliest page of the two windows it
-    /// shares a key with, best ranked first (exact content, then most shared fingerprints), until
-    /// a strong match, as [`Index::decide`] does; without a strong match, against the best
-    /// candidate members too.
-    fn pre_decide_one(
-        &self,
-        before: Option<&Window>,
-        w: &Window,
-        i: usize,
-        sig: &Signatures,
-        snapshot: &rocksdb::Snapshot<'_>,
-        pre: &mut Pre,
-    ) -> Result<()> {
-        let probe = Probe::of(sig, &self.opts.signature.method);
-        let tc = Instant::now();
-        let ahead = Ahead {
-            snapshot,
-            keep: &mut pre.postings,
-        };
-        let ranked = self.rank(None, &probe, None, None, Some(ahead));
-        // Sorted even when the search failed: the writer looks keys up by binary search.
-        pre.postings.sort_unstable_by_key(|p| p.0);
-        pre.postings.dedup_by(|a, b| a.0 == b.0);
-        let (ranked, _, _) = ranked?;
-        let near = near_pages(before, w, i, sig, &self.opts.signature.method);
-        let mut targets: Vec<(bool, u32, Target)> = Vec::with_capacity(ranked.len() + 1);
-        for &(cid, rank) in &ranked {
-            if let Some(cl) = self.cluster(cid)? {
-                let t = Target::Index(cid, cl.representative);
-                targets.push((rank.exact, rank.shared, t));
-            }
-        }
-        // The windows' pages rank as one cluster would: by any exact match and the most shared
-        // fingerprints among them (they are likely one cluster, led by the earliest).
-        if let Some(g) = near.earliest {
-            targets.push((near.exact, near.shared, Target::Window(g)));
-        }
-        // Stable: on a tie the index's clusters stay first.
-        targets.sort_by_key(|t| std::cmp::Reverse((t.0, t.1)));
-        targets.truncate(self.opts.max_clusters_verified);
-        pre.timing.candidates += tc.elapsed();
-
-        let tv = Instant::now();
-        let mut found = None;
-        for &(_, _, target) in &targets {
-            let m = self.pre_match(before, w, &probe, target, pre)?;
-            found = found.max(m);
-            if m == Some(true) {
-                break;
-            }
-        }
-        // Without a strong match the writer verifies the best-sharing members too (not under
-        // Single-Pass, which compares with centres only).
-        if found != Some(true) && !self.opts.signature.method.centres_only() {
-            for (cid, rank) in ranked.iter().take(MEMBER_FALLBACK) {
-                let t = Target::Index(*cid, rank.best_member);
-                self.pre_match(before, w, &probe, t, pre)?;
-            }
-            if let Some(g) = near.most.filter(|&g| Some(g) != near.earliest) {
-                self.pre_match(before, w, &probe, Target::Window(g), pre)?;
-            }
-        }
-        pre.timing.verify += tv.elapsed();
-        Ok(())
-    }
-
-    /// Verifies a probe against one target, recording the outcome: `None` for no match,
-    /// `Some(strong)` for a match.
-    fn pre_match(
-        &self,
-        before: Option<&Window>,
-        w: &Window,
-        probe: &Probe<'_>,
-        target: Target,
-        pre: &mut Pre,
-    ) -> Result<Option<bool>> {
-        let strong = |exact: bool, resemble: f64| exact || resemble >= STRONG_MATCH;
-        match target {
-            Target::Index(cid, against) => {
-                let m =
-                    self.try_match(None, probe, cid, against, against, &mut 0, &mut pre.memo)?;
-                Ok(m.map(|m| strong(m.exact, m.resemble)))
-            }
-            Target::Window(g) => {
-                let o = match pre.in_window.iter().find(|(k, _)| *k == g) {
-                    Some(&(_, o)) => o,
-                    None => {
-                        let Some(other) = window_page(before, w, g) else {
-                            return Ok(None);
-                        };
-                        let text = || Ok(Some(other.text.as_str()));
-                        let stored = Stored {
-                            codes: &other.codes,
-                            content_hash: other.content_hash,
-                            simhash: other.simhash,
-                            features: Some(&other.features),
-                        };
-                        let Some(o) = self.outcome(None, probe, &stored, text)? else {
-                            return Ok(None);
-                        };
-                        pre.in_window.push((g, o));
-                        o
-                    }
-                };
-                Ok(o.matched().map(|(e, r, _)| strong(e, r)))
-            }
-        }
-    }
-
     /// Stage 3: the writer inserts the window in its order, a group per write. Returns the id
     /// each page got.
     #[allow(clippy::too_many_arguments)]
-    fn insert_window(
+    pub(super) fn insert_window(
         &self,
         pages: &[Page<'_>],
         cur: &mut Prepared,
@@ -994,15 +690,15 @@ fn known_outcomes<'m>(
 }
 
 /// A batch in flight: ids freed after it started are held back from reuse until it ends (see
-/// `super::FreeIds::held`).
+/// `crate::index::ids::FreeIds::held`).
 struct InFlight<'a> {
-    ix: &'a Index,
+    pub(crate) ix: &'a Index,
     /// The commit count when it started.
-    start: u64,
+    pub(crate) start: u64,
 }
 
 impl<'a> InFlight<'a> {
-    fn enter(ix: &'a Index) -> Self {
+    pub(super) fn enter(ix: &'a Index) -> Self {
         let mut c = ix.writer.lock();
         // Read under the writer lock: no commit is in progress, so every id freed by a commit
         // numbered above `start` was freed after this batch started.
@@ -1027,66 +723,4 @@ impl Drop for InFlight<'_> {
 /// The error of a page whose work panicked in a batch worker.
 fn worker_panicked() -> Error {
     Error::InvalidArgument("a batch worker panicked on this page".into())
-}
-
-/// The signatures of page `g` of the two windows (see [`Target::Window`]).
-fn window_page<'w>(before: Option<&'w Window>, w: &'w Window, g: u32) -> Option<&'w Signatures> {
-    let n = before.map_or(0, |b| b.sigs.len());
-    match before {
-        Some(b) if (g as usize) < n => b.sigs[g as usize].as_ref(),
-        _ => w.sigs.get(g as usize - n)?.as_ref(),
-    }
-}
-
-/// The pages inserted before page `i` of `w`, in `w` and in the window before, that share
-/// posting keys with it (indexes as in [`Target::Window`]).
-fn near_pages(
-    before: Option<&Window>,
-    w: &Window,
-    i: usize,
-    sig: &Signatures,
-    method: &crate::Method,
-) -> Near {
-    let n = before.map_or(0, |b| b.sigs.len() as u32);
-    // Insertion rank over both windows: all of `before` comes first.
-    let rank = |g: u32| match before {
-        Some(b) if g < n => b.rank[g as usize],
-        _ => n + w.rank[(g - n) as usize],
-    };
-    let me = n + w.rank[i];
-    let mut shared = rustc_hash::FxHashMap::<u32, u32>::default();
-    let mut near = Near::default();
-    let mut visit = |key: &[u8; 9], content: bool| {
-        let lists = before
-            .map(|b| (0, b))
-            .into_iter()
-            .chain(std::iter::once((n, w)));
-        for (offset, win) in lists {
-            let Some(pages) = win.postings.get(key) else {
-                continue;
-            };
-            // Pages are listed in insertion order: the ones before page `i` come first.
-            for &j in pages.iter().take_while(|&&j| rank(offset + j) < me) {
-                let count = shared.entry(offset + j).or_default();
-                if content {
-                    near.exact = true;
-                } else {
-                    *count += 1;
-                }
-            }
-        }
-    };
-    visit(&posting_key(kind::CONTENT, sig.content_hash), true);
-    for key in page_keys(&sig.fingerprints, &sig.sketch, &sig.features, method) {
-        visit(&key, false);
-    }
-    near.earliest = shared.keys().copied().min_by_key(|&g| rank(g));
-    if let Some((&g, &c)) = shared
-        .iter()
-        .max_by_key(|&(&g, &c)| (c, std::cmp::Reverse(rank(g))))
-    {
-        near.most = Some(g);
-        near.shared = c;
-    }
-    near
 }

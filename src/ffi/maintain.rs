@@ -1,0 +1,137 @@
+//! Maintenance calls on an index: checkpoints, compaction, statistics and the invariant check.
+
+use std::ffi::c_char;
+
+use super::index::{nd_index, with_index};
+use super::nd_status;
+use super::types::{nd_stats, nd_str};
+use super::{guard, out_arg, str_arg};
+use crate::Index;
+
+/// Writes a consistent snapshot of the index (a RocksDB checkpoint, hard links where possible)
+/// to the directory `dir`, which must not exist. The index stays in use meanwhile.
+///
+/// # Errors
+/// `ND_NULL_POINTER`, `ND_INVALID_UTF8`, `ND_IO` or `ND_STORAGE` (the directory exists…),
+/// `ND_CLOSED`.
+///
+/// # Safety
+/// `h` is NULL or live; `dir` points at `dir_len` readable bytes.
+#[no_mangle]
+pub unsafe extern "C" fn nd_index_checkpoint(
+    h: *mut nd_index,
+    dir: *const c_char,
+    dir_len: usize,
+) -> nd_status {
+    // SAFETY: forwarded contract.
+    unsafe {
+        with_index(h, |ix| {
+            let dir = str_arg(dir, dir_len, "dir")?;
+            ix.checkpoint(dir)?;
+            Ok(())
+        })
+    }
+}
+
+/// Compacts the open index in place (all levels; deleted entries are dropped).
+///
+/// # Errors
+/// `ND_NULL_POINTER`, `ND_STORAGE`, `ND_CLOSED`.
+///
+/// # Safety
+/// `h` is NULL or live.
+#[no_mangle]
+pub unsafe extern "C" fn nd_index_compact(h: *mut nd_index) -> nd_status {
+    // SAFETY: forwarded contract.
+    unsafe {
+        with_index(h, |ix| {
+            ix.compact()?;
+            Ok(())
+        })
+    }
+}
+
+/// Offline compaction of a snapshot: writes a new index at `to` (which must not exist) from the
+/// closed index or checkpoint at `from`, with postings rewritten without deleted ids and
+/// over-frequent fingerprints and every checksum re-checked; the new index must pass its check
+/// (else it is removed and `ND_CHECK_FAILED` returned). `from` is not modified.
+///
+/// # Errors
+/// `ND_NULL_POINTER`, `ND_INVALID_UTF8`, `ND_INVALID_ARGUMENT` (`to` exists, or no index at
+/// `from`), `ND_IO`, `ND_STORAGE`, `ND_CORRUPTION`, `ND_INCOMPATIBLE_FORMAT`, `ND_CHECK_FAILED`.
+///
+/// # Safety
+/// `from` and `to` point at as many readable bytes as their lengths.
+#[no_mangle]
+pub unsafe extern "C" fn nd_compact_snapshot(
+    from: *const c_char,
+    from_len: usize,
+    to: *const c_char,
+    to_len: usize,
+) -> nd_status {
+    guard(|| {
+        // SAFETY: per the contract.
+        let from = unsafe { str_arg(from, from_len, "from")? };
+        // SAFETY: per the contract.
+        let to = unsafe { str_arg(to, to_len, "to")? };
+        Index::compact_snapshot(from, to)?;
+        Ok(())
+    })
+}
+
+/// Figures about the index. On `ND_OK`, `*out` is filled.
+///
+/// # Errors
+/// `ND_NULL_POINTER`, `ND_STORAGE`, `ND_CORRUPTION`, `ND_CLOSED`.
+///
+/// # Safety
+/// `h` is NULL or live; `out` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn nd_index_stats(h: *const nd_index, out: *mut nd_stats) -> nd_status {
+    // SAFETY: forwarded contract.
+    unsafe {
+        with_index(h, |ix| {
+            let out = out_arg(out, "out")?;
+            let s = ix.stats()?;
+            *out = nd_stats {
+                pages: s.pages,
+                clusters: s.clusters,
+                frequent_fingerprints: s.frequent.len() as u64,
+                bytes: s.bytes.iter().map(|(_, b)| b).sum(),
+                page_ids: s.page_ids,
+                cluster_ids: s.cluster_ids,
+            };
+            Ok(())
+        })
+    }
+}
+
+/// Checks every invariant of the index (SPEC §3: postings, clusters, representatives, counters,
+/// checksums). On `ND_OK`, `*problems` is the number of problems found (0: clean) and, when
+/// `report` is not NULL, `*report` lists them one per line (free it with `nd_str_free`).
+///
+/// # Errors
+/// `ND_NULL_POINTER`, `ND_STORAGE`, `ND_CLOSED` — a check that ran and found problems is
+/// `ND_OK`.
+///
+/// # Safety
+/// `h` is NULL or live; the outs are NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn nd_index_check(
+    h: *const nd_index,
+    problems: *mut u64,
+    report: *mut nd_str,
+) -> nd_status {
+    // SAFETY: forwarded contract.
+    unsafe {
+        with_index(h, |ix| {
+            let problems = out_arg(problems, "problems")?;
+            let r = ix.check()?;
+            *problems = r.problem_count;
+            if !report.is_null() {
+                *report = nd_str::from_str(&r.problems.join("\n"));
+            }
+            Ok(())
+        })
+    }
+}

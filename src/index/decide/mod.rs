@@ -1,0 +1,442 @@
+//! Deciding where a page belongs (SPEC §2.7; seed 000 §3.3, seed 002 Single-Pass, seed 003 §4.4):
+//! candidate search over the postings and simhash tables (seed 000 §4.2, seed 001 §3.3), the
+//! clusters ranked by what their members share with the page, and verification against their
+//! representatives (`outcome`). Decisions read through a [`View`] and write nothing.
+//!
+//! A new page is compared with the representatives of the clusters its candidates belong to,
+//! clusters sharing the most fingerprints first (seed 000 §3.3: "compare with the first document
+//! of each existing subset"); it joins the verified one it resembles most. Unless a
+//! representative matched strongly, the best-sharing candidate members are verified too: a page
+//! can resemble a variant more than the cluster's original.
+//!
+//! Membership stays honest: a page joins a cluster only when it verifies against that cluster's
+//! representative. Resemblance and containment are not transitive (a chapter inside a manual, a
+//! chain of edits), so a page that verifies only against a member of a cluster founds a cluster
+//! of its own; it is still a near duplicate, and the verdict (and the page's record, for
+//! [`Index::export`]) names the closest page it verified against (`similar_to`), which need not be
+//! its cluster's representative.
+
+mod outcome;
+
+use std::collections::HashSet;
+use std::time::Instant;
+
+use roaring::RoaringBitmap;
+
+pub(crate) use outcome::{Memo, Outcome, Stored};
+
+use super::view::{Known, View};
+use super::{Index, Timing};
+use crate::methods::{Features, Method};
+use crate::signature::{page_keys, Signatures};
+use crate::storage::codec::{ClusterId, DocId};
+use crate::storage::{kind, posting_key};
+use crate::Result;
+
+/// How many candidate pages (most shared fingerprints first) are mapped to their clusters.
+const MAX_CANDIDATE_PAGES: usize = 64;
+
+/// A verified match resembling this much ends the search for a better cluster.
+pub(crate) const STRONG_MATCH: f64 = 0.6;
+
+/// How many candidate members are verified directly when no representative verifies.
+pub(crate) const MEMBER_FALLBACK: usize = 4;
+
+/// A verified match of a page with a cluster.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Match {
+    /// The cluster.
+    pub(crate) cluster: ClusterId,
+    /// Its representative when the match was found.
+    pub(crate) representative: DocId,
+    /// The page the probe was verified against.
+    pub(crate) against: DocId,
+    /// Resemble rate.
+    pub(crate) resemble: f64,
+    /// Contain rate.
+    pub(crate) contain: f64,
+    /// Identical normalized texts.
+    pub(crate) exact: bool,
+}
+
+/// What [`Index::rank`] finds.
+pub(crate) struct Ranked {
+    /// The clusters to compare with, best first, with their rank.
+    pub(crate) clusters: Vec<(ClusterId, Rank)>,
+    /// The number of candidate pages.
+    pub(crate) candidates: usize,
+    /// The page of lowest id with the probe's exact content.
+    pub(crate) identical: Option<DocId>,
+    /// Posting keys found over-frequent, with their reason byte: the writer marks them.
+    pub(crate) frequent: Vec<([u8; 9], u8)>,
+}
+
+pub(crate) struct Decision {
+    /// The cluster to join: a match against its representative.
+    pub(crate) best: Option<Match>,
+    /// The closest page verified similar, in any cluster (`best` or a better member match).
+    pub(crate) nearest: Option<Match>,
+    pub(crate) verified: usize,
+    /// The probe has (almost) no main text, so nothing was compared (see
+    /// [`crate::IndexOptions::min_text_width`]).
+    pub(crate) no_main_text: bool,
+    /// The held page of lowest id with the probe's exact content (none without main text).
+    pub(crate) identical: Option<DocId>,
+    /// Posting keys the candidate search found over-frequent, with their reason byte: a write
+    /// marks them ([`crate::index::Txn::mark_frequent`]), a query leaves them.
+    pub(crate) frequent: Vec<([u8; 9], u8)>,
+}
+
+/// Candidate cluster ranking: (exact content match, shared fingerprints).
+#[derive(Clone, Copy, Default)]
+pub(crate) struct Rank {
+    /// A member has the probe's content hash.
+    pub(crate) exact: bool,
+    /// Most fingerprints a member shares with the probe.
+    pub(crate) shared: u32,
+    /// That member.
+    pub(crate) best_member: DocId,
+}
+
+fn better(m: &Match, than: &Option<Match>) -> bool {
+    match than {
+        None => true,
+        Some(b) => (m.exact, m.resemble, m.contain) > (b.exact, b.resemble, b.contain),
+    }
+}
+
+/// Reason byte of an over-frequent fingerprint: carried by too many pages.
+pub(crate) const FREQUENT_PAGES: u8 = b'P';
+/// Reason byte of an over-frequent fingerprint: many pages on few hosts.
+pub(crate) const FREQUENT_HOSTS: u8 = b'H';
+
+/// What candidate search needs of a page.
+pub(crate) struct Probe<'p> {
+    pub(crate) text: &'p str,
+    /// The posting keys of the page under the index's method (see [`crate::signature::page_keys`]).
+    pub(crate) keys: Vec<[u8; 9]>,
+    /// Candidates come from the simhash tables too: always for the simhash methods; for LCS
+    /// when the page has no sentence fingerprint (and, below, when its keys found nobody).
+    pub(crate) simhash_always: bool,
+    /// Candidates come from the simhash tables when the keys found nobody (LCS, SPEC §2.3).
+    pub(crate) simhash_fallback: bool,
+    /// What the method compares (see [`crate::Method::features`]).
+    pub(crate) features: &'p Features,
+    pub(crate) simhash: u64,
+    pub(crate) content_hash: u128,
+    pub(crate) codes: &'p [u32],
+    /// Postings of the probe's keys read ahead of the writer (batch ingest), if still valid.
+    pub(crate) known: Option<Known<'p>>,
+}
+
+impl<'p> Probe<'p> {
+    /// The probe of a new page, under `method`.
+    pub(crate) fn of(sig: &'p Signatures, method: &Method) -> Self {
+        Probe::parts(
+            &sig.text,
+            &sig.fingerprints,
+            &sig.sketch,
+            &sig.features,
+            (sig.simhash, sig.content_hash),
+            &sig.codes,
+            method,
+        )
+    }
+
+    /// The probe of a page given by its parts (a stored page is re-placed from its text).
+    pub(crate) fn parts(
+        text: &'p str,
+        fingerprints: &[u128],
+        sketch: &[u128],
+        features: &'p Features,
+        (simhash, content_hash): (u64, u128),
+        codes: &'p [u32],
+        method: &Method,
+    ) -> Self {
+        Probe {
+            text,
+            keys: page_keys(fingerprints, sketch, features, method),
+            simhash_always: method.uses_simhash() || (method.is_lcs() && fingerprints.is_empty()),
+            simhash_fallback: method.is_lcs(),
+            features,
+            simhash,
+            content_hash,
+            codes,
+            known: None,
+        }
+    }
+}
+
+/// What a candidate search found.
+pub(crate) struct Gathered {
+    /// Candidate pages: id → (shared posting keys, same content).
+    pub(crate) cands: rustc_hash::FxHashMap<DocId, (u32, bool)>,
+    /// Posting keys found over-frequent, with their reason byte.
+    pub(crate) frequent: Vec<([u8; 9], u8)>,
+}
+
+impl Index {
+    /// Candidate pages of a probe: id → (shared fingerprints, exact content), and the keys it
+    /// found over-frequent (for the writer to mark).
+    pub(crate) fn gather(&self, view: &impl View, probe: &Probe<'_>) -> Result<Gathered> {
+        let mut cands = rustc_hash::FxHashMap::<DocId, (u32, bool)>::default();
+        let mut frequent = Vec::new();
+        let freq = &self.opts.frequent;
+        let method = &self.opts.signature.method;
+        let lookup = if method.uses_df() {
+            let keys = view.with_df(|df| method.lookup_keys(probe.features, df));
+            std::borrow::Cow::Owned(keys)
+        } else {
+            std::borrow::Cow::Borrowed(&probe.keys)
+        };
+        // The content hash's posting first, then the fingerprints', in one read.
+        let keys: Vec<[u8; 9]> = std::iter::once(posting_key(kind::CONTENT, probe.content_hash))
+            .chain(lookup.iter().copied().filter(|key| !view.is_frequent(key)))
+            .collect();
+        // With `sketch_fallback`, the sketch keys are read only when the content and fingerprint
+        // keys found nobody (a second read), as the simhash tables are below.
+        let (keys, sketch): (Vec<[u8; 9]>, Vec<[u8; 9]>) = if self.opts.sketch_fallback {
+            let (sketch, other) = keys[1..].iter().partition(|k| k[0] == kind::SKETCH);
+            (std::iter::once(keys[0]).chain(other).collect(), sketch)
+        } else {
+            (keys, Vec::new())
+        };
+        for (round, keys) in [keys, sketch].into_iter().enumerate() {
+            if round == 1 && (!cands.is_empty() || keys.is_empty()) {
+                break;
+            }
+            // The first read leads with the content key.
+            let with_content = round == 0;
+            let mut postings = view.postings(&keys, probe.known)?.into_iter();
+            if with_content {
+                for id in &postings.next().unwrap_or_default() {
+                    cands.entry(id).or_default().1 = true;
+                }
+            }
+            for (key, ids) in keys
+                .into_iter()
+                .skip(usize::from(with_content))
+                .zip(postings)
+            {
+                let n = ids.len();
+                // A word's posting is its document frequency: never marked over-frequent.
+                let word = key[0] == kind::TERM;
+                if !word && n > freq.max_pages {
+                    frequent.push((key, FREQUENT_PAGES));
+                    continue;
+                }
+                if !word && n > freq.few_hosts_pages && self.few_hosts(view, &ids)? {
+                    frequent.push((key, FREQUENT_HOSTS));
+                    continue;
+                }
+                for id in &ids {
+                    cands.entry(id).or_default().0 += 1;
+                }
+            }
+        }
+        // The simhash tables are the fallback of SPEC §2.3: for pages without sentence
+        // fingerprints, or whose postings found nobody; and the simhash methods' own look-up,
+        // where the closest pages rank first.
+        if probe.simhash_always || (probe.simhash_fallback && cands.is_empty()) {
+            let near = view.simhash_near(probe.simhash)?;
+            let by_distance = self.opts.signature.method.uses_simhash();
+            for (id, d) in near {
+                let c = cands.entry(id).or_default();
+                if by_distance {
+                    c.0 = c.0.max(64 - d);
+                }
+            }
+        }
+        Ok(Gathered { cands, frequent })
+    }
+
+    /// Do the pages of a posting sit on at most `few_hosts` hosts?
+    /// Pages with no host tell nothing: the answer is "few hosts" only when more than
+    /// `few_hosts_pages` of the pages have a host and those hosts are at most `few_hosts`.
+    pub(crate) fn few_hosts(&self, view: &impl View, ids: &RoaringBitmap) -> Result<bool> {
+        let mut hosts: HashSet<String> = HashSet::new();
+        let mut with_host = 0u64;
+        for id in ids {
+            if let Some(rec) = view.doc(id)?.filter(|r| !r.host.is_empty()) {
+                with_host += 1;
+                hosts.insert(rec.host);
+                if hosts.len() > self.opts.frequent.few_hosts {
+                    return Ok(false);
+                }
+            }
+        }
+        Ok(with_host > self.opts.frequent.few_hosts_pages)
+    }
+
+    /// The clusters a probe is compared with, best first (exact content match, then most shared
+    /// fingerprints), at most `max_clusters_verified` of them, the number of candidate pages,
+    /// and the page of lowest id with the probe's exact content (read with the candidates).
+    pub(crate) fn rank(
+        &self,
+        view: &impl View,
+        probe: &Probe<'_>,
+        exclude_doc: Option<DocId>,
+        exclude_cluster: Option<ClusterId>,
+    ) -> Result<Ranked> {
+        let Gathered {
+            mut cands,
+            frequent,
+        } = self.gather(view, probe)?;
+        if let Some(x) = exclude_doc {
+            cands.remove(&x);
+        }
+        let identical = cands
+            .iter()
+            .filter(|(_, &(_, exact))| exact)
+            .map(|(&id, _)| id)
+            .min();
+        // The candidates sharing the most fingerprints first; a bounded number of them is mapped
+        // to clusters (members of one cluster tend to share the same fingerprints).
+        let mut ranked_pages: Vec<(DocId, u32, bool)> =
+            cands.iter().map(|(&id, &(s, e))| (id, s, e)).collect();
+        // The order is total (ids are distinct): the best MAX_CANDIDATE_PAGES are selected, then
+        // sorted.
+        let key = |&(id, s, e): &(DocId, u32, bool)| (std::cmp::Reverse((e, s)), id);
+        if ranked_pages.len() > MAX_CANDIDATE_PAGES {
+            ranked_pages.select_nth_unstable_by_key(MAX_CANDIDATE_PAGES, key);
+            ranked_pages.truncate(MAX_CANDIDATE_PAGES);
+        }
+        ranked_pages.sort_unstable_by_key(key);
+        let ids: Vec<DocId> = ranked_pages.iter().map(|p| p.0).collect();
+        let of = view.clusters_of(&ids)?;
+        let mut clusters = rustc_hash::FxHashMap::<ClusterId, Rank>::default();
+        for (&(id, shared, exact), cluster) in ranked_pages.iter().zip(of) {
+            let Some(cluster) = cluster else {
+                continue;
+            };
+            if Some(cluster) == exclude_cluster {
+                continue;
+            }
+            let r = clusters.entry(cluster).or_insert(Rank {
+                exact,
+                shared,
+                best_member: id,
+            });
+            if (exact, shared, std::cmp::Reverse(id))
+                > (r.exact, r.shared, std::cmp::Reverse(r.best_member))
+            {
+                *r = Rank {
+                    exact: exact || r.exact,
+                    shared,
+                    best_member: id,
+                };
+            }
+        }
+        let mut ranked: Vec<(ClusterId, Rank)> = clusters.into_iter().collect();
+        ranked.sort_by(|a, b| {
+            (b.1.exact, b.1.shared, std::cmp::Reverse(b.0)).cmp(&(
+                a.1.exact,
+                a.1.shared,
+                std::cmp::Reverse(a.0),
+            ))
+        });
+        ranked.truncate(self.opts.max_clusters_verified);
+        Ok(Ranked {
+            clusters: ranked,
+            candidates: cands.len(),
+            identical,
+            frequent,
+        })
+    }
+
+    /// Finds the cluster a probe belongs to (see the module docs). Returns the decision and the
+    /// number of candidate pages.
+    pub(crate) fn decide(
+        &self,
+        view: &impl View,
+        probe: &Probe<'_>,
+        exclude_doc: Option<DocId>,
+        exclude_cluster: Option<ClusterId>,
+        timing: &mut Timing,
+        memo: &mut Memo,
+    ) -> Result<(Decision, usize)> {
+        if self.opts.signature.method.main_width(probe.text) < self.opts.min_text_width {
+            // A page whose extraction came out (almost) empty says nothing about its content: all
+            // such pages would share one content hash and be "exact duplicates" of each other.
+            return Ok((
+                Decision {
+                    best: None,
+                    nearest: None,
+                    verified: 0,
+                    no_main_text: true,
+                    identical: None,
+                    frequent: Vec::new(),
+                },
+                0,
+            ));
+        }
+        let tc = Instant::now();
+        let Ranked {
+            clusters: ranked,
+            candidates,
+            identical,
+            frequent,
+        } = self.rank(view, probe, exclude_doc, exclude_cluster)?;
+        timing.candidates += tc.elapsed();
+
+        let tv = Instant::now();
+        let mut best: Option<Match> = None;
+        let mut verified = 0;
+        let mut reps = Vec::with_capacity(ranked.len());
+        let strong = |m: &Option<Match>| {
+            m.as_ref()
+                .is_some_and(|b| b.exact || b.resemble >= STRONG_MATCH)
+        };
+        for &(cid, _) in &ranked {
+            let Some(cl) = view.cluster(cid)? else {
+                continue;
+            };
+            let rep = cl.representative;
+            reps.push(rep);
+            if Some(rep) == exclude_doc {
+                continue;
+            }
+            if let Some(m) = self.try_match(view, probe, cid, rep, rep, &mut verified, memo)? {
+                if better(&m, &best) {
+                    best = Some(m);
+                }
+                // Clusters come best first (most shared fingerprints): a strong match ends the
+                // search.
+                if strong(&best) {
+                    break;
+                }
+            }
+        }
+        let mut nearest = best.clone();
+        // Single-Pass compares a page with cluster centres only.
+        if !strong(&best) && !self.opts.signature.method.centres_only() {
+            // The best-sharing members of the first clusters: a closer page than any
+            // representative. A match there names the page (`nearest`) but joins its cluster
+            // only through the representative's own match.
+            for (&(cid, rank), &rep) in ranked.iter().zip(&reps).take(MEMBER_FALLBACK) {
+                if rank.best_member == rep || Some(rank.best_member) == exclude_doc {
+                    continue;
+                }
+                if let Some(m) =
+                    self.try_match(view, probe, cid, rep, rank.best_member, &mut verified, memo)?
+                {
+                    if better(&m, &nearest) {
+                        nearest = Some(m);
+                    }
+                }
+            }
+        }
+        timing.verify += tv.elapsed();
+        Ok((
+            Decision {
+                best,
+                nearest,
+                verified,
+                no_main_text: false,
+                identical,
+                frequent,
+            },
+            candidates,
+        ))
+    }
+}

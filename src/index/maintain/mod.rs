@@ -1,0 +1,171 @@
+//! Maintenance: checkpoints, compaction in place, flushes and statistics; `check` validates
+//! every invariant, `compact` rewrites a snapshot offline, `explain` says why two pages are (not)
+//! near duplicates.
+
+mod check;
+mod compact;
+mod explain;
+
+use std::path::Path;
+
+use rocksdb::{BottommostLevelCompaction, CompactOptions, IteratorMode};
+
+pub use check::CheckReport;
+pub use compact::{dir_bytes, CompactReport};
+pub use explain::{explain_pair, ExplainedPage, Explanation};
+
+use super::types::{ChromeStats, Stats};
+use super::{Index, FREQUENT_HOSTS};
+use crate::storage::codec::{self, ClusterRecord};
+use crate::storage::{self, cf};
+use crate::{Error, Result};
+
+impl Index {
+    /// Writes a consistent snapshot of the index (a RocksDB checkpoint) to `dir`, which must not
+    /// exist. The index stays in use meanwhile.
+    ///
+    /// # Errors
+    /// [`Error::Storage`] when the checkpoint cannot be made.
+    pub fn checkpoint(&self, dir: impl AsRef<Path>) -> Result<()> {
+        self.registration.check_process()?;
+        let cp = rocksdb::checkpoint::Checkpoint::new(&self.db)
+            .map_err(|e| Error::storage("preparing a checkpoint", e))?;
+        cp.create_checkpoint(dir.as_ref()).map_err(|e| {
+            Error::storage(
+                format!("writing a checkpoint to {}", dir.as_ref().display()),
+                e,
+            )
+        })
+    }
+
+    /// Compacts every column family down to the last level.
+    ///
+    /// # Errors
+    /// [`Error::Storage`] when flushing fails, [`Error::ReadOnly`].
+    pub fn compact(&self) -> Result<()> {
+        self.registration.check_process()?;
+        self.refuse_if_read_only("compaction")?;
+        for name in cf::ALL {
+            let h = self.cf(name);
+            self.db
+                .flush_cf(h)
+                .map_err(|e| Error::storage("flushing", e))?;
+            // Force the bottommost level too: files already there are rewritten, so every
+            // merge operand is folded and every block gets the bottommost compression.
+            let mut co = CompactOptions::default();
+            co.set_bottommost_level_compaction(BottommostLevelCompaction::Force);
+            self.db
+                .compact_range_cf_opt(h, None::<&[u8]>, None::<&[u8]>, &co);
+        }
+        Ok(())
+    }
+
+    /// Flushes memtables to disk (the WAL already makes writes durable against a crash of the
+    /// process; this makes the SST files reflect them).
+    ///
+    /// # Errors
+    /// [`Error::Storage`] when flushing fails, [`Error::ReadOnly`].
+    pub fn flush(&self) -> Result<()> {
+        self.registration.check_process()?;
+        self.refuse_if_read_only("a flush")?;
+        for name in cf::ALL {
+            self.db
+                .flush_cf(self.cf(name))
+                .map_err(|e| Error::storage("flushing", e))?;
+        }
+        Ok(())
+    }
+
+    /// Figures about the index.
+    ///
+    /// # Errors
+    /// Storage errors while reading properties.
+    pub fn stats(&self) -> Result<Stats> {
+        self.registration.check_process()?;
+        let (live_docs, live_clusters, page_ids, cluster_ids) = {
+            let c = self.writer.lock();
+            (c.live_docs, c.live_clusters, c.next_doc, c.next_cluster)
+        };
+        let mut bytes = Vec::new();
+        for name in cf::ALL {
+            let h = self.cf(name);
+            let prop = |p: &str| -> Result<u64> {
+                Ok(self
+                    .db
+                    .property_int_value_cf(h, p)
+                    .map_err(|e| Error::storage("reading properties", e))?
+                    .unwrap_or(0))
+            };
+            bytes.push((
+                name.to_string(),
+                prop("rocksdb.total-sst-files-size")? + prop("rocksdb.cur-size-all-mem-tables")?,
+            ));
+        }
+        let mut frequent = Vec::new();
+        for item in self
+            .db
+            .iterator_cf(self.cf(cf::FREQUENT), IteratorMode::Start)
+        {
+            let (k, v) = item.map_err(|e| Error::storage("reading frequent fingerprints", e))?;
+            let reason = if v.first() == Some(&FREQUENT_HOSTS) {
+                "few_hosts"
+            } else {
+                "pages"
+            };
+            frequent.push((crate::error::hex(&k), reason.to_string()));
+        }
+        const BUCKETS: [(u64, &str); 6] = [
+            (1, "1"),
+            (2, "2"),
+            (5, "3-5"),
+            (10, "6-10"),
+            (50, "11-50"),
+            (u64::MAX, "51-"),
+        ];
+        let mut sizes = [0u64; 6];
+        for item in self
+            .db
+            .iterator_cf(self.cf(cf::CLUSTERS), IteratorMode::Start)
+        {
+            let (k, v) = item.map_err(|e| Error::storage("reading clusters", e))?;
+            let n = ClusterRecord::decode(cf::CLUSTERS, &k, &v)?.members.len();
+            if let Some(b) = BUCKETS.iter().position(|(max, _)| n <= *max) {
+                sizes[b] += 1;
+            }
+        }
+        let cluster_sizes = BUCKETS
+            .iter()
+            .zip(sizes)
+            .map(|((_, name), n)| (name.to_string(), n))
+            .collect();
+        let mut chrome = ChromeStats::default();
+        for item in self
+            .db
+            .iterator_cf(self.cf(cf::CHROME), IteratorMode::Start)
+        {
+            let (k, v) = item.map_err(|e| Error::storage("reading block statistics", e))?;
+            match storage::chrome_key::decode(&k) {
+                Some(storage::chrome_key::Decoded::Host(_)) => chrome.hosts += 1,
+                Some(storage::chrome_key::Decoded::Block(..)) => chrome.blocks += 1,
+                Some(storage::chrome_key::Decoded::Page(_)) => {
+                    let b = codec::PageBlocks::decode(cf::CHROME, &k, &v)?;
+                    chrome.pages_counted += 1;
+                    chrome.pages_stripped += u64::from(!b.dropped.is_empty());
+                    chrome.blocks_dropped += b.dropped.len() as u64;
+                }
+                None => return Err(Error::corruption(cf::CHROME, &k, "malformed key")),
+            }
+        }
+        Ok(Stats {
+            chrome,
+            pages: live_docs,
+            clusters: live_clusters,
+            page_ids,
+            cluster_ids,
+            frequent,
+            bytes,
+            cluster_sizes,
+            posting_filter_bytes: self.posting_filter.bytes() as u64,
+        })
+    }
+}

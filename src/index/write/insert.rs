@@ -1,0 +1,329 @@
+//! Insert, replace and delete of one page, each decided under the writer lock on the write's own
+//! overlay and committed as one atomic `WriteBatch` (SPEC §2.7, §3).
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use super::Txn;
+use crate::index::decide::Memo;
+use crate::index::read::similar_of;
+use crate::index::types::{Deletion, Moved, Page, Timing, Verdict};
+use crate::index::view::Known;
+use crate::index::view::View;
+use crate::index::{check_page, text_chars, Index, Probe};
+use crate::signature::Signatures;
+use crate::storage::codec::{self, DocId, DocRecord, NO_DOC};
+use crate::storage::{cf, id_key, kind, posting_key};
+use crate::{Error, Result};
+
+impl Index {
+    /// Inserts a page: compares it with the pages already held, stores it, and joins it to the
+    /// best verified cluster or founds a new one, in one atomic write. Inserting a key that is
+    /// present replaces its page (delete and insert in the same write).
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] for an empty key, the page errors of [`Signatures::compute`],
+    /// [`Error::Poisoned`] after a failed write, storage and corruption errors.
+    pub fn insert(&self, page: &Page<'_>) -> Result<Verdict> {
+        check_page(page)?;
+        let t0 = Instant::now();
+        let (sig, blocks) = self.signatures_of(page)?;
+        let signature = t0.elapsed();
+        self.with_prefetch(|| {
+            if !self.opts.store_texts && self.source.is_some() {
+                self.check_writable()?;
+                // The texts this page will be verified against, asked of the text source before
+                // the writer lock (the decision under it reuses them): a slow source then holds
+                // up this thread only. Not for an unchanged recrawl (nothing is verified), and
+                // never the page's own old version (a replace takes it out first). Errors
+                // surface, if still relevant, under the lock.
+                let old = match self.key_id(page.key)? {
+                    Some(id) => self.doc(id)?.map(|r| (id, r)),
+                    None => None,
+                };
+                let unchanged = old.as_ref().is_some_and(|(_, r)| {
+                    r.content_hash == sig.content_hash && r.host == page.host
+                });
+                if !unchanged {
+                    let _ = self.decide(
+                        self,
+                        &Probe::of(&sig, &self.opts.signature.method),
+                        old.map(|(id, _)| id),
+                        None,
+                        &mut Timing::default(),
+                        &mut Memo::default(),
+                    );
+                }
+            }
+            let mut counters = self.lock_writer()?;
+            self.refuse_if_partition("an insert")?;
+            let mut txn = Txn::new(self, &counters);
+            let mut verdict = self.insert_in(
+                &mut txn,
+                page,
+                &sig,
+                blocks.as_ref(),
+                &mut Memo::default(),
+                None,
+            )?;
+            if verdict.unchanged {
+                // An unchanged recrawl: nothing to write. The stored page may come from a
+                // commit another thread has not synced yet: acknowledged only once durable
+                // (nothing to do when it is).
+                drop(counters);
+                self.sync_wal()?;
+                verdict.timing.signature = signature;
+                return Ok(verdict);
+            }
+            let tw = Instant::now();
+            self.commit(txn, &mut counters, false)?;
+            // The WAL is synced after the writer lock is let go: the next writer decides and
+            // writes meanwhile, and the page is acknowledged only once its write is durable.
+            drop(counters);
+            self.sync_wal()?;
+            verdict.timing.write += tw.elapsed();
+            verdict.timing.signature = signature;
+            Ok(verdict)
+        })
+    }
+
+    /// Deletes a page. A member leaves its cluster; a deleted representative hands over to the
+    /// member the policy prefers, and members no longer similar to the new representative are
+    /// re-placed — all in one atomic write.
+    ///
+    /// # Errors
+    /// [`Error::NotFound`] when the key is absent, [`Error::Poisoned`] after a failed write,
+    /// storage and corruption errors.
+    pub fn delete(&self, key: &str) -> Result<Deletion> {
+        let mut counters = self.lock_writer()?;
+        self.refuse_if_partition("a delete")?;
+        let mut txn = Txn::new(self, &counters);
+        let id = txn
+            .key_id(key)?
+            .ok_or_else(|| Error::NotFound(key.to_string()))?;
+        let deletion = self.delete_in(&mut txn, id)?;
+        self.commit(txn, &mut counters, false)?;
+        drop(counters);
+        self.sync_wal()?;
+        Ok(deletion)
+    }
+
+    pub(crate) fn insert_in(
+        &self,
+        txn: &mut Txn<'_>,
+        page: &Page<'_>,
+        sig: &Signatures,
+        blocks: Option<&codec::PageBlocks>,
+        memo: &mut Memo,
+        known: Option<Known<'_>>,
+    ) -> Result<Verdict> {
+        let mut timing = Timing::default();
+        if self.recording_allocations() {
+            txn.current_key = Some(Arc::from(page.key));
+        }
+        let replaced = match txn.key_id(page.key)? {
+            Some(old) => {
+                if let Some(rec) = txn.doc(old)? {
+                    // An unchanged recrawl: the stored verdict, nothing written.
+                    if rec.content_hash == sig.content_hash && rec.host == page.host {
+                        let method = &self.opts.signature.method;
+                        let no_text = method.main_width(&sig.text) < self.opts.min_text_width;
+                        return self.stored_verdict(txn, old, rec, no_text, timing);
+                    }
+                }
+                Some(self.delete_in(txn, old)?)
+            }
+            None => None,
+        };
+        let probe = Probe {
+            known,
+            ..Probe::of(sig, &self.opts.signature.method)
+        };
+        let (decision, cands) = self.decide(&*txn, &probe, None, None, &mut timing, memo)?;
+        txn.mark_all_frequent(&decision.frequent);
+        let identical_to = match decision.identical {
+            Some(i) => txn.doc(i)?.map(|r| r.key),
+            None => None,
+        };
+        let tw = Instant::now();
+        let (id, seq) = txn.alloc_doc()?;
+        let nearest = match &decision.nearest {
+            Some(m) => txn.doc(m.against)?.map(|r| (m.against, r)),
+            None => None,
+        };
+        let mut rec = DocRecord {
+            key: page.key.to_string(),
+            host: page.host.to_string(),
+            time: page.time,
+            cluster: 0,
+            text_chars: text_chars(&sig.text),
+            fingerprints: sig.fingerprints.len() as u16,
+            simhash: sig.simhash,
+            content_hash: sig.content_hash,
+            codes: sig.codes.clone(),
+            similar_to: nearest.as_ref().map_or(NO_DOC, |(i, _)| *i),
+            seq,
+            similar_seq: nearest.as_ref().map_or(0, |(_, r)| r.seq),
+            resemble: decision.nearest.as_ref().map_or(0.0, |m| m.resemble as f32),
+            contain: decision.nearest.as_ref().map_or(0.0, |m| m.contain as f32),
+        };
+        let rec_chars = rec.text_chars;
+        // Under document frequencies the page's words count before it is placed: placing it
+        // may judge members against it, and the page count (`alloc_doc`) counts it already.
+        let words_first = self.opts.signature.method.uses_df();
+        if words_first {
+            for &key in &probe.keys {
+                txn.posting_add(key, id);
+            }
+        }
+        let placed = self.place(txn, id, &mut rec, &sig.text, decision.best.as_ref())?;
+        txn.put_key(page.key, id);
+        txn.put_doc(id, rec);
+        txn.put_text(id, Arc::from(sig.text.as_str()), &probe.keys);
+        if !words_first {
+            for &key in &probe.keys {
+                txn.posting_add(key, id);
+            }
+        }
+        txn.posting_add(posting_key(kind::CONTENT, sig.content_hash), id);
+        txn.simhash_add(sig.simhash, id);
+        if let Some(blocks) = blocks {
+            txn.chrome_add(id, blocks);
+        }
+        timing.write = tw.elapsed();
+        let representative = txn.doc(placed.representative)?.map(|r| r.key);
+        let (similar_to, resemble, contain, exact) = match &decision.nearest {
+            Some(m) => (nearest.map(|(_, r)| r.key), m.resemble, m.contain, m.exact),
+            None => (None, 0.0, 0.0, false),
+        };
+        Ok(Verdict {
+            duplicate: decision.nearest.is_some(),
+            doc: Some(id),
+            seq: Some(seq),
+            cluster: Some(placed.cluster),
+            representative,
+            similar_to,
+            resemble,
+            contain,
+            exact,
+            identical_to,
+            text_chars: rec_chars,
+            replaced: replaced.is_some(),
+            replaced_page: replaced.map(Box::new),
+            unchanged: false,
+            no_main_text: decision.no_main_text,
+            candidates: cands,
+            verified: decision.verified,
+            timing,
+        })
+    }
+
+    /// The key of the held page of lowest id with content hash `hash` other than `except` (a stored
+    /// page's own verdict; a new page's comes with its candidates, `Decision::identical`).
+    pub(crate) fn identical_in(
+        &self,
+        txn: &Txn<'_>,
+        hash: u128,
+        except: DocId,
+    ) -> Result<Option<String>> {
+        let key = posting_key(kind::CONTENT, hash);
+        let ids = txn.postings(&[key], None)?.pop().unwrap_or_default();
+        match ids.iter().find(|&i| i != except) {
+            Some(i) => Ok(txn.doc(i)?.map(|r| r.key)),
+            None => Ok(None),
+        }
+    }
+
+    /// The verdict of page `id` as stored (an unchanged re-insert of its key).
+    pub(crate) fn stored_verdict(
+        &self,
+        txn: &Txn<'_>,
+        id: DocId,
+        rec: DocRecord,
+        no_main_text: bool,
+        timing: Timing,
+    ) -> Result<Verdict> {
+        let cluster = txn.cluster(rec.cluster)?;
+        let representative = match &cluster {
+            Some(c) => txn.doc(c.representative)?.map(|r| r.key),
+            None => None,
+        };
+        let similar = similar_of(&rec, |i| txn.doc(i))?;
+        let (resemble, contain, exact) = match &similar {
+            Some(s) => (
+                f64::from(rec.resemble),
+                f64::from(rec.contain),
+                s.content_hash == rec.content_hash,
+            ),
+            None => (0.0, 0.0, false),
+        };
+        let similar_to = similar.map(|r| r.key);
+        let identical_to = if no_main_text {
+            None
+        } else {
+            self.identical_in(txn, rec.content_hash, id)?
+        };
+        Ok(Verdict {
+            duplicate: similar_to.is_some(),
+            doc: Some(id),
+            seq: Some(rec.seq),
+            cluster: Some(rec.cluster),
+            representative,
+            similar_to,
+            resemble,
+            contain,
+            exact,
+            identical_to,
+            text_chars: rec.text_chars,
+            replaced: false,
+            replaced_page: None,
+            unchanged: true,
+            no_main_text,
+            candidates: 0,
+            verified: 0,
+            timing,
+        })
+    }
+
+    pub(crate) fn delete_in(&self, txn: &mut Txn<'_>, id: DocId) -> Result<Deletion> {
+        let rec = txn.doc(id)?.ok_or_else(|| {
+            Error::corruption(cf::DOCS, &id_key(id), "key points at a missing page")
+        })?;
+        for key in txn.posting_keys(id)?.unwrap_or_default() {
+            txn.posting_remove(key, id);
+        }
+        txn.posting_remove(posting_key(kind::CONTENT, rec.content_hash), id);
+        if let Some(blocks) = txn.page_blocks(id)? {
+            txn.chrome_remove(id, &blocks);
+        }
+        txn.forget_doc(id, &rec);
+        let left = self.leave_cluster(txn, id, rec.cluster)?;
+        let key_of = |i: DocId| -> Result<String> {
+            txn.doc(i)?.map(|r| r.key).ok_or_else(|| {
+                Error::corruption(cf::DOCS, &id_key(i), "a cluster member is missing")
+            })
+        };
+        let mut moved = Vec::with_capacity(left.moved.len());
+        for (m, placed) in &left.moved {
+            // The cluster's representative after every move (a member placed later may have
+            // taken it over).
+            let rep = match txn.cluster(placed.cluster)? {
+                Some(c) => c.representative,
+                None => placed.representative,
+            };
+            moved.push(Moved {
+                key: key_of(*m)?,
+                cluster: placed.cluster,
+                representative: key_of(rep)?,
+            });
+        }
+        Ok(Deletion {
+            doc: id,
+            cluster: rec.cluster,
+            was_representative: left.was_representative,
+            representative: left.representative.map(key_of).transpose()?,
+            moved,
+            key: rec.key,
+        })
+    }
+}

@@ -1,0 +1,382 @@
+//! Combining logs (SCALEOUT §5 S4–S5): the partitions' seed logs into one scratch seed, and
+//! the work units' logs into the batch log, each unit's new ids mapped to those one machine
+//! would give.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use roaring::RoaringBitmap;
+
+use super::log::{LogCounter, LogOp};
+use crate::storage::codec::{ClusterId, DocId};
+use crate::storage::merge::Delta;
+use crate::{Error, Result};
+
+/// One seed log for a scratch index from the seed logs of the partitions
+/// ([`crate::Index::seed_log`] on each doc partition with the pages and clusters it holds, and
+/// on each key partition with none, for its over-frequent keys): the counters once (the
+/// allocators and sequence are the same everywhere; the live counts are summed), the free ids
+/// and over-frequent keys once each, every page's and cluster's rows, and one posting operand
+/// per key with the seeded pages of all partitions.
+///
+/// # Errors
+/// [`Error::InvalidArgument`] when the partitions disagree on an allocator or the sequence.
+pub fn combine_seed_logs(logs: Vec<Vec<LogOp>>) -> Result<Vec<LogOp>> {
+    let mut next: Option<(DocId, ClusterId, u64)> = None;
+    let mut alloc = (None, None, None);
+    let (mut live_docs, mut live_clusters) = (0u64, 0u64);
+    let mut free_docs = BTreeSet::new();
+    let mut free_clusters = BTreeSet::new();
+    let mut frequent = BTreeMap::new();
+    let mut postings: BTreeMap<[u8; 9], RoaringBitmap> = BTreeMap::new();
+    let mut rows = Vec::new();
+    for log in logs {
+        let mut seen = (None, None, None);
+        for op in log {
+            match op {
+                LogOp::Counter(LogCounter::NextDoc(n)) => seen.0 = Some(n),
+                LogOp::Counter(LogCounter::NextCluster(n)) => seen.1 = Some(n),
+                LogOp::Counter(LogCounter::NextSeq(n)) => seen.2 = Some(n),
+                LogOp::Counter(LogCounter::LiveDocs(n)) => live_docs = live_docs.saturating_add(n),
+                LogOp::Counter(LogCounter::LiveClusters(n)) => {
+                    live_clusters = live_clusters.saturating_add(n)
+                }
+                LogOp::FreeDoc { id, free: true } => {
+                    free_docs.insert(id);
+                }
+                LogOp::FreeCluster { id, free: true } => {
+                    free_clusters.insert(id);
+                }
+                LogOp::Frequent {
+                    key,
+                    reason: Some(r),
+                } => {
+                    frequent.insert(key, r);
+                }
+                LogOp::Posting { key, delta } => {
+                    *postings.entry(key).or_default() |= delta.add;
+                }
+                other => rows.push(other),
+            }
+        }
+        for (have, got, what) in [
+            (&mut alloc.0, seen.0.map(u64::from), "page id allocator"),
+            (&mut alloc.1, seen.1.map(u64::from), "cluster id allocator"),
+            (&mut alloc.2, seen.2, "insertion sequence"),
+        ] {
+            match (*have, got) {
+                (Some(a), Some(b)) if a != b => {
+                    return Err(Error::InvalidArgument(format!(
+                        "the partitions' seed logs disagree on the {what}: {a} and {b}"
+                    )))
+                }
+                (None, Some(b)) => *have = Some(b),
+                _ => {}
+            }
+        }
+    }
+    if let (Some(d), Some(c), Some(s)) = alloc {
+        // Narrowed back: both came from u32 counters.
+        next = Some((d as DocId, c as ClusterId, s));
+    }
+    let mut out = Vec::new();
+    if let Some((d, c, s)) = next {
+        out.push(LogOp::Counter(LogCounter::NextDoc(d)));
+        out.push(LogOp::Counter(LogCounter::NextCluster(c)));
+        out.push(LogOp::Counter(LogCounter::NextSeq(s)));
+    }
+    out.push(LogOp::Counter(LogCounter::LiveDocs(live_docs)));
+    out.push(LogOp::Counter(LogCounter::LiveClusters(live_clusters)));
+    out.extend(
+        free_docs
+            .into_iter()
+            .map(|id| LogOp::FreeDoc { id, free: true }),
+    );
+    out.extend(
+        free_clusters
+            .into_iter()
+            .map(|id| LogOp::FreeCluster { id, free: true }),
+    );
+    out.extend(frequent.into_iter().map(|(key, r)| LogOp::Frequent {
+        key,
+        reason: Some(r),
+    }));
+    out.extend(rows);
+    out.extend(postings.into_iter().map(|(key, add)| LogOp::Posting {
+        key,
+        delta: Delta {
+            add,
+            remove: RoaringBitmap::new(),
+        },
+    }));
+    Ok(out)
+}
+
+/// The allocators and live counts of a standing index when a batch starts: where the new ids
+/// of the batch's work units begin ([`combine_unit_logs`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct BatchBase {
+    /// The page id allocator.
+    pub next_doc: DocId,
+    /// The cluster id allocator.
+    pub next_cluster: ClusterId,
+    /// The insertion sequence.
+    pub next_seq: u64,
+    /// Live pages.
+    pub live_docs: u64,
+    /// Live clusters.
+    pub live_clusters: u64,
+}
+
+/// The ids a work unit gave out, or the offsets its ids move by.
+#[derive(Clone, Copy, Debug, Default)]
+struct Ids {
+    pub(crate) docs: u32,
+    pub(crate) clusters: u32,
+    pub(crate) seq: u64,
+}
+
+/// One batch log from the batch logs of several work units (SCALEOUT §5 S4–S5), each decided
+/// in its own scratch index seeded from `base` with [`crate::IndexOptions::reuse_ids`] off, so
+/// that each numbered its new pages, clusters and insertion sequence from `base`'s allocators
+/// up (each log as [`crate::index::StateDiff::into_log`] gives it with `base`'s live counts).
+/// Unit `u`'s new ids are moved past those of units `0..u`: in each unit they keep their order,
+/// and every new id stays above every standing one, so each tie-break by id decides as it did.
+/// The result: the counters (the allocators past every unit's ids, the live counts changed by
+/// every unit), then each unit's operations.
+///
+/// The units must be disjoint components (no page, cluster or key written by two of them, but
+/// for postings of over-frequent keys, whose changes compose).
+///
+/// # Errors
+/// [`Error::InvalidArgument`] when a unit's allocators are below `base`'s; [`Error::Full`] when
+/// the ids overflow.
+pub fn combine_unit_logs(base: BatchBase, logs: Vec<Vec<LogOp>>) -> Result<Vec<LogOp>> {
+    combine(base, logs, None)
+}
+
+/// [`combine_unit_logs`] with each unit's new ids mapped by `maps[u]` instead of moved past the
+/// units before it: the batch's ids numbered in the order one machine gives them out (from each
+/// unit's [`crate::Index::take_allocations`] and the day's processing order). Each map must be
+/// increasing (a unit's ids keep their order) and cover the ids the unit gave out.
+///
+/// # Errors
+/// As [`combine_unit_logs`]; [`Error::InvalidArgument`] when the maps are not one per unit, do
+/// not cover a unit's ids, or are not increasing.
+pub fn combine_unit_logs_mapped(
+    base: BatchBase,
+    logs: Vec<Vec<LogOp>>,
+    maps: &[IdMap],
+) -> Result<Vec<LogOp>> {
+    if maps.len() != logs.len() {
+        return Err(Error::InvalidArgument(format!(
+            "{} id maps for {} work units",
+            maps.len(),
+            logs.len()
+        )));
+    }
+    for (u, m) in maps.iter().enumerate() {
+        let increasing = m.docs.windows(2).all(|w| w[0] < w[1])
+            && m.clusters.windows(2).all(|w| w[0] < w[1])
+            && m.seqs.windows(2).all(|w| w[0] < w[1]);
+        if !increasing {
+            return Err(Error::InvalidArgument(format!(
+                "the id map of work unit {u} is not increasing"
+            )));
+        }
+    }
+    combine(base, logs, Some(maps))
+}
+
+fn combine(base: BatchBase, logs: Vec<Vec<LogOp>>, maps: Option<&[IdMap]>) -> Result<Vec<LogOp>> {
+    let mut offset = Ids::default();
+    let (mut live_docs, mut live_clusters) =
+        (i128::from(base.live_docs), i128::from(base.live_clusters));
+    let mut ops = Vec::new();
+    for (u, log) in logs.into_iter().enumerate() {
+        let mut gave = Ids::default();
+        let mut unit = Vec::with_capacity(log.len());
+        for op in log {
+            match op {
+                LogOp::Counter(c) => {
+                    let below = || {
+                        Error::InvalidArgument(format!(
+                            "work unit {u}'s allocators are below the batch's start"
+                        ))
+                    };
+                    match c {
+                        LogCounter::NextDoc(n) => {
+                            gave.docs = n.checked_sub(base.next_doc).ok_or_else(below)?
+                        }
+                        LogCounter::NextCluster(n) => {
+                            gave.clusters = n.checked_sub(base.next_cluster).ok_or_else(below)?
+                        }
+                        LogCounter::NextSeq(n) => {
+                            gave.seq = n.checked_sub(base.next_seq).ok_or_else(below)?
+                        }
+                        LogCounter::LiveDocs(n) => {
+                            live_docs += i128::from(n) - i128::from(base.live_docs)
+                        }
+                        LogCounter::LiveClusters(n) => {
+                            live_clusters += i128::from(n) - i128::from(base.live_clusters)
+                        }
+                    }
+                }
+                other => unit.push(other),
+            }
+        }
+        let how = match maps {
+            Some(maps) => {
+                let m = &maps[u];
+                if (m.docs.len(), m.clusters.len()) != (gave.docs as usize, gave.clusters as usize)
+                    || m.seqs.len() as u64 != gave.seq
+                {
+                    return Err(Error::InvalidArgument(format!(
+                        "the id map of work unit {u} covers {} pages, {} clusters and {} \
+                         insertion numbers; the unit gave out {}, {} and {}",
+                        m.docs.len(),
+                        m.clusters.len(),
+                        m.seqs.len(),
+                        gave.docs,
+                        gave.clusters,
+                        gave.seq
+                    )));
+                }
+                Remap::Map(m)
+            }
+            None => Remap::Shift(offset),
+        };
+        for op in &mut unit {
+            remap_op(op, &base, &how)?;
+        }
+        ops.extend(unit);
+        offset.docs = offset.docs.checked_add(gave.docs).ok_or(Error::Full)?;
+        offset.clusters = offset
+            .clusters
+            .checked_add(gave.clusters)
+            .ok_or(Error::Full)?;
+        offset.seq = offset.seq.checked_add(gave.seq).ok_or(Error::Full)?;
+    }
+    let count = |v: i128| v.clamp(0, i128::from(u64::MAX)) as u64;
+    let mut out = vec![
+        LogOp::Counter(LogCounter::NextDoc(
+            base.next_doc.checked_add(offset.docs).ok_or(Error::Full)?,
+        )),
+        LogOp::Counter(LogCounter::NextCluster(
+            base.next_cluster
+                .checked_add(offset.clusters)
+                .ok_or(Error::Full)?,
+        )),
+        LogOp::Counter(LogCounter::NextSeq(
+            base.next_seq.checked_add(offset.seq).ok_or(Error::Full)?,
+        )),
+        LogOp::Counter(LogCounter::LiveDocs(count(live_docs))),
+        LogOp::Counter(LogCounter::LiveClusters(count(live_clusters))),
+    ];
+    out.extend(ops);
+    Ok(out)
+}
+
+/// How a unit's new ids move: by an offset, or through a map.
+enum Remap<'a> {
+    Shift(Ids),
+    Map(&'a IdMap),
+}
+
+/// Moves the new ids of one operation (those at or above `base`'s allocators) as `how` says.
+fn remap_op(op: &mut LogOp, base: &BatchBase, how: &Remap<'_>) -> Result<()> {
+    use crate::storage::codec::NO_DOC;
+    fn mapped<T: Copy>(table: &[T], at: u64, what: &str) -> Result<T> {
+        usize::try_from(at)
+            .ok()
+            .and_then(|i| table.get(i).copied())
+            .ok_or_else(|| {
+                Error::InvalidArgument(format!(
+                    "a work unit's new {what} {at} is not in its id map"
+                ))
+            })
+    }
+    let doc = |id: DocId| -> Result<DocId> {
+        if id == NO_DOC || id < base.next_doc {
+            return Ok(id);
+        }
+        match how {
+            Remap::Shift(by) => id.checked_add(by.docs).ok_or(Error::Full),
+            Remap::Map(m) => mapped(&m.docs, u64::from(id - base.next_doc), "page id"),
+        }
+    };
+    let cluster = |id: ClusterId| -> Result<ClusterId> {
+        if id < base.next_cluster {
+            return Ok(id);
+        }
+        match how {
+            Remap::Shift(by) => id.checked_add(by.clusters).ok_or(Error::Full),
+            Remap::Map(m) => mapped(&m.clusters, u64::from(id - base.next_cluster), "cluster id"),
+        }
+    };
+    let seq = |s: u64| -> Result<u64> {
+        if s < base.next_seq {
+            return Ok(s);
+        }
+        match how {
+            Remap::Shift(by) => s.checked_add(by.seq).ok_or(Error::Full),
+            Remap::Map(m) => mapped(&m.seqs, s - base.next_seq, "insertion number"),
+        }
+    };
+    let docs = |b: &RoaringBitmap| -> Result<RoaringBitmap> {
+        if b.max().is_none_or(|m| m < base.next_doc) {
+            return Ok(b.clone());
+        }
+        b.iter().map(doc).collect()
+    };
+    match op {
+        LogOp::Posting { delta, .. } => {
+            delta.add = docs(&delta.add)?;
+            delta.remove = docs(&delta.remove)?;
+        }
+        LogOp::Simhash { doc: d, .. } => *d = doc(*d)?,
+        LogOp::Key { doc: d, .. } => {
+            if let Some(d) = d {
+                *d = doc(*d)?;
+            }
+        }
+        LogOp::Doc { id, record } => {
+            *id = doc(*id)?;
+            if let Some(r) = record {
+                r.cluster = cluster(r.cluster)?;
+                r.seq = seq(r.seq)?;
+                if r.similar_to != NO_DOC {
+                    r.similar_to = doc(r.similar_to)?;
+                    r.similar_seq = seq(r.similar_seq)?;
+                }
+            }
+        }
+        LogOp::Text { id, .. } | LogOp::PageBlocks { id, .. } => *id = doc(*id)?,
+        LogOp::FreeDoc { id, .. } => *id = doc(*id)?,
+        LogOp::Cluster { id, record } => {
+            *id = cluster(*id)?;
+            if let Some(r) = record {
+                r.representative = doc(r.representative)?;
+                r.members = docs(&r.members)?;
+            }
+        }
+        LogOp::FreeCluster { id, .. } => *id = cluster(*id)?,
+        LogOp::Frequent { .. }
+        | LogOp::HostPages { .. }
+        | LogOp::BlockPages { .. }
+        | LogOp::Counter(_) => {}
+    }
+    Ok(())
+}
+
+/// Where each of a work unit's new ids goes in the batch ([`combine_unit_logs_mapped`]): the
+/// unit gave out `base + i` as its `i`-th new id of each kind; `docs[i]`, `clusters[i]` and
+/// `seqs[i]` are the ids they become.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct IdMap {
+    /// Page ids.
+    pub docs: Vec<DocId>,
+    /// Cluster ids.
+    pub clusters: Vec<ClusterId>,
+    /// Insertion numbers.
+    pub seqs: Vec<u64>,
+}

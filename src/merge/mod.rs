@@ -1,0 +1,31 @@
+//! The distributed merge protocol (SCALEOUT §4–§11): what a daily merge over a partitioned index
+//! reads from and writes to each database, built on the single index ([`crate::Index`]) and never
+//! imported by it.
+//!
+//! - [`log`](self::log): the batch-log vocabulary ([`LogOp`]), one idempotent operation per key;
+//! - `logfile`: the bytes of a batch log ([`encode_log`], [`decode_log`]);
+//! - `apply`: a partition applies its part of a batch's log once in effect
+//!   ([`crate::Index::apply_log`]);
+//! - `state`: state and seed logs, the diff a scratch index reads back, the reach of a day's
+//!   decisions;
+//! - `layout`: key and doc partitions and where each operation goes ([`Layout`]);
+//! - `combine`: the partitions' seeds into one, the work units' logs into the batch's;
+//! - `reach`: the bulk reads a merge asks of its partitions.
+
+mod apply;
+mod combine;
+mod layout;
+pub mod log;
+mod logfile;
+mod reach;
+mod state;
+
+pub use crate::index::{AllocatedId, Allocation};
+pub use combine::{
+    combine_seed_logs, combine_unit_logs, combine_unit_logs_mapped, BatchBase, IdMap,
+};
+pub use layout::{Layout, Partition, Role, RoutedLog, Target, MAX_PARTS};
+pub use log::{ApplyOutcome, LogCounter, LogOp, APPLY_CHUNK_BYTES};
+pub use logfile::{decode_log, encode_log};
+pub use reach::{FiledPage, PageRow, PartitionRows};
+pub use state::{state_diff, Reach, StateDiff};

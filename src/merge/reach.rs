@@ -1,0 +1,202 @@
+//! The bulk reads a distributed merge asks of its partitions (SCALEOUT §5 S0–S2): which pages
+//! the day's probes reach through the postings and simhash tables, the pages and clusters a
+//! doc partition holds, and what it files each page under.
+
+use roaring::RoaringBitmap;
+
+use crate::index::{Index, View};
+use crate::storage::codec::{ClusterId, DocId};
+use crate::{Error, Result};
+
+/// A page's simhash and the posting keys it is filed under ([`crate::Index::filed_pages`]).
+pub type FiledPage = (u64, Vec<[u8; 9]>);
+
+/// The pages and clusters (id and representative's page id) a doc partition holds
+/// ([`crate::Index::partition_rows`]).
+pub type PartitionRows = (Vec<PageRow>, Vec<(ClusterId, DocId)>);
+
+/// A page a doc partition holds, as [`crate::Index::partition_rows`] lists it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PageRow {
+    /// The page id.
+    pub doc: DocId,
+    /// Its external key.
+    pub key: String,
+    /// Its cluster.
+    pub cluster: ClusterId,
+    /// Its insertion number.
+    pub seq: u64,
+    /// The page it was judged a near duplicate of when placed, with that page's insertion
+    /// number (the export names it while a page of that id and number is held), `None` for
+    /// none.
+    pub similar_to: Option<(DocId, u64)>,
+}
+
+/// Partitions as databases: the bulk reads of a distributed merge.
+impl Index {
+    /// The pages filed under each of `keys`, none for an over-frequent key (no decision reads
+    /// it): what a key partition answers for the day's probes (SCALEOUT §5 S2).
+    ///
+    /// # Errors
+    /// Storage and corruption errors.
+    pub fn posting_ids(&self, keys: &[[u8; 9]]) -> Result<Vec<RoaringBitmap>> {
+        self.registration.check_process()?;
+        let frequent: Vec<bool> = {
+            let f = self.frequent.read();
+            keys.iter().map(|k| f.contains(k)).collect()
+        };
+        let read: Vec<[u8; 9]> = keys
+            .iter()
+            .zip(&frequent)
+            .filter(|(_, &f)| !f)
+            .map(|(k, _)| *k)
+            .collect();
+        let mut postings = self.postings_at(&read, None)?.into_iter();
+        Ok(frequent
+            .into_iter()
+            .map(|f| {
+                if f {
+                    RoaringBitmap::new()
+                } else {
+                    postings.next().unwrap_or_default()
+                }
+            })
+            .collect())
+    }
+
+    /// The pages filed under any of `keys`, over-frequent keys left out
+    /// ([`Self::posting_ids`] united).
+    ///
+    /// # Errors
+    /// Storage and corruption errors.
+    pub fn posting_reach(&self, keys: &[[u8; 9]]) -> Result<RoaringBitmap> {
+        Ok(self
+            .posting_ids(keys)?
+            .into_iter()
+            .fold(RoaringBitmap::new(), |a, b| a | b))
+    }
+
+    /// Of each simhash, the pages within the simhash distance of it among the simhash entries
+    /// this database holds (SCALEOUT §5 S2 "Simhash").
+    ///
+    /// # Errors
+    /// Storage and corruption errors.
+    pub fn simhash_ids(&self, simhashes: &[u64]) -> Result<Vec<RoaringBitmap>> {
+        self.registration.check_process()?;
+        simhashes
+            .iter()
+            .map(|&h| {
+                Ok(self
+                    .simhash_near(h)?
+                    .into_iter()
+                    .map(|(id, _)| id)
+                    .collect())
+            })
+            .collect()
+    }
+
+    /// The pages within the simhash distance of any of `simhashes` ([`Self::simhash_ids`]
+    /// united).
+    ///
+    /// # Errors
+    /// Storage and corruption errors.
+    pub fn simhash_reach(&self, simhashes: &[u64]) -> Result<RoaringBitmap> {
+        Ok(self
+            .simhash_ids(simhashes)?
+            .into_iter()
+            .fold(RoaringBitmap::new(), |a, b| a | b))
+    }
+
+    /// The page id of each external key, `None` for a key this database does not hold.
+    ///
+    /// # Errors
+    /// Storage and corruption errors.
+    pub fn key_ids(&self, keys: &[&str]) -> Result<Vec<Option<DocId>>> {
+        self.registration.check_process()?;
+        keys.iter().map(|k| self.key_id(k)).collect()
+    }
+
+    /// The cluster of each page, `None` for a page this database does not hold.
+    pub fn page_clusters(&self, ids: &[DocId]) -> Vec<Option<ClusterId>> {
+        self.mapped_clusters(ids)
+    }
+
+    /// The members of each cluster, `None` for a cluster this database does not hold.
+    ///
+    /// # Errors
+    /// Storage and corruption errors.
+    pub fn cluster_member_ids(&self, clusters: &[ClusterId]) -> Result<Vec<Option<RoaringBitmap>>> {
+        self.registration.check_process()?;
+        clusters
+            .iter()
+            .map(|&c| Ok(self.cluster(c)?.map(|r| r.members)))
+            .collect()
+    }
+
+    /// Of each page, its simhash and every posting key it is filed under (content key first),
+    /// `None` for a page this database does not hold: where a page placed again after a
+    /// hand-over looks for candidates (SCALEOUT §5 S0).
+    ///
+    /// # Errors
+    /// Storage and corruption errors.
+    pub fn filed_pages(&self, ids: &[DocId]) -> Result<Vec<Option<FiledPage>>> {
+        self.registration.check_process()?;
+        ids.iter()
+            .map(|&id| {
+                let Some(rec) = self.doc(id)? else {
+                    return Ok(None);
+                };
+                let keys = self.filed_keys(id, rec.content_hash)?.unwrap_or_default();
+                Ok(Some((rec.simhash, keys)))
+            })
+            .collect()
+    }
+
+    /// The pages (by id) and clusters (id and representative's page id) this database holds,
+    /// at one snapshot: what a distributed export joins across doc partitions (a cluster's
+    /// representative may be held by another partition).
+    ///
+    /// # Errors
+    /// Storage and corruption errors.
+    pub fn partition_rows(&self) -> Result<PartitionRows> {
+        use crate::storage::codec::{ClusterRecord, DocRecord};
+        use crate::storage::{cf, scan_options};
+        self.registration.check_process()?;
+        let snap = self.db.snapshot();
+        let id_of = |name: &'static str, k: &[u8]| -> Result<u32> {
+            <[u8; 4]>::try_from(k)
+                .map(u32::from_be_bytes)
+                .map_err(|_| Error::corruption(name, k, "key is not 4 bytes"))
+        };
+        let mut pages = Vec::new();
+        let mut ro = scan_options();
+        ro.set_snapshot(&snap);
+        for item in self
+            .db
+            .iterator_cf_opt(self.cf(cf::DOCS), ro, rocksdb::IteratorMode::Start)
+        {
+            let (k, v) = item.map_err(|e| Error::storage("reading page records", e))?;
+            let rec = DocRecord::decode(cf::DOCS, &k, &v)?;
+            pages.push(PageRow {
+                doc: id_of(cf::DOCS, &k)?,
+                seq: rec.seq,
+                similar_to: (rec.similar_to != crate::storage::codec::NO_DOC)
+                    .then_some((rec.similar_to, rec.similar_seq)),
+                key: rec.key,
+                cluster: rec.cluster,
+            });
+        }
+        let mut clusters = Vec::new();
+        let mut ro = scan_options();
+        ro.set_snapshot(&snap);
+        for item in self
+            .db
+            .iterator_cf_opt(self.cf(cf::CLUSTERS), ro, rocksdb::IteratorMode::Start)
+        {
+            let (k, v) = item.map_err(|e| Error::storage("reading clusters", e))?;
+            let rec = ClusterRecord::decode(cf::CLUSTERS, &k, &v)?;
+            clusters.push((id_of(cf::CLUSTERS, &k)?, rec.representative));
+        }
+        Ok((pages, clusters))
+    }
+}
