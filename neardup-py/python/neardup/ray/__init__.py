@@ -55,6 +55,7 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Set,
 
 import neardup
 from neardup import InvalidArgumentError, Layout
+from neardup._rows import Chunk, chunks, insert_groups
 
 __all__ = ["DistributedIndex", "MergeReport", "read_pages", "read_key_list"]
 
@@ -488,7 +489,7 @@ class DistributedIndex:
             pages = read_pages(files)
             gone = read_key_list(delete_list)
             # The rows as insert_many reads them (keys, bodies, bad rows), read once.
-            chunk = next(neardup._chunks(pages, max(1, len(pages))), None) or neardup._Chunk()
+            chunk = next(chunks(pages, max(1, len(pages))), None) or Chunk()
             t = time.monotonic()
             sigs = self._signatures(pages, bdir, report)
             report["seconds"]["S1"] = round(time.monotonic() - t, 3)
@@ -773,7 +774,7 @@ class DistributedIndex:
         # The library calls insert_many makes on one machine (runs that end where a key comes
         # again, cut by body kind; bad rows in none): each unit makes the same calls with its
         # rows, so that each call orders them as there.
-        groups = neardup._insert_groups(chunk, [i for i, b in enumerate(chunk.bad) if b is None])
+        groups = insert_groups(chunk, [i for i, b in enumerate(chunk.bad) if b is None])
         bad = [i for i, b in enumerate(chunk.bad) if b is not None]
         unit_of = {r: u for u, unit in enumerate(units) for r in unit.rows}
         # Where each row is decided on one machine: its call, then its place in the call's
