@@ -25,6 +25,11 @@ def test_wheel_is_abi3_and_small():
               "neardup/_errors.py", "neardup/_neardup.abi3.so", "neardup/ray/__init__.py",
               "neardup/ray/__main__.py"):
         assert f in names, f
+    # Every module of the package's source tree is in the wheel.
+    source = Path(__file__).resolve().parents[1] / "python"
+    for path in source.rglob("*.py"):
+        f = path.relative_to(source).as_posix()
+        assert f in names, f
     # The tests run against this wheel's install, not a stray build.
     assert Path(neardup._neardup.__file__).name == "_neardup.abi3.so"
 

@@ -1,4 +1,9 @@
-"""Type stubs of neardup: an embedded near-duplicate index for web pages."""
+"""Type stubs of neardup: an embedded near-duplicate index for web pages.
+
+They describe the package's face, what ``neardup/__init__.py`` re-exports: the classes and
+functions defined in ``_index``, ``_signatures``, ``_verdicts``, ``_errors`` and the extension
+``_neardup``. The Python modules behind it and ``neardup.ray`` carry their own types inline.
+"""
 
 from __future__ import annotations
 

@@ -19,7 +19,8 @@ from typing import List, Optional
 
 import neardup
 
-from . import DistributedIndex, _write_tsv
+from . import DistributedIndex
+from ._files import write_tsv
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -77,7 +78,7 @@ def main(argv: Optional[List[str]] = None) -> int:
                 )
                 print(json.dumps(report, indent=1, sort_keys=True))
             elif args.command == "export":
-                _write_tsv(ix.export(), __import__("pathlib").Path(args.out))
+                write_tsv(ix.export(), __import__("pathlib").Path(args.out))
             else:
                 report = ix.check()
                 print(json.dumps(report, indent=1, sort_keys=True, default=str))

@@ -1,0 +1,375 @@
+"""The driver of the daily merge: ``DistributedIndex`` (SCALEOUT §4, §5, §9).
+
+It opens a distributed index (its layout file, its partition actors), reads across the partitions
+(``pages``, ``export``, ``export_clusters``, ``check``, ``stats``), and runs a merge stage after
+stage under the index's merge lock: the batch's manifest, S1 (``_sign``), S2–S3 (``_plan``), S4
+(``_decide``), the logs' ``_DONE`` marker, S5 and S6's checkpoint (``_commit``), and the report.
+A re-run with the same inputs resumes where the markers say: a batch whose logs were written goes
+straight to S5; a batch every partition applied is reported as done.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
+
+import neardup
+from neardup import InvalidArgumentError, Layout
+from neardup._rows import Chunk, chunks
+
+from . import _commit, _decide, _faults, _files, _plan, _sign
+from ._files import PathLike, read_key_list, read_pages
+from ._partition import start_partitions
+from ._runtime import require_ray
+
+#: The layout file at the root of a distributed index.
+LAYOUT_FILE = "layout.json"
+
+
+class MergeReport(dict):
+    """What a merge did (a dict, also written to ``report.json`` in the batch's directory):
+    ``batch``, ``pages``, ``deleted``, ``missing`` (delete-list keys the index did not hold),
+    ``duplicates``, ``errors``, ``reached_pages`` and ``reached_clusters`` (the standing part the
+    day read), ``components`` (sizes: largest, count, singletons), ``shuffled_bytes`` (keys,
+    seeds and logs sent between driver and partitions), ``log_bytes`` (per partition),
+    ``seconds`` (per stage), ``resumed`` (the stages a re-run skipped)."""
+
+
+class DistributedIndex:
+    """A distributed neardup index under ``root``: ``key_parts`` key and ``doc_parts`` doc
+    partitions (read from ``root/layout.json`` once created; giving other counts then raises),
+    each a named Ray actor pinned to this node that reopens its database when restarted.
+    ``options`` are ``neardup.Index`` options, the same for every partition and the scratch
+    index (recorded in the layout file; site chrome and document-frequency methods cannot be
+    merged in parts).
+
+    Ray is started on this machine when it is not running (``ray.init(address=address,
+    num_cpus=num_cpus)``); give ``address`` to join a cluster. Actors are created with
+    ``max_restarts=-1`` and ``max_task_retries=-1``."""
+
+    def __init__(
+        self,
+        root: PathLike,
+        key_parts: Optional[int] = None,
+        doc_parts: Optional[int] = None,
+        *,
+        address: Optional[str] = None,
+        num_cpus: Optional[int] = None,
+        **options: Any,
+    ) -> None:
+        self.root = Path(root).absolute()
+        self.root.mkdir(parents=True, exist_ok=True)
+        layout_path = self.root / LAYOUT_FILE
+        if layout_path.exists():
+            stored = json.loads(layout_path.read_text())
+            for name, given in (("key_parts", key_parts), ("doc_parts", doc_parts)):
+                if given is not None and given != stored[name]:
+                    raise InvalidArgumentError(
+                        f"{self.root} has {stored[name]} {name.replace('_', ' ')}, not {given}"
+                    )
+            if options and options != stored["options"]:
+                raise InvalidArgumentError(
+                    f"{self.root} was created with options {stored['options']}, not {options}"
+                )
+        else:
+            stored = {
+                "key_parts": key_parts or 4,
+                "doc_parts": doc_parts or 4,
+                "options": options,
+            }
+            _check_options(options)
+            tmp = layout_path.with_suffix(".tmp")
+            tmp.write_text(json.dumps(stored, indent=1, sort_keys=True))
+            os.replace(tmp, layout_path)
+        self.options: Dict[str, Any] = dict(stored["options"])
+        self._signature = _check_options(self.options)
+        distance = int(self.options.get("simhash_max_distance", 3))
+        self.layout = Layout(int(stored["key_parts"]), int(stored["doc_parts"]), distance)
+        ray = require_ray()
+        if not ray.is_initialized():
+            ray.init(
+                address=address,
+                num_cpus=num_cpus,
+                include_dashboard=False,
+                logging_level="WARNING",
+                log_to_driver=False,
+            )
+        self.keys, self.docs = start_partitions(self.root, self.layout, self.options)
+
+    # ----- partitions -----
+
+    def partitions(self) -> List[Any]:
+        """Every partition actor: the key partitions, then the doc partitions."""
+        return self.keys + self.docs
+
+    def applied_batches(self) -> List[Optional[int]]:
+        """The last batch each partition applied (``None``: none), key partitions first."""
+        ray = require_ray()
+        return ray.get([a.call.remote("applied_batch") for a in self.partitions()])
+
+    def close(self) -> None:
+        """Closes every partition's database and ends its actor."""
+        ray = require_ray()
+        try:
+            ray.get([a.close.remote() for a in self.partitions()])
+        finally:
+            for a in self.partitions():
+                ray.kill(a, no_restart=True)
+        self.keys, self.docs = [], []
+
+    def __enter__(self) -> "DistributedIndex":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    # ----- reads across partitions -----
+
+    def _pages_and_clusters(self) -> Tuple[Dict[str, List[Any]], Dict[int, int]]:
+        ray = require_ray()
+        rows = ray.get([a.call.remote("partition_rows") for a in self.docs])
+        pages: Dict[str, List[Any]] = {k: [] for k in ("doc", "key", "cluster", "seq", "similar_to", "similar_seq")}
+        reps: Dict[int, int] = {}
+        for p, c in rows:
+            for k in pages:
+                pages[k].extend(p[k])
+            reps.update(zip(c["cluster"], c["representative"]))
+        order = sorted(range(len(pages["doc"])), key=pages["doc"].__getitem__)
+        return {k: [v[i] for i in order] for k, v in pages.items()}, reps
+
+    def pages(self) -> Any:
+        """Every page the doc partitions hold, in id order: ``pyarrow.Table(doc: uint32, key:
+        string, cluster: uint32, seq: uint64)``."""
+        import pyarrow as pa
+
+        pages, _ = self._pages_and_clusters()
+        return pa.table(
+            {
+                "doc": pa.array(pages["doc"], pa.uint32()),
+                "key": pa.array(pages["key"], pa.string()),
+                "cluster": pa.array(pages["cluster"], pa.uint32()),
+                "seq": pa.array(pages["seq"], pa.uint64()),
+            }
+        )
+
+    def export(self) -> Any:
+        """Every page's key and the key of the page it was judged a near duplicate of (while
+        held; else its cluster's representative), in page-id order: the
+        ``pyarrow.Table(key, representative)`` that ``Index.export()`` gives on one machine."""
+        import pyarrow as pa
+
+        pages, reps = self._pages_and_clusters()
+        key_of = dict(zip(pages["doc"], pages["key"]))
+        seq_of = dict(zip(pages["doc"], pages["seq"]))
+        out = []
+        for key, cluster, sim, sim_seq in zip(pages["key"], pages["cluster"], pages["similar_to"], pages["similar_seq"]):
+            if sim is not None and seq_of.get(sim) == sim_seq:
+                out.append(key_of[sim])
+            else:
+                out.append(key_of[reps[cluster]])
+        return pa.table({"key": pa.array(pages["key"], pa.string()), "representative": pa.array(out, pa.string())})
+
+    def export_clusters(self) -> Any:
+        """Every cluster in id order, members in id order: the ``pyarrow.Table(cluster,
+        representative, members)`` of ``Index.export_clusters()``."""
+        import pyarrow as pa
+
+        pages, reps = self._pages_and_clusters()
+        key_of = dict(zip(pages["doc"], pages["key"]))
+        members: Dict[int, List[str]] = {}
+        for key, cluster in zip(pages["key"], pages["cluster"]):
+            members.setdefault(cluster, []).append(key)
+        ids = sorted(reps)
+        return pa.table(
+            {
+                "cluster": pa.array(ids, pa.uint32()),
+                "representative": pa.array([key_of[reps[c]] for c in ids], pa.string()),
+                "members": pa.array([members.get(c, []) for c in ids], pa.list_(pa.string())),
+            }
+        )
+
+    def check(self) -> Dict[str, Any]:
+        """The distributed check (SCALEOUT §9): every partition's state gathered into one
+        scratch index, which ``Index.check()`` verifies whole (postings against records, one
+        cluster per live page, counters and free ids); the partitions must agree on the last
+        applied batch. Returns the check's report with ``applied_batches`` added. Gathers the
+        whole index to this machine: for tests and modest indexes."""
+        ray = require_ray()
+        applied = self.applied_batches()
+        logs = ray.get([a.call.remote("state_log") for a in self.partitions()])
+        with tempfile.TemporaryDirectory(dir=self.root) as tmp:
+            with neardup.Index(Path(tmp) / "union", **self.options) as union:
+                for n, log in enumerate(logs, 1):
+                    union.apply_log(n, log)
+                report = dict(union.check())
+        report["applied_batches"] = applied
+        if len(set(applied)) > 1:
+            report["problem_count"] = report.get("problem_count", 0) + 1
+            report.setdefault("problems", []).append(f"the partitions applied different batches: {applied}")
+        return report
+
+    def stats(self) -> Dict[str, Any]:
+        """Live pages and clusters (the counters every partition holds)."""
+        ray = require_ray()
+        s = ray.get(self.docs[0].stats.remote())
+        return {"pages": s["pages"], "clusters": s["clusters"], "key_parts": self.layout.key_parts, "doc_parts": self.layout.doc_parts}
+
+    # ----- the merge -----
+
+    def merge(
+        self,
+        files: Sequence[PathLike],
+        delete_list: Optional[PathLike] = None,
+        *,
+        batch: Optional[int] = None,
+        export: Optional[PathLike] = None,
+        checkpoint: bool = False,
+        work_units: Optional[int] = None,
+        progress: Union[bool, Callable[[str], Any]] = True,
+    ) -> MergeReport:
+        """Merges a day into the index: the keys of ``delete_list`` deleted first, then the
+        pages of ``files`` (JSONL, ``.gz`` too) decided against the index and each other in
+        whole-batch order, as ``neardup ingest --delete-list … --order-scope batch`` does on one
+        machine with ``--batch`` at least the day's size. ``batch`` defaults to the next batch; re-running an interrupted merge with the
+        same inputs completes it (a batch all partitions applied is reported as such).
+        ``export``: a TSV path for the index's export afterwards; ``checkpoint``: a checkpoint of
+        every partition under ``checkpoints/batch=<n>/``. ``work_units``: at most how many scratch
+        indexes decide the day's components in parallel (default: the cluster's CPUs); the
+        clusters and ids are the single node's (with ``reuse_ids=False``) whatever it is.
+        ``progress``: True prints each stage, a callable gets each stage's line."""
+        say = _sayer(progress)
+        files = list(files)
+        if not files and delete_list is None:
+            raise InvalidArgumentError("nothing to merge: give JSONL files and/or a delete list")
+        with _files.MergeLock(self.root):
+            return self._merge_locked(files, delete_list, batch, export, checkpoint, work_units, say)
+
+    def _merge_locked(
+        self,
+        files: List[PathLike],
+        delete_list: Optional[PathLike],
+        batch: Optional[int],
+        export: Optional[PathLike],
+        checkpoint: bool,
+        work_units: Optional[int],
+        say: Callable[[str], Any],
+    ) -> MergeReport:
+        applied = self.applied_batches()
+        done = [a or 0 for a in applied]
+        low, high = min(done), max(done)
+        if high - low > 1:
+            raise InvalidArgumentError(f"the partitions applied batches too far apart: {applied}")
+        manifest = _files.manifest(files, delete_list)
+        batches = self.root / "batches"
+        if batch is None:
+            # The same inputs as the last batch every partition applied: that merge is done (a
+            # crash after its commit, before its report, ends here on the re-run).
+            last = batches / f"batch={low}" / "manifest.json"
+            if low == high and low > 0 and last.exists() and json.loads(last.read_text()) == manifest:
+                say(f"batch {low}: these inputs were merged already")
+                return MergeReport(batch=low, already_applied=True)
+            batch = low + 1
+        n = batch
+        if n < 1:
+            raise InvalidArgumentError(f"batch numbers start at 1, not {n}")
+        bdir = batches / f"batch={n}"
+        mpath = bdir / "manifest.json"
+        if mpath.exists() and json.loads(mpath.read_text()) != manifest:
+            raise InvalidArgumentError(
+                f"batch {n} was started with other inputs ({mpath}): re-run it with those (or, "
+                f"when no partition has applied it, remove {bdir} to abandon it)"
+            )
+        if low == n and high == n:
+            say(f"batch {n}: applied already by every partition")
+            return MergeReport(batch=n, already_applied=True)
+        if low != n - 1:
+            raise InvalidArgumentError(f"batch {n} refused: the partitions applied {applied}, so the next batch is {low + 1}")
+        _files.make_dirs(bdir)
+        if not mpath.exists():
+            _files.write_atomic(mpath, json.dumps(manifest, indent=1).encode())
+        report = MergeReport(batch=n, seconds={}, resumed=[])
+        logs_done = bdir / "logs" / "_DONE"
+        if not logs_done.exists():
+            if high == n:
+                raise neardup.CorruptionError(f"partitions applied part of batch {n} but its logs are gone ({logs_done})")
+            pages = read_pages(files)
+            gone = read_key_list(delete_list)
+            # The rows as insert_many reads them (keys, bodies, bad rows), read once.
+            chunk = next(chunks(pages, max(1, len(pages))), None) or Chunk()
+            t = time.monotonic()
+            sigs = _sign.sign(pages, bdir, report, self._signature)
+            report["seconds"]["S1"] = round(time.monotonic() - t, 3)
+            say(f"S1 signatures: {len(pages)} pages in {report['seconds']['S1']} s")
+            _faults.kill_point("after-S1")
+            t = time.monotonic()
+            if work_units is None:
+                work_units = max(1, int(require_ray().cluster_resources().get("CPU", 1)))
+            units, sizes, shuffled = _plan.plan(self, chunk, sigs, gone, work_units)
+            report["seconds"]["S2-S3"] = round(time.monotonic() - t, 3)
+            counts = {
+                "pages": len(pages),
+                "deletes": len(gone),
+                "reached_pages": sum(len(u.pages) for u in units),
+                "reached_clusters": sum(len(u.clusters) for u in units),
+                "components": sizes,
+                "shuffled_bytes": shuffled,
+            }
+            say(
+                f"S2-S3 reach: {counts['reached_pages']} standing pages, {counts['reached_clusters']} "
+                f"clusters; components {sizes}; {len(units)} work units"
+            )
+            t = time.monotonic()
+            counts.update(_decide.decide(self, n, pages, chunk, sigs, gone, units, bdir, counts["shuffled_bytes"]))
+            # What S1-S4 found, beside the logs for a re-run's report; then the marker.
+            _files.write_atomic(bdir / "logs" / "counts.json", json.dumps(counts).encode())
+            _files.write_atomic(bdir / "logs" / "_DONE", b"")
+            report["seconds"]["S4"] = round(time.monotonic() - t, 3)
+            say(f"S4 decide: {counts['duplicates']} duplicates, {counts['errors']} errors in {report['seconds']['S4']} s")
+        else:
+            report["resumed"].extend(["S1", "S2", "S3", "S4"])
+            say(f"batch {n}: logs written by an earlier run, committing them")
+        counts = json.loads((bdir / "logs" / "counts.json").read_text())
+        report.update(counts)
+        _faults.kill_point("after-S4")
+        t = time.monotonic()
+        _commit.commit(self, n, bdir, report)
+        report["seconds"]["S5"] = round(time.monotonic() - t, 3)
+        say(f"S5 commit: {len(self.partitions())} partitions in {report['seconds']['S5']} s")
+        _faults.kill_point("after-S5")
+        t = time.monotonic()
+        stats = self.stats()
+        report.update(live_pages=stats["pages"], live_clusters=stats["clusters"])
+        if export is not None:
+            _files.write_tsv(self.export(), Path(export))
+        if checkpoint:
+            _commit.checkpoint(self, n)
+        report["seconds"]["S6"] = round(time.monotonic() - t, 3)
+        _files.write_atomic(bdir / "report.json", json.dumps(report, indent=1, sort_keys=True).encode())
+        say(f"S6 report: {report['live_pages']} live pages in {report['live_clusters']} clusters")
+        return report
+
+
+def _check_options(options: Dict[str, Any]) -> Dict[str, Any]:
+    """Refuses options a distributed index cannot keep, before anything is merged: a text source
+    (no texts stored), site chrome and document-frequency methods (counts over whole hosts or
+    the whole index, which a part cannot reproduce: ``Index.seed_log`` says which). Returns the
+    signature options an index opened with them uses, shorthands (``method=…``) resolved: what
+    S1 must sign with."""
+    if options.get("store_texts") is False:
+        raise InvalidArgumentError("a distributed index stores its texts: store_texts=False is not supported")
+    with tempfile.TemporaryDirectory(prefix="neardup-options-") as tmp:
+        with neardup.Index(Path(tmp) / "ix", **options) as probe:
+            probe.seed_log([], [])
+            return dict(probe.options["signature"])
+
+
+def _sayer(progress: Union[bool, Callable[[str], Any]]) -> Callable[[str], Any]:
+    if callable(progress):
+        return progress
+    if progress:
+        return lambda line: print(line, flush=True)
+    return lambda line: None

@@ -1,0 +1,98 @@
+"""The partition actors of a distributed index (SCALEOUT §4, §9; FORMAT.md "Partitions").
+
+Each key or doc partition is one neardup database owned by a named Ray actor: the actor opens it
+in its role and answers the driver's calls (``Index`` methods by name, the batch logs of S5). The
+actors are pinned to the driver's node, named after the index's root so that a driver finds the
+ones already running, and restarted by Ray without limit: a restarted actor reopens its database
+(the write-ahead log recovers it), and its calls are retried.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+from pathlib import Path
+from typing import Any, Dict, List, Tuple
+
+import neardup
+from neardup import Layout
+
+from ._runtime import require_ray
+
+
+class _Partition:
+    """The body of a partition actor: one neardup database in a key or doc role."""
+
+    def __init__(self, path: str, role: str, part: int, layout: Tuple[int, int, int], options: Dict[str, Any]) -> None:
+        self.ix = neardup.Index(path, **options)
+        self.ix.set_partition(Layout(*layout), role, part)
+
+    def call(self, name: str, *args: Any) -> Any:
+        """Calls ``Index.<name>(*args)``."""
+        return getattr(self.ix, name)(*args)
+
+    def apply(self, batch: int, log: bytes) -> bool:
+        """Applies a batch log once in effect."""
+        return bool(self.ix.apply_log(batch, log))
+
+    def stats(self) -> Dict[str, Any]:
+        return dict(self.ix.stats())
+
+    def pid(self) -> int:
+        return os.getpid()
+
+    def close(self) -> None:
+        self.ix.close()
+
+
+def _actor_name(root: Path, role: str, part: int) -> str:
+    digest = hashlib.sha256(str(root).encode()).hexdigest()[:12]
+    return f"neardup-{digest}-{role}-{part}"
+
+
+def start_partitions(root: Path, layout: Layout, options: Dict[str, Any]) -> Tuple[List[Any], List[Any]]:
+    """The actors of the partitions under ``root`` (``key-<n>``, ``doc-<n>``), started or found
+    running: the key partitions' actors, then the doc partitions'. Each database is opened with
+    ``options``."""
+    ray = require_ray()
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+    node = ray.get_runtime_context().get_node_id()
+    cls = ray.remote(_Partition)
+    shape = (layout.key_parts, layout.doc_parts, layout.simhash_max_distance)
+    roles = [("key", n) for n in range(layout.key_parts)] + [
+        ("doc", n) for n in range(layout.doc_parts)
+    ]
+
+    def actor(role: str, n: int) -> Any:
+        return cls.options(
+            name=_actor_name(root, role, n),
+            namespace="neardup",
+            get_if_exists=True,
+            max_restarts=-1,
+            max_task_retries=-1,
+            num_cpus=0,
+            scheduling_strategy=NodeAffinitySchedulingStrategy(node, soft=False),
+        ).remote(str(root / f"{role}-{n:03}"), role, n, shape, options)
+
+    actors = [actor(r, n) for r, n in roles]
+    # A driver that died a moment ago leaves its actors named until Ray has ended them: the
+    # handles found then are dead, and are asked for again until fresh ones start.
+    deadline = time.monotonic() + 60
+    while True:
+        pings = [a.pid.remote() for a in actors]
+        dead = []
+        for i, ref in enumerate(pings):
+            try:
+                ray.get(ref)
+            except ray.exceptions.ActorDiedError:
+                dead.append(i)
+        if not dead:
+            break
+        if time.monotonic() > deadline:
+            raise neardup.StorageError(f"partition actors {dead} of {root} do not start")
+        time.sleep(0.5)
+        for i in dead:
+            actors[i] = actor(*roles[i])
+    return actors[: layout.key_parts], actors[layout.key_parts :]
