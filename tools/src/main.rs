@@ -1,7 +1,6 @@
 //! The `neardup` command line, built on the library's Rust API only: ingest crawl files (the
 //! daily merge), query, delete, export cluster assignments, statistics, check, checkpoint.
 
-mod eval;
 mod http;
 mod input;
 mod warc;
@@ -98,7 +97,8 @@ enum Command {
         /// (the other records are still ingested).
         #[arg(long, default_value_t = 0.1)]
         max_damaged_share: f64,
-        /// Print the process's peak memory (VmHWM) at the end (for `neardup eval`).
+        /// Print the process's peak memory (VmHWM) at the end (for `neardup-eval`, the
+        /// evaluation harness in crates/neardup-eval).
         #[arg(long, hide = true)]
         peak_rss: bool,
     },
@@ -178,24 +178,6 @@ enum Command {
         files: Vec<PathBuf>,
         #[arg(long, default_value_t = 0)]
         threads: usize,
-    },
-    /// Evaluate methods on the bench corpora (dev and natural-dev): each ingest in a child
-    /// process (pages/s, peak memory, index size before and after compaction), scored by the
-    /// bench's scorers; writes a report (README.md), precision-recall plots (SVG) and
-    /// results.json, with the papers' comparisons (METHODS.md R1, R3, R4).
-    Eval {
-        /// `all`, or method names separated by commas (e.g. lcs,punct).
-        #[arg(long, default_value = "all")]
-        methods: String,
-        /// The output folder.
-        #[arg(long, default_value = "docs/eval")]
-        out: PathBuf,
-        /// The bench folder (dev/, natural-dev/, score.py).
-        #[arg(long, default_value = "../shared/bench")]
-        bench: PathBuf,
-        /// Only the first 2,000 pages of each corpus (R4 on 290 and 985): for a test.
-        #[arg(long)]
-        quick: bool,
     },
 }
 
@@ -301,6 +283,15 @@ fn page_of(p: &OwnedPage) -> Page<'_> {
             Body::Text(t) => Content::Text(t),
         },
     }
+}
+
+/// The peak resident set size of this process in kB (`VmHWM` of `/proc/self/status`), on Linux.
+fn peak_rss_kb() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
 }
 
 fn set_threads(threads: usize) {
@@ -684,7 +675,7 @@ fn main() -> Result<()> {
                 max_damaged_share,
             )?;
             if peak_rss {
-                if let Some(kb) = eval::peak_rss_kb() {
+                if let Some(kb) = peak_rss_kb() {
                     println!("peak RSS         {kb} kB (VmHWM)");
                 }
             }
@@ -802,17 +793,6 @@ fn main() -> Result<()> {
             Ok(())
         }
         Command::Signatures { files, threads } => signatures(&files, threads),
-        Command::Eval {
-            methods,
-            out,
-            bench,
-            quick,
-        } => eval::run(&eval::EvalArgs {
-            methods,
-            out,
-            bench,
-            quick,
-        }),
         Command::Explain { index, pages, json } => explain(index.as_deref(), &pages, json),
     }
 }

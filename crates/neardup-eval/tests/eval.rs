@@ -1,13 +1,16 @@
-//! `neardup eval --quick`: every stage of the evaluation (child ingests, compaction, export, both
+//! `neardup-eval --quick`: every stage of the evaluation (child ingests, compaction, export, both
 //! scorers, the report, the plots) on the first 2,000 pages of the bench's corpora, when the
-//! bench is there.
+//! bench is there. The ingests run in the `neardup` binary beside `neardup-eval` (cargo builds it
+//! with `neardup-tools`: `cargo test --workspace` does, or `cargo build --release -p neardup-tools`).
 
 use std::path::PathBuf;
 use std::process::Command;
 
+const EVAL: &str = env!("CARGO_BIN_EXE_neardup-eval");
+
 #[test]
 fn quick_eval_writes_the_report_and_plots() {
-    let bench = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/bench");
+    let bench = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/bench");
     if !bench.join("dev/docs.jsonl.gz").is_file()
         || !bench.join("natural-dev/docs.jsonl.gz").is_file()
     {
@@ -16,16 +19,16 @@ fn quick_eval_writes_the_report_and_plots() {
     }
     let tmp = tempfile::tempdir().unwrap();
     let out_dir = tmp.path().join("eval");
-    let out = Command::new(env!("CARGO_BIN_EXE_neardup"))
-        .args(["eval", "--quick", "--methods", "lcs,punct", "--out"])
+    let out = Command::new(EVAL)
+        .args(["--quick", "--methods", "lcs,punct", "--out"])
         .arg(&out_dir)
         .arg("--bench")
         .arg(&bench)
         .output()
-        .expect("run neardup eval");
+        .expect("run neardup-eval");
     assert!(
         out.status.success(),
-        "neardup eval failed:\nstdout: {}\nstderr: {}",
+        "neardup-eval failed:\nstdout: {}\nstderr: {}",
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
@@ -70,8 +73,8 @@ fn quick_eval_writes_the_report_and_plots() {
 #[test]
 fn eval_without_a_bench_is_a_clear_error() {
     let tmp = tempfile::tempdir().unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_neardup"))
-        .args(["eval", "--quick", "--methods", "lcs", "--out"])
+    let out = Command::new(EVAL)
+        .args(["--quick", "--methods", "lcs", "--out"])
         .arg(tmp.path().join("eval"))
         .arg("--bench")
         .arg(tmp.path().join("no-bench"))
@@ -82,11 +85,38 @@ fn eval_without_a_bench_is_a_clear_error() {
     assert!(stderr.contains("no bench at"), "{stderr}");
     assert!(!stderr.contains("panicked"), "{stderr}");
 
-    let out = Command::new(env!("CARGO_BIN_EXE_neardup"))
-        .args(["eval", "--methods", "nope", "--out"])
+    let out = Command::new(EVAL)
+        .args(["--methods", "nope", "--out"])
         .arg(tmp.path().join("eval"))
         .output()
         .unwrap();
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("unknown method"));
+}
+
+#[test]
+fn eval_without_a_neardup_binary_says_how_to_build_it() {
+    let bench = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/bench");
+    if !bench.join("dev/docs.jsonl.gz").is_file() {
+        eprintln!("skipped: no bench at {}", bench.display());
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let out = Command::new(EVAL)
+        .args(["--quick", "--methods", "lcs", "--out"])
+        .arg(tmp.path().join("eval"))
+        .arg("--bench")
+        .arg(&bench)
+        .arg("--neardup")
+        .arg(tmp.path().join("no-neardup"))
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("no neardup binary at"), "{stderr}");
+    assert!(
+        stderr.contains("cargo build --release -p neardup-tools"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("panicked"), "{stderr}");
 }

@@ -1,8 +1,9 @@
-//! `neardup eval`: every method of the library on the bench corpora, one report.
+//! The evaluation: every method of the library on the bench corpora, one report.
 //!
 //! For each method (`neardup::Method::NAMES`, or those asked for) and each corpus (the synthetic
-//! `dev` and the real `natural-dev`), the ingest runs in a child process of this binary, so that
-//! its wall time and peak memory (`VmHWM`, printed by the child) are the method's own; the index
+//! `dev` and the real `natural-dev`), the ingest runs in a child process of the `neardup`
+//! command line (`neardup ingest --peak-rss`), so that its wall time and peak memory (`VmHWM`,
+//! printed by the child) are the method's own; the index
 //! is then measured on disk as left by the ingest and after `checkpoint` + `compact`, exported,
 //! and scored by the corpus's own scorer (`--json`). The report (`README.md`), a
 //! precision–recall plot per corpus (SVG) and every figure as JSON (`results.json`) are written
@@ -114,7 +115,7 @@ const NEGATIVE_ORDER: [&str; 10] = [
 /// The natural scorer's difficulty buckets, easiest first.
 const DIFFICULTY_ORDER: [&str; 5] = ["exact", "light", "mid", "heavy", "contain"];
 
-/// The arguments of `neardup eval`.
+/// The arguments of `neardup-eval`.
 pub struct EvalArgs {
     /// `all`, or method names separated by commas.
     pub methods: String,
@@ -124,15 +125,9 @@ pub struct EvalArgs {
     pub bench: PathBuf,
     /// Only the first [`QUICK_PAGES`] pages of each corpus.
     pub quick: bool,
-}
-
-/// The peak resident set size of this process in kB (`VmHWM` of `/proc/self/status`), on Linux.
-pub fn peak_rss_kb() -> Option<u64> {
-    let status = fs::read_to_string("/proc/self/status").ok()?;
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+    /// The `neardup` binary whose ingests are measured, as given (`--neardup`); `None` for the
+    /// one beside this executable.
+    pub neardup: Option<PathBuf>,
 }
 
 /// Runs the evaluation: see the module documentation.
@@ -142,6 +137,7 @@ pub fn run(args: &EvalArgs) -> Result<()> {
     let methods = select_methods(&args.methods)?;
     let bench = Bench::locate(&args.bench)?;
     check_python()?;
+    let neardup = locate_neardup(args.neardup.as_deref())?;
     fs::create_dir_all(&args.out)
         .with_context(|| format!("cannot create the output folder {}", args.out.display()))?;
     let out = args
@@ -150,7 +146,7 @@ pub fn run(args: &EvalArgs) -> Result<()> {
         .with_context(|| format!("cannot resolve {}", args.out.display()))?;
     let work = WorkDir::new()?;
     let runner = Runner {
-        exe: std::env::current_exe().context("cannot find the neardup binary itself")?,
+        exe: neardup.clone(),
         work: work.0.clone(),
     };
     let limit = args.quick.then_some(QUICK_PAGES);
@@ -164,7 +160,8 @@ pub fn run(args: &EvalArgs) -> Result<()> {
         .collect();
 
     eprintln!(
-        "eval: {} method(s) on dev and natural-dev{}, R4 on {} method(s); work folder {}",
+        "eval: {} with {} method(s) on dev and natural-dev{}, R4 on {} method(s); work folder {}",
+        neardup.display(),
         methods.len(),
         if args.quick {
             format!(" (first {QUICK_PAGES} pages of each)")
@@ -347,6 +344,25 @@ impl Bench {
         }
         Ok(b)
     }
+}
+
+/// The `neardup` binary to measure: `given`, else `neardup` beside this executable (where cargo
+/// puts both: `target/release/`), with an error saying how to build it when it is not there.
+fn locate_neardup(given: Option<&Path>) -> Result<PathBuf> {
+    let path = match given {
+        Some(p) => p.to_path_buf(),
+        None => std::env::current_exe()
+            .context("cannot find the neardup-eval executable itself")?
+            .with_file_name(format!("neardup{}", std::env::consts::EXE_SUFFIX)),
+    };
+    if !path.is_file() {
+        bail!(
+            "no neardup binary at {}: build it with `cargo build --release -p neardup-tools` \
+             (the evaluation measures the command line's ingest), or give one with --neardup",
+            path.display()
+        );
+    }
+    Ok(path)
 }
 
 /// Checks that `python3` runs (the scorers need it).
@@ -884,7 +900,7 @@ fn filter_tsv(from: &Path, to: &Path, columns: &[&str], ids: &HashSet<&str>) -> 
     Ok(())
 }
 
-/// Runs this binary's subcommands in child processes.
+/// Runs the `neardup` binary's subcommands in child processes.
 struct Runner {
     exe: PathBuf,
     work: PathBuf,
@@ -1501,11 +1517,16 @@ struct Report<'a> {
 impl Report<'_> {
     fn command(&self) -> String {
         format!(
-            "target/release/neardup eval --methods {} --out {} --bench {}{}",
+            "target/release/neardup-eval --methods {} --out {} --bench {}{}{}",
             self.args.methods,
             self.args.out.display(),
             self.args.bench.display(),
-            if self.args.quick { " --quick" } else { "" }
+            if self.args.quick { " --quick" } else { "" },
+            self.args
+                .neardup
+                .as_ref()
+                .map(|p| format!(" --neardup {}", p.display()))
+                .unwrap_or_default()
         )
     }
 
@@ -1515,7 +1536,7 @@ impl Report<'_> {
         let _ = writeln!(w, "# Every method on the bench corpora\n");
         let _ = writeln!(
             w,
-            "Written by `neardup eval` on {} in {} min {} s; every figure below comes from \
+            "Written by `neardup-eval` on {} in {} min {} s; every figure below comes from \
              that run. Regenerate it with:\n",
             now_utc(),
             (self.elapsed / 60.0).floor(),
@@ -1523,7 +1544,7 @@ impl Report<'_> {
         );
         let _ = writeln!(
             w,
-            "```sh\ncargo build --release -p neardup-tools\n{}\n```\n",
+            "```sh\ncargo build --release -p neardup-tools -p neardup-eval\n{}\n```\n",
             self.command()
         );
         let _ = writeln!(w, "- Machine: {}.", machine());
@@ -1571,7 +1592,7 @@ impl Report<'_> {
              page→representative links against the families). natural-dev's scorer has no \
              cluster-pair score.\n\
              - Per-language precision on dev, R1's same-host figures and R3's classes are \
-             counted by `eval` from the dev truth and the export with score.py's definitions \
+             counted by `neardup-eval` from the dev truth and the export with score.py's definitions \
              (its own overall P and R are checked to agree).\n"
         );
 
