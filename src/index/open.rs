@@ -41,11 +41,27 @@ fn is_true(b: &bool) -> bool {
 }
 
 impl StoredConfig {
+    /// The stored parts of `opts`.
+    pub(crate) fn of(opts: &IndexOptions) -> StoredConfig {
+        StoredConfig {
+            signature: opts.signature.clone(),
+            simhash_max_distance: opts.simhash_max_distance,
+            representative: opts.representative,
+            store_texts: opts.store_texts,
+            words: opts
+                .signature
+                .method
+                .uses_words()
+                .then(|| crate::methods::terms::WORDS.to_string()),
+        }
+    }
+
     /// Reads the configuration stored in the index at `path`.
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] when there is no index at `path`, storage and corruption
-    /// errors.
+    /// [`Error::InvalidArgument`] when there is no index at `path`,
+    /// [`Error::IncompatibleFormat`] for a format this build does not read, storage and
+    /// corruption errors.
     pub(crate) fn read(path: &Path) -> Result<StoredConfig> {
         if !path.join("CURRENT").exists() {
             return Err(Error::InvalidArgument(format!(
@@ -53,7 +69,18 @@ impl StoredConfig {
                 path.display()
             )));
         }
-        let v = storage::read_config(path)?;
+        let (format, config) = storage::read_meta(path)?;
+        if let Some(format) = format {
+            let found = storage::decode_u32(cf::META, meta::FORMAT, &format)?;
+            if found != FORMAT_VERSION && found != storage::FORMAT_VERSION_2 {
+                return Err(Error::IncompatibleFormat {
+                    found,
+                    supported: FORMAT_VERSION,
+                });
+            }
+        }
+        let v = config
+            .ok_or_else(|| Error::corruption(cf::META, meta::CONFIG, "missing configuration"))?;
         serde_json::from_slice(&v).map_err(|e| {
             Error::corruption(
                 cf::META,
@@ -157,6 +184,15 @@ impl Index {
         }
         // One handle per directory per process, whatever the path's spelling.
         let registration = registry::Registration::acquire(&path)?;
+        // An existing index's format and configuration are checked before it is opened for
+        // writing: opening creates the column families an older build did not have, and a
+        // refused open must leave the index as the build that wrote it can read it.
+        if path.join("CURRENT").exists() {
+            let (format, config) = storage::read_meta(&path)?;
+            if let Some(format) = format {
+                check_stored(&format, config.as_deref(), &StoredConfig::of(&opts))?;
+            }
+        }
         let db = storage::open_db(&path, opts.create_if_missing, tables)?;
         Index::with_db(db, path, opts, source, registration, false)
     }
@@ -265,18 +301,7 @@ impl Index {
     }
 
     pub(crate) fn stored_config(&self) -> StoredConfig {
-        StoredConfig {
-            signature: self.opts.signature.clone(),
-            simhash_max_distance: self.opts.simhash_max_distance,
-            representative: self.opts.representative,
-            store_texts: self.opts.store_texts,
-            words: self
-                .opts
-                .signature
-                .method
-                .uses_words()
-                .then(|| crate::methods::terms::WORDS.to_string()),
-        }
+        StoredConfig::of(&self.opts)
     }
 
     /// Checks the stored format and configuration (writes them into a new index); returns the
@@ -289,35 +314,7 @@ impl Index {
                 .map_err(|e| Error::storage("reading meta", e))
         };
         match get(meta::FORMAT)? {
-            Some(v) => {
-                let found = storage::decode_u32(cf::META, meta::FORMAT, &v)?;
-                if found != FORMAT_VERSION && found != storage::FORMAT_VERSION_2 {
-                    return Err(Error::IncompatibleFormat {
-                        found,
-                        supported: FORMAT_VERSION,
-                    });
-                }
-                let stored = get(meta::CONFIG)?.ok_or_else(|| {
-                    Error::corruption(cf::META, meta::CONFIG, "missing configuration")
-                })?;
-                let stored: serde_json::Value = serde_json::from_slice(&stored).map_err(|e| {
-                    Error::corruption(
-                        cf::META,
-                        meta::CONFIG,
-                        format!("bad configuration JSON: {e}"),
-                    )
-                })?;
-                let wanted = serde_json::to_value(self.stored_config())
-                    .map_err(|e| Error::InvalidArgument(format!("configuration: {e}")))?;
-                if let Some((field, s, w)) = first_difference("", &stored, &wanted) {
-                    return Err(Error::IncompatibleConfig {
-                        field,
-                        stored: s,
-                        requested: w,
-                    });
-                }
-                Ok(found)
-            }
+            Some(v) => check_stored(&v, get(meta::CONFIG)?.as_deref(), &self.stored_config()),
             None if self.read_only => Err(Error::corruption(
                 cf::META,
                 meta::FORMAT,
@@ -578,6 +575,41 @@ impl Index {
         serde_json::to_string(&self.stored_config())
             .map_err(|e| Error::InvalidArgument(format!("configuration: {e}")))
     }
+}
+
+/// Checks a stored format version and configuration against what this build reads and the
+/// configuration `wanted`; returns the format version.
+///
+/// # Errors
+/// [`Error::IncompatibleFormat`], [`Error::IncompatibleConfig`], [`Error::Corruption`] for a
+/// value that does not decode or a missing configuration.
+fn check_stored(format: &[u8], config: Option<&[u8]>, wanted: &StoredConfig) -> Result<u32> {
+    let found = storage::decode_u32(cf::META, meta::FORMAT, format)?;
+    if found != FORMAT_VERSION && found != storage::FORMAT_VERSION_2 {
+        return Err(Error::IncompatibleFormat {
+            found,
+            supported: FORMAT_VERSION,
+        });
+    }
+    let stored =
+        config.ok_or_else(|| Error::corruption(cf::META, meta::CONFIG, "missing configuration"))?;
+    let stored: serde_json::Value = serde_json::from_slice(stored).map_err(|e| {
+        Error::corruption(
+            cf::META,
+            meta::CONFIG,
+            format!("bad configuration JSON: {e}"),
+        )
+    })?;
+    let wanted = serde_json::to_value(wanted)
+        .map_err(|e| Error::InvalidArgument(format!("configuration: {e}")))?;
+    if let Some((field, s, w)) = first_difference("", &stored, &wanted) {
+        return Err(Error::IncompatibleConfig {
+            field,
+            stored: s,
+            requested: w,
+        });
+    }
+    Ok(found)
 }
 
 /// The first field where two JSON values differ: (path, stored, wanted).

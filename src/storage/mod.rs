@@ -375,20 +375,22 @@ pub fn open_db_read_only(path: &Path, tables: SimhashTables) -> Result<DB> {
         .map_err(|e| Error::storage(format!("opening {} read-only", path.display()), e))
 }
 
-/// Reads the `config` value of an index's meta column family, opening it read-only.
+/// Reads the format version and the configuration of the `meta` column family (either may be
+/// absent), opening the database read-only: nothing in `path` is written, whatever the format.
 ///
 /// # Errors
-/// [`Error::Storage`] when the index cannot be opened, [`Error::Corruption`] when the value is
-/// missing.
-pub fn read_config(path: &Path) -> Result<Vec<u8>> {
+/// [`Error::Storage`] when the database cannot be opened read-only.
+pub fn read_meta(path: &Path) -> Result<(Option<Vec<u8>>, Option<Vec<u8>>)> {
     let db = DB::open_cf_for_read_only(&Options::default(), path, [cf::META], false)
         .map_err(|e| Error::storage(format!("opening {}", path.display()), e))?;
     let m = db
         .cf_handle(cf::META)
         .ok_or_else(|| Error::corruption(cf::META, b"", "missing column family"))?;
-    db.get_cf(m, meta::CONFIG)
-        .map_err(|e| Error::storage("reading meta", e))?
-        .ok_or_else(|| Error::corruption(cf::META, meta::CONFIG, "missing configuration"))
+    let get = |k: &[u8]| {
+        db.get_cf(m, k)
+            .map_err(|e| Error::storage("reading meta", e))
+    };
+    Ok((get(meta::FORMAT)?, get(meta::CONFIG)?))
 }
 
 #[cfg(test)]
