@@ -429,8 +429,3 @@ impl Method {
         }
     }
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-}

@@ -375,12 +375,15 @@ pub fn open_db_read_only(path: &Path, tables: SimhashTables) -> Result<DB> {
         .map_err(|e| Error::storage(format!("opening {} read-only", path.display()), e))
 }
 
+/// The format version and the configuration as stored (either may be absent).
+pub type StoredMeta = (Option<Vec<u8>>, Option<Vec<u8>>);
+
 /// Reads the format version and the configuration of the `meta` column family (either may be
 /// absent), opening the database read-only: nothing in `path` is written, whatever the format.
 ///
 /// # Errors
 /// [`Error::Storage`] when the database cannot be opened read-only.
-pub fn read_meta(path: &Path) -> Result<(Option<Vec<u8>>, Option<Vec<u8>>)> {
+pub fn read_meta(path: &Path) -> Result<StoredMeta> {
     let db = DB::open_cf_for_read_only(&Options::default(), path, [cf::META], false)
         .map_err(|e| Error::storage(format!("opening {}", path.display()), e))?;
     let m = db
