@@ -95,7 +95,7 @@ impl TextSource {
             }
             let t: Text = serde_json::from_str(&line)
                 .with_context(|| format!("{} line {}", path.display(), n + 1))?;
-            let held_out = fnv(&t.uid) % 10 == 0;
+            let held_out = fnv(&t.uid).is_multiple_of(10);
             if held_out != (part == PoolPart::HeldOut) {
                 continue;
             }

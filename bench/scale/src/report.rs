@@ -57,6 +57,7 @@ fn maint_cell(m: &Maint) -> String {
         "ok" => format!("{:.1}", m.seconds),
         "timeout" => format!("> {:.0}", m.seconds),
         "skipped" => "–".into(),
+        "pending" => "…".into(),
         _ => format!("failed ({})", m.detail.chars().take(60).collect::<String>()),
     }
 }
@@ -66,7 +67,7 @@ fn thousands(x: f64) -> String {
     let s = n.abs().to_string();
     let mut out = String::new();
     for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);

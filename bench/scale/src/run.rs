@@ -486,7 +486,11 @@ pub fn run(
         Ok(())
     };
     for &size in &s.sizes {
-        if results.steps.iter().any(|st| st.generated == size) {
+        if results
+            .steps
+            .iter()
+            .any(|st| st.generated == size && st.check.status != "pending")
+        {
             log(format!(
                 "{size}: measured already (results.json), next size"
             ));
@@ -498,6 +502,10 @@ pub fn run(
             ));
             continue;
         }
+        // A step whose maintenance was cut short is measured again.
+        results
+            .steps
+            .retain(|st| !(st.generated == size && st.check.status == "pending"));
         let mut step = Step::default();
         measure::reset_peak();
         // Grow.
@@ -605,6 +613,22 @@ pub fn run(
             "open at {size}: {:.3} s, with the first query {:.3} s; RSS {:.0} MB",
             step.open_s, step.open_first_query_s, step.rss_reopened_mb
         ));
+
+        // What is measured so far is written before the maintenance, which may take long.
+        {
+            let mut partial = results.clone();
+            let mut st = step.clone();
+            let waiting = Maint {
+                status: "pending".into(),
+                ..Maint::default()
+            };
+            (st.check, st.compact_snapshot, st.online_compact) =
+                (waiting.clone(), waiting.clone(), waiting);
+            partial.steps.push(st);
+            partial.steps.sort_by_key(|st| st.generated);
+            std::fs::write(&results_path, serde_json::to_string_pretty(&partial)?)?;
+            crate::report::write(&partial, &paths.out)?;
+        }
 
         // Maintenance on a checkpoint, each operation in a child under a deadline.
         let deadline = Duration::from_secs(s.maint_timeout);
