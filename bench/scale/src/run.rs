@@ -1,0 +1,695 @@
+//! The driver: grows one index to each size and measures it there against a fixed workload.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context};
+use neardup::{BatchOptions, Content, Index, IndexOptions, Page};
+
+use crate::gen::{GenConfig, GenPage, Generator};
+use crate::measure::{self, Latency};
+use crate::Inputs;
+
+/// The driver's settings (from the command line).
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+pub struct Settings {
+    /// Sizes (pages held) to measure at, ascending.
+    pub sizes: Vec<u64>,
+    /// Pages of the probe batch.
+    pub probe: usize,
+    /// Queries of each kind.
+    pub queries: usize,
+    /// The stream's seed.
+    pub seed: u64,
+    /// Share of variants in the stream and the probe batch.
+    pub dup_share: f64,
+    /// Skeletons kept from the dev corpus.
+    pub skeletons: usize,
+    /// Pages per `insert_batch` while growing.
+    pub batch: usize,
+    /// Deadline of each maintenance operation, seconds.
+    pub maint_timeout: u64,
+    /// No `check` above this many pages.
+    pub skip_check_above: Option<u64>,
+    /// No offline compaction above this many pages.
+    pub skip_compact_above: Option<u64>,
+    /// Also time an online `compact()` (on a checkpoint copy).
+    pub online_compact: bool,
+    /// `IndexOptions::sync_writes`.
+    pub sync_writes: bool,
+    /// A word about the build measured ("before", a commit…).
+    pub label: String,
+}
+
+/// Throughput of an ingest.
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
+pub struct Throughput {
+    /// Pages handed to `insert_batch`.
+    pub pages: u64,
+    /// Pages refused (bad content).
+    pub errors: u64,
+    /// Pages verdicted duplicates.
+    pub duplicates: u64,
+    /// Wall seconds in `insert_batch`.
+    pub wall_s: f64,
+    /// CPU seconds of the process meanwhile (all threads).
+    pub cpu_s: f64,
+    /// Pages a second (wall).
+    pub pages_per_s: f64,
+    /// CPU microseconds a page.
+    pub cpu_us_per_page: f64,
+}
+
+impl Throughput {
+    fn add(&mut self, pages: u64, errors: u64, dups: u64, wall: Duration, cpu: Duration) {
+        self.pages += pages;
+        self.errors += errors;
+        self.duplicates += dups;
+        self.wall_s += wall.as_secs_f64();
+        self.cpu_s += cpu.as_secs_f64();
+        self.pages_per_s = self.pages as f64 / self.wall_s.max(1e-9);
+        self.cpu_us_per_page = self.cpu_s * 1e6 / (self.pages.max(1) as f64);
+    }
+}
+
+/// The outcome of a maintenance operation run in a child process under a deadline.
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
+pub struct Maint {
+    /// `ok`, `failed`, `timeout` or `skipped`.
+    pub status: String,
+    /// Seconds of the operation itself (the deadline for a timeout).
+    pub seconds: f64,
+    /// Seconds opening the index in the child (check and online compact).
+    pub open_s: f64,
+    /// CPU seconds of the child.
+    pub cpu_s: f64,
+    /// Result in words (problems found, bytes after, error).
+    pub detail: String,
+}
+
+impl Maint {
+    fn skipped(why: &str) -> Maint {
+        Maint {
+            status: "skipped".into(),
+            detail: why.into(),
+            ..Maint::default()
+        }
+    }
+}
+
+/// Everything measured at one size.
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
+pub struct Step {
+    /// Pages held (`Index::len`).
+    pub pages: u64,
+    /// Pages of the stream generated so far.
+    pub generated: u64,
+    /// Clusters held.
+    pub clusters: u64,
+    /// Growing from the previous size to this one.
+    pub grow: Throughput,
+    /// Seconds generating the growth's pages (not in `grow`).
+    pub grow_gen_s: f64,
+    /// The probe batch into a checkpoint copy.
+    pub probe: Throughput,
+    /// Seconds of the probe copy's checkpoint.
+    pub probe_checkpoint_s: f64,
+    /// Seconds opening the probe copy.
+    pub probe_open_s: f64,
+    /// `Index::open` of the standing index, seconds.
+    pub open_s: f64,
+    /// `Index::open` and the first query, seconds.
+    pub open_first_query_s: f64,
+    /// Queries of unrelated pages.
+    pub query_unrelated: Latency,
+    /// Unrelated queries verdicted duplicates.
+    pub unrelated_duplicates: u64,
+    /// Queries of near duplicates of held pages.
+    pub query_duplicates: Latency,
+    /// Duplicate queries verdicted duplicates.
+    pub duplicates_found: u64,
+    /// RSS after growing, MB.
+    pub rss_mb: f64,
+    /// Peak RSS while growing to this size, MB (`VmHWM`, reset at the step's start).
+    pub peak_rss_mb: f64,
+    /// RSS after the reopen and first query, MB.
+    pub rss_reopened_mb: f64,
+    /// Bytes of the index directory.
+    pub dir_bytes: u64,
+    /// Bytes in SST files and memtables (`Stats::bytes`).
+    pub stored_bytes: u64,
+    /// Of which the `texts` column family.
+    pub texts_bytes: u64,
+    /// `dir_bytes / pages`.
+    pub bytes_per_page: f64,
+    /// `(dir_bytes - texts_bytes) / pages`.
+    pub bytes_per_page_without_texts: f64,
+    /// Memory of the posting-key filter, bytes.
+    pub posting_filter_bytes: u64,
+    /// `checkpoint` of the standing index, seconds (for the maintenance copy).
+    pub checkpoint_s: f64,
+    /// `check()` on the checkpoint.
+    pub check: Maint,
+    /// `Index::compact_snapshot(checkpoint, new)`.
+    pub compact_snapshot: Maint,
+    /// `compact()` on the checkpoint (optional).
+    pub online_compact: Maint,
+    /// When the step was measured (Unix seconds).
+    pub at: u64,
+}
+
+/// What `results.json` holds.
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
+pub struct Results {
+    /// The driver's settings.
+    pub settings: Option<Settings>,
+    /// The generator's figures (skeletons, chains, baseline RSS).
+    pub generator: serde_json::Value,
+    /// The machine and build.
+    pub machine: serde_json::Value,
+    /// One entry per size.
+    pub steps: Vec<Step>,
+}
+
+fn log(msg: impl AsRef<str>) {
+    let t = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let (h, m, s) = ((t / 3600) % 24, (t / 60) % 60, t % 60);
+    eprintln!("[{h:02}:{m:02}:{s:02}Z] {}", msg.as_ref());
+}
+
+fn pages_of(v: &[GenPage]) -> Vec<Page<'_>> {
+    v.iter()
+        .map(|p| Page {
+            key: &p.key,
+            host: &p.host,
+            time: p.time,
+            content: Content::Html(p.html.as_bytes()),
+        })
+        .collect()
+}
+
+/// Inserts pages; returns (errors, duplicates, wall, cpu).
+fn ingest(ix: &Index, pages: &[GenPage]) -> anyhow::Result<(u64, u64, Duration, Duration)> {
+    let refs = pages_of(pages);
+    let (t0, c0) = (Instant::now(), measure::cpu_time());
+    let out = ix.insert_batch(&refs, &BatchOptions::default(), &mut |_, _| {})?;
+    let (wall, cpu) = (t0.elapsed(), measure::cpu_time().saturating_sub(c0));
+    let errors = out.iter().filter(|r| r.is_err()).count() as u64;
+    let dups = out
+        .iter()
+        .filter(|r| r.as_ref().is_ok_and(|v| v.duplicate))
+        .count() as u64;
+    Ok((errors, dups, wall, cpu))
+}
+
+/// The fixed query sets: unrelated pages (another seed, the held-out tenth of the pool) and
+/// near duplicates of pages among the first `reach` of the stream (held at every size).
+struct Workload<'a> {
+    main: Generator<'a>,
+    unrelated: Generator<'a>,
+    probe: Generator<'a>,
+    reach: u64,
+}
+
+impl Workload<'_> {
+    fn unrelated_pages(&self, n: usize) -> Vec<String> {
+        (0..n as u64).map(|q| self.unrelated.page(q).html).collect()
+    }
+
+    fn duplicate_pages(&self, n: usize) -> Vec<String> {
+        (0..n as u64)
+            .map(|q| {
+                let t = self.main.rng(0xd0d0, q);
+                let target = rand::Rng::random_range(&mut t.clone(), 0..self.reach.max(1));
+                self.main.variant_page(target, q)
+            })
+            .collect()
+    }
+
+    fn probe_pages(&self, n: usize) -> Vec<GenPage> {
+        (0..n as u64).map(|i| self.probe.page(i)).collect()
+    }
+}
+
+fn time_queries(ix: &Index, pages: &[String]) -> anyhow::Result<(Latency, u64)> {
+    let mut d = Vec::with_capacity(pages.len());
+    let mut dups = 0;
+    for p in pages {
+        let t = Instant::now();
+        let v = ix.query(Content::Html(p.as_bytes()))?;
+        d.push(t.elapsed());
+        dups += u64::from(v.duplicate);
+    }
+    Ok((Latency::of(d), dups))
+}
+
+fn index_options(s: &Settings) -> IndexOptions {
+    IndexOptions {
+        sync_writes: s.sync_writes,
+        ..IndexOptions::default()
+    }
+}
+
+/// Runs a maintenance operation in a child process (`neardup-scale maint …`) and kills it at the
+/// deadline.
+fn maint_child(op: &str, from: &Path, to: Option<&Path>, deadline: Duration) -> Maint {
+    let exe = match std::env::current_exe() {
+        Ok(e) => e,
+        Err(e) => {
+            return Maint {
+                status: "failed".into(),
+                detail: format!("no executable path: {e}"),
+                ..Maint::default()
+            }
+        }
+    };
+    let mut cmd = Command::new(exe);
+    cmd.arg("maint").arg(op).arg("--from").arg(from);
+    if let Some(t) = to {
+        cmd.arg("--to").arg(t);
+    }
+    cmd.stdout(Stdio::piped()).stderr(Stdio::inherit());
+    let t0 = Instant::now();
+    let mut child = match cmd.spawn() {
+        Ok(c) => c,
+        Err(e) => {
+            return Maint {
+                status: "failed".into(),
+                detail: format!("spawning: {e}"),
+                ..Maint::default()
+            }
+        }
+    };
+    loop {
+        match child.try_wait() {
+            Ok(Some(_)) => break,
+            Ok(None) if t0.elapsed() >= deadline => {
+                // Our own child, by its handle.
+                let _ = child.kill();
+                let _ = child.wait();
+                return Maint {
+                    status: "timeout".into(),
+                    seconds: deadline.as_secs_f64(),
+                    detail: format!("killed after {} s", deadline.as_secs()),
+                    ..Maint::default()
+                };
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(200)),
+            Err(e) => {
+                return Maint {
+                    status: "failed".into(),
+                    detail: format!("waiting: {e}"),
+                    ..Maint::default()
+                }
+            }
+        }
+    }
+    let mut out = String::new();
+    if let Some(mut s) = child.stdout.take() {
+        let _ = std::io::Read::read_to_string(&mut s, &mut out);
+    }
+    serde_json::from_str::<Maint>(out.trim()).unwrap_or_else(|e| Maint {
+        status: "failed".into(),
+        seconds: t0.elapsed().as_secs_f64(),
+        detail: format!("child said {out:?} ({e})"),
+        ..Maint::default()
+    })
+}
+
+/// The child's side: one operation on a checkpoint, its outcome as one JSON line.
+pub fn maint_op(op: &str, from: &Path, to: Option<&Path>) -> Maint {
+    let c0 = measure::cpu_time();
+    let t0 = Instant::now();
+    let mut open_s = 0.0;
+    let result: anyhow::Result<String> = (|| match op {
+        "check" => {
+            let ix = Index::open_existing(from)?;
+            open_s = t0.elapsed().as_secs_f64();
+            let t1 = Instant::now();
+            let r = ix.check()?;
+            let s = t1.elapsed().as_secs_f64();
+            Ok(format!(
+                "{s:.3}|{} pages, {} clusters, {} postings, {} problems",
+                r.pages, r.clusters, r.postings, r.problem_count
+            ))
+        }
+        "compact-snapshot" => {
+            let to = to.context("--to is needed")?;
+            let t1 = Instant::now();
+            let r = Index::compact_snapshot(from, to)?;
+            let s = t1.elapsed().as_secs_f64();
+            Ok(format!(
+                "{s:.3}|{} → {} bytes, {} pages, check {} problems",
+                r.bytes_before, r.bytes_after, r.pages, r.check.problem_count
+            ))
+        }
+        "compact" => {
+            let ix = Index::open_existing(from)?;
+            open_s = t0.elapsed().as_secs_f64();
+            let t1 = Instant::now();
+            ix.compact()?;
+            let s = t1.elapsed().as_secs_f64();
+            Ok(format!("{s:.3}|{} bytes after", measure::dir_bytes(from)))
+        }
+        _ => bail!("unknown operation {op}"),
+    })();
+    let cpu_s = measure::cpu_time().saturating_sub(c0).as_secs_f64();
+    match result {
+        Ok(s) => {
+            let (secs, detail) = s.split_once('|').unwrap_or(("0", &s));
+            Maint {
+                status: "ok".into(),
+                seconds: secs.parse().unwrap_or(0.0),
+                open_s,
+                cpu_s,
+                detail: detail.to_string(),
+            }
+        }
+        Err(e) => Maint {
+            status: "failed".into(),
+            seconds: t0.elapsed().as_secs_f64(),
+            open_s,
+            cpu_s,
+            detail: format!("{e:#}"),
+        },
+    }
+}
+
+fn remove(p: &Path) {
+    if p.exists() {
+        let _ = std::fs::remove_dir_all(p);
+    }
+}
+
+/// Where the run keeps things.
+pub struct Paths {
+    /// The standing index.
+    pub index: PathBuf,
+    /// Checkpoints and compacted copies (removed after use).
+    pub tmp: PathBuf,
+    /// `next` page of the stream, for `--resume`.
+    pub state: PathBuf,
+    /// results.json, results.md, scale.svg.
+    pub out: PathBuf,
+}
+
+#[derive(serde::Serialize, serde::Deserialize)]
+struct State {
+    next: u64,
+    seed: u64,
+    dup_share: f64,
+    skeletons: usize,
+}
+
+/// The whole run.
+pub fn run(
+    paths: &Paths,
+    s: Settings,
+    inputs: &Inputs,
+    resume: bool,
+    generator_info: serde_json::Value,
+) -> anyhow::Result<()> {
+    std::fs::create_dir_all(&paths.out)?;
+    std::fs::create_dir_all(&paths.tmp)?;
+    let results_path = paths.out.join("results.json");
+    let mut results = if resume && results_path.exists() {
+        serde_json::from_str::<Results>(&std::fs::read_to_string(&results_path)?)
+            .context("reading results.json to resume")?
+    } else {
+        if paths.index.exists() && !resume {
+            bail!(
+                "{} holds an index: pass --resume to grow it further, or remove it",
+                paths.index.display()
+            );
+        }
+        Results::default()
+    };
+    let mut next = 0;
+    if resume && paths.state.exists() {
+        let st: State = serde_json::from_str(&std::fs::read_to_string(&paths.state)?)?;
+        if st.seed != s.seed || st.dup_share != s.dup_share || st.skeletons != s.skeletons {
+            bail!(
+                "the index was grown with seed {}, dup share {}, {} skeletons: resume with those",
+                st.seed,
+                st.dup_share,
+                st.skeletons
+            );
+        }
+        next = st.next;
+    }
+    results.settings = Some(s.clone());
+    results.generator = generator_info;
+    results.machine = crate::report::machine();
+    let main_cfg = GenConfig {
+        seed: s.seed,
+        dup_share: s.dup_share,
+        name: "p".into(),
+        ..GenConfig::default()
+    };
+    let w = Workload {
+        main: Generator::new(main_cfg.clone(), &inputs.main, &inputs.skeletons),
+        unrelated: Generator::new(
+            GenConfig {
+                seed: s.seed ^ 0x756e_7265_6c61_7465,
+                dup_share: 0.0,
+                name: "unrelated".into(),
+                ..main_cfg.clone()
+            },
+            &inputs.held_out,
+            &inputs.skeletons,
+        ),
+        probe: Generator::new(
+            GenConfig {
+                seed: s.seed ^ 0x7072_6f62_6500_0000,
+                name: "probe".into(),
+                ..main_cfg.clone()
+            },
+            &inputs.main,
+            &inputs.skeletons,
+        ),
+        reach: s.sizes.first().copied().unwrap_or(25_000),
+    };
+    let opts = index_options(&s);
+    let mut ix = Some(Index::open(&paths.index, opts.clone())?);
+    let save_state = |next: u64| -> anyhow::Result<()> {
+        let st = State {
+            next,
+            seed: s.seed,
+            dup_share: s.dup_share,
+            skeletons: s.skeletons,
+        };
+        std::fs::write(&paths.state, serde_json::to_string(&st)?)?;
+        Ok(())
+    };
+    for &size in &s.sizes {
+        if results
+            .steps
+            .iter()
+            .any(|st| st.generated == size && st.check.status != "pending")
+        {
+            log(format!(
+                "{size}: measured already (results.json), next size"
+            ));
+            continue;
+        }
+        if next > size {
+            log(format!(
+                "{size}: the index is past it ({next} pages generated), next size"
+            ));
+            continue;
+        }
+        // A step whose maintenance was cut short is measured again.
+        results
+            .steps
+            .retain(|st| !(st.generated == size && st.check.status == "pending"));
+        let mut step = Step::default();
+        measure::reset_peak();
+        // Grow.
+        let cur = ix.as_ref().context("index handle")?;
+        let grow_start = Instant::now();
+        let mut last_log = Instant::now();
+        while next < size {
+            let n = (s.batch as u64).min(size - next);
+            let t = Instant::now();
+            let pages: Vec<GenPage> = (next..next + n).map(|i| w.main.page(i)).collect();
+            step.grow_gen_s += t.elapsed().as_secs_f64();
+            let (errors, dups, wall, cpu) = ingest(cur, &pages)?;
+            drop(pages);
+            step.grow.add(n, errors, dups, wall, cpu);
+            next += n;
+            save_state(next)?;
+            if last_log.elapsed() > Duration::from_secs(20) || next == size {
+                last_log = Instant::now();
+                log(format!(
+                    "grow {next}/{size}: batch {:.0} pages/s, {:.0} µs CPU a page; so far {:.0} pages/s; RSS {:.0} MB",
+                    n as f64 / wall.as_secs_f64().max(1e-9),
+                    cpu.as_secs_f64() * 1e6 / n as f64,
+                    step.grow.pages_per_s,
+                    measure::rss_mb()
+                ));
+            }
+        }
+        log(format!(
+            "grown to {size} in {:.0} s ({:.0} s generating)",
+            grow_start.elapsed().as_secs_f64(),
+            step.grow_gen_s
+        ));
+        step.generated = next;
+        cur.flush()?;
+        step.rss_mb = measure::rss_mb();
+        step.peak_rss_mb = measure::peak_mb();
+        let stats = cur.stats()?;
+        step.pages = cur.len();
+        step.clusters = stats.clusters;
+        step.posting_filter_bytes = stats.posting_filter_bytes;
+        step.stored_bytes = stats.bytes.iter().map(|(_, b)| b).sum();
+        step.texts_bytes = stats
+            .bytes
+            .iter()
+            .filter(|(n, _)| n == "texts")
+            .map(|(_, b)| *b)
+            .sum();
+        step.dir_bytes = measure::dir_bytes(&paths.index);
+        step.bytes_per_page = step.dir_bytes as f64 / step.pages.max(1) as f64;
+        step.bytes_per_page_without_texts =
+            step.dir_bytes.saturating_sub(step.texts_bytes) as f64 / step.pages.max(1) as f64;
+
+        // Queries, one at a time on this thread.
+        let unrelated = w.unrelated_pages(s.queries);
+        let duplicates = w.duplicate_pages(s.queries);
+        (step.query_unrelated, step.unrelated_duplicates) = time_queries(cur, &unrelated)?;
+        (step.query_duplicates, step.duplicates_found) = time_queries(cur, &duplicates)?;
+        log(format!(
+            "queries at {size}: unrelated p50 {:.0} µs p99 {:.0} µs ({} duplicates); duplicates p50 {:.0} µs p99 {:.0} µs ({} found)",
+            step.query_unrelated.p50_us,
+            step.query_unrelated.p99_us,
+            step.unrelated_duplicates,
+            step.query_duplicates.p50_us,
+            step.query_duplicates.p99_us,
+            step.duplicates_found
+        ));
+        drop(duplicates);
+
+        // The probe batch into a checkpoint copy.
+        let probe_dir = paths.tmp.join("probe");
+        remove(&probe_dir);
+        let t = Instant::now();
+        cur.checkpoint(&probe_dir)?;
+        step.probe_checkpoint_s = t.elapsed().as_secs_f64();
+        {
+            let probe = w.probe_pages(s.probe);
+            let t = Instant::now();
+            let copy = Index::open_existing(&probe_dir)?;
+            step.probe_open_s = t.elapsed().as_secs_f64();
+            let (errors, dups, wall, cpu) = ingest(&copy, &probe)?;
+            step.probe.add(probe.len() as u64, errors, dups, wall, cpu);
+        }
+        remove(&probe_dir);
+        log(format!(
+            "probe at {size}: {:.0} pages/s, {:.0} µs CPU a page ({} duplicates); checkpoint {:.2} s, open copy {:.2} s",
+            step.probe.pages_per_s,
+            step.probe.cpu_us_per_page,
+            step.probe.duplicates,
+            step.probe_checkpoint_s,
+            step.probe_open_s
+        ));
+
+        // Open: the handle dropped, the library's open alone, then the first query.
+        drop(ix.take());
+        let t = Instant::now();
+        let reopened = Index::open(&paths.index, opts.clone())?;
+        step.open_s = t.elapsed().as_secs_f64();
+        if let Some(first) = unrelated.first() {
+            reopened.query(Content::Html(first.as_bytes()))?;
+        }
+        step.open_first_query_s = t.elapsed().as_secs_f64();
+        step.rss_reopened_mb = measure::rss_mb();
+        drop(unrelated);
+        log(format!(
+            "open at {size}: {:.3} s, with the first query {:.3} s; RSS {:.0} MB",
+            step.open_s, step.open_first_query_s, step.rss_reopened_mb
+        ));
+
+        // What is measured so far is written before the maintenance, which may take long.
+        {
+            let mut partial = results.clone();
+            let mut st = step.clone();
+            let waiting = Maint {
+                status: "pending".into(),
+                ..Maint::default()
+            };
+            (st.check, st.compact_snapshot, st.online_compact) =
+                (waiting.clone(), waiting.clone(), waiting);
+            partial.steps.push(st);
+            partial.steps.sort_by_key(|st| st.generated);
+            std::fs::write(&results_path, serde_json::to_string_pretty(&partial)?)?;
+            crate::report::write(&partial, &paths.out)?;
+        }
+
+        // Maintenance on a checkpoint, each operation in a child under a deadline.
+        let deadline = Duration::from_secs(s.maint_timeout);
+        let do_check = s.skip_check_above.is_none_or(|m| size <= m);
+        let do_compact = s.skip_compact_above.is_none_or(|m| size <= m);
+        let maint_dir = paths.tmp.join("maint");
+        let compacted = paths.tmp.join("compacted");
+        remove(&maint_dir);
+        remove(&compacted);
+        let t = Instant::now();
+        reopened.checkpoint(&maint_dir)?;
+        step.checkpoint_s = t.elapsed().as_secs_f64();
+        step.check = if do_check {
+            log(format!("check at {size} (deadline {} s)…", s.maint_timeout));
+            maint_child("check", &maint_dir, None, deadline)
+        } else {
+            Maint::skipped("--skip-check-above")
+        };
+        step.compact_snapshot = if do_compact {
+            log(format!(
+                "compact_snapshot at {size} (deadline {} s)…",
+                s.maint_timeout
+            ));
+            maint_child("compact-snapshot", &maint_dir, Some(&compacted), deadline)
+        } else {
+            Maint::skipped("--skip-compact-above")
+        };
+        remove(&compacted);
+        step.online_compact = if s.online_compact && do_compact {
+            log(format!(
+                "compact at {size} (deadline {} s)…",
+                s.maint_timeout
+            ));
+            maint_child("compact", &maint_dir, None, deadline)
+        } else {
+            Maint::skipped("not asked (--online-compact)")
+        };
+        remove(&maint_dir);
+        log(format!(
+            "maintenance at {size}: checkpoint {:.2} s, check {} {:.1} s, compact_snapshot {} {:.1} s, compact {} {:.1} s",
+            step.checkpoint_s,
+            step.check.status,
+            step.check.seconds,
+            step.compact_snapshot.status,
+            step.compact_snapshot.seconds,
+            step.online_compact.status,
+            step.online_compact.seconds
+        ));
+        ix = Some(reopened);
+        step.at = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or(0);
+        results.steps.push(step);
+        results.steps.sort_by_key(|st| st.generated);
+        std::fs::write(&results_path, serde_json::to_string_pretty(&results)?)?;
+        crate::report::write(&results, &paths.out)?;
+        log(format!(
+            "{size}: results in {}",
+            paths.out.join("results.md").display()
+        ));
+    }
+    Ok(())
+}
