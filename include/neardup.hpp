@@ -628,9 +628,24 @@ class Options {
     check(nd_options_set_store_texts(opts_, value));
     return *this;
   }
-  /// Memory the in-memory posting-key filter may take (default 512 MiB; 0 turns it off).
+  /// No longer used (kept so that existing callers build): see block_cache_bytes.
   Options& posting_filter_bytes(uint64_t bytes) {
     check(nd_options_set_posting_filter_bytes(opts_, bytes));
+    return *this;
+  }
+  /// The block cache shared by every column family, in bytes (default 256 MiB).
+  Options& block_cache_bytes(uint64_t bytes) {
+    check(nd_options_set_block_cache_bytes(opts_, bytes));
+    return *this;
+  }
+  /// All memtables together, in bytes (default 128 MiB).
+  Options& write_buffer_bytes(uint64_t bytes) {
+    check(nd_options_set_write_buffer_bytes(opts_, bytes));
+    return *this;
+  }
+  /// Table files kept open (default 1,024; 0: all, opened when the index opens).
+  Options& max_open_files(uint32_t files) {
+    check(nd_options_set_max_open_files(opts_, files));
     return *this;
   }
   /// Read the clause-sketch keys only when the other keys found nobody (default false).
@@ -821,9 +836,12 @@ class Index {
     return detail::to_string(s.value);
   }
 
-  /// Offline compaction of the closed index or checkpoint at `from` into a new index at `to`.
-  static void compact_snapshot(std::string_view from, std::string_view to) {
-    neardup::check(nd_compact_snapshot(from.data(), from.size(), to.data(), to.size()));
+  /// Offline compaction of the closed index or checkpoint at `from` into a new index at `to`
+  /// (1,000 random pages of it checked; `checked`: all of it).
+  static void compact_snapshot(std::string_view from, std::string_view to, bool checked = false) {
+    neardup::check(checked
+                       ? nd_compact_snapshot_checked(from.data(), from.size(), to.data(), to.size())
+                       : nd_compact_snapshot(from.data(), from.size(), to.data(), to.size()));
   }
 
   Index(Index&& other) noexcept
@@ -988,6 +1006,22 @@ class Index {
     call(nd_index_check(h_, &out.problems, &report.value));
     out.report = detail::to_string(report.value);
     return out;
+  }
+
+  /// Checks `pages` random pages one by one: a quick look at a large index.
+  CheckReport check_sample(uint64_t pages) const {
+    CheckReport out;
+    detail::Owned<nd_str, nd_str_free> report;
+    call(nd_index_check_sample(h_, pages, &out.problems, &report.value));
+    out.report = detail::to_string(report.value);
+    return out;
+  }
+
+  /// RocksDB's own statistics (compactions, levels, stalls, cache), as text.
+  std::string rocksdb_stats() const {
+    detail::Owned<nd_str, nd_str_free> s;
+    call(nd_index_rocksdb_stats(h_, &s.value));
+    return detail::to_string(s.value);
   }
 
   /// Writes a consistent snapshot to the directory `dir`, which must not exist.

@@ -276,12 +276,23 @@ pub struct IndexOptions {
     /// content whenever it must verify against that page (SPEC §3).
     #[serde(default = "yes")]
     pub store_texts: bool,
-    /// Memory, in bytes, the in-memory filter of stored posting keys may take (about 1.25 bytes
-    /// a key; 60 to 120 keys a page): posting reads skip the keys it knows no page has. It is
-    /// built when the index opens, from a scan of the posting keys. Default 512 MiB, enough for
-    /// about 6 million pages; past it the filter turns itself off and every key is read from
-    /// RocksDB, whose own filters then answer. 0 turns it off.
+    /// No longer used: an index keeps no filter of its own (it was built at open from a scan of
+    /// every posting key); RocksDB's filters, read through the block cache
+    /// ([`IndexOptions::block_cache_bytes`]), answer for the keys no page has. Kept so that
+    /// existing callers build.
+    #[deprecated(note = "no longer used: see `block_cache_bytes`")]
     pub posting_filter_bytes: usize,
+    /// The block cache, in bytes, shared by every column family: recently read blocks of pages,
+    /// postings and texts, and the index and filter blocks of the table files (those of the
+    /// first level pinned). Default 256 MiB. Reads of what is not cached go to the files (and
+    /// the operating system's page cache).
+    pub block_cache_bytes: usize,
+    /// The memtables of all column families together, in bytes: writes land there before they
+    /// are flushed to table files. Default 128 MiB.
+    pub write_buffer_bytes: usize,
+    /// How many table files RocksDB keeps open (0: all, each opened when the index opens — an
+    /// open then takes time with the index's size). Default 1,024.
+    pub max_open_files: u32,
     /// Read a page's clause-sketch keys only when its content and sentence-fingerprint keys
     /// found no candidate, as the simhash tables are read (default off: every key in one read).
     /// The sketch keys are single clauses, and chains of pages sharing one clause join most of a
@@ -307,6 +318,7 @@ fn yes() -> bool {
     true
 }
 
+#[allow(deprecated)]
 impl Default for IndexOptions {
     fn default() -> Self {
         IndexOptions {
@@ -322,7 +334,10 @@ impl Default for IndexOptions {
             create_if_missing: true,
             sync_writes: true,
             store_texts: true,
-            posting_filter_bytes: 512 << 20,
+            posting_filter_bytes: 0,
+            block_cache_bytes: 256 << 20,
+            write_buffer_bytes: 128 << 20,
+            max_open_files: 1024,
             sketch_fallback: false,
             reuse_ids: true,
         }
@@ -330,6 +345,15 @@ impl Default for IndexOptions {
 }
 
 impl IndexOptions {
+    /// What RocksDB may hold in memory and keep open, as these options say.
+    pub(crate) fn budget(&self) -> crate::storage::Budget {
+        crate::storage::Budget {
+            block_cache_bytes: self.block_cache_bytes,
+            write_buffer_bytes: self.write_buffer_bytes,
+            max_open_files: self.max_open_files,
+        }
+    }
+
     /// Are two texts similar under the options' method, as an index with these options decides
     /// it (exact copies and heading codes aside)? `Some((resemble, contain))` when they are.
     /// `df` gives the document frequencies the methods on corpus statistics weigh words by

@@ -368,11 +368,33 @@ impl PyIndex {
     }
 
     /// Checks every invariant of the index; returns a dict (pages, clusters, postings,
-    /// problem_count, problems).
-    fn check<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+    /// problem_count, problems, sampled). With ``sample=N``, checks N random pages one by one
+    /// instead of the whole index: a quick look at a large one.
+    #[pyo3(signature = (sample=None))]
+    fn check<'py>(&self, py: Python<'py>, sample: Option<u64>) -> PyResult<Bound<'py, PyAny>> {
         let ix = self.ix(py)?;
-        let rep = py.detach(|| ix.check()).py(py)?;
+        let rep = py
+            .detach(|| match sample {
+                Some(n) => ix.check_sample(n),
+                None => ix.check(),
+            })
+            .py(py)?;
         options::to_python(py, &rep)
+    }
+
+    /// The memory the index holds, in bytes, by part (block cache, memtables, table readers,
+    /// the index's own sets): a dict.
+    fn memory<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let ix = self.ix(py)?;
+        let m: std::collections::BTreeMap<String, u64> =
+            py.detach(|| ix.memory()).py(py)?.into_iter().collect();
+        options::to_python(py, &m)
+    }
+
+    /// RocksDB's own statistics (compactions, levels, write stalls, block cache), as text.
+    fn rocksdb_stats(&self, py: Python<'_>) -> PyResult<String> {
+        let ix = self.ix(py)?;
+        py.detach(|| ix.rocksdb_stats()).py(py)
     }
 
     /// Flushes memtables to disk (writes are already durable through the write-ahead log).
@@ -594,7 +616,7 @@ impl PyIndex {
     /// The cluster of each page id (``None`` for a page this database does not hold).
     fn page_clusters(&self, py: Python<'_>, ids: Vec<u32>) -> PyResult<Vec<Option<u32>>> {
         let ix = self.ix(py)?;
-        Ok(ix.page_clusters(&ids))
+        py.detach(|| ix.page_clusters(&ids)).py(py)
     }
 
     /// The member page ids of each cluster (``None`` for a cluster this database does not

@@ -53,8 +53,10 @@ pub unsafe extern "C" fn nd_index_compact(h: *mut nd_index) -> nd_status {
 
 /// Offline compaction of a snapshot: writes a new index at `to` (which must not exist) from the
 /// closed index or checkpoint at `from`, with postings rewritten without deleted ids and
-/// over-frequent fingerprints and every checksum re-checked; the new index must pass its check
-/// (else it is removed and `ND_CHECK_FAILED` returned). `from` is not modified.
+/// over-frequent fingerprints and every checksum re-checked, each column family written straight
+/// into the last level; 1,000 random pages of the new index must pass their check (else it is
+/// removed and `ND_CHECK_FAILED` returned; `nd_compact_snapshot_checked` checks it whole).
+/// `from` is not modified.
 ///
 /// # Errors
 /// `ND_NULL_POINTER`, `ND_INVALID_UTF8`, `ND_INVALID_ARGUMENT` (`to` exists, or no index at
@@ -75,6 +77,30 @@ pub unsafe extern "C" fn nd_compact_snapshot(
         // SAFETY: per the contract.
         let to = unsafe { str_arg(to, to_len, "to")? };
         Index::compact_snapshot(from, to)?;
+        Ok(())
+    })
+}
+
+/// `nd_compact_snapshot`, then the whole new index checked rather than a sample of it.
+///
+/// # Errors
+/// As `nd_compact_snapshot`.
+///
+/// # Safety
+/// `from` and `to` point at as many readable bytes as their lengths.
+#[no_mangle]
+pub unsafe extern "C" fn nd_compact_snapshot_checked(
+    from: *const c_char,
+    from_len: usize,
+    to: *const c_char,
+    to_len: usize,
+) -> nd_status {
+    guard(|| {
+        // SAFETY: per the contract.
+        let from = unsafe { str_arg(from, from_len, "from")? };
+        // SAFETY: per the contract.
+        let to = unsafe { str_arg(to, to_len, "to")? };
+        Index::compact_snapshot_checked(from, to)?;
         Ok(())
     })
 }
@@ -131,6 +157,56 @@ pub unsafe extern "C" fn nd_index_check(
             if !report.is_null() {
                 *report = nd_str::from_str(&r.problems.join("\n"));
             }
+            Ok(())
+        })
+    }
+}
+
+/// Checks `pages` random pages of the index one by one (point reads): a quick look at an index
+/// too large to check whole (see `nd_index_check`). The outs as for `nd_index_check`.
+///
+/// # Errors
+/// `ND_NULL_POINTER`, `ND_STORAGE`, `ND_CLOSED` — a check that ran and found problems is
+/// `ND_OK`.
+///
+/// # Safety
+/// `h` is NULL or live; the outs are NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn nd_index_check_sample(
+    h: *const nd_index,
+    pages: u64,
+    problems: *mut u64,
+    report: *mut nd_str,
+) -> nd_status {
+    // SAFETY: forwarded contract.
+    unsafe {
+        with_index(h, |ix| {
+            let problems = out_arg(problems, "problems")?;
+            let r = ix.check_sample(pages)?;
+            *problems = r.problem_count;
+            if !report.is_null() {
+                *report = nd_str::from_str(&r.problems.join("\n"));
+            }
+            Ok(())
+        })
+    }
+}
+
+/// RocksDB's own statistics (compactions, levels, write stalls, block cache), column family by
+/// column family, as text. On `ND_OK`, `*out` holds them (free it with `nd_str_free`).
+///
+/// # Errors
+/// `ND_NULL_POINTER`, `ND_STORAGE`, `ND_CLOSED`.
+///
+/// # Safety
+/// `h` is NULL or live; `out` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn nd_index_rocksdb_stats(h: *const nd_index, out: *mut nd_str) -> nd_status {
+    // SAFETY: forwarded contract.
+    unsafe {
+        with_index(h, |ix| {
+            let out = out_arg(out, "out")?;
+            *out = nd_str::from_str(&ix.rocksdb_stats()?);
             Ok(())
         })
     }

@@ -234,10 +234,9 @@ pub unsafe extern "C" fn nd_options_set_store_texts(
     unsafe { assign(opts, |o| o.opts.store_texts = value) }
 }
 
-/// Memory, in bytes, the in-memory filter of stored posting keys may take (default 512 MiB,
-/// about 1.25 bytes a key; 0 turns it off). Posting reads skip the keys it knows no page has;
-/// it is built when the index opens, from a scan of the keys, and turns itself off past the
-/// budget. It changes no decision.
+/// No longer used (kept so that existing callers build): the index keeps no posting-key filter
+/// of its own; RocksDB's filters, read through the block cache
+/// (`nd_options_set_block_cache_bytes`), answer for the keys no page has.
 ///
 /// # Errors
 /// `ND_NULL_POINTER` when `opts` is NULL.
@@ -251,10 +250,70 @@ pub unsafe extern "C" fn nd_options_set_posting_filter_bytes(
 ) -> nd_status {
     // SAFETY: forwarded contract.
     unsafe {
+        #[allow(deprecated)]
         assign(opts, |o| {
             o.opts.posting_filter_bytes = usize::try_from(bytes).unwrap_or(usize::MAX)
         })
     }
+}
+
+/// The block cache, in bytes, shared by every column family: recently read blocks, and the
+/// index and filter blocks of the table files (default 256 MiB). It changes no decision.
+///
+/// # Errors
+/// `ND_NULL_POINTER` when `opts` is NULL.
+///
+/// # Safety
+/// `opts` is NULL or a live `nd_options`.
+#[no_mangle]
+pub unsafe extern "C" fn nd_options_set_block_cache_bytes(
+    opts: *mut nd_options,
+    bytes: u64,
+) -> nd_status {
+    // SAFETY: forwarded contract.
+    unsafe {
+        assign(opts, |o| {
+            o.opts.block_cache_bytes = usize::try_from(bytes).unwrap_or(usize::MAX)
+        })
+    }
+}
+
+/// The memtables of all column families together, in bytes (default 128 MiB). It changes no
+/// decision.
+///
+/// # Errors
+/// `ND_NULL_POINTER` when `opts` is NULL.
+///
+/// # Safety
+/// `opts` is NULL or a live `nd_options`.
+#[no_mangle]
+pub unsafe extern "C" fn nd_options_set_write_buffer_bytes(
+    opts: *mut nd_options,
+    bytes: u64,
+) -> nd_status {
+    // SAFETY: forwarded contract.
+    unsafe {
+        assign(opts, |o| {
+            o.opts.write_buffer_bytes = usize::try_from(bytes).unwrap_or(usize::MAX)
+        })
+    }
+}
+
+/// How many table files are kept open (default 1,024; 0: all, each opened when the index
+/// opens). It changes no decision.
+///
+/// # Errors
+/// `ND_NULL_POINTER` when `opts` is NULL.
+///
+/// # Safety
+/// `opts` is NULL or a live `nd_options`.
+#[no_mangle]
+pub unsafe extern "C" fn nd_options_set_max_open_files(
+    opts: *mut nd_options,
+    files: u32,
+) -> nd_status {
+    // SAFETY: forwarded contract.
+    unsafe { assign(opts, |o| o.opts.max_open_files = files) }
 }
 
 /// Read a page's clause-sketch keys only when its content and fingerprint keys found no

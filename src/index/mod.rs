@@ -16,11 +16,10 @@
 //! - `read`: queries, look-ups, exports and cursors;
 //! - `maintain`: check, compaction, checkpoints, statistics, explanations;
 //! - `chrome` (site chrome learned per host), `source` (texts from the embedding engine),
-//!   `filter` (the in-memory posting-key filter), `registry` (one handle per directory).
+//!   `registry` (one handle per directory).
 
 pub(crate) mod chrome;
 pub(crate) mod decide;
-pub(crate) mod filter;
 pub(crate) mod ids;
 pub(crate) mod maintain;
 pub(crate) mod open;
@@ -53,13 +52,15 @@ pub use write::{BatchOptions, BatchOrder, OrderScope};
 
 use crate::methods::DocFreqs;
 use crate::options::IndexOptions;
-use crate::storage::codec::ClusterId;
 use crate::storage::SimhashTables;
 use crate::{Error, Result};
 
 /// A near-duplicate index in one RocksDB database. `Send + Sync`: share it with an `Arc`.
 pub struct Index {
     pub(crate) db: DB,
+    /// The block cache the database's tables read through (see
+    /// [`IndexOptions::block_cache_bytes`]).
+    pub(crate) cache: rocksdb::Cache,
     pub(crate) path: PathBuf,
     pub(crate) opts: IndexOptions,
     pub(crate) tables: SimhashTables,
@@ -72,14 +73,9 @@ pub struct Index {
     pub(crate) durable: AtomicU64,
     pub(crate) poisoned: AtomicBool,
     pub(crate) frequent: RwLock<rustc_hash::FxHashSet<[u8; 9]>>,
-    /// The posting keys stored (with false positives): reads skip the others.
-    pub(crate) posting_filter: filter::PostingFilter,
     /// Document frequencies by word, under a method on corpus statistics (the sizes of the
     /// postings of kind `T`, kept current by every commit; empty otherwise).
     pub(crate) df: RwLock<DocFreqs>,
-    /// The cluster of every live page, by `DocId` ([`NO_CLUSTER`] for none): candidates are
-    /// mapped to clusters without reading their records.
-    pub(crate) page_cluster: RwLock<Vec<ClusterId>>,
     /// Where texts come from when they are not stored.
     pub(crate) source: Option<Arc<dyn TextSource>>,
     /// Opened with [`Index::open_read_only`]: every write is refused.
@@ -140,8 +136,6 @@ pub(crate) fn text_chars(text: &str) -> u32 {
     u32::try_from(text.chars().count()).unwrap_or(u32::MAX)
 }
 
-/// Marks a `DocId` without a live page in [`Index::page_cluster`].
-pub(crate) const NO_CLUSTER: ClusterId = ClusterId::MAX;
 
 /// The host part of a URL (`https://a.b/c` → `a.b`; a string without a scheme is taken from its
 /// start), for pages handed in without a host.

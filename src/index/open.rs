@@ -11,7 +11,7 @@ use rocksdb::{Direction, IteratorMode, WriteOptions, DB};
 use serde::{Deserialize, Serialize};
 
 use super::ids::{Counters, FreeIds};
-use super::{filter, registry, Index, TextSource, NO_CLUSTER};
+use super::{registry, Index, TextSource};
 use crate::methods::DocFreqs;
 use crate::options::{IndexOptions, RepresentativePolicy, SignatureConfig};
 use crate::storage::codec::{self, ClusterId, DocRecord};
@@ -193,14 +193,14 @@ impl Index {
                 check_stored(&format, config.as_deref(), &StoredConfig::of(&opts))?;
             }
         }
-        let db = storage::open_db(&path, opts.create_if_missing, tables)?;
+        let db = storage::open_db(&path, opts.create_if_missing, tables, &opts.budget())?;
         Index::with_db(db, path, opts, source, registration, false)
     }
 
     /// The index over an opened database: checks the format and configuration and loads the
     /// in-memory state.
     pub(crate) fn with_db(
-        db: DB,
+        (db, cache): (DB, rocksdb::Cache),
         path: PathBuf,
         opts: IndexOptions,
         source: Option<Arc<dyn TextSource>>,
@@ -210,6 +210,7 @@ impl Index {
         let tables = SimhashTables::new(opts.simhash_max_distance)?;
         let mut ix = Index {
             db,
+            cache,
             path,
             opts,
             tables,
@@ -218,9 +219,7 @@ impl Index {
             durable: AtomicU64::new(0),
             poisoned: AtomicBool::new(false),
             frequent: RwLock::new(rustc_hash::FxHashSet::default()),
-            posting_filter: filter::PostingFilter::new(0, 0),
             df: RwLock::new(DocFreqs::new()),
-            page_cluster: RwLock::new(Vec::new()),
             source,
             read_only,
             free_in_memory_only: AtomicBool::new(false),
@@ -231,8 +230,6 @@ impl Index {
         };
         let format = ix.check_or_write_meta()?;
         *ix.frequent.write() = ix.load_frequent()?;
-        ix.posting_filter = ix.load_posting_filter()?;
-        *ix.page_cluster.write() = ix.load_page_clusters()?;
         *ix.partition.write() =
             ix.get_at(cf::META, meta::PARTITION, None, "the partition", |v| {
                 Ok(v.to_vec())
@@ -242,7 +239,7 @@ impl Index {
             ix.upgrade_from_2(&mut counters)?;
         }
         if ix.opts.signature.method.uses_df() {
-            let mut df = ix.load_df()?;
+            let mut df = ix.load_df_at(None)?;
             df.set_docs(counters.live_docs);
             *ix.df.write() = df;
         }
@@ -272,8 +269,8 @@ impl Index {
         let path = path.as_ref();
         let opts = StoredConfig::read(path)?.existing();
         let tables = SimhashTables::new(opts.simhash_max_distance)?;
-        let db = storage::open_db_read_only(path, tables)?;
-        if let Some(missing) = cf::ALL.iter().find(|n| db.cf_handle(n).is_none()) {
+        let db = storage::open_db_read_only(path, tables, &opts.budget())?;
+        if let Some(missing) = cf::ALL.iter().find(|n| db.0.cf_handle(n).is_none()) {
             return Err(Error::InvalidArgument(format!(
                 "{} has no `{missing}` column family (written by an older build): open it for \
                  writing once, or compact it, before opening it read-only",
@@ -348,12 +345,15 @@ impl Index {
     pub(crate) fn upgrade_from_2(&self, counters: &mut Counters) -> Result<()> {
         let m = self.cf(cf::META);
         let mut b = rocksdb::WriteBatch::default();
-        let live_docs: RoaringBitmap = {
-            let map = self.page_cluster.read();
-            (0..map.len() as u32)
-                .filter(|&i| map[i as usize] != NO_CLUSTER)
-                .collect()
-        };
+        let mut live_docs = RoaringBitmap::new();
+        for item in self.db.iterator_cf_opt(
+            self.cf(cf::DOCS),
+            storage::scan_options(),
+            IteratorMode::Start,
+        ) {
+            let (k, _) = item.map_err(|e| Error::storage("reading pages", e))?;
+            live_docs.insert(storage::decode_u32(cf::DOCS, &k, &k)?);
+        }
         let mut live_clusters = RoaringBitmap::new();
         for item in self
             .db
@@ -470,69 +470,6 @@ impl Index {
             },
             batches: Vec::new(),
         })
-    }
-
-    pub(crate) fn load_page_clusters(&self) -> Result<Vec<ClusterId>> {
-        let mut map = Vec::new();
-        for item in self.db.iterator_cf(self.cf(cf::DOCS), IteratorMode::Start) {
-            let (k, v) = item.map_err(|e| Error::storage("reading pages", e))?;
-            let id = storage::decode_u32(cf::DOCS, &k, &k)? as usize;
-            let rec = DocRecord::decode(cf::DOCS, &k, &v)?;
-            if map.len() <= id {
-                map.resize(id + 1, NO_CLUSTER);
-            }
-            map[id] = rec.cluster;
-        }
-        Ok(map)
-    }
-
-    /// The filter of stored posting keys, from a scan of the keys (see [`filter`]).
-    pub(crate) fn load_posting_filter(&self) -> Result<filter::PostingFilter> {
-        let budget = self.opts.posting_filter_bytes;
-        if budget == 0 {
-            return Ok(filter::PostingFilter::new(0, 0));
-        }
-        let h = self.cf(cf::POSTINGS);
-        let estimate = self
-            .db
-            .property_int_value_cf(h, "rocksdb.estimate-num-keys")
-            .ok()
-            .flatten()
-            .unwrap_or(0);
-        let f = filter::PostingFilter::new(usize::try_from(estimate).unwrap_or(usize::MAX), budget);
-        let mut it = self.db.raw_iterator_cf_opt(h, storage::scan_options());
-        it.seek_to_first();
-        while f.is_on() && it.valid() {
-            if let Some(key) = it.key().and_then(|k| <&[u8; 9]>::try_from(k).ok()) {
-                f.insert(key);
-            }
-            it.next();
-        }
-        it.status()
-            .map_err(|e| Error::storage("reading the posting keys", e))?;
-        Ok(f)
-    }
-
-    /// Document frequencies from the postings of kind `T`: a word's is its posting's size.
-    pub(crate) fn load_df(&self) -> Result<DocFreqs> {
-        let mut df = DocFreqs::new();
-        let mode = IteratorMode::From(&[kind::TERM], rocksdb::Direction::Forward);
-        for item in self
-            .db
-            .iterator_cf_opt(self.cf(cf::POSTINGS), storage::scan_options(), mode)
-        {
-            let (k, v) = item.map_err(|e| Error::storage("reading word postings", e))?;
-            let Some(key) = <[u8; 9]>::try_from(k.as_ref()).ok() else {
-                return Err(Error::corruption(cf::POSTINGS, &k, "key is not 9 bytes"));
-            };
-            let Some(word) = crate::index::write::term_of_key(&key) else {
-                break;
-            };
-            let ids =
-                codec::decode_posting(&v).map_err(|r| Error::corruption(cf::POSTINGS, &k, r))?;
-            df.change(word, ids.len() as i64);
-        }
-        Ok(df)
     }
 
     pub(crate) fn load_frequent(&self) -> Result<rustc_hash::FxHashSet<[u8; 9]>> {

@@ -144,9 +144,11 @@ pub struct Stats {
     pub cluster_sizes: Vec<(String, u64)>,
     /// Site chrome learned per host (see [`crate::ChromeConfig`]).
     pub chrome: ChromeStats,
-    /// Memory the in-memory filter of posting keys takes, in bytes (0 when it is off; see
-    /// [`crate::IndexOptions::posting_filter_bytes`]).
-    pub posting_filter_bytes: u64,
+    /// The memory the index holds, in bytes, by part (see [`crate::Index::memory`]).
+    pub memory: Vec<(String, u64)>,
+    /// RocksDB's figures an operator watches: stalls, compaction debt, live table bytes (see
+    /// also [`crate::Index::rocksdb_stats`]).
+    pub rocksdb: Vec<(String, u64)>,
 }
 
 /// Figures about the site chrome learned per host.

@@ -106,7 +106,7 @@ impl View for Index {
     }
 
     fn clusters_of(&self, ids: &[DocId]) -> Result<Vec<Option<ClusterId>>> {
-        Ok(self.mapped_clusters(ids))
+        self.clusters_at(ids, None)
     }
 
     fn text(&self, id: DocId) -> Result<Option<Arc<str>>> {
@@ -185,19 +185,8 @@ impl View for Snapshot<'_> {
         self.ix.cluster_at(cid, Some(&self.snap))
     }
 
-    /// From the pages' records at the snapshot (the in-memory map is the latest state).
     fn clusters_of(&self, ids: &[DocId]) -> Result<Vec<Option<ClusterId>>> {
-        let keys: Vec<[u8; 4]> = ids.iter().map(|&id| id_key(id)).collect();
-        self.ix.multi_get_at(
-            cf::DOCS,
-            &keys,
-            Some(&self.snap),
-            "reading page records",
-            |k, v| {
-                v.map(|v| DocRecord::decode(cf::DOCS, k, v).map(|r| r.cluster))
-                    .transpose()
-            },
-        )
+        self.ix.clusters_at(ids, Some(&self.snap))
     }
 
     fn text(&self, id: DocId) -> Result<Option<Arc<str>>> {
@@ -226,8 +215,7 @@ impl View for Snapshot<'_> {
 }
 
 /// A batch's look-ahead (`write::batch`, stage 2): a snapshot whose posting reads are kept for
-/// the writer, pages mapped to clusters by the in-memory map (the latest state: a page moved
-/// since costs at most a wasted or missed pre-verification — the writer decides anyway).
+/// the writer.
 pub(crate) struct Ahead<'a, 's> {
     pub(crate) ix: &'a Index,
     pub(crate) snap: &'a rocksdb::Snapshot<'s>,
@@ -249,7 +237,7 @@ impl View for Ahead<'_, '_> {
     }
 
     fn clusters_of(&self, ids: &[DocId]) -> Result<Vec<Option<ClusterId>>> {
-        Ok(self.ix.mapped_clusters(ids))
+        self.ix.clusters_at(ids, Some(self.snap))
     }
 
     fn text(&self, id: DocId) -> Result<Option<Arc<str>>> {
@@ -376,53 +364,46 @@ impl Index {
         self.sourced_text(id, &rec, blocks).map(Some)
     }
 
-    /// The cluster of each page by the in-memory map (the latest state).
-    pub(crate) fn mapped_clusters(&self, ids: &[DocId]) -> Vec<Option<ClusterId>> {
-        let map = self.page_cluster.read();
-        ids.iter()
-            .map(|&id| {
-                map.get(id as usize)
-                    .copied()
-                    .filter(|&c| c != super::NO_CLUSTER)
-            })
-            .collect()
+    /// The cluster of each page (`None`: no page has the id), from the pages' records: only
+    /// the cluster field is read, the record verified.
+    pub(crate) fn clusters_at(&self, ids: &[DocId], at: At<'_>) -> Result<Vec<Option<ClusterId>>> {
+        let mut keys: Vec<[u8; 4]> = ids.iter().map(|&id| id_key(id)).collect();
+        // RocksDB's batched read is fastest on sorted keys; the answers go back in input order.
+        let sorted = keys.windows(2).all(|w| w[0] <= w[1]);
+        let order: Vec<usize> = if sorted {
+            (0..keys.len()).collect()
+        } else {
+            let mut o: Vec<usize> = (0..keys.len()).collect();
+            o.sort_unstable_by_key(|&i| keys[i]);
+            keys = o.iter().map(|&i| keys[i]).collect();
+            o
+        };
+        let read = self.multi_get_at(cf::DOCS, &keys, at, "reading page records", |k, v| {
+            v.map(|v| DocRecord::decode_cluster(cf::DOCS, k, v))
+                .transpose()
+        })?;
+        let mut out = vec![None; ids.len()];
+        for (i, c) in order.into_iter().zip(read) {
+            out[i] = c;
+        }
+        Ok(out)
     }
 
-    /// Postings of several keys in one batched read; keys the posting filter rules out are not
-    /// read.
+    /// Postings of several keys in one batched read (RocksDB's filters answer for the keys no
+    /// page has: most keys a new page looks up). Sorted keys read fastest.
     pub(crate) fn postings_at(&self, keys: &[[u8; 9]], at: At<'_>) -> Result<Vec<RoaringBitmap>> {
-        let maybe: Vec<bool> = keys
-            .iter()
-            .map(|k| self.posting_filter.may_contain(k))
-            .collect();
-        let wanted: Vec<&[u8; 9]> = keys
-            .iter()
-            .zip(&maybe)
-            .filter_map(|(k, &m)| m.then_some(k))
-            .collect();
-        let read =
-            self.multi_get_at(
-                cf::POSTINGS,
-                &wanted,
-                at,
-                "reading postings",
-                |key, v| match v {
-                    None => Ok(RoaringBitmap::new()),
-                    Some(v) => codec::decode_posting(v)
-                        .map_err(|r| Error::corruption(cf::POSTINGS, key, r)),
-                },
-            )?;
-        let mut read = read.into_iter();
-        Ok(maybe
-            .into_iter()
-            .map(|m| {
-                if m {
-                    read.next().unwrap_or_default()
-                } else {
-                    RoaringBitmap::new()
+        self.multi_get_at(
+            cf::POSTINGS,
+            keys,
+            at,
+            "reading postings",
+            |key, v| match v {
+                None => Ok(RoaringBitmap::new()),
+                Some(v) => {
+                    codec::decode_posting(v).map_err(|r| Error::corruption(cf::POSTINGS, key, r))
                 }
-            })
-            .collect())
+            },
+        )
     }
 
     /// The pages whose simhash is within the configured distance of `h`, by the block tables.

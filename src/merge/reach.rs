@@ -117,8 +117,12 @@ impl Index {
     }
 
     /// The cluster of each page, `None` for a page this database does not hold.
-    pub fn page_clusters(&self, ids: &[DocId]) -> Vec<Option<ClusterId>> {
-        self.mapped_clusters(ids)
+    ///
+    /// # Errors
+    /// Storage and corruption errors.
+    pub fn page_clusters(&self, ids: &[DocId]) -> Result<Vec<Option<ClusterId>>> {
+        self.registration.check_process()?;
+        self.clusters_at(ids, None)
     }
 
     /// The members of each cluster, `None` for a cluster this database does not hold.

@@ -208,7 +208,7 @@ impl Index {
             }
         }
         let clusters: std::collections::BTreeSet<ClusterId> = self
-            .mapped_clusters(&pages.iter().copied().collect::<Vec<_>>())
+            .clusters_at(&pages.iter().copied().collect::<Vec<_>>(), None)?
             .into_iter()
             .flatten()
             .collect();

@@ -255,6 +255,26 @@ impl DocRecord {
         };
         parse().map_err(|reason| Error::corruption(cf, key, reason))
     }
+
+    /// The cluster of a record read at `key` in `cf`, verified (tag and checksum) but not
+    /// decoded whole: what candidate ranking reads of each candidate page.
+    ///
+    /// # Errors
+    /// [`Error::Corruption`] on a wrong tag, checksum or length.
+    pub fn decode_cluster(cf: &'static str, key: &[u8], value: &[u8]) -> Result<ClusterId> {
+        let old = value.first() == Some(&TAG_DOC);
+        let body = unseal(cf, key, value, if old { TAG_DOC } else { TAG_DOC_SEQ })?;
+        let parse = || -> std::result::Result<ClusterId, String> {
+            let mut r = Reader::new(body);
+            let klen = r.u32()? as usize;
+            r.take(klen)?;
+            let hlen = r.u16()? as usize;
+            r.take(hlen)?;
+            r.u64()?;
+            r.u32()
+        };
+        parse().map_err(|reason| Error::corruption(cf, key, reason))
+    }
 }
 
 /// A cluster: its representative and its members (the representative among them).
@@ -525,6 +545,17 @@ mod tests {
     fn doc_round_trip() {
         let d = doc();
         assert_eq!(DocRecord::decode("docs", b"k", &d.encode()).unwrap(), d);
+    }
+
+    #[test]
+    fn the_cluster_reads_alone_and_is_verified() {
+        let d = doc();
+        let mut v = d.encode();
+        assert_eq!(DocRecord::decode_cluster("docs", b"k", &v).unwrap(), d.cluster);
+        let last = v.len() - 5;
+        v[last] ^= 1;
+        assert!(DocRecord::decode_cluster("docs", b"k", &v).is_err());
+        assert!(DocRecord::decode_cluster("docs", b"k", &v[..3]).is_err());
     }
 
     #[test]

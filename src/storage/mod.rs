@@ -21,8 +21,8 @@ pub mod merge;
 use std::path::Path;
 
 use rocksdb::{
-    BlockBasedOptions, ColumnFamilyDescriptor, DBCompressionType, Options, ReadOptions,
-    SliceTransform, DB,
+    BlockBasedIndexType, BlockBasedOptions, Cache, ColumnFamilyDescriptor, DBCompressionType,
+    Options, ReadOptions, SliceTransform, DB,
 };
 
 use crate::{Error, Result};
@@ -298,68 +298,155 @@ impl SimhashTables {
     }
 }
 
-/// The column families with their options (merge operator, prefix extractor, filters).
-fn descriptors(tables: SimhashTables) -> Vec<ColumnFamilyDescriptor> {
+/// What RocksDB may hold in memory, and how many files it keeps open (see the fields of
+/// [`crate::IndexOptions`] of the same names).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Budget {
+    /// The block cache shared by every column family: data blocks, and the index and filter
+    /// blocks of the table files (with the first level's and the top-level partitions pinned).
+    pub block_cache_bytes: usize,
+    /// All memtables together: past it, the largest is flushed.
+    pub write_buffer_bytes: usize,
+    /// Table files kept open (0: all of them, opened when the database opens).
+    pub max_open_files: u32,
+}
+
+/// The options of column family `name` (merge operator, prefix extractor, filters), its table
+/// files read through `cache`.
+///
+/// Nothing is loaded when a database opens but the manifest: index and filter blocks live in the
+/// block cache (partitioned, so a large file does not need its whole filter in memory), and the
+/// whole-key Bloom filters of every level answer for the posting keys no page has — most keys a
+/// new page looks up — without reading a data block.
+pub fn cf_options(name: &str, tables: SimhashTables, cache: &Cache, budget: &Budget) -> Options {
     let table = |bloom: bool| {
         let mut b = BlockBasedOptions::default();
+        b.set_block_cache(cache);
+        b.set_format_version(5);
         if bloom {
             b.set_bloom_filter(10.0, false);
+            b.set_whole_key_filtering(true);
+            b.set_optimize_filters_for_memory(true);
         }
+        b.set_cache_index_and_filter_blocks(true);
+        b.set_pin_l0_filter_and_index_blocks_in_cache(true);
+        b.set_index_type(BlockBasedIndexType::TwoLevelIndexSearch);
+        b.set_partition_filters(true);
+        b.set_pin_top_level_index_and_filter(true);
         b
     };
-    cf::ALL
-        .iter()
-        .map(|&name| {
+    // The memtables of the two families written most share most of the budget.
+    let big = (budget.write_buffer_bytes / 4).clamp(4 << 20, 256 << 20);
+    let small = (budget.write_buffer_bytes / 16).clamp(2 << 20, 64 << 20);
+    {
+        {
             let mut o = Options::default();
             o.set_compression_type(DBCompressionType::Lz4);
             o.set_bottommost_compression_type(DBCompressionType::Zstd);
+            o.set_level_compaction_dynamic_level_bytes(true);
+            o.set_write_buffer_size(small);
             match name {
                 cf::POSTINGS => {
+                    o.set_write_buffer_size(big);
                     o.set_merge_operator(merge::NAME, merge::full_merge, merge::partial_merge);
                     o.set_block_based_table_factory(&table(true));
                     // Most fingerprints looked up are new: a memtable bloom filter on whole keys
                     // answers "not here" without walking the skip list.
                     o.set_memtable_whole_key_filtering(true);
                     o.set_memtable_prefix_bloom_ratio(0.1);
+                    // A posting changed over and over (a page re-crawled again and again) is
+                    // folded in the memtable after this many operands, so that a read never
+                    // merges a long chain.
+                    o.set_max_successive_merges(64);
                 }
                 cf::SIMHASH => {
+                    o.set_write_buffer_size(big);
                     o.set_prefix_extractor(SliceTransform::create_fixed_prefix(
                         tables.prefix_len(),
                     ));
                     o.set_memtable_prefix_bloom_ratio(0.1);
                     o.set_block_based_table_factory(&table(true));
+                    // A look-up scans a block's prefix: a file whose deletes (pages deleted or
+                    // replaced) pile up is compacted before the scans wade through tombstones.
+                    o.add_compact_on_deletion_collector_factory(128, 64, 0.5);
                 }
-                cf::KEYS | cf::DOCS | cf::CLUSTERS | cf::CHROME => {
-                    o.set_block_based_table_factory(&table(true));
-                    o.set_memtable_whole_key_filtering(true);
-                    o.set_memtable_prefix_bloom_ratio(0.05);
+                cf::KEYS | cf::DOCS | cf::CLUSTERS | cf::CHROME | cf::TEXTS => {
+                    o.set_block_based_table_factory(&table(name != cf::TEXTS));
+                    if name != cf::TEXTS {
+                        o.set_memtable_whole_key_filtering(true);
+                        o.set_memtable_prefix_bloom_ratio(0.05);
+                    }
                 }
-                _ => {}
+                _ => {
+                    o.set_block_based_table_factory(&table(false));
+                }
             }
-            ColumnFamilyDescriptor::new(name, o)
-        })
+            o
+        }
+    }
+}
+
+fn descriptors(
+    tables: SimhashTables,
+    cache: &Cache,
+    budget: &Budget,
+) -> Vec<ColumnFamilyDescriptor> {
+    cf::ALL
+        .iter()
+        .map(|&name| ColumnFamilyDescriptor::new(name, cf_options(name, tables, cache, budget)))
         .collect()
 }
 
-/// Opens (or creates) the database with every column family and its options.
-///
-/// # Errors
-/// [`Error::Storage`] when RocksDB cannot open the path.
-pub fn open_db(path: &Path, create: bool, tables: SimhashTables) -> Result<DB> {
+/// The database options of an index under `budget`.
+fn db_options(create: bool, budget: &Budget) -> Options {
     let mut db_opts = Options::default();
     db_opts.create_if_missing(create);
     db_opts.create_missing_column_families(true);
     db_opts.set_max_background_jobs(2);
     db_opts.set_keep_log_file_num(4);
-    DB::open_cf_descriptors(&db_opts, path, descriptors(tables))
-        .map_err(|e| Error::storage(format!("opening {}", path.display()), e))
+    db_opts.set_db_write_buffer_size(budget.write_buffer_bytes);
+    // Opening reads the manifest, not every table file: the table cache opens files as they are
+    // read, and file statistics are not gathered at open.
+    db_opts.set_max_open_files(if budget.max_open_files == 0 {
+        -1
+    } else {
+        i32::try_from(budget.max_open_files).unwrap_or(i32::MAX)
+    });
+    db_opts.set_skip_stats_update_on_db_open(true);
+    db_opts.set_skip_checking_sst_file_sizes_on_db_open(true);
+    db_opts
+}
+
+/// Opens (or creates) the database with every column family and its options, and the block
+/// cache its tables read through.
+///
+/// # Errors
+/// [`Error::Storage`] when RocksDB cannot open the path.
+pub fn open_db(
+    path: &Path,
+    create: bool,
+    tables: SimhashTables,
+    budget: &Budget,
+) -> Result<(DB, Cache)> {
+    let cache = Cache::new_lru_cache(budget.block_cache_bytes);
+    let db = DB::open_cf_descriptors(
+        &db_options(create, budget),
+        path,
+        descriptors(tables, &cache, budget),
+    )
+    .map_err(|e| Error::storage(format!("opening {}", path.display()), e))?;
+    Ok((db, cache))
 }
 
 /// Opens a database read-only (a snapshot): nothing in `path` is written.
 ///
 /// # Errors
 /// [`Error::Storage`] when RocksDB cannot open the path.
-pub fn open_db_read_only(path: &Path, tables: SimhashTables) -> Result<DB> {
+pub fn open_db_read_only(
+    path: &Path,
+    tables: SimhashTables,
+    budget: &Budget,
+) -> Result<(DB, Cache)> {
     // A snapshot of an index written before a column family existed (`chrome`) lacks it: open
     // the ones it has.
     let present = DB::list_cf(&Options::default(), path).map_err(|e| {
@@ -368,11 +455,13 @@ pub fn open_db_read_only(path: &Path, tables: SimhashTables) -> Result<DB> {
             e,
         )
     })?;
-    let descriptors = descriptors(tables)
+    let cache = Cache::new_lru_cache(budget.block_cache_bytes);
+    let descriptors = descriptors(tables, &cache, budget)
         .into_iter()
         .filter(|d| present.iter().any(|p| p == d.name()));
-    DB::open_cf_descriptors_read_only(&Options::default(), path, descriptors, false)
-        .map_err(|e| Error::storage(format!("opening {} read-only", path.display()), e))
+    let db = DB::open_cf_descriptors_read_only(&db_options(false, budget), path, descriptors, false)
+        .map_err(|e| Error::storage(format!("opening {} read-only", path.display()), e))?;
+    Ok((db, cache))
 }
 
 /// The format version and the configuration as stored (either may be absent).

@@ -146,6 +146,11 @@ void expect_clean(nd_index* ix) {
   if (problems != 0) std::fprintf(stderr, "check: %s\n", str_of(report).c_str());
   EXPECT(problems == 0);
   nd_str_free(&report);
+  // A sample of the pages, checked one by one, is clean too.
+  problems = 99;
+  OK(nd_index_check_sample(ix, 50, &problems, &report));
+  EXPECT(problems == 0);
+  nd_str_free(&report);
 }
 
 // ----- misuse -----
@@ -166,6 +171,9 @@ void misuse(const std::string& dir, const std::vector<Page>& pages) {
   EXPECT_STATUS(nd_index_close(nullptr), ND_NULL_POINTER);
   EXPECT_STATUS(nd_options_set_sync_writes(nullptr, true), ND_NULL_POINTER);
   EXPECT_STATUS(nd_options_set_posting_filter_bytes(nullptr, 0), ND_NULL_POINTER);
+  EXPECT_STATUS(nd_options_set_block_cache_bytes(nullptr, 1 << 20), ND_NULL_POINTER);
+  EXPECT_STATUS(nd_options_set_write_buffer_bytes(nullptr, 1 << 20), ND_NULL_POINTER);
+  EXPECT_STATUS(nd_options_set_max_open_files(nullptr, 64), ND_NULL_POINTER);
   EXPECT_STATUS(nd_options_set_sketch_fallback(nullptr, true), ND_NULL_POINTER);
   nd_index_free(nullptr);
   nd_options_free(nullptr);
@@ -425,7 +433,14 @@ void lifecycle(const std::string& dir, const std::vector<Page>& pages, const cha
   OK(nd_index_len(ix, &after));
   EXPECT(after == pages.size() - 1);
   expect_clean(ix);
+  nd_str stats{};
+  OK(nd_index_rocksdb_stats(ix, &stats));
+  EXPECT(str_of(stats).find("Compaction Stats") != std::string::npos);
+  nd_str_free(&stats);
   nd_index_free(ix);  // free without close closes
+  // Checked whole, the same.
+  std::string checked = dir + "/compacted-checked";
+  OK(nd_compact_snapshot_checked(snap.data(), snap.size(), checked.data(), checked.size()));
   nd_options_free(o);
 }
 
@@ -629,8 +644,8 @@ void text_source(const std::string& dir, const std::vector<Page>& pages, const c
   std::string path = dir + "/external";
   nd_options* o = fast_options();
   OK(nd_options_set_store_texts(o, false));
-  // Without the posting-key filter too: it changes no verdict.
-  OK(nd_options_set_posting_filter_bytes(o, 0));
+  // With a small block cache too: it changes no verdict.
+  OK(nd_options_set_block_cache_bytes(o, 1 << 20));
   OK(nd_options_set_text_source(o, give_text, &src));
   nd_index* ix = open_index(path, o);
   src.ix = ix;

@@ -137,6 +137,10 @@ enum Command {
     Check {
         #[arg(long)]
         index: PathBuf,
+        /// Check this many random pages one by one instead of the whole index: a quick look at
+        /// a large one.
+        #[arg(long)]
+        sample: Option<u64>,
     },
     /// Write a consistent snapshot (RocksDB checkpoint) of an index.
     Checkpoint {
@@ -148,7 +152,8 @@ enum Command {
     },
     /// Compact a snapshot (from `checkpoint`) into a fresh, verified index; the snapshot is not
     /// modified. Drops deleted pages and over-frequent fingerprints from postings, re-optimizes
-    /// bitmaps, verifies every checksum and compacts all levels.
+    /// bitmaps, verifies every checksum and writes each column family straight into the last
+    /// level; then checks 1,000 random pages of the new index (`--check`: all of it).
     Compact {
         /// The snapshot to read.
         #[arg(long)]
@@ -156,6 +161,9 @@ enum Command {
         /// The new index directory (must not exist).
         #[arg(long)]
         out: PathBuf,
+        /// Check the whole new index, not a sample of it.
+        #[arg(long)]
+        check: bool,
     },
     /// Why two pages are, or are not, near duplicates: main texts, shared fingerprints and clause
     /// keys, simhash distance, skeleton LCS, trustable regions, r, c, the decision and its rule.
@@ -742,9 +750,12 @@ fn main() -> Result<()> {
             println!("{}", serde_json::to_string_pretty(&ix.stats()?)?);
             Ok(())
         }
-        Command::Check { index } => {
+        Command::Check { index, sample } => {
             let ix = open_index(&index, None)?;
-            let r = ix.check()?;
+            let r = match sample {
+                Some(n) => ix.check_sample(n)?,
+                None => ix.check()?,
+            };
             println!(
                 "pages {}  clusters {}  posting entries {}  problems {}",
                 r.pages, r.clusters, r.postings, r.problem_count
@@ -763,10 +774,14 @@ fn main() -> Result<()> {
             println!("checkpoint written to {}", out.display());
             Ok(())
         }
-        Command::Compact { from, out } => {
+        Command::Compact { from, out, check } => {
             let start = Instant::now();
-            let r = Index::compact_snapshot(&from, &out)
-                .with_context(|| format!("compacting {}", from.display()))?;
+            let r = if check {
+                Index::compact_snapshot_checked(&from, &out)
+            } else {
+                Index::compact_snapshot(&from, &out)
+            }
+            .with_context(|| format!("compacting {}", from.display()))?;
             println!(
                 "compacted {} pages in {:.1} s",
                 r.pages,
@@ -783,6 +798,9 @@ fn main() -> Result<()> {
                 "stale simhash entries dropped     {}",
                 r.stale_simhash_dropped
             );
+            if r.check.sampled > 0 {
+                println!("checked          {} random pages", r.check.sampled);
+            }
             println!("check            {} problems", r.check.problem_count);
             for p in &r.check.problems {
                 println!("  {p}");

@@ -28,7 +28,8 @@ class Index(_neardup._Index):
     ``create_if_missing=False``). ``options`` are the fields of the library's ``IndexOptions``:
     ``representative`` (``"first_seen"``, ``"earliest_time"``, ``"longest_text"``),
     ``store_texts``, ``sync_writes``, ``simhash_max_distance``, ``min_text_width``,
-    ``max_clusters_verified``, ``heading_codes``, ``posting_filter_bytes``,
+    ``max_clusters_verified``, ``heading_codes``, ``block_cache_bytes``, ``write_buffer_bytes``,
+    ``max_open_files``,
     ``create_if_missing``, and the nested ``signature``, ``verify``, ``frequent`` and ``chrome``
     given as dicts of their fields (in part); ``method="shingle"`` is short for
     ``signature={"method": "shingle"}``. An unknown name raises ``TypeError``.

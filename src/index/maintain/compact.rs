@@ -46,12 +46,76 @@ pub fn dir_bytes(p: &Path) -> u64 {
         .unwrap_or(0)
 }
 
+/// Pages checked one by one after a compaction that was not asked for a full check.
+const SAMPLE_AFTER_COMPACTION: u64 = 1_000;
+
+/// Bytes of one table file written by a compaction.
+const TABLE_FILE_BYTES: u64 = 256 << 20;
+
+/// The table files of one column family, written in key order (see [`Index::compact_snapshot`]).
+struct TableFiles {
+    name: &'static str,
+    dir: std::path::PathBuf,
+    opts: rocksdb::Options,
+    files: Vec<std::path::PathBuf>,
+}
+
+impl TableFiles {
+    fn new(name: &'static str, dir: &Path, opts: rocksdb::Options) -> TableFiles {
+        TableFiles {
+            name,
+            dir: dir.to_path_buf(),
+            opts,
+            files: Vec::new(),
+        }
+    }
+
+    /// Writes `entries` (in strictly increasing key order) into files of about
+    /// [`TABLE_FILE_BYTES`].
+    fn write(
+        &mut self,
+        mut entries: impl Iterator<Item = Result<(Vec<u8>, Vec<u8>)>>,
+    ) -> Result<()> {
+        let err = |e| Error::storage("writing a table file of the compacted index", e);
+        let mut writer: Option<rocksdb::SstFileWriter<'_>> = None;
+        loop {
+            let next = entries.next().transpose()?;
+            let full = writer
+                .as_ref()
+                .is_some_and(|w| w.file_size() >= TABLE_FILE_BYTES);
+            if next.is_none() || full {
+                if let Some(mut w) = writer.take() {
+                    w.finish().map_err(err)?;
+                }
+            }
+            let Some((k, v)) = next else {
+                return Ok(());
+            };
+            if writer.is_none() {
+                let path = self
+                    .dir
+                    .join(format!("{}-{:04}.sst", self.name, self.files.len()));
+                let w = rocksdb::SstFileWriter::create(&self.opts);
+                w.open(&path).map_err(err)?;
+                self.files.push(path);
+                writer = Some(w);
+            }
+            if let Some(w) = writer.as_mut() {
+                w.put(&k, &v).map_err(err)?;
+            }
+        }
+    }
+}
+
 impl Index {
     /// Compacts the snapshot in `from` (a checkpoint, opened read-only and never modified) into a
-    /// new index in `to` (which must not exist): every record is decoded and its checksum
-    /// verified, postings are rewritten without deleted pages and without over-frequent
-    /// fingerprints and their bitmaps re-optimized, simhash entries of deleted pages are dropped,
-    /// all levels are compacted, and the new index is checked.
+    /// new index in `to` (which must not exist), one pass over each column family: every record
+    /// is decoded and its checksum verified, postings are rewritten without deleted pages and
+    /// without over-frequent fingerprints and their bitmaps re-optimized, simhash entries of
+    /// deleted pages are dropped, and each column family is written in key order straight into
+    /// table files of the last level (no compaction after). The new index is then checked on
+    /// 1,000 random pages ([`Index::check_sample`]); [`Index::compact_snapshot_checked`] checks
+    /// it whole.
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] when `to` exists or `from` holds no index,
@@ -59,7 +123,22 @@ impl Index {
     /// the new index does not pass its check (in every error case the new directory is removed),
     /// storage errors.
     pub fn compact_snapshot(from: impl AsRef<Path>, to: impl AsRef<Path>) -> Result<CompactReport> {
-        let (from, to) = (from.as_ref(), to.as_ref());
+        Self::compact_snapshot_with(from.as_ref(), to.as_ref(), false)
+    }
+
+    /// [`Index::compact_snapshot`], then the whole new index checked ([`Index::check`]) rather
+    /// than a sample of it.
+    ///
+    /// # Errors
+    /// As [`Index::compact_snapshot`].
+    pub fn compact_snapshot_checked(
+        from: impl AsRef<Path>,
+        to: impl AsRef<Path>,
+    ) -> Result<CompactReport> {
+        Self::compact_snapshot_with(from.as_ref(), to.as_ref(), true)
+    }
+
+    fn compact_snapshot_with(from: &Path, to: &Path, full_check: bool) -> Result<CompactReport> {
         if to.exists() {
             return Err(Error::InvalidArgument(format!(
                 "{} already exists",
@@ -67,17 +146,18 @@ impl Index {
             )));
         }
         // No index at `from`: `StoredConfig::read` says so before anything is written.
-        let result = Self::compact_into(from, to);
+        let result = Self::compact_into(from, to, full_check);
         if result.is_err() {
             let _ = std::fs::remove_dir_all(to);
         }
         result
     }
 
-    pub(crate) fn compact_into(from: &Path, to: &Path) -> Result<CompactReport> {
+    pub(crate) fn compact_into(from: &Path, to: &Path, full_check: bool) -> Result<CompactReport> {
         let stored = crate::index::open::StoredConfig::read(from)?;
         let tables = SimhashTables::new(stored.simhash_max_distance)?;
-        let src = storage::open_db_read_only(from, tables)?;
+        let budget = crate::IndexOptions::default().budget();
+        let (src, _cache) = storage::open_db_read_only(from, tables, &budget)?;
         let handle = |name: &'static str| {
             src.cf_handle(name).ok_or_else(|| {
                 Error::corruption(name, b"", "column family missing from the snapshot")
@@ -89,105 +169,138 @@ impl Index {
             ..CompactReport::default()
         };
         let dst = Index::open(to, opts)?;
-
-        let it_err = |e| Error::storage("reading the snapshot", e);
-        let mut live = RoaringBitmap::new();
-        let mut batch = rocksdb::WriteBatch::default();
-        let flush = |batch: &mut rocksdb::WriteBatch, force: bool| -> Result<()> {
-            if force || batch.len() >= 10_000 {
-                let b = std::mem::take(batch);
-                dst.db
-                    .write(b)
-                    .map_err(|e| Error::storage("writing the compacted index", e))?;
-            }
-            Ok(())
+        let staging = to.join("compaction");
+        std::fs::create_dir(&staging).map_err(|source| Error::Io {
+            path: staging.clone(),
+            source,
+        })?;
+        let files = |name: &'static str| {
+            TableFiles::new(
+                name,
+                &staging,
+                storage::cf_options(name, tables, &dst.cache, &budget),
+            )
         };
+        let scan = |name: &'static str| -> Result<_> {
+            Ok(src
+                .iterator_cf_opt(handle(name)?, storage::scan_options(), IteratorMode::Start)
+                .map(|item| {
+                    item.map(|(k, v)| (k.into_vec(), v.into_vec()))
+                        .map_err(|e| Error::storage("reading the snapshot", e))
+                }))
+        };
+        let mut written: Vec<TableFiles> = Vec::new();
+
         // Pages (and the ids that are live).
-        for item in src.iterator_cf(handle(cf::DOCS)?, IteratorMode::Start) {
-            let (k, v) = item.map_err(it_err)?;
+        let mut live = RoaringBitmap::new();
+        let mut out = files(cf::DOCS);
+        out.write(scan(cf::DOCS)?.map(|item| {
+            let (k, v) = item?;
             let id = storage::decode_u32(cf::DOCS, &k, &k)?;
             DocRecord::decode(cf::DOCS, &k, &v)?;
             live.insert(id);
-            batch.put_cf(dst.cf(cf::DOCS), &k, &v);
-            flush(&mut batch, false)?;
-        }
+            Ok((k, v))
+        }))?;
+        written.push(out);
         report.pages = live.len();
-        for item in src.iterator_cf(handle(cf::TEXTS)?, IteratorMode::Start) {
-            let (k, v) = item.map_err(it_err)?;
+        let mut out = files(cf::TEXTS);
+        out.write(scan(cf::TEXTS)?.map(|item| {
+            let (k, v) = item?;
             codec::decode_text_value(cf::TEXTS, &k, &v)?;
-            batch.put_cf(dst.cf(cf::TEXTS), &k, &v);
-            flush(&mut batch, false)?;
-        }
-        for item in src.iterator_cf(handle(cf::CLUSTERS)?, IteratorMode::Start) {
-            let (k, v) = item.map_err(it_err)?;
+            Ok((k, v))
+        }))?;
+        written.push(out);
+        let mut out = files(cf::CLUSTERS);
+        out.write(scan(cf::CLUSTERS)?.map(|item| {
+            let (k, v) = item?;
             let mut cl = ClusterRecord::decode(cf::CLUSTERS, &k, &v)?;
             cl.members.optimize();
-            batch.put_cf(dst.cf(cf::CLUSTERS), &k, cl.encode());
-            flush(&mut batch, false)?;
-        }
+            Ok((k, cl.encode()))
+        }))?;
+        written.push(out);
         // A snapshot of an index from before site chrome was learned has no `chrome` column
         // family: the new index starts learning from nothing, like the old one would have.
         let chrome = src.cf_handle(cf::CHROME).map(|_| cf::CHROME);
         for name in [cf::KEYS, cf::FREQUENT, cf::META].into_iter().chain(chrome) {
-            for item in src.iterator_cf(handle(name)?, IteratorMode::Start) {
-                let (k, v) = item.map_err(it_err)?;
+            let mut out = files(name);
+            out.write(scan(name)?.map(|item| {
+                let (k, v) = item?;
                 if name == cf::KEYS {
                     storage::decode_u32(cf::KEYS, &k, &v)?;
                 }
-                batch.put_cf(dst.cf(name), &k, &v);
-                flush(&mut batch, false)?;
-            }
+                Ok((k, v))
+            }))?;
+            written.push(out);
         }
         let mut frequent = std::collections::HashSet::new();
-        for item in src.iterator_cf(handle(cf::FREQUENT)?, IteratorMode::Start) {
-            let (k, _) = item.map_err(it_err)?;
-            frequent.insert(k.to_vec());
+        for item in scan(cf::FREQUENT)? {
+            frequent.insert(item?.0);
         }
-        for item in src.iterator_cf_opt(
-            handle(cf::POSTINGS)?,
-            storage::scan_options(),
-            IteratorMode::Start,
-        ) {
-            let (k, v) = item.map_err(it_err)?;
-            if frequent.contains(k.as_ref()) {
+        let mut out = files(cf::POSTINGS);
+        out.write(scan(cf::POSTINGS)?.filter_map(|item| {
+            let (k, v) = match item {
+                Ok(kv) => kv,
+                Err(e) => return Some(Err(e)),
+            };
+            if frequent.contains(&k) {
                 report.frequent_postings_dropped += 1;
-                continue;
+                return None;
             }
-            let mut ids =
-                codec::decode_posting(&v).map_err(|r| Error::corruption(cf::POSTINGS, &k, r))?;
+            let mut ids = match codec::decode_posting(&v) {
+                Ok(ids) => ids,
+                Err(r) => return Some(Err(Error::corruption(cf::POSTINGS, &k, r))),
+            };
             let before = ids.len();
             ids &= &live;
             report.stale_ids_dropped += before - ids.len();
             if ids.is_empty() {
-                continue;
+                return None;
             }
             ids.optimize();
-            batch.put_cf(dst.cf(cf::POSTINGS), &k, codec::encode_posting(&ids));
-            flush(&mut batch, false)?;
-        }
-        for item in src.iterator_cf_opt(
-            handle(cf::SIMHASH)?,
-            storage::scan_options(),
-            IteratorMode::Start,
-        ) {
-            let (k, v) = item.map_err(it_err)?;
-            let (_, _, id) = tables
-                .decode(&k)
-                .ok_or_else(|| Error::corruption(cf::SIMHASH, &k, "key is not 13 bytes"))?;
-            if !live.contains(id) {
-                report.stale_simhash_dropped += 1;
+            Some(Ok((k, codec::encode_posting(&ids))))
+        }))?;
+        written.push(out);
+        let mut out = files(cf::SIMHASH);
+        out.write(scan(cf::SIMHASH)?.filter_map(|item| {
+            let (k, v) = match item {
+                Ok(kv) => kv,
+                Err(e) => return Some(Err(e)),
+            };
+            match tables.decode(&k) {
+                None => Some(Err(Error::corruption(
+                    cf::SIMHASH,
+                    &k,
+                    "key is not 13 bytes",
+                ))),
+                Some((_, _, id)) if !live.contains(id) => {
+                    report.stale_simhash_dropped += 1;
+                    None
+                }
+                Some(_) => Some(Ok((k, v))),
+            }
+        }))?;
+        written.push(out);
+        // Into the new index, each column family's files at the last level (its meta written at
+        // creation is overwritten by the snapshot's, as the copy of a record would).
+        let mut ingest = rocksdb::IngestExternalFileOptions::default();
+        ingest.set_move_files(true);
+        for out in &written {
+            if out.files.is_empty() {
                 continue;
             }
-            batch.put_cf(dst.cf(cf::SIMHASH), &k, &v);
-            flush(&mut batch, false)?;
+            dst.db
+                .ingest_external_file_cf_opts(dst.cf(out.name), &ingest, out.files.clone())
+                .map_err(|e| Error::storage("ingesting the compacted table files", e))?;
         }
-        flush(&mut batch, true)?;
-        drop(src);
-        dst.compact()?;
-        // Reload the in-memory state from what was copied, then check everything.
+        let _ = std::fs::remove_dir_all(&staging);
+        // Reload the in-memory state from what was copied, then check it.
         drop(dst);
         let dst = Index::open_existing(to)?;
-        report.check = dst.check()?;
+        report.check = if full_check {
+            dst.check()?
+        } else {
+            dst.check_sample(SAMPLE_AFTER_COMPACTION)?
+        };
         drop(dst);
         if !report.check.is_clean() {
             return Err(Error::CheckFailed {

@@ -165,7 +165,89 @@ impl Index {
             frequent,
             bytes,
             cluster_sizes,
-            posting_filter_bytes: self.posting_filter.bytes() as u64,
+            memory: self.memory()?,
+            rocksdb: self.rocksdb_figures()?,
         })
+    }
+
+    /// The memory the index holds, in bytes, by part: RocksDB's block cache (and what is pinned
+    /// in it), memtables and table readers, and the index's own sets (the over-frequent
+    /// fingerprints; the document frequencies of a method on corpus statistics). Constant time.
+    ///
+    /// # Errors
+    /// Storage errors while reading properties.
+    pub fn memory(&self) -> Result<Vec<(String, u64)>> {
+        self.registration.check_process()?;
+        let memtables = self.property_sum("rocksdb.cur-size-all-mem-tables")?;
+        let readers = self.property_sum("rocksdb.estimate-table-readers-mem")?;
+        let frequent = self.frequent.read().capacity() as u64 * 10;
+        let df = self.df.read().words() as u64 * 24;
+        Ok(vec![
+            ("block_cache".into(), self.cache.get_usage() as u64),
+            ("block_cache_pinned".into(), self.cache.get_pinned_usage() as u64),
+            ("memtables".into(), memtables),
+            ("table_readers".into(), readers),
+            ("frequent_set".into(), frequent),
+            ("doc_freqs".into(), df),
+        ])
+    }
+
+    /// RocksDB's own statistics, as its `rocksdb.stats` property prints them, column family by
+    /// column family (compactions, levels, stalls, cache): what an operator reads when writes
+    /// slow down.
+    ///
+    /// # Errors
+    /// Storage errors while reading properties.
+    pub fn rocksdb_stats(&self) -> Result<String> {
+        self.registration.check_process()?;
+        let mut out = String::new();
+        for name in cf::ALL {
+            let v = self
+                .db
+                .property_value_cf(self.cf(name), "rocksdb.stats")
+                .map_err(|e| Error::storage("reading properties", e))?
+                .unwrap_or_default();
+            out.push_str(&format!("** column family {name} **\n{v}\n"));
+        }
+        Ok(out)
+    }
+
+    /// The figures of RocksDB an operator watches: write stalls and the compaction debt.
+    fn rocksdb_figures(&self) -> Result<Vec<(String, u64)>> {
+        let db = |p: &str| -> Result<u64> {
+            Ok(self
+                .db
+                .property_int_value(p)
+                .map_err(|e| Error::storage("reading properties", e))?
+                .unwrap_or(0))
+        };
+        Ok(vec![
+            (
+                "pending_compaction_bytes".into(),
+                self.property_sum("rocksdb.estimate-pending-compaction-bytes")?,
+            ),
+            (
+                "immutable_memtables".into(),
+                self.property_sum("rocksdb.num-immutable-mem-table")?,
+            ),
+            ("running_compactions".into(), db("rocksdb.num-running-compactions")?),
+            ("running_flushes".into(), db("rocksdb.num-running-flushes")?),
+            ("delayed_write_rate".into(), db("rocksdb.actual-delayed-write-rate")?),
+            ("writes_stopped".into(), db("rocksdb.is-write-stopped")?),
+            ("live_sst_bytes".into(), db("rocksdb.live-sst-files-size")?),
+        ])
+    }
+
+    /// A RocksDB integer property summed over the column families.
+    fn property_sum(&self, p: &str) -> Result<u64> {
+        let mut sum = 0;
+        for name in cf::ALL {
+            sum += self
+                .db
+                .property_int_value_cf(self.cf(name), p)
+                .map_err(|e| Error::storage("reading properties", e))?
+                .unwrap_or(0);
+        }
+        Ok(sum)
     }
 }

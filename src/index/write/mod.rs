@@ -23,7 +23,7 @@ pub(crate) use txn::{term_of_key, Txn};
 
 use super::ids::Counters;
 use super::view::Committed;
-use super::{Index, NO_CLUSTER};
+use super::Index;
 use crate::{Error, Result};
 
 impl Index {
@@ -99,10 +99,6 @@ impl Index {
         let mut wo = WriteOptions::default();
         wo.set_sync(sync && self.opts.sync_writes);
         let batch = std::mem::take(&mut txn.batch);
-        // Into the filter before the write: no reader may see a posting the filter denies.
-        for key in txn.posting_keys_added() {
-            self.posting_filter.insert(key);
-        }
         if let Err(e) = self.db.write_opt(batch, &wo) {
             self.poisoned.store(true, Ordering::Release);
             log::error!(
@@ -142,17 +138,6 @@ impl Index {
                 df.change(word, by);
             }
             df.set_docs(txn.live_docs);
-        }
-        let changes = txn.page_changes();
-        if !changes.is_empty() {
-            let mut map = self.page_cluster.write();
-            for (id, cluster) in changes {
-                let i = id as usize;
-                if map.len() <= i {
-                    map.resize(i + 1, NO_CLUSTER);
-                }
-                map[i] = cluster.unwrap_or(NO_CLUSTER);
-            }
         }
         Ok((number, txn.take_postings()))
     }

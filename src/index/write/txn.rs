@@ -161,25 +161,9 @@ impl<'a> Txn<'a> {
         }
     }
 
-    /// The keys this write adds pages to.
-    pub(crate) fn posting_keys_added(&self) -> impl Iterator<Item = &[u8; 9]> {
-        self.postings
-            .iter()
-            .filter(|(_, d)| !d.add.is_empty())
-            .map(|(k, _)| k)
-    }
-
     /// The posting changes of this write (after [`Txn::finish`]).
     pub(crate) fn take_postings(&mut self) -> rustc_hash::FxHashMap<[u8; 9], Delta> {
         std::mem::take(&mut self.postings)
-    }
-
-    /// The pages whose cluster this write changes (`None`: deleted).
-    pub(crate) fn page_changes(&self) -> Vec<(DocId, Option<ClusterId>)> {
-        self.docs
-            .iter()
-            .map(|(id, rec)| (*id, rec.as_ref().map(|r| r.cluster)))
-            .collect()
     }
 
     // ----- writes (into the overlay; `finish` builds the batch) -----
@@ -652,7 +636,7 @@ impl View for Txn<'_> {
     }
 
     fn clusters_of(&self, ids: &[DocId]) -> Result<Vec<Option<ClusterId>>> {
-        let mut out = self.ix.mapped_clusters(ids);
+        let mut out = self.ix.clusters_at(ids, None)?;
         for (id, c) in ids.iter().zip(out.iter_mut()) {
             if let Some(rec) = self.docs.get(id) {
                 *c = rec.as_ref().map(|r| r.cluster);
