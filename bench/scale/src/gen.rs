@@ -407,15 +407,25 @@ impl<'a> Generator<'a> {
         self.edit(base, lang, &mut r)
     }
 
+    /// The key of page `i` of the stream, without making the page (its skeleton's host, the
+    /// stream's name and seed, `i`).
+    pub fn key(&self, i: u64) -> String {
+        self.key_on(&self.skel.all[self.skeleton_of(i) as usize], i)
+    }
+
+    fn key_on(&self, s: &crate::skeleton::Skeleton, i: u64) -> String {
+        format!(
+            "https://{}/{}/{:x}/{}.html",
+            s.host, self.cfg.name, self.cfg.seed, i
+        )
+    }
+
     /// Page `i` of the stream.
     pub fn page(&self, i: u64) -> GenPage {
         let plan = self.plan(i);
         let skel = self.skeleton_of(i);
         let s = &self.skel.all[skel as usize];
-        let key = format!(
-            "https://{}/{}/{:x}/{}.html",
-            s.host, self.cfg.name, self.cfg.seed, i
-        );
+        let key = self.key_on(s, i);
         let html = match plan {
             Plan::Variant(j) if self.placement(i) == Placement::Copy => self.page(j).html,
             _ => {
@@ -879,6 +889,7 @@ mod tests {
         for i in [0u64, 1, 7, 500, 4321] {
             let (a, b) = (g.page(i), h.page(i));
             assert_eq!(a.key, b.key);
+            assert_eq!(g.key(i), a.key, "the key without the page");
             assert_eq!(a.html, b.html);
         }
         // Out of order, the same page.

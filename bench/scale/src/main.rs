@@ -37,6 +37,7 @@
 //! and pages are dev-sized (median ≈ 9 KB), not real-web-sized (50–150 KB, `bench/inflate.py`).
 
 mod chain;
+mod crash;
 mod gen;
 mod measure;
 mod report;
@@ -169,6 +170,61 @@ enum Cmd {
         #[command(flatten)]
         src: Sources,
     },
+    /// Kill -9 an ingest into a fresh index in the middle of a batch, reopen, check, and look
+    /// up every acknowledged page (writes DIR/crash.json; fails when anything is wrong).
+    Crash {
+        /// Working directory: the index (`index/`, must not exist), the acknowledgement log
+        /// (`acks`), the report (`crash.json`).
+        #[arg(long)]
+        dir: PathBuf,
+        /// Pages of the stream the child would ingest if never killed.
+        #[arg(long, default_value_t = 1_000_000)]
+        pages: u64,
+        /// Kill once this many pages are acknowledged (default: three fifths of --pages, unless
+        /// --kill-after-secs is given).
+        #[arg(long)]
+        kill_at: Option<u64>,
+        /// Kill once the child has run this long (and acknowledged a batch).
+        #[arg(long)]
+        kill_after_secs: Option<u64>,
+        /// Pages per insert_batch.
+        #[arg(long, default_value_t = 10_000)]
+        batch: u64,
+        /// The stream's seed.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Share of pages that are near duplicates of an earlier page.
+        #[arg(long, default_value_t = 0.2)]
+        dup_share: f64,
+        /// Seed of the kill's moment inside the batch (default: from the clock; in the report).
+        #[arg(long)]
+        kill_seed: Option<u64>,
+        /// Acknowledged pages made again and compared (host, time, content hash) with their
+        /// stored records.
+        #[arg(long, default_value_t = 2000)]
+        verify_sample: usize,
+        /// Remove the index when the test passed (it is kept when it failed).
+        #[arg(long)]
+        remove_index: bool,
+        #[command(flatten)]
+        src: Sources,
+    },
+    /// (internal) The crash test's writer, killed by its parent.
+    #[command(hide = true)]
+    CrashChild {
+        #[arg(long)]
+        dir: PathBuf,
+        #[arg(long)]
+        pages: u64,
+        #[arg(long)]
+        batch: u64,
+        #[arg(long)]
+        seed: u64,
+        #[arg(long)]
+        dup_share: f64,
+        #[command(flatten)]
+        src: Sources,
+    },
     /// Rewrite results.md and scale.svg from a results.json.
     Report {
         /// The directory holding results.json.
@@ -183,6 +239,20 @@ enum Cmd {
         #[arg(long)]
         to: Option<PathBuf>,
     },
+}
+
+impl Sources {
+    /// The same sources on a child's command line.
+    fn args(&self) -> Vec<String> {
+        vec![
+            "--dev".into(),
+            self.dev.display().to_string(),
+            "--pool".into(),
+            self.pool.display().to_string(),
+            "--skeletons".into(),
+            self.skeletons.to_string(),
+        ]
+    }
 }
 
 fn load(src: &Sources) -> anyhow::Result<(Inputs, serde_json::Value)> {
@@ -284,6 +354,65 @@ fn main() -> anyhow::Result<()> {
             seed,
             src,
         } => realism(&src, &truth, pages, seed),
+        Cmd::Crash {
+            dir,
+            pages,
+            kill_at,
+            kill_after_secs,
+            batch,
+            seed,
+            dup_share,
+            kill_seed,
+            verify_sample,
+            remove_index,
+            src,
+        } => {
+            let kill_seed = kill_seed.unwrap_or_else(|| {
+                std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map(|d| d.as_nanos() as u64)
+                    .unwrap_or(0)
+            });
+            let settings = crash::Settings {
+                pages,
+                batch: batch.max(1),
+                seed,
+                dup_share,
+                skeletons: src.skeletons,
+                kill_at: kill_at.or((kill_after_secs.is_none()).then_some(pages * 3 / 5)),
+                kill_after_secs,
+                kill_seed,
+                verify_sample,
+            };
+            let child_args = src.args();
+            crash::run(&dir, settings, &child_args, || Ok(load(&src)?.0))?;
+            if remove_index {
+                std::fs::remove_dir_all(dir.join("index"))?;
+            }
+            Ok(())
+        }
+        Cmd::CrashChild {
+            dir,
+            pages,
+            batch,
+            seed,
+            dup_share,
+            src,
+        } => {
+            let (inputs, _) = load(&src)?;
+            let settings = crash::Settings {
+                pages,
+                batch: batch.max(1),
+                seed,
+                dup_share,
+                skeletons: src.skeletons,
+                kill_at: None,
+                kill_after_secs: None,
+                kill_seed: 0,
+                verify_sample: 0,
+            };
+            crash::child(&dir, &settings, &inputs)
+        }
         Cmd::Report { dir } => {
             let r: run::Results =
                 serde_json::from_str(&std::fs::read_to_string(dir.join("results.json"))?)?;

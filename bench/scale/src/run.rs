@@ -172,7 +172,8 @@ pub struct Results {
     pub steps: Vec<Step>,
 }
 
-fn log(msg: impl AsRef<str>) {
+/// A line on stderr, stamped with the UTC time of day.
+pub(crate) fn log(msg: impl AsRef<str>) {
     let t = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs())
@@ -181,7 +182,8 @@ fn log(msg: impl AsRef<str>) {
     eprintln!("[{h:02}:{m:02}:{s:02}Z] {}", msg.as_ref());
 }
 
-fn pages_of(v: &[GenPage]) -> Vec<Page<'_>> {
+/// The library's pages of generated pages (borrowed).
+pub(crate) fn pages_of(v: &[GenPage]) -> Vec<Page<'_>> {
     v.iter()
         .map(|p| Page {
             key: &p.key,
@@ -204,6 +206,16 @@ fn ingest(ix: &Index, pages: &[GenPage]) -> anyhow::Result<(u64, u64, Duration, 
         .filter(|r| r.as_ref().is_ok_and(|v| v.duplicate))
         .count() as u64;
     Ok((errors, dups, wall, cpu))
+}
+
+/// The stream an index is grown from: `seed`, `dup_share` of variants, keys named "p".
+pub(crate) fn stream_config(seed: u64, dup_share: f64) -> GenConfig {
+    GenConfig {
+        seed,
+        dup_share,
+        name: "p".into(),
+        ..GenConfig::default()
+    }
 }
 
 /// The fixed query sets: unrelated pages (another seed, the held-out tenth of the pool) and
@@ -444,12 +456,7 @@ pub fn run(
     results.settings = Some(s.clone());
     results.generator = generator_info;
     results.machine = crate::report::machine();
-    let main_cfg = GenConfig {
-        seed: s.seed,
-        dup_share: s.dup_share,
-        name: "p".into(),
-        ..GenConfig::default()
-    };
+    let main_cfg = stream_config(s.seed, s.dup_share);
     let w = Workload {
         main: Generator::new(main_cfg.clone(), &inputs.main, &inputs.skeletons),
         unrelated: Generator::new(
