@@ -12,9 +12,6 @@
 //!
 //! With `NEARDUP_BENCH_NO_TEXTS=1` the index stores no texts (`IndexOptions::store_texts` off)
 //! and a `TextSource` hands the pages' HTML back from memory, as an embedding engine would.
-//!
-//! With `NEARDUP_BENCH_NO_FILTER=1` the in-memory posting-key filter is off
-//! (`IndexOptions::posting_filter_bytes` 0): every posting key is read from RocksDB.
 
 use std::io::{BufRead, BufReader, Write};
 use std::time::Instant;
@@ -129,14 +126,7 @@ fn main() {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("index");
     let external = std::env::var_os("NEARDUP_BENCH_NO_TEXTS").is_some();
-    let base = IndexOptions {
-        posting_filter_bytes: if std::env::var_os("NEARDUP_BENCH_NO_FILTER").is_some() {
-            0
-        } else {
-            IndexOptions::default().posting_filter_bytes
-        },
-        ..IndexOptions::default()
-    };
+    let base = IndexOptions::default();
     let ix = if external {
         let html: HashMap<String, SourcedContent> = docs
             .iter()

@@ -728,8 +728,10 @@ nd_status nd_index_compact(nd_index *h);
 
 // Offline compaction of a snapshot: writes a new index at `to` (which must not exist) from the
 // closed index or checkpoint at `from`, with postings rewritten without deleted ids and
-// over-frequent fingerprints and every checksum re-checked; the new index must pass its check
-// (else it is removed and `ND_CHECK_FAILED` returned). `from` is not modified.
+// over-frequent fingerprints and every checksum re-checked, each column family written straight
+// into the last level; 1,000 random pages of the new index must pass their check (else it is
+// removed and `ND_CHECK_FAILED` returned; `nd_compact_snapshot_checked` checks it whole).
+// `from` is not modified.
 //
 // # Errors
 // `ND_NULL_POINTER`, `ND_INVALID_UTF8`, `ND_INVALID_ARGUMENT` (`to` exists, or no index at
@@ -738,6 +740,18 @@ nd_status nd_index_compact(nd_index *h);
 // # Safety
 // `from` and `to` point at as many readable bytes as their lengths.
 nd_status nd_compact_snapshot(const char *from, size_t from_len, const char *to, size_t to_len);
+
+// `nd_compact_snapshot`, then the whole new index checked rather than a sample of it.
+//
+// # Errors
+// As `nd_compact_snapshot`.
+//
+// # Safety
+// `from` and `to` point at as many readable bytes as their lengths.
+nd_status nd_compact_snapshot_checked(const char *from,
+                                      size_t from_len,
+                                      const char *to,
+                                      size_t to_len);
 
 // Figures about the index. On `ND_OK`, `*out` is filled.
 //
@@ -759,6 +773,30 @@ nd_status nd_index_stats(const nd_index *h, nd_stats *out);
 // # Safety
 // `h` is NULL or live; the outs are NULL or writable.
 nd_status nd_index_check(const nd_index *h, uint64_t *problems, nd_str *report);
+
+// Checks `pages` random pages of the index one by one (point reads): a quick look at an index
+// too large to check whole (see `nd_index_check`). The outs as for `nd_index_check`.
+//
+// # Errors
+// `ND_NULL_POINTER`, `ND_STORAGE`, `ND_CLOSED` — a check that ran and found problems is
+// `ND_OK`.
+//
+// # Safety
+// `h` is NULL or live; the outs are NULL or writable.
+nd_status nd_index_check_sample(const nd_index *h,
+                                uint64_t pages,
+                                uint64_t *problems,
+                                nd_str *report);
+
+// RocksDB's own statistics (compactions, levels, write stalls, block cache), column family by
+// column family, as text. On `ND_OK`, `*out` holds them (free it with `nd_str_free`).
+//
+// # Errors
+// `ND_NULL_POINTER`, `ND_STORAGE`, `ND_CLOSED`.
+//
+// # Safety
+// `h` is NULL or live; `out` is NULL or writable.
+nd_status nd_index_rocksdb_stats(const nd_index *h, nd_str *out);
 
 // New options with the defaults (the papers' parameters; create the index when missing; sync
 // every write; texts stored in the index).
@@ -826,10 +864,9 @@ nd_status nd_options_set_fold_traditional(nd_options *opts, bool value);
 // `opts` is NULL or a live `nd_options`.
 nd_status nd_options_set_store_texts(nd_options *opts, bool value);
 
-// Memory, in bytes, the in-memory filter of stored posting keys may take (default 512 MiB,
-// about 1.25 bytes a key; 0 turns it off). Posting reads skip the keys it knows no page has;
-// it is built when the index opens, from a scan of the keys, and turns itself off past the
-// budget. It changes no decision.
+// No longer used (kept so that existing callers build): the index keeps no posting-key filter
+// of its own; RocksDB's filters, read through the block cache
+// (`nd_options_set_block_cache_bytes`), answer for the keys no page has.
 //
 // # Errors
 // `ND_NULL_POINTER` when `opts` is NULL.
@@ -837,6 +874,36 @@ nd_status nd_options_set_store_texts(nd_options *opts, bool value);
 // # Safety
 // `opts` is NULL or a live `nd_options`.
 nd_status nd_options_set_posting_filter_bytes(nd_options *opts, uint64_t bytes);
+
+// The block cache, in bytes, shared by every column family: recently read blocks, and the
+// index and filter blocks of the table files (default 256 MiB). It changes no decision.
+//
+// # Errors
+// `ND_NULL_POINTER` when `opts` is NULL.
+//
+// # Safety
+// `opts` is NULL or a live `nd_options`.
+nd_status nd_options_set_block_cache_bytes(nd_options *opts, uint64_t bytes);
+
+// The memtables of all column families together, in bytes (default 256 MiB). It changes no
+// decision.
+//
+// # Errors
+// `ND_NULL_POINTER` when `opts` is NULL.
+//
+// # Safety
+// `opts` is NULL or a live `nd_options`.
+nd_status nd_options_set_write_buffer_bytes(nd_options *opts, uint64_t bytes);
+
+// How many table files are kept open (default 1,024; 0: all, each opened when the index
+// opens). It changes no decision.
+//
+// # Errors
+// `ND_NULL_POINTER` when `opts` is NULL.
+//
+// # Safety
+// `opts` is NULL or a live `nd_options`.
+nd_status nd_options_set_max_open_files(nd_options *opts, uint32_t files);
 
 // Read a page's clause-sketch keys only when its content and fingerprint keys found no
 // candidate (default false): the sketch keys then join only pages the other keys left alone,

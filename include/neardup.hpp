@@ -638,7 +638,7 @@ class Options {
     check(nd_options_set_block_cache_bytes(opts_, bytes));
     return *this;
   }
-  /// All memtables together, in bytes (default 128 MiB).
+  /// All memtables together, in bytes (default 256 MiB).
   Options& write_buffer_bytes(uint64_t bytes) {
     check(nd_options_set_write_buffer_bytes(opts_, bytes));
     return *this;

@@ -288,7 +288,7 @@ pub struct IndexOptions {
     /// the operating system's page cache).
     pub block_cache_bytes: usize,
     /// The memtables of all column families together, in bytes: writes land there before they
-    /// are flushed to table files. Default 128 MiB.
+    /// are flushed to table files. Default 256 MiB.
     pub write_buffer_bytes: usize,
     /// How many table files RocksDB keeps open (0: all, each opened when the index opens — an
     /// open then takes time with the index's size). Default 1,024.
@@ -336,7 +336,7 @@ impl Default for IndexOptions {
             store_texts: true,
             posting_filter_bytes: 0,
             block_cache_bytes: 256 << 20,
-            write_buffer_bytes: 128 << 20,
+            write_buffer_bytes: 256 << 20,
             max_open_files: 1024,
             sketch_fallback: false,
             reuse_ids: true,

@@ -278,7 +278,7 @@ pub unsafe extern "C" fn nd_options_set_block_cache_bytes(
     }
 }
 
-/// The memtables of all column families together, in bytes (default 128 MiB). It changes no
+/// The memtables of all column families together, in bytes (default 256 MiB). It changes no
 /// decision.
 ///
 /// # Errors

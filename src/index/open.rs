@@ -14,8 +14,7 @@ use super::ids::{Counters, FreeIds};
 use super::{registry, Index, TextSource};
 use crate::methods::DocFreqs;
 use crate::options::{IndexOptions, RepresentativePolicy, SignatureConfig};
-use crate::storage::codec::{self, ClusterId, DocRecord};
-use crate::storage::{self, cf, kind, meta, SimhashTables, FORMAT_VERSION};
+use crate::storage::{self, cf, meta, SimhashTables, FORMAT_VERSION};
 use crate::{Error, Result};
 
 /// The parts of the configuration that shape what is stored.
@@ -208,7 +207,7 @@ impl Index {
         read_only: bool,
     ) -> Result<Index> {
         let tables = SimhashTables::new(opts.simhash_max_distance)?;
-        let mut ix = Index {
+        let ix = Index {
             db,
             cache,
             path,

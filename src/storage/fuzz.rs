@@ -346,8 +346,10 @@ fn merge_deltas_match_a_model() {
 fn merge_operator_in_rocksdb() {
     let dir = tempfile::tempdir().expect("tempdir");
     let tables = || SimhashTables::new(3).expect("tables");
-    let bad = open_db(&dir.path().join("bad"), true, tables()).expect("open");
-    let good = open_db(&dir.path().join("good"), true, tables()).expect("open");
+    let budget = crate::IndexOptions::default().budget();
+    let (bad, _bad_cache) = open_db(&dir.path().join("bad"), true, tables(), &budget).expect("open");
+    let (good, _good_cache) =
+        open_db(&dir.path().join("good"), true, tables(), &budget).expect("open");
     let bad_cf = bad.cf_handle(cf::POSTINGS).expect("postings");
     let good_cf = good.cf_handle(cf::POSTINGS).expect("postings");
     let counter = std::cell::Cell::new(0u64);

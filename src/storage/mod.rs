@@ -354,10 +354,6 @@ pub fn cf_options(name: &str, tables: SimhashTables, cache: &Cache, budget: &Bud
                     // answers "not here" without walking the skip list.
                     o.set_memtable_whole_key_filtering(true);
                     o.set_memtable_prefix_bloom_ratio(0.1);
-                    // A posting changed over and over (a page re-crawled again and again) is
-                    // folded in the memtable after this many operands, so that a read never
-                    // merges a long chain.
-                    o.set_max_successive_merges(64);
                 }
                 cf::SIMHASH => {
                     o.set_write_buffer_size(big);
@@ -413,7 +409,6 @@ fn db_options(create: bool, budget: &Budget) -> Options {
         i32::try_from(budget.max_open_files).unwrap_or(i32::MAX)
     });
     db_opts.set_skip_stats_update_on_db_open(true);
-    db_opts.set_skip_checking_sst_file_sizes_on_db_open(true);
     db_opts
 }
 

@@ -137,7 +137,7 @@ pub fn markdown(r: &Results) -> String {
     let _ = writeln!(s, "\n## Memory, disk, maintenance\n");
     let _ = writeln!(
         s,
-        "| pages held | clusters | RSS MB | peak RSS MB (growing) | RSS reopened MB | posting filter MB | bytes/page | bytes/page w/o texts | checkpoint s | check s | compact_snapshot s | compact s |"
+        "| pages held | clusters | RSS MB | peak RSS MB (growing) | RSS reopened MB | filter / block cache MB | bytes/page | bytes/page w/o texts | checkpoint s | check s | compact_snapshot s | compact s |"
     );
     let _ = writeln!(
         s,

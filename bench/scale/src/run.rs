@@ -145,7 +145,8 @@ pub struct Step {
     pub bytes_per_page: f64,
     /// `(dir_bytes - texts_bytes) / pages`.
     pub bytes_per_page_without_texts: f64,
-    /// Memory of the posting-key filter, bytes.
+    /// Memory of the posting-key filter (builds that had one) or of the block cache in use,
+    /// bytes.
     pub posting_filter_bytes: u64,
     /// `checkpoint` of the standing index, seconds (for the maintenance copy).
     pub checkpoint_s: f64,
@@ -552,7 +553,12 @@ pub fn run(
         let stats = cur.stats()?;
         step.pages = cur.len();
         step.clusters = stats.clusters;
-        step.posting_filter_bytes = stats.posting_filter_bytes;
+        step.posting_filter_bytes = stats
+            .memory
+            .iter()
+            .filter(|(n, _)| n == "block_cache")
+            .map(|(_, b)| *b)
+            .sum();
         step.stored_bytes = stats.bytes.iter().map(|(_, b)| b).sum();
         step.texts_bytes = stats
             .bytes

@@ -36,6 +36,45 @@ use crate::Result;
 /// How many candidate pages (most shared fingerprints first) are mapped to their clusters.
 const MAX_CANDIDATE_PAGES: usize = 64;
 
+/// Candidate pages a search gathers before longer postings only add to the count of the pages
+/// already found (see [`count_shared`]).
+const CANDIDATE_BUDGET: usize = 16 * MAX_CANDIDATE_PAGES;
+
+/// Counts, for each candidate page, the postings it is in, shortest postings first: while fewer
+/// than [`CANDIDATE_BUDGET`] pages are candidates, a posting's pages all become candidates;
+/// after, a posting only counts toward the candidates found. The work of a look-up is then
+/// bounded by the budget and the number of keys, not by the length of postings, which grow
+/// with the index up to the over-frequent threshold (seed 000 §4.2: 10,000 pages). A page that
+/// shares much with the probe is in short postings (its own sentences), and is found before the
+/// budget runs out; one that shares only long postings (common boilerplate) would not rank among
+/// the best [`MAX_CANDIDATE_PAGES`] anyway. Under the budget, every posting counts in full: the
+/// counts are those of counting every page of every posting.
+pub(crate) fn count_shared(
+    cands: &mut rustc_hash::FxHashMap<DocId, (u32, bool)>,
+    mut postings: Vec<RoaringBitmap>,
+) {
+    postings.sort_by_key(RoaringBitmap::len);
+    for ids in postings {
+        if cands.len() < CANDIDATE_BUDGET {
+            for id in &ids {
+                cands.entry(id).or_default().0 += 1;
+            }
+        } else if (ids.len() as usize) < cands.len() {
+            for id in &ids {
+                if let Some(c) = cands.get_mut(&id) {
+                    c.0 += 1;
+                }
+            }
+        } else {
+            for (id, c) in cands.iter_mut() {
+                if ids.contains(*id) {
+                    c.0 += 1;
+                }
+            }
+        }
+    }
+}
+
 /// A verified match resembling this much ends the search for a better cluster.
 pub(crate) const STRONG_MATCH: f64 = 0.6;
 
@@ -213,6 +252,7 @@ impl Index {
                     cands.entry(id).or_default().1 = true;
                 }
             }
+            let mut counted: Vec<RoaringBitmap> = Vec::with_capacity(keys.len());
             for (key, ids) in keys
                 .into_iter()
                 .skip(usize::from(with_content))
@@ -229,10 +269,9 @@ impl Index {
                     frequent.push((key, FREQUENT_HOSTS));
                     continue;
                 }
-                for id in &ids {
-                    cands.entry(id).or_default().0 += 1;
-                }
+                counted.push(ids);
             }
+            count_shared(&mut cands, counted);
         }
         // The simhash tables are the fallback of SPEC §2.3: for pages without sentence
         // fingerprints, or whose postings found nobody; and the simhash methods' own look-up,
