@@ -94,6 +94,16 @@ pub struct Latency {
     pub mean_us: f64,
     /// Slowest.
     pub max_us: f64,
+    /// Where a call's time went on average, when the calls say (queries): main text and
+    /// signatures, candidate search, verification, microseconds.
+    #[serde(default)]
+    pub parts_us: [f64; 3],
+    /// Candidate pages a call found, on average.
+    #[serde(default)]
+    pub candidates: f64,
+    /// Pairs a call verified, on average.
+    #[serde(default)]
+    pub verified: f64,
 }
 
 impl Latency {
@@ -115,6 +125,7 @@ impl Latency {
             p99_us: rank(0.99),
             mean_us: d.iter().map(|x| us(*x)).sum::<f64>() / d.len() as f64,
             max_us: us(d[d.len() - 1]),
+            ..Latency::default()
         }
     }
 }

@@ -59,15 +59,24 @@ pub struct Throughput {
     pub pages_per_s: f64,
     /// CPU microseconds a page.
     pub cpu_us_per_page: f64,
+    /// Candidate pages found, summed over the pages (what grows with the index's size, as the
+    /// workload sees it: more held pages share text with a new one).
+    #[serde(default)]
+    pub candidates: u64,
+    /// Pairs verified, summed over the pages.
+    #[serde(default)]
+    pub verified: u64,
 }
 
 impl Throughput {
-    fn add(&mut self, pages: u64, errors: u64, dups: u64, wall: Duration, cpu: Duration) {
+    fn add(&mut self, pages: u64, o: &Ingested) {
         self.pages += pages;
-        self.errors += errors;
-        self.duplicates += dups;
-        self.wall_s += wall.as_secs_f64();
-        self.cpu_s += cpu.as_secs_f64();
+        self.errors += o.errors;
+        self.duplicates += o.duplicates;
+        self.candidates += o.candidates;
+        self.verified += o.verified;
+        self.wall_s += o.wall.as_secs_f64();
+        self.cpu_s += o.cpu.as_secs_f64();
         self.pages_per_s = self.pages as f64 / self.wall_s.max(1e-9);
         self.cpu_us_per_page = self.cpu_s * 1e6 / (self.pages.max(1) as f64);
     }
@@ -195,18 +204,31 @@ pub(crate) fn pages_of(v: &[GenPage]) -> Vec<Page<'_>> {
         .collect()
 }
 
-/// Inserts pages; returns (errors, duplicates, wall, cpu).
-fn ingest(ix: &Index, pages: &[GenPage]) -> anyhow::Result<(u64, u64, Duration, Duration)> {
+/// What one `insert_batch` did, and what it cost.
+struct Ingested {
+    errors: u64,
+    duplicates: u64,
+    candidates: u64,
+    verified: u64,
+    wall: Duration,
+    cpu: Duration,
+}
+
+/// Inserts pages.
+fn ingest(ix: &Index, pages: &[GenPage]) -> anyhow::Result<Ingested> {
     let refs = pages_of(pages);
     let (t0, c0) = (Instant::now(), measure::cpu_time());
     let out = ix.insert_batch(&refs, &BatchOptions::default(), &mut |_, _| {})?;
     let (wall, cpu) = (t0.elapsed(), measure::cpu_time().saturating_sub(c0));
-    let errors = out.iter().filter(|r| r.is_err()).count() as u64;
-    let dups = out
-        .iter()
-        .filter(|r| r.as_ref().is_ok_and(|v| v.duplicate))
-        .count() as u64;
-    Ok((errors, dups, wall, cpu))
+    let ok = || out.iter().filter_map(|r| r.as_ref().ok());
+    Ok(Ingested {
+        errors: out.iter().filter(|r| r.is_err()).count() as u64,
+        duplicates: ok().filter(|v| v.duplicate).count() as u64,
+        candidates: ok().map(|v| v.candidates as u64).sum(),
+        verified: ok().map(|v| v.verified as u64).sum(),
+        wall,
+        cpu,
+    })
 }
 
 /// The stream an index is grown from: `seed`, `dup_share` of variants, keys named "p".
@@ -251,13 +273,24 @@ impl Workload<'_> {
 fn time_queries(ix: &Index, pages: &[String]) -> anyhow::Result<(Latency, u64)> {
     let mut d = Vec::with_capacity(pages.len());
     let mut dups = 0;
+    let (mut parts, mut candidates, mut verified) = ([Duration::ZERO; 3], 0usize, 0usize);
     for p in pages {
         let t = Instant::now();
         let v = ix.query(Content::Html(p.as_bytes()))?;
         d.push(t.elapsed());
         dups += u64::from(v.duplicate);
+        parts[0] += v.timing.signature;
+        parts[1] += v.timing.candidates;
+        parts[2] += v.timing.verify;
+        candidates += v.candidates;
+        verified += v.verified;
     }
-    Ok((Latency::of(d), dups))
+    let n = pages.len().max(1) as f64;
+    let mut l = Latency::of(d);
+    l.parts_us = parts.map(|p| p.as_secs_f64() * 1e6 / n);
+    l.candidates = candidates as f64 / n;
+    l.verified = verified as f64 / n;
+    Ok((l, dups))
 }
 
 fn index_options(s: &Settings) -> IndexOptions {
@@ -525,17 +558,20 @@ pub fn run(
             let t = Instant::now();
             let pages: Vec<GenPage> = (next..next + n).map(|i| w.main.page(i)).collect();
             step.grow_gen_s += t.elapsed().as_secs_f64();
-            let (errors, dups, wall, cpu) = ingest(cur, &pages)?;
+            let o = ingest(cur, &pages)?;
+            let (wall, cpu) = (o.wall, o.cpu);
             drop(pages);
-            step.grow.add(n, errors, dups, wall, cpu);
+            step.grow.add(n, &o);
             next += n;
             save_state(next)?;
             if last_log.elapsed() > Duration::from_secs(20) || next == size {
                 last_log = Instant::now();
                 log(format!(
-                    "grow {next}/{size}: batch {:.0} pages/s, {:.0} µs CPU a page; so far {:.0} pages/s; RSS {:.0} MB",
+                    "grow {next}/{size}: batch {:.0} pages/s, {:.0} µs CPU a page, {:.1} candidates and {:.2} pairs verified a page; so far {:.0} pages/s; RSS {:.0} MB",
                     n as f64 / wall.as_secs_f64().max(1e-9),
                     cpu.as_secs_f64() * 1e6 / n as f64,
+                    o.candidates as f64 / n as f64,
+                    o.verified as f64 / n as f64,
                     step.grow.pages_per_s,
                     measure::rss_mb()
                 ));
@@ -585,6 +621,15 @@ pub fn run(
             step.query_duplicates.p99_us,
             step.duplicates_found
         ));
+        for (what, l) in [
+            ("unrelated", &step.query_unrelated),
+            ("duplicates", &step.query_duplicates),
+        ] {
+            log(format!(
+                "  {what}: mean {:.0} µs = signatures {:.0} + candidates {:.0} + verification {:.0} (+ the rest); {:.1} candidates, {:.2} pairs verified a query",
+                l.mean_us, l.parts_us[0], l.parts_us[1], l.parts_us[2], l.candidates, l.verified
+            ));
+        }
         drop(duplicates);
 
         // The probe batch into a checkpoint copy.
@@ -598,15 +643,17 @@ pub fn run(
             let t = Instant::now();
             let copy = Index::open_existing(&probe_dir)?;
             step.probe_open_s = t.elapsed().as_secs_f64();
-            let (errors, dups, wall, cpu) = ingest(&copy, &probe)?;
-            step.probe.add(probe.len() as u64, errors, dups, wall, cpu);
+            let o = ingest(&copy, &probe)?;
+            step.probe.add(probe.len() as u64, &o);
         }
         remove(&probe_dir);
         log(format!(
-            "probe at {size}: {:.0} pages/s, {:.0} µs CPU a page ({} duplicates); checkpoint {:.2} s, open copy {:.2} s",
+            "probe at {size}: {:.0} pages/s, {:.0} µs CPU a page ({} duplicates; {:.1} candidates, {:.2} pairs verified a page); checkpoint {:.2} s, open copy {:.2} s",
             step.probe.pages_per_s,
             step.probe.cpu_us_per_page,
             step.probe.duplicates,
+            step.probe.candidates as f64 / step.probe.pages.max(1) as f64,
+            step.probe.verified as f64 / step.probe.pages.max(1) as f64,
             step.probe_checkpoint_s,
             step.probe_open_s
         ));
