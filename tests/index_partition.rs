@@ -123,7 +123,10 @@ fn each_partition_holds_exactly_its_part_of_the_state() {
     let id = reach.pages[0];
     let home = &docs[layout.doc_part(id) as usize];
     let other = &docs[1 - layout.doc_part(id) as usize];
-    assert_eq!(home.page_clusters(&[id]).unwrap()[0], Some(reach.clusters[0]));
+    assert_eq!(
+        home.page_clusters(&[id]).unwrap()[0],
+        Some(reach.clusters[0])
+    );
     assert_eq!(other.page_clusters(&[id]).unwrap()[0], None);
     let filed = home.filed_pages(&[id]).unwrap()[0].clone().unwrap();
     let mut found = roaring::RoaringBitmap::new();

@@ -136,7 +136,6 @@ pub(crate) fn text_chars(text: &str) -> u32 {
     u32::try_from(text.chars().count()).unwrap_or(u32::MAX)
 }
 
-
 /// The host part of a URL (`https://a.b/c` → `a.b`; a string without a scheme is taken from its
 /// start), for pages handed in without a host.
 pub fn host_of(url: &str) -> &str {

@@ -551,7 +551,10 @@ mod tests {
     fn the_cluster_reads_alone_and_is_verified() {
         let d = doc();
         let mut v = d.encode();
-        assert_eq!(DocRecord::decode_cluster("docs", b"k", &v).unwrap(), d.cluster);
+        assert_eq!(
+            DocRecord::decode_cluster("docs", b"k", &v).unwrap(),
+            d.cluster
+        );
         let last = v.len() - 5;
         v[last] ^= 1;
         assert!(DocRecord::decode_cluster("docs", b"k", &v).is_err());

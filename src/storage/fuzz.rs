@@ -347,7 +347,8 @@ fn merge_operator_in_rocksdb() {
     let dir = tempfile::tempdir().expect("tempdir");
     let tables = || SimhashTables::new(3).expect("tables");
     let budget = crate::IndexOptions::default().budget();
-    let (bad, _bad_cache) = open_db(&dir.path().join("bad"), true, tables(), &budget).expect("open");
+    let (bad, _bad_cache) =
+        open_db(&dir.path().join("bad"), true, tables(), &budget).expect("open");
     let (good, _good_cache) =
         open_db(&dir.path().join("good"), true, tables(), &budget).expect("open");
     let bad_cf = bad.cf_handle(cf::POSTINGS).expect("postings");

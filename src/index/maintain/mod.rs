@@ -184,7 +184,10 @@ impl Index {
         let df = self.df.read().words() as u64 * 24;
         Ok(vec![
             ("block_cache".into(), self.cache.get_usage() as u64),
-            ("block_cache_pinned".into(), self.cache.get_pinned_usage() as u64),
+            (
+                "block_cache_pinned".into(),
+                self.cache.get_pinned_usage() as u64,
+            ),
             ("memtables".into(), memtables),
             ("table_readers".into(), readers),
             ("frequent_set".into(), frequent),
@@ -230,9 +233,15 @@ impl Index {
                 "immutable_memtables".into(),
                 self.property_sum("rocksdb.num-immutable-mem-table")?,
             ),
-            ("running_compactions".into(), db("rocksdb.num-running-compactions")?),
+            (
+                "running_compactions".into(),
+                db("rocksdb.num-running-compactions")?,
+            ),
             ("running_flushes".into(), db("rocksdb.num-running-flushes")?),
-            ("delayed_write_rate".into(), db("rocksdb.actual-delayed-write-rate")?),
+            (
+                "delayed_write_rate".into(),
+                db("rocksdb.actual-delayed-write-rate")?,
+            ),
             ("writes_stopped".into(), db("rocksdb.is-write-stopped")?),
             ("live_sst_bytes".into(), db("rocksdb.live-sst-files-size")?),
         ])
