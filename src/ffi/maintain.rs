@@ -71,14 +71,12 @@ pub unsafe extern "C" fn nd_compact_snapshot(
     to: *const c_char,
     to_len: usize,
 ) -> nd_status {
-    guard(|| {
-        // SAFETY: per the contract.
-        let from = unsafe { str_arg(from, from_len, "from")? };
-        // SAFETY: per the contract.
-        let to = unsafe { str_arg(to, to_len, "to")? };
-        Index::compact_snapshot(from, to)?;
-        Ok(())
-    })
+    // SAFETY: per the contract.
+    unsafe {
+        compact_with(from, from_len, to, to_len, |f, t| {
+            Index::compact_snapshot(f, t)
+        })
+    }
 }
 
 /// `nd_compact_snapshot`, then the whole new index checked rather than a sample of it.
@@ -95,12 +93,31 @@ pub unsafe extern "C" fn nd_compact_snapshot_checked(
     to: *const c_char,
     to_len: usize,
 ) -> nd_status {
+    // SAFETY: per the contract.
+    unsafe {
+        compact_with(from, from_len, to, to_len, |f, t| {
+            Index::compact_snapshot_checked(f, t)
+        })
+    }
+}
+
+/// The two paths of a compaction read, then `compact` called on them.
+///
+/// # Safety
+/// `from` and `to` point at as many readable bytes as their lengths.
+unsafe fn compact_with<R>(
+    from: *const c_char,
+    from_len: usize,
+    to: *const c_char,
+    to_len: usize,
+    compact: impl FnOnce(&str, &str) -> crate::Result<R>,
+) -> nd_status {
     guard(|| {
         // SAFETY: per the contract.
         let from = unsafe { str_arg(from, from_len, "from")? };
         // SAFETY: per the contract.
         let to = unsafe { str_arg(to, to_len, "to")? };
-        Index::compact_snapshot_checked(from, to)?;
+        compact(from, to)?;
         Ok(())
     })
 }

@@ -7,6 +7,8 @@ use std::sync::Arc;
 use roaring::RoaringBitmap;
 
 use crate::storage::codec::{ClusterId, DocId};
+use crate::storage::{self, cf};
+use crate::{Error, Result};
 
 /// The writer's state: id allocators and counts (persisted in the `meta` column family with
 /// every commit).
@@ -133,6 +135,23 @@ impl super::Index {
     pub(crate) fn recording_allocations(&self) -> bool {
         self.recording.load(std::sync::atomic::Ordering::Acquire)
     }
+}
+
+/// The free ids stored under `prefix` in the `meta` family, from its entries read in key order
+/// from `prefix` on (by the latest state or a snapshot).
+pub(crate) fn free_ids_from(
+    prefix: &[u8],
+    entries: impl Iterator<Item = std::result::Result<storage::Entry, rocksdb::Error>>,
+) -> Result<RoaringBitmap> {
+    let mut ids = RoaringBitmap::new();
+    for item in entries {
+        let (k, _) = item.map_err(|e| Error::storage("reading free ids", e))?;
+        let Some(id) = k.strip_prefix(prefix) else {
+            break;
+        };
+        ids.insert(storage::decode_u32(cf::META, &k, id)?);
+    }
+    Ok(ids)
 }
 
 #[cfg(test)]

@@ -415,19 +415,13 @@ impl Index {
 
     /// The free ids stored under `prefix`.
     pub(crate) fn load_free(&self, prefix: &[u8]) -> Result<RoaringBitmap> {
-        let mut ids = RoaringBitmap::new();
-        let it = self.db.iterator_cf(
-            self.cf(cf::META),
-            IteratorMode::From(prefix, Direction::Forward),
-        );
-        for item in it {
-            let (k, _) = item.map_err(|e| Error::storage("reading free ids", e))?;
-            let Some(id) = k.strip_prefix(prefix) else {
-                break;
-            };
-            ids.insert(storage::decode_u32(cf::META, &k, id)?);
-        }
-        Ok(ids)
+        crate::index::ids::free_ids_from(
+            prefix,
+            self.db.iterator_cf(
+                self.cf(cf::META),
+                IteratorMode::From(prefix, Direction::Forward),
+            ),
+        )
     }
 
     pub(crate) fn load_counters(&self) -> Result<Counters> {

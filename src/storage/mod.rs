@@ -191,6 +191,9 @@ pub mod chrome_key {
     }
 }
 
+/// A key and its value, as a RocksDB iterator gives them.
+pub type Entry = (Box<[u8]>, Box<[u8]>);
+
 /// Read options for a scan of a whole column family in key order, whatever its prefix
 /// extractor (the simhash tables' is their block prefix).
 pub fn scan_options() -> ReadOptions {

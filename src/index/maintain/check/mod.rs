@@ -68,8 +68,12 @@ impl Index {
         let mut simhash = Sums::default();
         let mut keys = Sums::default();
         let mut chrome = Sums::default();
-        let (live, page_cluster) =
-            self.check_pages(&fz, &mut rep, (&mut postings, &mut simhash, &mut keys, &mut chrome), None)?;
+        let (live, page_cluster) = self.check_pages(
+            &fz,
+            &mut rep,
+            (&mut postings, &mut simhash, &mut keys, &mut chrome),
+            None,
+        )?;
         let cluster_ids = self.check_clusters(&fz, &mut rep, &live, &page_cluster)?;
         self.check_postings(&fz, &mut rep, &live, &mut postings, None)?;
         self.check_simhash(&fz, &mut rep, &live, &mut simhash, None)?;
@@ -195,9 +199,10 @@ impl Index {
         }
         for t in 0..self.tables.tables {
             let key = self.tables.key(t, rec.simhash, id);
-            let present = self.get_at(cf::SIMHASH, &key, Some(v.raw()), "a simhash entry", |_| {
-                Ok(())
-            })?;
+            let present =
+                self.get_at(cf::SIMHASH, &key, Some(v.raw()), "a simhash entry", |_| {
+                    Ok(())
+                })?;
             if present.is_none() {
                 rep.problem(format!("page {id} is missing from simhash table {t}"));
             }
@@ -304,12 +309,8 @@ impl Index {
         }
         // The over-frequent set in memory is the column family's.
         let mut stored = rustc_hash::FxHashSet::default();
-        for item in fz
-            .view
-            .raw()
-            .iterator_cf(self.cf(cf::FREQUENT), IteratorMode::Start)
-        {
-            let (k, _) = item.map_err(|e| Error::storage("checking the index", e))?;
+        for item in self.scan(fz, cf::FREQUENT, IteratorMode::Start) {
+            let (k, _) = item?;
             match <[u8; 9]>::try_from(k.as_ref()) {
                 Ok(key) => {
                     stored.insert(key);
@@ -346,21 +347,29 @@ impl Index {
         Ok(())
     }
 
+    /// The entries of column family `name` at the check's snapshot, from `mode` on, in key
+    /// order: what each pass reads once.
+    pub(super) fn scan<'s>(
+        &'s self,
+        fz: &'s Frozen<'_>,
+        name: &str,
+        mode: IteratorMode<'_>,
+    ) -> impl Iterator<Item = Result<storage::Entry>> + 's {
+        fz.view
+            .raw()
+            .iterator_cf_opt(self.cf(name), storage::scan_options(), mode)
+            .map(|item| item.map_err(|e| Error::storage("checking the index", e)))
+    }
+
     /// The free ids stored under `prefix`, at the check's snapshot.
     fn free_ids_at(&self, fz: &Frozen<'_>, prefix: &[u8]) -> Result<RoaringBitmap> {
-        let mut ids = RoaringBitmap::new();
-        let it = fz.view.raw().iterator_cf(
-            self.cf(cf::META),
-            IteratorMode::From(prefix, Direction::Forward),
-        );
-        for item in it {
-            let (k, _) = item.map_err(|e| Error::storage("reading free ids", e))?;
-            let Some(id) = k.strip_prefix(prefix) else {
-                break;
-            };
-            ids.insert(storage::decode_u32(cf::META, &k, id)?);
-        }
-        Ok(ids)
+        crate::index::ids::free_ids_from(
+            prefix,
+            fz.view.raw().iterator_cf(
+                self.cf(cf::META),
+                IteratorMode::From(prefix, Direction::Forward),
+            ),
+        )
     }
 
     /// Where the sums differ, the entries of those buckets read again from both sides and
@@ -419,4 +428,3 @@ impl Index {
         Ok(df)
     }
 }
-

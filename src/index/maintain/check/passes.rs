@@ -5,14 +5,14 @@ use rayon::prelude::*;
 use roaring::{RoaringBitmap, RoaringTreemap};
 use rocksdb::{Direction, IteratorMode};
 
-use super::sums::{key_entry, pair, Naming, Sums};
 use super::report::CheckReport;
+use super::sums::{key_entry, pair, Naming, Sums};
 use super::{Frozen, PageRead};
 use crate::index::Index;
 use crate::storage::chrome_key::{self, Decoded};
 use crate::storage::codec::{self, ClusterId, ClusterRecord, DocRecord, PageBlocks};
 use crate::storage::{self, cf, kind, posting_key};
-use crate::{Error, Result};
+use crate::Result;
 
 /// Pages whose posting keys are recomputed together (on rayon's pool).
 const CHUNK: usize = 2048;
@@ -28,32 +28,20 @@ impl Index {
         (postings, simhash, keys, chrome): (&mut Sums, &mut Sums, &mut Sums, &mut Sums),
         only: Option<&Naming>,
     ) -> Result<(RoaringBitmap, Vec<ClusterId>)> {
-        let it_err = |e| Error::storage("checking the index", e);
-        let snap = fz.view.raw();
         let mut live = RoaringBitmap::new();
         let mut seqs = RoaringTreemap::new();
         let mut page_cluster: Vec<ClusterId> = Vec::new();
-        let mut texts = snap
-            .iterator_cf_opt(
-                self.cf(cf::TEXTS),
-                storage::scan_options(),
-                IteratorMode::Start,
-            )
-            .peekable();
+        let mut texts = self.scan(fz, cf::TEXTS, IteratorMode::Start).peekable();
         let first_page = chrome_key::page(0);
-        let mut pages_blocks = snap
-            .iterator_cf_opt(
-                self.cf(cf::CHROME),
-                storage::scan_options(),
+        let mut pages_blocks = self
+            .scan(
+                fz,
+                cf::CHROME,
                 IteratorMode::From(&first_page, Direction::Forward),
             )
             .peekable();
         let mut chunk: Vec<PageRead> = Vec::with_capacity(CHUNK);
-        let docs = snap.iterator_cf_opt(
-            self.cf(cf::DOCS),
-            storage::scan_options(),
-            IteratorMode::Start,
-        );
+        let docs = self.scan(fz, cf::DOCS, IteratorMode::Start);
         let mut flush = |chunk: &mut Vec<PageRead>, rep: &mut CheckReport| -> Result<()> {
             let sums = self.page_sums(fz, chunk, only);
             for (s, problems) in sums {
@@ -69,7 +57,7 @@ impl Index {
             Ok(())
         };
         for item in docs {
-            let (k, v) = item.map_err(it_err)?;
+            let (k, v) = item?;
             let id = match storage::decode_u32(cf::DOCS, &k, &k) {
                 Ok(id) => id,
                 Err(e) => {
@@ -82,7 +70,10 @@ impl Index {
             loop {
                 let (tk, tv) = match texts.peek() {
                     None => break,
-                    Some(Err(e)) => return Err(Error::storage("checking the index", e.clone())),
+                    Some(Err(_)) => match texts.next() {
+                        Some(Err(e)) => return Err(e),
+                        _ => break,
+                    },
                     Some(Ok(kv)) => kv,
                 };
                 let tid = storage::decode_u32(cf::TEXTS, tk, tk).unwrap_or(u32::MAX);
@@ -160,12 +151,12 @@ impl Index {
         flush(&mut chunk, rep)?;
         if only.is_none() {
             for t in texts {
-                let (tk, _) = t.map_err(it_err)?;
+                let (tk, _) = t?;
                 let tid = storage::decode_u32(cf::TEXTS, &tk, &tk).unwrap_or(u32::MAX);
                 rep.problem(format!("text of deleted page {tid}"));
             }
             for item in pages_blocks {
-                let (ck, _) = item.map_err(it_err)?;
+                let (ck, _) = item?;
                 match chrome_key::decode(&ck) {
                     Some(Decoded::Page(pid)) => {
                         rep.problem(format!("chrome record of deleted page {pid}"))
@@ -231,10 +222,12 @@ impl Index {
                                     p.rec.host, b.host
                                 ));
                             }
-                            if b.dropped.iter().any(|d| b.counted.binary_search(d).is_err()) {
-                                problems.push(format!(
-                                    "page {id} dropped a block it did not count"
-                                ));
+                            if b.dropped
+                                .iter()
+                                .any(|d| b.counted.binary_search(d).is_err())
+                            {
+                                problems
+                                    .push(format!("page {id} dropped a block it did not count"));
                             }
                         }
                         let counted = std::iter::once(chrome_key::host(&b.host))
@@ -263,12 +256,8 @@ impl Index {
     ) -> Result<RoaringBitmap> {
         let mut cluster_ids = RoaringBitmap::new();
         let mut members_total = 0u64;
-        for item in fz
-            .view
-            .raw()
-            .iterator_cf(self.cf(cf::CLUSTERS), IteratorMode::Start)
-        {
-            let (k, v) = item.map_err(|e| Error::storage("checking the index", e))?;
+        for item in self.scan(fz, cf::CLUSTERS, IteratorMode::Start) {
+            let (k, v) = item?;
             let (cid, cl) = match storage::decode_u32(cf::CLUSTERS, &k, &k)
                 .and_then(|cid| ClusterRecord::decode(cf::CLUSTERS, &k, &v).map(|c| (cid, c)))
             {
@@ -328,14 +317,13 @@ impl Index {
         sums: &mut Sums,
         only: Option<&Naming>,
     ) -> Result<()> {
-        for item in fz.view.raw().iterator_cf_opt(
-            self.cf(cf::POSTINGS),
-            storage::scan_options(),
-            IteratorMode::Start,
-        ) {
-            let (k, v) = item.map_err(|e| Error::storage("checking the index", e))?;
+        for item in self.scan(fz, cf::POSTINGS, IteratorMode::Start) {
+            let (k, v) = item?;
             let Ok(key) = <[u8; 9]>::try_from(k.as_ref()) else {
-                rep.problem(format!("posting key {} is not 9 bytes", crate::error::hex(&k)));
+                rep.problem(format!(
+                    "posting key {} is not 9 bytes",
+                    crate::error::hex(&k)
+                ));
                 continue;
             };
             let ids = match codec::decode_posting(&v) {
@@ -379,12 +367,8 @@ impl Index {
         sums: &mut Sums,
         only: Option<&Naming>,
     ) -> Result<()> {
-        for item in fz.view.raw().iterator_cf_opt(
-            self.cf(cf::SIMHASH),
-            storage::scan_options(),
-            IteratorMode::Start,
-        ) {
-            let (k, _) = item.map_err(|e| Error::storage("checking the index", e))?;
+        for item in self.scan(fz, cf::SIMHASH, IteratorMode::Start) {
+            let (k, _) = item?;
             match self.tables.decode(&k) {
                 Some((t, _, id)) => {
                     if only.is_none() && !live.contains(id) {
@@ -418,12 +402,8 @@ impl Index {
         only: Option<&Naming>,
     ) -> Result<()> {
         let mut keys_seen = 0u64;
-        for item in fz
-            .view
-            .raw()
-            .iterator_cf(self.cf(cf::KEYS), IteratorMode::Start)
-        {
-            let (k, v) = item.map_err(|e| Error::storage("checking the index", e))?;
+        for item in self.scan(fz, cf::KEYS, IteratorMode::Start) {
+            let (k, v) = item?;
             keys_seen += 1;
             let id = match storage::decode_u32(cf::KEYS, &k, &v) {
                 Ok(id) => id,
@@ -461,12 +441,8 @@ impl Index {
         sums: &mut Sums,
         only: Option<&Naming>,
     ) -> Result<()> {
-        for item in fz
-            .view
-            .raw()
-            .iterator_cf(self.cf(cf::CHROME), IteratorMode::Start)
-        {
-            let (k, v) = item.map_err(|e| Error::storage("checking the index", e))?;
+        for item in self.scan(fz, cf::CHROME, IteratorMode::Start) {
+            let (k, v) = item?;
             match chrome_key::decode(&k) {
                 Some(Decoded::Page(_)) => {}
                 Some(_) => match codec::decode_count(cf::CHROME, &k, &v) {
@@ -486,15 +462,11 @@ impl Index {
                 },
                 None => {
                     if only.is_none() {
-                        rep.problem(format!(
-                            "chrome key {} is malformed",
-                            crate::error::hex(&k)
-                        ));
+                        rep.problem(format!("chrome key {} is malformed", crate::error::hex(&k)));
                     }
                 }
             }
         }
         Ok(())
     }
-
 }

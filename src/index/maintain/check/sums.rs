@@ -77,11 +77,14 @@ pub(super) fn key_entry(key: &str, id: DocId) -> Vec<u8> {
     e
 }
 
+/// Entry → (times seen from the pages, times in the family).
+type Seen = HashMap<Vec<u8>, (u64, u64)>;
+
 /// The entries of the buckets whose sums differ, gathered from both sides to be compared.
 pub(super) struct Naming {
     bad: [HashSet<usize>; 4],
-    /// Per kind: entry → (times seen from the pages, times in the family).
-    seen: [parking_lot::Mutex<HashMap<Vec<u8>, (u64, u64)>>; 4],
+    /// Per kind, the entries seen.
+    seen: [parking_lot::Mutex<Seen>; 4],
 }
 
 impl Naming {
