@@ -130,6 +130,10 @@ enum Cmd {
         /// Open the index with sync_writes off.
         #[arg(long)]
         no_sync: bool,
+        /// Open the index with `sketch_fallback` on (clause-sketch keys read only when the
+        /// other keys find nobody).
+        #[arg(long)]
+        sketch_fallback: bool,
         /// Continue growing the index in --dir to further sizes.
         #[arg(long)]
         resume: bool,
@@ -154,6 +158,34 @@ enum Cmd {
         /// Write the pages here (the CLI's JSONL: id, url, host, time, html).
         #[arg(long)]
         out: Option<PathBuf>,
+        #[command(flatten)]
+        src: Sources,
+    },
+    /// Time the fixed queries against an index grown by `run` (nothing is written): one size
+    /// under another block cache or build.
+    Queries {
+        /// The working directory of a `run` (its `index/` is opened).
+        #[arg(long)]
+        dir: PathBuf,
+        /// Queries of each kind (unrelated, duplicates).
+        #[arg(long, default_value_t = 2000)]
+        queries: usize,
+        /// Passes over the queries (the first warms the block cache).
+        #[arg(long, default_value_t = 2)]
+        passes: usize,
+        /// `IndexOptions::block_cache_bytes`, in MiB (default: the library's).
+        #[arg(long)]
+        block_cache_mib: Option<usize>,
+        /// The stream's seed (as the run's).
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Share of near duplicates (as the run's).
+        #[arg(long, default_value_t = 0.2)]
+        dup_share: f64,
+        /// Duplicate queries copy pages among the stream's first this many (as the run's first
+        /// size).
+        #[arg(long, default_value_t = 25_000)]
+        reach: u64,
         #[command(flatten)]
         src: Sources,
     },
@@ -308,6 +340,7 @@ fn main() -> anyhow::Result<()> {
             skip_compact_above,
             online_compact,
             no_sync,
+            sketch_fallback,
             resume,
             label,
             src,
@@ -329,6 +362,7 @@ fn main() -> anyhow::Result<()> {
                 skip_compact_above,
                 online_compact,
                 sync_writes: !no_sync,
+                sketch_fallback,
                 label,
             };
             let paths = run::Paths {
@@ -348,6 +382,30 @@ fn main() -> anyhow::Result<()> {
             out,
             src,
         } => gen_cmd(&src, count, start, seed, dup_share, out.as_deref()),
+        Cmd::Queries {
+            dir,
+            queries,
+            passes,
+            block_cache_mib,
+            seed,
+            dup_share,
+            reach,
+            src,
+        } => {
+            let (inputs, _) = load(&src)?;
+            let mut opts = neardup::IndexOptions::default();
+            if let Some(m) = block_cache_mib {
+                opts.block_cache_bytes = m << 20;
+            }
+            run::queries(
+                &inputs,
+                &dir.join("index"),
+                opts,
+                queries,
+                passes,
+                (seed, dup_share, reach),
+            )
+        }
         Cmd::Realism {
             pages,
             truth,

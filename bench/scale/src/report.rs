@@ -86,8 +86,8 @@ pub fn markdown(r: &Results) -> String {
     if let Some(st) = &r.settings {
         let _ = writeln!(
             s,
-            "Label **{}**; seed {}, variant share {}, {} skeletons; probe batch {} pages; {} queries of each kind; growth batches of {} pages; sync_writes {}; maintenance deadline {} s.\n",
-            st.label, st.seed, st.dup_share, st.skeletons, st.probe, st.queries, st.batch, st.sync_writes, st.maint_timeout
+            "Label **{}**; seed {}, variant share {}, {} skeletons; probe batch {} pages; {} queries of each kind; growth batches of {} pages; sync_writes {}; sketch_fallback {}; maintenance deadline {} s.\n",
+            st.label, st.seed, st.dup_share, st.skeletons, st.probe, st.queries, st.batch, st.sync_writes, st.sketch_fallback, st.maint_timeout
         );
     }
     let m = &r.machine;

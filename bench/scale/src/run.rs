@@ -38,6 +38,9 @@ pub struct Settings {
     pub online_compact: bool,
     /// `IndexOptions::sync_writes`.
     pub sync_writes: bool,
+    /// `IndexOptions::sketch_fallback`.
+    #[serde(default)]
+    pub sketch_fallback: bool,
     /// A word about the build measured ("before", a commit…).
     pub label: String,
 }
@@ -250,6 +253,37 @@ struct Workload<'a> {
     reach: u64,
 }
 
+impl<'a> Workload<'a> {
+    /// The stream of `seed`, its unrelated pages and its probe batch; duplicate queries of
+    /// pages among the stream's first `reach` (default 25,000).
+    fn new(inputs: &'a Inputs, seed: u64, dup_share: f64, reach: Option<u64>) -> Self {
+        let main_cfg = stream_config(seed, dup_share);
+        Workload {
+            main: Generator::new(main_cfg.clone(), &inputs.main, &inputs.skeletons),
+            unrelated: Generator::new(
+                GenConfig {
+                    seed: seed ^ 0x756e_7265_6c61_7465,
+                    dup_share: 0.0,
+                    name: "unrelated".into(),
+                    ..main_cfg.clone()
+                },
+                &inputs.held_out,
+                &inputs.skeletons,
+            ),
+            probe: Generator::new(
+                GenConfig {
+                    seed: seed ^ 0x7072_6f62_6500_0000,
+                    name: "probe".into(),
+                    ..main_cfg.clone()
+                },
+                &inputs.main,
+                &inputs.skeletons,
+            ),
+            reach: reach.unwrap_or(25_000),
+        }
+    }
+}
+
 impl Workload<'_> {
     fn unrelated_pages(&self, n: usize) -> Vec<String> {
         (0..n as u64).map(|q| self.unrelated.page(q).html).collect()
@@ -293,9 +327,44 @@ fn time_queries(ix: &Index, pages: &[String]) -> anyhow::Result<(Latency, u64)> 
     Ok((l, dups))
 }
 
+/// Times the fixed queries (unrelated pages, then duplicates of the stream's first `reach`
+/// pages) against an index grown by `run`, opened with `opts`, `passes` times over (the first
+/// pass warms the block cache): what a query costs at one size under another memory budget or
+/// build, without growing anything.
+pub fn queries(
+    inputs: &Inputs,
+    index: &Path,
+    opts: IndexOptions,
+    n: usize,
+    passes: usize,
+    (seed, dup_share, reach): (u64, f64, u64),
+) -> anyhow::Result<()> {
+    let w = Workload::new(inputs, seed, dup_share, Some(reach));
+    let t = Instant::now();
+    let ix = Index::open(index, opts)?;
+    log(format!(
+        "open {:.3} s; {} pages held",
+        t.elapsed().as_secs_f64(),
+        ix.len()
+    ));
+    let unrelated = w.unrelated_pages(n);
+    let duplicates = w.duplicate_pages(n);
+    for pass in 1..=passes.max(1) {
+        for (what, pages) in [("unrelated", &unrelated), ("duplicates", &duplicates)] {
+            let (l, dups) = time_queries(&ix, pages)?;
+            log(format!(
+                "pass {pass}, {what}: p50 {:.0} µs p90 {:.0} µs p99 {:.0} µs; mean {:.0} µs = signatures {:.0} + candidates {:.0} + verification {:.0}; {:.1} candidates, {:.2} pairs verified; {dups} duplicates; RSS {:.0} MB",
+                l.p50_us, l.p90_us, l.p99_us, l.mean_us, l.parts_us[0], l.parts_us[1], l.parts_us[2], l.candidates, l.verified, measure::rss_mb()
+            ));
+        }
+    }
+    Ok(())
+}
+
 fn index_options(s: &Settings) -> IndexOptions {
     IndexOptions {
         sync_writes: s.sync_writes,
+        sketch_fallback: s.sketch_fallback,
         ..IndexOptions::default()
     }
 }
@@ -490,30 +559,7 @@ pub fn run(
     results.settings = Some(s.clone());
     results.generator = generator_info;
     results.machine = crate::report::machine();
-    let main_cfg = stream_config(s.seed, s.dup_share);
-    let w = Workload {
-        main: Generator::new(main_cfg.clone(), &inputs.main, &inputs.skeletons),
-        unrelated: Generator::new(
-            GenConfig {
-                seed: s.seed ^ 0x756e_7265_6c61_7465,
-                dup_share: 0.0,
-                name: "unrelated".into(),
-                ..main_cfg.clone()
-            },
-            &inputs.held_out,
-            &inputs.skeletons,
-        ),
-        probe: Generator::new(
-            GenConfig {
-                seed: s.seed ^ 0x7072_6f62_6500_0000,
-                name: "probe".into(),
-                ..main_cfg.clone()
-            },
-            &inputs.main,
-            &inputs.skeletons,
-        ),
-        reach: s.sizes.first().copied().unwrap_or(25_000),
-    };
+    let w = Workload::new(inputs, s.seed, s.dup_share, s.sizes.first().copied());
     let opts = index_options(&s);
     let mut ix = Some(Index::open(&paths.index, opts.clone())?);
     let save_state = |next: u64| -> anyhow::Result<()> {
