@@ -166,17 +166,7 @@ pub unsafe extern "C" fn nd_index_check(
     report: *mut nd_str,
 ) -> nd_status {
     // SAFETY: forwarded contract.
-    unsafe {
-        with_index(h, |ix| {
-            let problems = out_arg(problems, "problems")?;
-            let r = ix.check()?;
-            *problems = r.problem_count;
-            if !report.is_null() {
-                *report = nd_str::from_str(&r.problems.join("\n"));
-            }
-            Ok(())
-        })
-    }
+    unsafe { check_with(h, problems, report, |ix| ix.check()) }
 }
 
 /// Checks `pages` random pages of the index one by one (point reads): a quick look at an index
@@ -196,10 +186,24 @@ pub unsafe extern "C" fn nd_index_check_sample(
     report: *mut nd_str,
 ) -> nd_status {
     // SAFETY: forwarded contract.
+    unsafe { check_with(h, problems, report, |ix| ix.check_sample(pages)) }
+}
+
+/// Runs `check` on the index and writes its outs (see `nd_index_check`).
+///
+/// # Safety
+/// `h` is NULL or live; the outs are NULL or writable.
+unsafe fn check_with(
+    h: *const nd_index,
+    problems: *mut u64,
+    report: *mut nd_str,
+    check: impl FnOnce(&Index) -> crate::Result<crate::CheckReport>,
+) -> nd_status {
+    // SAFETY: forwarded contract.
     unsafe {
         with_index(h, |ix| {
             let problems = out_arg(problems, "problems")?;
-            let r = ix.check_sample(pages)?;
+            let r = check(ix)?;
             *problems = r.problem_count;
             if !report.is_null() {
                 *report = nd_str::from_str(&r.problems.join("\n"));

@@ -1,6 +1,5 @@
 //! Process figures: CPU time, resident memory, directory sizes, percentiles.
 
-use std::path::Path;
 use std::time::Duration;
 
 /// CPU time (user + system) of this process so far: every thread, RocksDB's background
@@ -61,22 +60,6 @@ pub fn peak_mb() -> f64 {
 /// false when the kernel refused.
 pub fn reset_peak() -> bool {
     std::fs::write("/proc/self/clear_refs", "5").is_ok()
-}
-
-/// Total size of the files below a directory (the library's `dir_bytes` is not a crate-root
-/// name, so it is written again here).
-pub fn dir_bytes(p: &Path) -> u64 {
-    std::fs::read_dir(p)
-        .map(|rd| {
-            rd.filter_map(|e| e.ok())
-                .map(|e| match e.metadata() {
-                    Ok(m) if m.is_dir() => dir_bytes(&e.path()),
-                    Ok(m) => m.len(),
-                    Err(_) => 0,
-                })
-                .sum()
-        })
-        .unwrap_or(0)
 }
 
 /// Latency figures of a set of calls, in microseconds.

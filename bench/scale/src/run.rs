@@ -468,7 +468,7 @@ pub fn maint_op(op: &str, from: &Path, to: Option<&Path>) -> Maint {
             let t1 = Instant::now();
             ix.compact()?;
             let s = t1.elapsed().as_secs_f64();
-            Ok(format!("{s:.3}|{} bytes after", measure::dir_bytes(from)))
+            Ok(format!("{s:.3}|{} bytes after", neardup::dir_bytes(from)))
         }
         _ => bail!("unknown operation {op}"),
     })();
@@ -648,7 +648,7 @@ pub fn run(
             .filter(|(n, _)| n == "texts")
             .map(|(_, b)| *b)
             .sum();
-        step.dir_bytes = measure::dir_bytes(&paths.index);
+        step.dir_bytes = neardup::dir_bytes(&paths.index);
         step.bytes_per_page = step.dir_bytes as f64 / step.pages.max(1) as f64;
         step.bytes_per_page_without_texts =
             step.dir_bytes.saturating_sub(step.texts_bytes) as f64 / step.pages.max(1) as f64;

@@ -17,6 +17,58 @@ use crate::Result;
 /// Pages whose posting keys are recomputed together (on rayon's pool).
 const CHUNK: usize = 2048;
 
+/// A column family keyed by page id (the texts, the chrome page records), read in step with
+/// the page records: its entries of ids no page record has belong to no live page.
+struct Lockstep<I: Iterator<Item = Result<storage::Entry>>> {
+    it: std::iter::Peekable<I>,
+    /// The page id of a key; `None` past the family's page entries.
+    id_of: fn(&[u8]) -> Option<u32>,
+    /// What an entry is, in a problem's words.
+    what: &'static str,
+}
+
+impl<I: Iterator<Item = Result<storage::Entry>>> Lockstep<I> {
+    /// Moves past the entries up to page `id` and returns that page's; the others are
+    /// reported when `orphans`.
+    fn take(
+        &mut self,
+        id: u32,
+        rep: &mut CheckReport,
+        orphans: bool,
+    ) -> Result<Option<storage::Entry>> {
+        let id_of = self.id_of;
+        let mut found = None;
+        while let Some(item) = self.it.next_if(|item| {
+            item.as_ref()
+                .map_or(true, |(k, _)| id_of(k).is_some_and(|p| p <= id))
+        }) {
+            let (k, v) = item?;
+            match id_of(&k) {
+                Some(p) if p == id => found = Some((k, v)),
+                p if orphans => rep.problem(format!(
+                    "{} of deleted page {}",
+                    self.what,
+                    p.unwrap_or(u32::MAX)
+                )),
+                _ => {}
+            }
+        }
+        Ok(found)
+    }
+
+    /// Reports the entries left once every page record was read.
+    fn rest(self, rep: &mut CheckReport) -> Result<()> {
+        for item in self.it {
+            let (k, _) = item?;
+            let Some(p) = (self.id_of)(&k) else {
+                break;
+            };
+            rep.problem(format!("{} of deleted page {p}", self.what));
+        }
+        Ok(())
+    }
+}
+
 impl Index {
     /// The pages pass: the records in id order, with the texts and chrome page records read in
     /// lockstep. Returns the live ids and each page's cluster, by id.
@@ -31,15 +83,26 @@ impl Index {
         let mut live = RoaringBitmap::new();
         let mut seqs = RoaringTreemap::new();
         let mut page_cluster: Vec<ClusterId> = Vec::new();
-        let mut texts = self.scan(fz, cf::TEXTS, IteratorMode::Start).peekable();
+        let mut texts = Lockstep {
+            it: self.scan(fz, cf::TEXTS, IteratorMode::Start).peekable(),
+            id_of: |k| Some(storage::decode_u32(cf::TEXTS, k, k).unwrap_or(u32::MAX)),
+            what: "text",
+        };
         let first_page = chrome_key::page(0);
-        let mut pages_blocks = self
-            .scan(
-                fz,
-                cf::CHROME,
-                IteratorMode::From(&first_page, Direction::Forward),
-            )
-            .peekable();
+        let mut pages_blocks = Lockstep {
+            it: self
+                .scan(
+                    fz,
+                    cf::CHROME,
+                    IteratorMode::From(&first_page, Direction::Forward),
+                )
+                .peekable(),
+            id_of: |k| match chrome_key::decode(k) {
+                Some(Decoded::Page(pid)) => Some(pid),
+                _ => None,
+            },
+            what: "chrome record",
+        };
         let mut chunk: Vec<PageRead> = Vec::with_capacity(CHUNK);
         let docs = self.scan(fz, cf::DOCS, IteratorMode::Start);
         let mut flush = |chunk: &mut Vec<PageRead>, rep: &mut CheckReport| -> Result<()> {
@@ -66,48 +129,24 @@ impl Index {
                 }
             };
             // The texts and chrome page records of ids below this one belong to no live page.
-            let mut text = None;
-            loop {
-                let (tk, tv) = match texts.peek() {
-                    None => break,
-                    Some(Err(_)) => match texts.next() {
-                        Some(Err(e)) => return Err(e),
-                        _ => break,
-                    },
-                    Some(Ok(kv)) => kv,
-                };
-                let tid = storage::decode_u32(cf::TEXTS, tk, tk).unwrap_or(u32::MAX);
-                if tid > id {
-                    break;
-                }
-                if tid == id {
-                    match codec::decode_text_value(cf::TEXTS, tk, tv) {
-                        Ok(t) => text = Some(t),
-                        Err(e) => rep.problem(e.to_string()),
+            let text = texts.take(id, rep, only.is_none())?.and_then(|(tk, tv)| {
+                match codec::decode_text_value(cf::TEXTS, &tk, &tv) {
+                    Ok(t) => Some(t),
+                    Err(e) => {
+                        rep.problem(e.to_string());
+                        None
                     }
-                } else if only.is_none() {
-                    rep.problem(format!("text of deleted page {tid}"));
                 }
-                texts.next();
-            }
-            let mut blocks = None;
-            while let Some(Ok((ck, cv))) = pages_blocks.peek() {
-                let Some(Decoded::Page(pid)) = chrome_key::decode(ck) else {
-                    break;
-                };
-                if pid > id {
-                    break;
-                }
-                if pid == id {
-                    match PageBlocks::decode(cf::CHROME, ck, cv) {
-                        Ok(b) => blocks = Some(b),
-                        Err(e) => rep.problem(e.to_string()),
+            });
+            let blocks = pages_blocks
+                .take(id, rep, only.is_none())?
+                .and_then(|(ck, cv)| match PageBlocks::decode(cf::CHROME, &ck, &cv) {
+                    Ok(b) => Some(b),
+                    Err(e) => {
+                        rep.problem(e.to_string());
+                        None
                     }
-                } else if only.is_none() {
-                    rep.problem(format!("chrome record of deleted page {pid}"));
-                }
-                pages_blocks.next();
-            }
+                });
             let rec = match DocRecord::decode(cf::DOCS, &k, &v) {
                 Ok(r) => r,
                 Err(e) => {
@@ -150,20 +189,8 @@ impl Index {
         }
         flush(&mut chunk, rep)?;
         if only.is_none() {
-            for t in texts {
-                let (tk, _) = t?;
-                let tid = storage::decode_u32(cf::TEXTS, &tk, &tk).unwrap_or(u32::MAX);
-                rep.problem(format!("text of deleted page {tid}"));
-            }
-            for item in pages_blocks {
-                let (ck, _) = item?;
-                match chrome_key::decode(&ck) {
-                    Some(Decoded::Page(pid)) => {
-                        rep.problem(format!("chrome record of deleted page {pid}"))
-                    }
-                    _ => break,
-                }
-            }
+            texts.rest(rep)?;
+            pages_blocks.rest(rep)?;
         }
         Ok((live, page_cluster))
     }
