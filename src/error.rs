@@ -132,6 +132,27 @@ pub enum Error {
         current: u32,
     },
 
+    /// An index cannot be opened for writing in this process: RocksDB's background threads
+    /// (flushes, compactions) were started by another process, of which this one is a child
+    /// after `fork`, and they do not exist here — a database opened for writing would wait for
+    /// them forever. Open the index read-only here ([`Index::open_read_only`]), or open it for
+    /// writing in a process forked before any index was opened for writing, or in a new
+    /// program (`exec`).
+    ///
+    /// [`Index::open_read_only`]: crate::Index::open_read_only
+    #[error(
+        "cannot open an index for writing in process {current}: RocksDB's background threads \
+         were started by process {started_by} before a fork and do not exist in this one; open \
+         it read-only here, or for writing in a process forked before any index was opened (or \
+         after exec)"
+    )]
+    ForkedStorage {
+        /// The process that started RocksDB's background threads.
+        started_by: u32,
+        /// This process.
+        current: u32,
+    },
+
     /// A file-system error.
     #[error("I/O error on {path}: {source}")]
     Io {

@@ -58,8 +58,12 @@ pub enum nd_status {
     /// `.`, `..`, a symbolic link): one handle per index per process. The message names the
     /// path it is open under.
     ND_ALREADY_OPEN = 18,
-    /// The handle was opened by another process (a child after `fork`): every call fails; open
-    /// the index again in this process (after the parent closed it).
+    /// The handle (or a cursor on it) was opened by another process: in a child after `fork`,
+    /// every call on an inherited handle fails with it, and freeing one is a no-op. Also
+    /// returned by `nd_index_open` in a child after `fork` of a process that had opened an
+    /// index for writing: RocksDB's background threads are the parent's and do not exist in
+    /// the child; open the index read-only there (`nd_index_open_read_only`), or for writing in
+    /// a process forked before any index was opened (or after `exec`).
     ND_WRONG_PROCESS = 19,
     /// The index was opened read-only (`nd_index_open_read_only`): writes are refused.
     ND_READ_ONLY = 20,
@@ -84,7 +88,7 @@ pub(crate) fn status_of(e: &Error) -> nd_status {
         Error::Io { .. } => ND_IO,
         Error::TextUnavailable { .. } => ND_TEXT_UNAVAILABLE,
         Error::AlreadyOpen { .. } => ND_ALREADY_OPEN,
-        Error::WrongProcess { .. } => ND_WRONG_PROCESS,
+        Error::WrongProcess { .. } | Error::ForkedStorage { .. } => ND_WRONG_PROCESS,
         Error::ReadOnly(..) => ND_READ_ONLY,
     }
 }

@@ -134,7 +134,9 @@ impl Index {
     /// [`Error::Storage`] when RocksDB cannot open it, [`Error::IncompatibleFormat`] for another
     /// on-disk format, [`Error::IncompatibleConfig`] when the stored signature parameters,
     /// simhash distance or representative policy differ from `opts`,
-    /// [`Error::InvalidArgument`] for unusable options.
+    /// [`Error::InvalidArgument`] for unusable options, [`Error::AlreadyOpen`] when this process
+    /// has the directory open already, [`Error::ForkedStorage`] in a child after `fork` of a
+    /// process that had opened an index for writing (open it read-only there).
     pub fn open(path: impl AsRef<Path>, opts: IndexOptions) -> Result<Index> {
         Index::open_inner(path.as_ref(), opts, None)
     }
@@ -192,6 +194,9 @@ impl Index {
                 check_stored(&format, config.as_deref(), &StoredConfig::of(&opts))?;
             }
         }
+        // Opening for writing starts RocksDB's background threads: they must be this process's,
+        // not a parent's before `fork`.
+        registry::claim_background_threads()?;
         let db = storage::open_db(&path, opts.create_if_missing, tables, &opts.budget())?;
         Index::with_db(db, path, opts, source, registration, false)
     }
@@ -208,7 +213,7 @@ impl Index {
     ) -> Result<Index> {
         let tables = SimhashTables::new(opts.simhash_max_distance)?;
         let ix = Index {
-            db,
+            db: Arc::new(db),
             cache,
             path,
             opts,
