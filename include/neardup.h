@@ -113,10 +113,11 @@ enum nd_status
   ND_ALREADY_OPEN = 18,
   // The handle (or a cursor on it) was opened by another process: in a child after `fork`,
   // every call on an inherited handle fails with it, and freeing one is a no-op. Also
-  // returned by `nd_index_open` in a child after `fork` of a process that had opened an
-  // index for writing: RocksDB's background threads are the parent's and do not exist in
-  // the child; open the index read-only there (`nd_index_open_read_only`), or for writing in
-  // a process forked before any index was opened (or after `exec`).
+  // returned by every open (`nd_index_open`, `_open_existing`, `_open_read_only`,
+  // `nd_stored_config_json`, `nd_compact_snapshot`) in a child after `fork` of a process
+  // that had opened an index: RocksDB's process-wide state is the parent's and cannot run in
+  // the child. Open indexes in a process forked before any index was opened, or after
+  // `exec`.
   ND_WRONG_PROCESS = 19,
   // The index was opened read-only (`nd_index_open_read_only`): writes are refused.
   ND_READ_ONLY = 20,
@@ -524,11 +525,10 @@ void nd_cursor_free(nd_cursor *c);
 // create-if-missing off), `ND_INCOMPATIBLE_CONFIG`, `ND_INCOMPATIBLE_FORMAT`, `ND_ALREADY_OPEN`
 // (this process has the directory open already, under this or another spelling of its path),
 // `ND_STORAGE` (among others: another process has it open), `ND_IO`, `ND_CORRUPTION`,
-// `ND_WRONG_PROCESS` in a child after `fork` of a process that had opened an index for writing
-// (RocksDB's background threads are the parent's and do not exist in the child: open the index
-// with `nd_index_open_read_only` there, or open it for writing in a process forked before any
-// index was opened). Every call on a handle fails with `ND_WRONG_PROCESS` in a process other
-// than the one that opened it (a child after `fork`).
+// `ND_WRONG_PROCESS` in a child after `fork` of a process that had opened an index (RocksDB's
+// process-wide state is the parent's: open indexes in a process forked before any index was
+// opened, or after `exec`). Every call on a handle fails with `ND_WRONG_PROCESS` in a process
+// other than the one that opened it (a child after `fork`).
 //
 // # Safety
 // `path` points at `path_len` readable bytes; `opts` is NULL or live; `out` is writable.

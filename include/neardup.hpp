@@ -70,10 +70,9 @@
  *
  * - Processes. An Index and its Cursors belong to the process that opened them. In a child after
  *   fork(), every call on an inherited one throws Error(ND_WRONG_PROCESS), and destroying it
- *   (~Index, ~Cursor) does nothing, so the child may let it go out of scope and exit(). The child
- *   can open the index read-only; opening for writing there throws ND_WRONG_PROCESS when the
- *   parent had opened an index for writing before the fork (RocksDB's background threads are
- *   the parent's).
+ *   (~Index, ~Cursor) does nothing, so the child may let it go out of scope and exit(). Opening an
+ *   index in a child of a process that had opened one throws ND_WRONG_PROCESS (read-only too):
+ *   RocksDB's process-wide state is the parent's. Fork before opening any index, or exec.
  *
  * Threading is the C ABI's: an Index may be used from many threads at once; a Cursor by one
  * thread at a time.

@@ -132,19 +132,16 @@ pub enum Error {
         current: u32,
     },
 
-    /// An index cannot be opened for writing in this process: RocksDB's background threads
-    /// (flushes, compactions) were started by another process, of which this one is a child
-    /// after `fork`, and they do not exist here — a database opened for writing would wait for
-    /// them forever. Open the index read-only here ([`Index::open_read_only`]), or open it for
-    /// writing in a process forked before any index was opened for writing, or in a new
-    /// program (`exec`).
-    ///
-    /// [`Index::open_read_only`]: crate::Index::open_read_only
+    /// No index can be opened in this process: it is a child after `fork` of a process that
+    /// had opened one, and RocksDB's process-wide state (background threads, the table of held
+    /// locks) is the parent's — a database opened here would wait forever for its first flush,
+    /// and RocksDB's exit handler would then crash the child. Open the index in a process
+    /// forked before any index was opened, or in a new program (`exec`); or have the parent do
+    /// the work.
     #[error(
-        "cannot open an index for writing in process {current}: RocksDB's background threads \
-         were started by process {started_by} before a fork and do not exist in this one; open \
-         it read-only here, or for writing in a process forked before any index was opened (or \
-         after exec)"
+        "cannot open an index in process {current}: RocksDB was started by process \
+         {started_by} before a fork, and its background threads do not exist in this one; open \
+         indexes in a process forked before any index was opened, or after exec"
     )]
     ForkedStorage {
         /// The process that started RocksDB's background threads.

@@ -90,7 +90,7 @@ pub(crate) fn to_py(py: Python<'_>, e: Error) -> PyErr {
                 ("current", obj(py, current)),
             ],
         ),
-        // RocksDB's threads are another process's: the same class, `opened_by` naming it.
+        // RocksDB is another process's: the same class, `opened_by` naming that process.
         Error::ForkedStorage {
             started_by,
             current,

@@ -60,10 +60,11 @@ pub enum nd_status {
     ND_ALREADY_OPEN = 18,
     /// The handle (or a cursor on it) was opened by another process: in a child after `fork`,
     /// every call on an inherited handle fails with it, and freeing one is a no-op. Also
-    /// returned by `nd_index_open` in a child after `fork` of a process that had opened an
-    /// index for writing: RocksDB's background threads are the parent's and do not exist in
-    /// the child; open the index read-only there (`nd_index_open_read_only`), or for writing in
-    /// a process forked before any index was opened (or after `exec`).
+    /// returned by every open (`nd_index_open`, `_open_existing`, `_open_read_only`,
+    /// `nd_stored_config_json`, `nd_compact_snapshot`) in a child after `fork` of a process
+    /// that had opened an index: RocksDB's process-wide state is the parent's and cannot run in
+    /// the child. Open indexes in a process forked before any index was opened, or after
+    /// `exec`.
     ND_WRONG_PROCESS = 19,
     /// The index was opened read-only (`nd_index_open_read_only`): writes are refused.
     ND_READ_ONLY = 20,

@@ -105,11 +105,10 @@ pub(crate) unsafe fn with_index_arc(
 /// create-if-missing off), `ND_INCOMPATIBLE_CONFIG`, `ND_INCOMPATIBLE_FORMAT`, `ND_ALREADY_OPEN`
 /// (this process has the directory open already, under this or another spelling of its path),
 /// `ND_STORAGE` (among others: another process has it open), `ND_IO`, `ND_CORRUPTION`,
-/// `ND_WRONG_PROCESS` in a child after `fork` of a process that had opened an index for writing
-/// (RocksDB's background threads are the parent's and do not exist in the child: open the index
-/// with `nd_index_open_read_only` there, or open it for writing in a process forked before any
-/// index was opened). Every call on a handle fails with `ND_WRONG_PROCESS` in a process other
-/// than the one that opened it (a child after `fork`).
+/// `ND_WRONG_PROCESS` in a child after `fork` of a process that had opened an index (RocksDB's
+/// process-wide state is the parent's: open indexes in a process forked before any index was
+/// opened, or after `exec`). Every call on a handle fails with `ND_WRONG_PROCESS` in a process
+/// other than the one that opened it (a child after `fork`).
 ///
 /// # Safety
 /// `path` points at `path_len` readable bytes; `opts` is NULL or live; `out` is writable.

@@ -25,9 +25,10 @@
 //!   it. In a child after `fork`, every call on an inherited handle returns `ND_WRONG_PROCESS`
 //!   (checked before anything of the handle is touched) and freeing it does nothing (its RocksDB
 //!   objects are never released in the child), so the child may free it and `exit`. The open
-//!   table is per process too: the parent's open does not count as the child's. The child can
-//!   open the index read-only; it cannot open an index for writing when the parent had opened
-//!   one before the fork (`ND_WRONG_PROCESS`: RocksDB's background threads are the parent's).
+//!   table is per process too: the parent's open does not count as the child's. But a child of
+//!   a process that had opened an index cannot open one (`ND_WRONG_PROCESS`, read-only opens
+//!   included): RocksDB's process-wide state — background threads, held locks — is the
+//!   parent's, and no RocksDB code runs in the child. Fork before opening any index, or `exec`.
 //!   Plain values ([`nd_options`], [`nd_str`], verdicts, records, lists) are ordinary memory:
 //!   the child uses and frees its copies as usual.
 

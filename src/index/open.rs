@@ -136,7 +136,7 @@ impl Index {
     /// simhash distance or representative policy differ from `opts`,
     /// [`Error::InvalidArgument`] for unusable options, [`Error::AlreadyOpen`] when this process
     /// has the directory open already, [`Error::ForkedStorage`] in a child after `fork` of a
-    /// process that had opened an index for writing (open it read-only there).
+    /// process that had opened an index.
     pub fn open(path: impl AsRef<Path>, opts: IndexOptions) -> Result<Index> {
         Index::open_inner(path.as_ref(), opts, None)
     }
@@ -183,6 +183,9 @@ impl Index {
                 source,
             })?;
         }
+        // Nothing of RocksDB (nor the open table, whose lock a parent's thread may have held at
+        // the fork) is touched in a child of a process that had opened a database.
+        storage::process::claim()?;
         // One handle per directory per process, whatever the path's spelling.
         let registration = registry::Registration::acquire(&path)?;
         // An existing index's format and configuration are checked before it is opened for
@@ -194,9 +197,6 @@ impl Index {
                 check_stored(&format, config.as_deref(), &StoredConfig::of(&opts))?;
             }
         }
-        // Opening for writing starts RocksDB's background threads: they must be this process's,
-        // not a parent's before `fork`.
-        registry::claim_background_threads()?;
         let db = storage::open_db(&path, opts.create_if_missing, tables, &opts.budget())?;
         Index::with_db(db, path, opts, source, registration, false)
     }

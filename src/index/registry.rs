@@ -26,16 +26,11 @@
 //! inside the table's few-instruction critical section at the instant of the fork, the child's
 //! copy of the lock stays held and an open in the child waits forever.
 //!
-//! RocksDB's background thread pools (flushes, compactions) belong to the process image, start
-//! with the first database opened for writing and are inherited by a child without their
-//! threads: a database opened for writing there would wait forever for its first flush. So the
-//! process that first opened an index for writing is recorded too, and an open for writing in
-//! any other process (a child, a grandchild) fails with [`Error::ForkedStorage`]; read-only
-//! opens, which need no background work, are allowed.
+//! Whether the child can open the index itself is the storage layer's to say
+//! (`storage::process`): RocksDB cannot run in a child of a process that had started it.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{LazyLock, Mutex};
 
 use crate::{Error, Result};
@@ -59,32 +54,6 @@ struct Entry {
 
 /// Open indexes: directory identity → the path it was opened under and the process that did.
 static OPEN: LazyLock<Mutex<HashMap<DirId, Entry>>> = LazyLock::new(Default::default);
-
-/// The process that started RocksDB's background threads in this process image (the first to
-/// open an index for writing); 0 before that.
-static THREADS_OF: AtomicU32 = AtomicU32::new(0);
-
-/// Records that process `pid` opens a database for writing, which starts RocksDB's background
-/// thread pools.
-///
-/// # Errors
-/// [`Error::ForkedStorage`] when another process started them: this process is a child after
-/// `fork` (or a grandchild), and its copy of the pools has no threads.
-pub(crate) fn claim_background_threads() -> Result<()> {
-    claim_background_threads_as(std::process::id())
-}
-
-/// [`claim_background_threads`] on behalf of process `pid`.
-fn claim_background_threads_as(pid: u32) -> Result<()> {
-    match THREADS_OF.compare_exchange(0, pid, Ordering::AcqRel, Ordering::Acquire) {
-        Ok(_) => Ok(()),
-        Err(owner) if owner == pid => Ok(()),
-        Err(owner) => Err(Error::ForkedStorage {
-            started_by: owner,
-            current: pid,
-        }),
-    }
-}
 
 fn io_error(path: &Path, source: std::io::Error) -> Error {
     Error::Io {
@@ -294,21 +263,6 @@ mod tests {
             "the parent's release removed the child's entry"
         );
         drop(child);
-    }
-
-    #[test]
-    fn background_threads_belong_to_the_process_that_started_them() {
-        let me = std::process::id();
-        // This process opens for writing (any test may have done so already).
-        claim_background_threads_as(me).unwrap();
-        claim_background_threads_as(me).unwrap();
-        // A child after fork inherits the record: its opens for writing are refused.
-        let child = me.wrapping_add(1);
-        assert!(matches!(
-            claim_background_threads_as(child),
-            Err(Error::ForkedStorage { started_by, current }) if started_by == me && current == child
-        ));
-        assert_eq!(THREADS_OF.load(Ordering::Acquire), me);
     }
 
     #[test]
