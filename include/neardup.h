@@ -111,8 +111,13 @@ enum nd_status
   // `.`, `..`, a symbolic link): one handle per index per process. The message names the
   // path it is open under.
   ND_ALREADY_OPEN = 18,
-  // The handle was opened by another process (a child after `fork`): every call fails; open
-  // the index again in this process (after the parent closed it).
+  // The handle (or a cursor on it) was opened by another process: in a child after `fork`,
+  // every call on an inherited handle fails with it, and freeing one is a no-op. Also
+  // returned by every open (`nd_index_open`, `_open_existing`, `_open_read_only`,
+  // `nd_stored_config_json`, `nd_compact_snapshot`) in a child after `fork` of a process
+  // that had opened an index: RocksDB's process-wide state is the parent's and cannot run in
+  // the child. Open indexes in a process forked before any index was opened, or after
+  // `exec`.
   ND_WRONG_PROCESS = 19,
   // The index was opened read-only (`nd_index_open_read_only`): writes are refused.
   ND_READ_ONLY = 20,
@@ -127,10 +132,14 @@ typedef uint32_t nd_status;
 
 // A cursor. Opaque; used by one thread at a time (it may move between threads). It keeps the
 // index open: free every cursor with [`nd_cursor_free`] before closing the index
-// (`nd_index_close` refuses while cursors are open).
+// (`nd_index_close` refuses while cursors are open). Like its index, it belongs to the process
+// that opened it: in a child after `fork`, `nd_cursor_next` returns `ND_WRONG_PROCESS` and
+// `nd_cursor_free` leaves it alone.
 typedef struct nd_cursor nd_cursor;
 
 // An open index. Opaque; thread-safe: any number of threads may call into one handle at once.
+// It belongs to the process that opened it: in a child after `fork`, every call on the
+// inherited handle returns `ND_WRONG_PROCESS` and [`nd_index_free`] leaves it alone.
 typedef struct nd_index nd_index;
 
 // Options an index is opened with. Create with [`nd_options_new`], free with
@@ -482,7 +491,7 @@ nd_status nd_index_keys(const nd_index *h, nd_cursor **out);
 //
 // # Errors
 // `ND_NOT_FOUND` when there is no such cluster, `ND_NULL_POINTER`, `ND_STORAGE`,
-// `ND_CORRUPTION`, `ND_CLOSED`.
+// `ND_CORRUPTION`, `ND_CLOSED`, `ND_WRONG_PROCESS`.
 //
 // # Safety
 // `h` is NULL or live; `out` is NULL or writable.
@@ -493,14 +502,16 @@ nd_status nd_index_members(const nd_index *h, uint32_t cluster, nd_cursor **out)
 // it). At the end, `*has_item` is false (and stays false).
 //
 // # Errors
-// `ND_NULL_POINTER`, `ND_STORAGE` and `ND_CORRUPTION` from a read (the cursor then ends).
+// `ND_NULL_POINTER`, `ND_STORAGE` and `ND_CORRUPTION` from a read (the cursor then ends),
+// `ND_WRONG_PROCESS` on a cursor inherited over `fork`.
 //
 // # Safety
 // `c` is NULL or a live cursor used by no other thread; `item` and `has_item` are NULL or
 // writable.
 nd_status nd_cursor_next(nd_cursor *c, nd_cursor_item *item, bool *has_item);
 
-// Releases a cursor. Accepts NULL.
+// Releases a cursor. Accepts NULL. On a cursor inherited over `fork` (in the child) it does
+// nothing: its snapshot and iterator are the parent's RocksDB objects and are left as they are.
 //
 // # Safety
 // `c` is NULL or a live cursor, not used afterwards.
@@ -513,9 +524,11 @@ void nd_cursor_free(nd_cursor *c);
 // `ND_NULL_POINTER`, `ND_INVALID_UTF8`, `ND_INVALID_ARGUMENT` (bad options, missing index with
 // create-if-missing off), `ND_INCOMPATIBLE_CONFIG`, `ND_INCOMPATIBLE_FORMAT`, `ND_ALREADY_OPEN`
 // (this process has the directory open already, under this or another spelling of its path),
-// `ND_STORAGE` (among others: another process has it open), `ND_IO`, `ND_CORRUPTION`. Every
-// call on a handle fails with `ND_WRONG_PROCESS` in a process other than the one that opened it
-// (a child after `fork`).
+// `ND_STORAGE` (among others: another process has it open), `ND_IO`, `ND_CORRUPTION`,
+// `ND_WRONG_PROCESS` in a child after `fork` of a process that had opened an index (RocksDB's
+// process-wide state is the parent's: open indexes in a process forked before any index was
+// opened, or after `exec`). Every call on a handle fails with `ND_WRONG_PROCESS` in a process
+// other than the one that opened it (a child after `fork`).
 //
 // # Safety
 // `path` points at `path_len` readable bytes; `opts` is NULL or live; `out` is writable.
@@ -573,21 +586,52 @@ nd_status nd_stored_config_json(const char *path, size_t path_len, nd_str *out);
 // Closes the index: waits for the calls in flight on this handle, flushes and closes the
 // database. The handle stays valid: later calls return `ND_CLOSED` (a second close too) until
 // it is freed with [`nd_index_free`]. When two threads close at once, the second returns
-// `ND_CLOSED` at once, possibly before the first has released the directory.
+// `ND_CLOSED` at once, possibly before the first has released the directory. When this
+// returns `ND_OK`, the directory is released: `nd_index_open` on it in this process succeeds
+// (the C++ `Index::reopen` relies on it).
 //
 // # Errors
 // `ND_NULL_POINTER`, `ND_CLOSED` when already closed, `ND_INVALID_ARGUMENT` when called from a
-// callback, `ND_STORAGE` when the final flush fails (the index is closed all the same).
+// callback or while cursors on the index are open, `ND_STORAGE` when the final flush fails
+// (the index is closed all the same), `ND_WRONG_PROCESS` on a handle inherited over `fork`
+// (the parent's index is left as it is).
 //
 // # Safety
 // `h` is NULL or a live handle.
 nd_status nd_index_close(nd_index *h);
+
+// Closes the index and opens it again in the same handle: under the path it was opened with,
+// with the same options and text source (a handle from `nd_index_open_read_only` is reopened
+// read-only, and then sees the writes made since it was opened). Waits for the calls in flight
+// on the handle, flushes and closes the database — releasing the directory — then opens it;
+// calls made on the handle meanwhile wait and run on the reopened index.
+//
+// This is the reopen idiom for one handle per index per process: opening the directory again
+// while the handle is open returns `ND_ALREADY_OPEN`, so a new handle cannot be opened before
+// the old one is closed (the C++ `ix = Index::open(path)` does exactly that; `Index::reopen`
+// calls this).
+//
+// # Errors
+// `ND_NULL_POINTER`, `ND_CLOSED` when the handle is closed, `ND_INVALID_ARGUMENT` when called
+// from a callback or while cursors on the index are open (the index stays open as it was),
+// `ND_WRONG_PROCESS` on a handle inherited over `fork`. When the final flush fails
+// (`ND_STORAGE`) or the open fails (its errors, as `nd_index_open`), the handle is left closed:
+// later calls return `ND_CLOSED` until it is freed.
+//
+// # Safety
+// `h` is NULL or a live handle.
+nd_status nd_index_reopen(nd_index *h);
 
 // Releases a handle, closing the index first if [`nd_index_close`] was not called. Accepts
 // NULL. Must be the last use of the handle on every thread: unlike a closed handle, a freed
 // one cannot be detected. Called from inside a callback it does nothing. Cursors still open on
 // the index keep it open (not flushed, still registered: opening it again in this process
 // returns `ND_ALREADY_OPEN`) until the last of them is freed.
+//
+// On a handle inherited over `fork` (in the child) it does nothing: the handle's memory and
+// RocksDB objects are the child's copy of the parent's and are left as they are (a leak of
+// the child's copy, reclaimed when the child exits), since releasing them would join threads
+// that exist only in the parent. The child may call it and then `exit` safely.
 //
 // # Safety
 // `h` is NULL or a live handle no other thread uses any more.
@@ -687,7 +731,8 @@ nd_status nd_index_cluster_members(const nd_index *h,
 // Number of live pages. On `ND_OK`, `*out` is filled.
 //
 // # Errors
-// `ND_NULL_POINTER`, `ND_CLOSED`.
+// `ND_NULL_POINTER`, `ND_CLOSED`, `ND_WRONG_PROCESS` (as every call on an index handle in a
+// process other than the one that opened it).
 //
 // # Safety
 // `h` is NULL or live; `out` is NULL or writable.

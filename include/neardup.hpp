@@ -68,6 +68,12 @@
  * - Vocabulary: Index::erase is nd_index_delete (`delete` is a C++ keyword; the project never
  *   says "remove").
  *
+ * - Processes. An Index and its Cursors belong to the process that opened them. In a child after
+ *   fork(), every call on an inherited one throws Error(ND_WRONG_PROCESS), and destroying it
+ *   (~Index, ~Cursor) does nothing, so the child may let it go out of scope and exit(). Opening an
+ *   index in a child of a process that had opened one throws ND_WRONG_PROCESS (read-only too):
+ *   RocksDB's process-wide state is the parent's. Fork before opening any index, or exec.
+ *
  * Threading is the C ABI's: an Index may be used from many threads at once; a Cursor by one
  * thread at a time.
  */
@@ -808,9 +814,14 @@ class Index {
  public:
   /// Opens (or creates, by default) the index in the directory `path`; `options` may be null
   /// for the defaults.
+  ///
+  /// One Index per index directory per process: while an Index on it is open, opening it again
+  /// throws Error(ND_ALREADY_OPEN). So `ix = Index::open(path)` cannot reopen `ix` (the right
+  /// side runs first, while `ix` still holds the index): call `ix.reopen()`, or `ix.close()`
+  /// before the assignment.
   static Index open(std::string_view path, const Options* options = nullptr) {
     nd_index* h = nullptr;
-    neardup::check(nd_index_open(path.data(), path.size(), options ? options->opts_ : nullptr, &h));
+    check_open(nd_index_open(path.data(), path.size(), options ? options->opts_ : nullptr, &h));
     return Index(h, options ? options->source_ : nullptr);
   }
   static Index open(std::string_view path, const Options& options) { return open(path, &options); }
@@ -818,7 +829,7 @@ class Index {
   /// Opens the existing index in `path` with the configuration stored in it.
   static Index open_existing(std::string_view path) {
     nd_index* h = nullptr;
-    neardup::check(nd_index_open_existing(path.data(), path.size(), &h));
+    check_open(nd_index_open_existing(path.data(), path.size(), &h));
     return Index(h, nullptr);
   }
 
@@ -856,13 +867,23 @@ class Index {
   }
   Index(const Index&) = delete;
   Index& operator=(const Index&) = delete;
-  /// Closes (waiting for the calls in flight) and frees the handle; never throws.
+  /// Closes (waiting for the calls in flight) and frees the handle; never throws. In a child
+  /// after fork() it leaves the inherited handle alone (see the top of this file).
   ~Index() { nd_index_free(h_); }
 
   /// Closes the index: later calls throw Error(ND_CLOSED). Throws Error(ND_INVALID_ARGUMENT)
   /// while cursors are open (the index stays open), Error(ND_STORAGE) when the final flush
   /// fails (the index is closed all the same), Error(ND_CLOSED) when already closed.
   void close() { neardup::check(nd_index_close(h_)); }
+
+  /// Closes the index and opens it again in this Index (nd_index_reopen): the same path and
+  /// options, the same text source; a read-only Index is reopened read-only and then sees the
+  /// writes made since. This is the reopen idiom (`ix = Index::open(path)` throws
+  /// ND_ALREADY_OPEN, see open()). Calls made on this Index from other threads meanwhile wait
+  /// for the reopened index. Throws Error(ND_INVALID_ARGUMENT) while cursors are open (the index
+  /// stays open), Error(ND_CLOSED) when closed; when the final flush or the open fails, throws
+  /// that Error and the Index is left closed (later calls throw ND_CLOSED).
+  void reopen() { call(nd_index_reopen(h_)); }
 
   /// Inserts a page (a present key is replaced) and returns its verdict.
   Verdict insert(const PageRef& page) {
@@ -1049,6 +1070,15 @@ class Index {
 
  private:
   Index(nd_index* h, std::shared_ptr<const void> keep) noexcept : h_(h), keep_(std::move(keep)) {}
+
+  /// check() for an open: ND_ALREADY_OPEN says how to reopen.
+  static void check_open(nd_status s) {
+    if (s == ND_ALREADY_OPEN)
+      throw Error(s, detail::last_error() +
+                         "; to open it again, call reopen() on the Index holding it, or close() "
+                         "it first (`ix = Index::open(path)` opens before `ix` is released)");
+    neardup::check(s);
+  }
 
   /// check(), plus what the text source threw on this thread during the call.
   static void call(nd_status s) {

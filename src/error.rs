@@ -132,6 +132,24 @@ pub enum Error {
         current: u32,
     },
 
+    /// No index can be opened in this process: it is a child after `fork` of a process that
+    /// had opened one, and RocksDB's process-wide state (background threads, the table of held
+    /// locks) is the parent's — a database opened here would wait forever for its first flush,
+    /// and RocksDB's exit handler would then crash the child. Open the index in a process
+    /// forked before any index was opened, or in a new program (`exec`); or have the parent do
+    /// the work.
+    #[error(
+        "cannot open an index in process {current}: RocksDB was started by process \
+         {started_by} before a fork, and its background threads do not exist in this one; open \
+         indexes in a process forked before any index was opened, or after exec"
+    )]
+    ForkedStorage {
+        /// The process that started RocksDB's background threads.
+        started_by: u32,
+        /// This process.
+        current: u32,
+    },
+
     /// A file-system error.
     #[error("I/O error on {path}: {source}")]
     Io {

@@ -90,6 +90,17 @@ pub(crate) fn to_py(py: Python<'_>, e: Error) -> PyErr {
                 ("current", obj(py, current)),
             ],
         ),
+        // RocksDB is another process's: the same class, `opened_by` naming that process.
+        Error::ForkedStorage {
+            started_by,
+            current,
+        } => (
+            "WrongProcessError",
+            vec![
+                ("opened_by", obj(py, started_by)),
+                ("current", obj(py, current)),
+            ],
+        ),
         Error::Io { path, source } => (
             "IoError",
             vec![

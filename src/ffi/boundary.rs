@@ -58,8 +58,13 @@ pub enum nd_status {
     /// `.`, `..`, a symbolic link): one handle per index per process. The message names the
     /// path it is open under.
     ND_ALREADY_OPEN = 18,
-    /// The handle was opened by another process (a child after `fork`): every call fails; open
-    /// the index again in this process (after the parent closed it).
+    /// The handle (or a cursor on it) was opened by another process: in a child after `fork`,
+    /// every call on an inherited handle fails with it, and freeing one is a no-op. Also
+    /// returned by every open (`nd_index_open`, `_open_existing`, `_open_read_only`,
+    /// `nd_stored_config_json`, `nd_compact_snapshot`) in a child after `fork` of a process
+    /// that had opened an index: RocksDB's process-wide state is the parent's and cannot run in
+    /// the child. Open indexes in a process forked before any index was opened, or after
+    /// `exec`.
     ND_WRONG_PROCESS = 19,
     /// The index was opened read-only (`nd_index_open_read_only`): writes are refused.
     ND_READ_ONLY = 20,
@@ -84,7 +89,7 @@ pub(crate) fn status_of(e: &Error) -> nd_status {
         Error::Io { .. } => ND_IO,
         Error::TextUnavailable { .. } => ND_TEXT_UNAVAILABLE,
         Error::AlreadyOpen { .. } => ND_ALREADY_OPEN,
-        Error::WrongProcess { .. } => ND_WRONG_PROCESS,
+        Error::WrongProcess { .. } | Error::ForkedStorage { .. } => ND_WRONG_PROCESS,
         Error::ReadOnly(..) => ND_READ_ONLY,
     }
 }

@@ -4,7 +4,7 @@
 use std::ffi::c_char;
 use std::sync::Arc;
 
-use super::index::{nd_index, with_index_arc};
+use super::index::{check_process, is_foreign, nd_index, with_index_arc};
 use super::nd_status::{self, *};
 use super::{guard, guard_void, out_arg, Fail, FfiResult};
 use crate::index::{Clusters, Keys, Members};
@@ -42,10 +42,14 @@ enum Walk {
 
 /// A cursor. Opaque; used by one thread at a time (it may move between threads). It keeps the
 /// index open: free every cursor with [`nd_cursor_free`] before closing the index
-/// (`nd_index_close` refuses while cursors are open).
+/// (`nd_index_close` refuses while cursors are open). Like its index, it belongs to the process
+/// that opened it: in a child after `fork`, `nd_cursor_next` returns `ND_WRONG_PROCESS` and
+/// `nd_cursor_free` leaves it alone.
 #[allow(non_camel_case_types)]
 pub struct nd_cursor {
     walk: Walk,
+    /// The process that opened it.
+    pid: u32,
     /// The current item's key, NUL-terminated (what `nd_cursor_item::key` points at).
     key: Vec<u8>,
 }
@@ -74,6 +78,7 @@ fn make(
     let walk = f(Arc::clone(ix))?;
     Ok(Box::into_raw(Box::new(nd_cursor {
         walk,
+        pid: std::process::id(),
         key: Vec::new(),
     })))
 }
@@ -129,7 +134,7 @@ pub unsafe extern "C" fn nd_index_keys(h: *const nd_index, out: *mut *mut nd_cur
 ///
 /// # Errors
 /// `ND_NOT_FOUND` when there is no such cluster, `ND_NULL_POINTER`, `ND_STORAGE`,
-/// `ND_CORRUPTION`, `ND_CLOSED`.
+/// `ND_CORRUPTION`, `ND_CLOSED`, `ND_WRONG_PROCESS`.
 ///
 /// # Safety
 /// `h` is NULL or live; `out` is NULL or writable.
@@ -166,7 +171,8 @@ pub unsafe extern "C" fn nd_index_members(
 /// it). At the end, `*has_item` is false (and stays false).
 ///
 /// # Errors
-/// `ND_NULL_POINTER`, `ND_STORAGE` and `ND_CORRUPTION` from a read (the cursor then ends).
+/// `ND_NULL_POINTER`, `ND_STORAGE` and `ND_CORRUPTION` from a read (the cursor then ends),
+/// `ND_WRONG_PROCESS` on a cursor inherited over `fork`.
 ///
 /// # Safety
 /// `c` is NULL or a live cursor used by no other thread; `item` and `has_item` are NULL or
@@ -181,6 +187,7 @@ pub unsafe extern "C" fn nd_cursor_next(
         // SAFETY: per the contract.
         let c =
             unsafe { c.as_mut() }.ok_or_else(|| Fail::new(ND_NULL_POINTER, "cursor is NULL"))?;
+        check_process(c.pid)?;
         let item = out_arg(item, "item")?;
         let has_item = out_arg(has_item, "has_item")?;
         let next: Option<(String, u32, u64)> = match &mut c.walk {
@@ -221,17 +228,23 @@ pub unsafe extern "C" fn nd_cursor_next(
     })
 }
 
-/// Releases a cursor. Accepts NULL.
+/// Releases a cursor. Accepts NULL. On a cursor inherited over `fork` (in the child) it does
+/// nothing: its snapshot and iterator are the parent's RocksDB objects and are left as they are.
 ///
 /// # Safety
 /// `c` is NULL or a live cursor, not used afterwards.
 #[no_mangle]
 pub unsafe extern "C" fn nd_cursor_free(c: *mut nd_cursor) {
     guard_void(|| {
-        if !c.is_null() {
-            // SAFETY: made by Box::into_raw in `make`; freed once per the contract.
-            drop(unsafe { Box::from_raw(c) });
+        if c.is_null() {
+            return;
         }
+        // SAFETY: a live cursor per the contract; only its immutable `pid` is read.
+        if is_foreign(unsafe { (*c).pid }) {
+            return;
+        }
+        // SAFETY: made by Box::into_raw in `make`; freed once per the contract.
+        drop(unsafe { Box::from_raw(c) });
     })
 }
 

@@ -13,11 +13,35 @@ use super::{guard, guard_void, out_arg, str_arg, Fail, FfiResult};
 use crate::{Index, IndexOptions};
 
 /// An open index. Opaque; thread-safe: any number of threads may call into one handle at once.
+/// It belongs to the process that opened it: in a child after `fork`, every call on the
+/// inherited handle returns `ND_WRONG_PROCESS` and [`nd_index_free`] leaves it alone.
 #[allow(non_camel_case_types)]
 pub struct nd_index {
     /// `None` once closed. Calls hold the read lock for their whole duration, so
     /// [`nd_index_close`] (the write lock) waits for the calls in flight.
     inner: RwLock<Option<Arc<Index>>>,
+    /// The process that opened the index. Checked before the lock is touched: a child's copy of
+    /// the lock may have been held by a thread of the parent at the time of the `fork`.
+    pid: u32,
+}
+
+/// Fails with `ND_WRONG_PROCESS` in a process other than `pid` (a child after `fork`).
+pub(crate) fn check_process(pid: u32) -> FfiResult {
+    let current = std::process::id();
+    if pid != current {
+        return Err(crate::Error::WrongProcess {
+            opened_by: pid,
+            current,
+        }
+        .into());
+    }
+    Ok(())
+}
+
+/// True in a process other than `pid`: a handle inherited over `fork`, which must not be
+/// released here (its RocksDB objects would join threads that exist only in the parent).
+pub(crate) fn is_foreign(pid: u32) -> bool {
+    pid != std::process::id()
 }
 
 /// Refuses a call made from inside a callback (a text source or progress callback) running in
@@ -59,6 +83,7 @@ pub(crate) unsafe fn with_index_arc(
     guard(|| {
         // SAFETY: per the contract.
         let h = unsafe { h.as_ref() }.ok_or_else(|| Fail::new(ND_NULL_POINTER, "index is NULL"))?;
+        check_process(h.pid)?;
         // A callback runs while the index holds its writer lock: calling back in would wait for
         // itself. Refused, never a hang.
         refuse_inside_callback("this call")?;
@@ -79,9 +104,11 @@ pub(crate) unsafe fn with_index_arc(
 /// `ND_NULL_POINTER`, `ND_INVALID_UTF8`, `ND_INVALID_ARGUMENT` (bad options, missing index with
 /// create-if-missing off), `ND_INCOMPATIBLE_CONFIG`, `ND_INCOMPATIBLE_FORMAT`, `ND_ALREADY_OPEN`
 /// (this process has the directory open already, under this or another spelling of its path),
-/// `ND_STORAGE` (among others: another process has it open), `ND_IO`, `ND_CORRUPTION`. Every
-/// call on a handle fails with `ND_WRONG_PROCESS` in a process other than the one that opened it
-/// (a child after `fork`).
+/// `ND_STORAGE` (among others: another process has it open), `ND_IO`, `ND_CORRUPTION`,
+/// `ND_WRONG_PROCESS` in a child after `fork` of a process that had opened an index (RocksDB's
+/// process-wide state is the parent's: open indexes in a process forked before any index was
+/// opened, or after `exec`). Every call on a handle fails with `ND_WRONG_PROCESS` in a process
+/// other than the one that opened it (a child after `fork`).
 ///
 /// # Safety
 /// `path` points at `path_len` readable bytes; `opts` is NULL or live; `out` is writable.
@@ -119,6 +146,7 @@ pub unsafe extern "C" fn nd_index_open(
 fn handle(ix: Index) -> *mut nd_index {
     Box::into_raw(Box::new(nd_index {
         inner: RwLock::new(Some(Arc::new(ix))),
+        pid: std::process::id(),
     }))
 }
 
@@ -251,11 +279,15 @@ pub unsafe extern "C" fn nd_stored_config_json(
 /// Closes the index: waits for the calls in flight on this handle, flushes and closes the
 /// database. The handle stays valid: later calls return `ND_CLOSED` (a second close too) until
 /// it is freed with [`nd_index_free`]. When two threads close at once, the second returns
-/// `ND_CLOSED` at once, possibly before the first has released the directory.
+/// `ND_CLOSED` at once, possibly before the first has released the directory. When this
+/// returns `ND_OK`, the directory is released: `nd_index_open` on it in this process succeeds
+/// (the C++ `Index::reopen` relies on it).
 ///
 /// # Errors
 /// `ND_NULL_POINTER`, `ND_CLOSED` when already closed, `ND_INVALID_ARGUMENT` when called from a
-/// callback, `ND_STORAGE` when the final flush fails (the index is closed all the same).
+/// callback or while cursors on the index are open, `ND_STORAGE` when the final flush fails
+/// (the index is closed all the same), `ND_WRONG_PROCESS` on a handle inherited over `fork`
+/// (the parent's index is left as it is).
 ///
 /// # Safety
 /// `h` is NULL or a live handle.
@@ -264,6 +296,7 @@ pub unsafe extern "C" fn nd_index_close(h: *mut nd_index) -> nd_status {
     guard(|| {
         // SAFETY: per the contract.
         let h = unsafe { h.as_ref() }.ok_or_else(|| Fail::new(ND_NULL_POINTER, "index is NULL"))?;
+        check_process(h.pid)?;
         refuse_inside_callback("nd_index_close")?;
         let mut inner = h.inner.write();
         let ix = inner
@@ -289,11 +322,80 @@ pub unsafe extern "C" fn nd_index_close(h: *mut nd_index) -> nd_status {
     })
 }
 
+/// Closes the index and opens it again in the same handle: under the path it was opened with,
+/// with the same options and text source (a handle from `nd_index_open_read_only` is reopened
+/// read-only, and then sees the writes made since it was opened). Waits for the calls in flight
+/// on the handle, flushes and closes the database — releasing the directory — then opens it;
+/// calls made on the handle meanwhile wait and run on the reopened index.
+///
+/// This is the reopen idiom for one handle per index per process: opening the directory again
+/// while the handle is open returns `ND_ALREADY_OPEN`, so a new handle cannot be opened before
+/// the old one is closed (the C++ `ix = Index::open(path)` does exactly that; `Index::reopen`
+/// calls this).
+///
+/// # Errors
+/// `ND_NULL_POINTER`, `ND_CLOSED` when the handle is closed, `ND_INVALID_ARGUMENT` when called
+/// from a callback or while cursors on the index are open (the index stays open as it was),
+/// `ND_WRONG_PROCESS` on a handle inherited over `fork`. When the final flush fails
+/// (`ND_STORAGE`) or the open fails (its errors, as `nd_index_open`), the handle is left closed:
+/// later calls return `ND_CLOSED` until it is freed.
+///
+/// # Safety
+/// `h` is NULL or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn nd_index_reopen(h: *mut nd_index) -> nd_status {
+    guard(|| {
+        // SAFETY: per the contract.
+        let h = unsafe { h.as_ref() }.ok_or_else(|| Fail::new(ND_NULL_POINTER, "index is NULL"))?;
+        check_process(h.pid)?;
+        refuse_inside_callback("nd_index_reopen")?;
+        // Held until the new index is in place: calls made meanwhile wait for it.
+        let mut inner = h.inner.write();
+        let ix = inner
+            .as_ref()
+            .ok_or_else(|| Fail::new(ND_CLOSED, "the index is closed"))?;
+        let cursors = Arc::strong_count(ix) - 1;
+        if cursors > 0 {
+            return Err(Fail::new(
+                ND_INVALID_ARGUMENT,
+                format!("{cursors} cursor(s) on the index are open: free them first"),
+            ));
+        }
+        let Some(ix) = inner.take() else {
+            return Err(Fail::new(ND_CLOSED, "the index is closed"));
+        };
+        let path = ix.path().to_path_buf();
+        let read_only = ix.is_read_only();
+        let options = ix.options().clone();
+        let source = ix.source.clone();
+        let flushed = if read_only { Ok(()) } else { ix.flush() };
+        // The last reference (no cursor, calls excluded by the lock): the database closes and
+        // the directory is released here.
+        drop(ix);
+        flushed?;
+        let fresh = if read_only {
+            Index::open_read_only(&path)?
+        } else {
+            match source {
+                Some(source) => Index::open_with_text_source(&path, options, source)?,
+                None => Index::open(&path, options)?,
+            }
+        };
+        *inner = Some(Arc::new(fresh));
+        Ok(())
+    })
+}
+
 /// Releases a handle, closing the index first if [`nd_index_close`] was not called. Accepts
 /// NULL. Must be the last use of the handle on every thread: unlike a closed handle, a freed
 /// one cannot be detected. Called from inside a callback it does nothing. Cursors still open on
 /// the index keep it open (not flushed, still registered: opening it again in this process
 /// returns `ND_ALREADY_OPEN`) until the last of them is freed.
+///
+/// On a handle inherited over `fork` (in the child) it does nothing: the handle's memory and
+/// RocksDB objects are the child's copy of the parent's and are left as they are (a leak of
+/// the child's copy, reclaimed when the child exits), since releasing them would join threads
+/// that exist only in the parent. The child may call it and then `exit` safely.
 ///
 /// # Safety
 /// `h` is NULL or a live handle no other thread uses any more.
@@ -302,10 +404,17 @@ pub unsafe extern "C" fn nd_index_free(h: *mut nd_index) {
     guard_void(|| {
         // From inside a callback the handle is in use by the call around it: leave it (a leak,
         // not a use after free).
-        if !h.is_null() && refuse_inside_callback("nd_index_free").is_ok() {
-            // SAFETY: made by Box::into_raw in nd_index_open; the caller frees it once.
-            drop(unsafe { Box::from_raw(h) });
+        if h.is_null() || refuse_inside_callback("nd_index_free").is_err() {
+            return;
         }
+        // SAFETY: a live handle per the contract; only its immutable `pid` is read.
+        if is_foreign(unsafe { (*h).pid }) {
+            // Inherited over fork: leave the whole handle untouched (a leak, not a RocksDB
+            // destructor in the child).
+            return;
+        }
+        // SAFETY: made by Box::into_raw in nd_index_open; the caller frees it once.
+        drop(unsafe { Box::from_raw(h) });
     })
 }
 
@@ -510,7 +619,8 @@ pub unsafe extern "C" fn nd_index_cluster_members(
 /// Number of live pages. On `ND_OK`, `*out` is filled.
 ///
 /// # Errors
-/// `ND_NULL_POINTER`, `ND_CLOSED`.
+/// `ND_NULL_POINTER`, `ND_CLOSED`, `ND_WRONG_PROCESS` (as every call on an index handle in a
+/// process other than the one that opened it).
 ///
 /// # Safety
 /// `h` is NULL or live; `out` is NULL or writable.

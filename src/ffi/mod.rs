@@ -21,6 +21,16 @@
 //!   [`nd_index_close`] waits for the calls in flight on the handle to finish, then closes the
 //!   database; calls made after it return `ND_CLOSED`. [`nd_index_free`] releases the handle
 //!   itself and must be the caller's last use of it, on any thread.
+//! - **Processes.** A handle ([`nd_index`], [`nd_cursor`]) belongs to the process that opened
+//!   it. In a child after `fork`, every call on an inherited handle returns `ND_WRONG_PROCESS`
+//!   (checked before anything of the handle is touched) and freeing it does nothing (its RocksDB
+//!   objects are never released in the child), so the child may free it and `exit`. The open
+//!   table is per process too: the parent's open does not count as the child's. But a child of
+//!   a process that had opened an index cannot open one (`ND_WRONG_PROCESS`, read-only opens
+//!   included): RocksDB's process-wide state — background threads, held locks — is the
+//!   parent's, and no RocksDB code runs in the child. Fork before opening any index, or `exec`.
+//!   Plain values ([`nd_options`], [`nd_str`], verdicts, records, lists) are ordinary memory:
+//!   the child uses and frees its copies as usual.
 
 mod batch;
 mod boundary;

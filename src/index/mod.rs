@@ -57,7 +57,9 @@ use crate::{Error, Result};
 
 /// A near-duplicate index in one RocksDB database. `Send + Sync`: share it with an `Arc`.
 pub struct Index {
-    pub(crate) db: DB,
+    /// The database. Shared only so that [`Drop`] can leak it in a process that did not open
+    /// it: nothing else holds another reference.
+    pub(crate) db: Arc<DB>,
     /// The block cache the database's tables read through (see
     /// [`IndexOptions::block_cache_bytes`]).
     pub(crate) cache: rocksdb::Cache,
@@ -128,6 +130,21 @@ impl Index {
     /// True when the index holds no page.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+}
+
+impl Drop for Index {
+    /// Closes the database. In a process other than the one that opened the index (a child
+    /// after `fork`), nothing of RocksDB is released: its destructors would join and signal
+    /// background threads that exist only in the parent (SIGSEGV when the child then calls
+    /// `exit`); the database and its cache are leaked there, and the parent's copy is untouched.
+    fn drop(&mut self) {
+        if self.registration.is_foreign() {
+            // Each clone keeps one reference that is never released: the fields' own drops
+            // after this one cannot reach zero.
+            std::mem::forget(Arc::clone(&self.db));
+            std::mem::forget(self.cache.clone());
+        }
     }
 }
 

@@ -134,7 +134,9 @@ impl Index {
     /// [`Error::Storage`] when RocksDB cannot open it, [`Error::IncompatibleFormat`] for another
     /// on-disk format, [`Error::IncompatibleConfig`] when the stored signature parameters,
     /// simhash distance or representative policy differ from `opts`,
-    /// [`Error::InvalidArgument`] for unusable options.
+    /// [`Error::InvalidArgument`] for unusable options, [`Error::AlreadyOpen`] when this process
+    /// has the directory open already, [`Error::ForkedStorage`] in a child after `fork` of a
+    /// process that had opened an index.
     pub fn open(path: impl AsRef<Path>, opts: IndexOptions) -> Result<Index> {
         Index::open_inner(path.as_ref(), opts, None)
     }
@@ -181,6 +183,9 @@ impl Index {
                 source,
             })?;
         }
+        // Nothing of RocksDB (nor the open table, whose lock a parent's thread may have held at
+        // the fork) is touched in a child of a process that had opened a database.
+        storage::process::claim()?;
         // One handle per directory per process, whatever the path's spelling.
         let registration = registry::Registration::acquire(&path)?;
         // An existing index's format and configuration are checked before it is opened for
@@ -208,7 +213,7 @@ impl Index {
     ) -> Result<Index> {
         let tables = SimhashTables::new(opts.simhash_max_distance)?;
         let ix = Index {
-            db,
+            db: Arc::new(db),
             cache,
             path,
             opts,

@@ -17,6 +17,7 @@ pub mod codec;
 #[cfg(test)]
 mod fuzz;
 pub mod merge;
+pub(crate) mod process;
 
 use std::path::Path;
 
@@ -440,13 +441,15 @@ fn db_options(create: bool, budget: &Budget) -> Options {
 /// cache its tables read through.
 ///
 /// # Errors
-/// [`Error::Storage`] when RocksDB cannot open the path.
+/// [`Error::Storage`] when RocksDB cannot open the path; [`Error::ForkedStorage`] in a
+/// child after `fork` of a process that had opened a database.
 pub fn open_db(
     path: &Path,
     create: bool,
     tables: SimhashTables,
     budget: &Budget,
 ) -> Result<(DB, Cache)> {
+    process::claim()?;
     let cache = block_cache(budget);
     let db = DB::open_cf_descriptors(
         &db_options(create, budget),
@@ -460,7 +463,8 @@ pub fn open_db(
 /// Opens a database read-only (a snapshot): nothing in `path` is written.
 ///
 /// # Errors
-/// [`Error::Storage`] when RocksDB cannot open the path.
+/// [`Error::Storage`] when RocksDB cannot open the path; [`Error::ForkedStorage`] in a
+/// child after `fork` of a process that had opened a database.
 pub fn open_db_read_only(
     path: &Path,
     tables: SimhashTables,
@@ -468,6 +472,7 @@ pub fn open_db_read_only(
 ) -> Result<(DB, Cache)> {
     // A snapshot of an index written before a column family existed (`chrome`) lacks it: open
     // the ones it has.
+    process::claim()?;
     let present = DB::list_cf(&Options::default(), path).map_err(|e| {
         Error::storage(
             format!("listing the column families of {}", path.display()),
@@ -491,8 +496,10 @@ pub type StoredMeta = (Option<Vec<u8>>, Option<Vec<u8>>);
 /// absent), opening the database read-only: nothing in `path` is written, whatever the format.
 ///
 /// # Errors
-/// [`Error::Storage`] when the database cannot be opened read-only.
+/// [`Error::Storage`] when the database cannot be opened read-only;
+/// [`Error::ForkedStorage`] in a child after `fork` of a process that had opened a database.
 pub fn read_meta(path: &Path) -> Result<StoredMeta> {
+    process::claim()?;
     let db = DB::open_cf_for_read_only(&Options::default(), path, [cf::META], false)
         .map_err(|e| Error::storage(format!("opening {}", path.display()), e))?;
     let m = db

@@ -146,7 +146,9 @@ class AlreadyOpenError(Error):
 
 class WrongProcessError(Error):
     """The handle was opened by another process (this one is a child after ``fork``): open the
-    index again here. Attributes: ``opened_by``, ``current`` (process ids)."""
+    index again here. Also raised by any open in a child after ``fork`` of a process that had
+    opened an index (RocksDB's process-wide state is the parent's): fork before opening, or use
+    the ``spawn`` start method. Attributes: ``opened_by``, ``current`` (process ids)."""
 
     opened_by: int
     current: int
