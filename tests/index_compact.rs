@@ -104,3 +104,53 @@ fn corrupted_snapshot_is_refused_and_leaves_nothing() {
     );
     assert!(!out.exists(), "no half-written index is left behind");
 }
+
+fn blob_files(dir: &std::path::Path) -> usize {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .is_ok_and(|e| e.path().extension().is_some_and(|x| x == "blob"))
+        })
+        .count()
+}
+
+#[test]
+fn texts_live_in_blob_files_through_flushes_deletes_and_compactions() {
+    let dir = tempfile::tempdir().unwrap();
+    let live = dir.path().join("live");
+    let ix = open(&live);
+    for a in 0..6u64 {
+        let h = html(0, "t", &article(700 + a, 8));
+        ix.insert(&page(&format!("a{a}"), "h", &h)).unwrap();
+    }
+    ix.flush().unwrap();
+    assert!(blob_files(&live) > 0, "the flushed texts are in blob files");
+    // A near duplicate is verified against a text read from a blob file.
+    let near = html(1, "t", &edited(&article(702, 8), 3));
+    let v = ix.query(neardup::Content::Html(near.as_bytes())).unwrap();
+    assert!(v.duplicate);
+    assert_eq!(v.similar_to.as_deref(), Some("a2"));
+    // Deleted pages leave blob garbage that compactions reclaim; nothing else changes.
+    ix.delete("a0").unwrap();
+    ix.delete("a3").unwrap();
+    ix.compact().unwrap();
+    assert_clean(&ix);
+    let expected = export(&ix);
+    let snap = dir.path().join("snap");
+    ix.checkpoint(&snap).unwrap();
+    drop(ix);
+    let reopened = Index::open_existing(&live).unwrap();
+    assert_eq!(export(&reopened), expected);
+    // Offline compaction writes the texts into the new index's blob files.
+    let out = dir.path().join("compacted");
+    let report = Index::compact_snapshot_checked(&snap, &out).unwrap();
+    assert!(report.check.is_clean(), "{:?}", report.check.problems);
+    assert!(blob_files(&out) > 0);
+    let compacted = Index::open_existing(&out).unwrap();
+    assert_eq!(export(&compacted), expected);
+    let v = compacted
+        .query(neardup::Content::Html(near.as_bytes()))
+        .unwrap();
+    assert_eq!(v.similar_to.as_deref(), Some("a2"));
+}

@@ -19,7 +19,7 @@ use std::cell::RefCell;
 use std::sync::Arc;
 
 use roaring::RoaringBitmap;
-use rocksdb::{Direction, IteratorMode, ReadOptions};
+use rocksdb::ReadOptions;
 
 use super::Index;
 use crate::methods::df::Overlaid;
@@ -410,32 +410,33 @@ impl Index {
     pub(crate) fn simhash_near_at(&self, h: u64, at: At<'_>) -> Result<Vec<(DocId, u32)>> {
         let k = self.opts.simhash_max_distance;
         let mut out = Vec::new();
+        let mut ro = ReadOptions::default();
+        ro.set_prefix_same_as_start(true);
+        if let Some(s) = at {
+            ro.set_snapshot(s);
+        }
+        // One iterator sought to each table's block key: building an iterator over every level
+        // costs more than a seek.
+        let mut it = self.db.raw_iterator_cf_opt(self.cf(cf::SIMHASH), ro);
         for prefix in self.tables.block_keys(h) {
             let prefix = prefix.as_slice();
-            let mut ro = ReadOptions::default();
-            ro.set_prefix_same_as_start(true);
-            if let Some(s) = at {
-                ro.set_snapshot(s);
-            }
-            let it = self.db.iterator_cf_opt(
-                self.cf(cf::SIMHASH),
-                ro,
-                IteratorMode::From(prefix, Direction::Forward),
-            );
-            for item in it {
-                let (key, _) = item.map_err(|e| Error::storage("reading simhash tables", e))?;
+            it.seek(prefix);
+            while let Some(key) = it.key() {
                 if !key.starts_with(prefix) {
                     break;
                 }
                 let (_, s, id) = self
                     .tables
-                    .decode(&key)
-                    .ok_or_else(|| Error::corruption(cf::SIMHASH, &key, "key is not 13 bytes"))?;
+                    .decode(key)
+                    .ok_or_else(|| Error::corruption(cf::SIMHASH, key, "key is not 13 bytes"))?;
                 let d = crate::fingerprint::hamming(s, h);
                 if d <= k {
                     out.push((id, d));
                 }
+                it.next();
             }
+            it.status()
+                .map_err(|e| Error::storage("reading simhash tables", e))?;
         }
         out.sort_unstable();
         out.dedup();

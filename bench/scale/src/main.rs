@@ -173,6 +173,12 @@ enum Cmd {
         /// Passes over the queries (the first warms the block cache).
         #[arg(long, default_value_t = 2)]
         passes: usize,
+        /// Then ingest this many pages of the probe batch into a checkpoint copy (0: none).
+        #[arg(long, default_value_t = 0)]
+        probe: usize,
+        /// Open the index with `sketch_fallback` on.
+        #[arg(long)]
+        sketch_fallback: bool,
         /// `IndexOptions::block_cache_bytes`, in MiB (default: the library's).
         #[arg(long)]
         block_cache_mib: Option<usize>,
@@ -386,6 +392,8 @@ fn main() -> anyhow::Result<()> {
             dir,
             queries,
             passes,
+            probe,
+            sketch_fallback,
             block_cache_mib,
             seed,
             dup_share,
@@ -393,7 +401,10 @@ fn main() -> anyhow::Result<()> {
             src,
         } => {
             let (inputs, _) = load(&src)?;
-            let mut opts = neardup::IndexOptions::default();
+            let mut opts = neardup::IndexOptions {
+                sketch_fallback,
+                ..neardup::IndexOptions::default()
+            };
             if let Some(m) = block_cache_mib {
                 opts.block_cache_bytes = m << 20;
             }
@@ -401,8 +412,7 @@ fn main() -> anyhow::Result<()> {
                 &inputs,
                 &dir.join("index"),
                 opts,
-                queries,
-                passes,
+                (queries, passes, probe),
                 (seed, dup_share, reach),
             )
         }

@@ -215,6 +215,8 @@ struct Ingested {
     verified: u64,
     wall: Duration,
     cpu: Duration,
+    /// Verdict timings summed: signature, candidates, verification, write.
+    parts: [Duration; 4],
 }
 
 /// Inserts pages.
@@ -231,6 +233,13 @@ fn ingest(ix: &Index, pages: &[GenPage]) -> anyhow::Result<Ingested> {
         verified: ok().map(|v| v.verified as u64).sum(),
         wall,
         cpu,
+        parts: ok().fold([Duration::ZERO; 4], |mut a, v| {
+            a[0] += v.timing.signature;
+            a[1] += v.timing.candidates;
+            a[2] += v.timing.verify;
+            a[3] += v.timing.write;
+            a
+        }),
     })
 }
 
@@ -330,18 +339,18 @@ fn time_queries(ix: &Index, pages: &[String]) -> anyhow::Result<(Latency, u64)> 
 /// Times the fixed queries (unrelated pages, then duplicates of the stream's first `reach`
 /// pages) against an index grown by `run`, opened with `opts`, `passes` times over (the first
 /// pass warms the block cache): what a query costs at one size under another memory budget or
-/// build, without growing anything.
+/// build, without growing anything; then, with `probe` pages, the probe batch ingested into a
+/// checkpoint copy (`tmp/probe-q` beside the index), removed after.
 pub fn queries(
     inputs: &Inputs,
     index: &Path,
     opts: IndexOptions,
-    n: usize,
-    passes: usize,
+    (n, passes, probe): (usize, usize, usize),
     (seed, dup_share, reach): (u64, f64, u64),
 ) -> anyhow::Result<()> {
     let w = Workload::new(inputs, seed, dup_share, Some(reach));
     let t = Instant::now();
-    let ix = Index::open(index, opts)?;
+    let ix = Index::open(index, opts.clone())?;
     log(format!(
         "open {:.3} s; {} pages held",
         t.elapsed().as_secs_f64(),
@@ -357,6 +366,30 @@ pub fn queries(
                 l.p50_us, l.p90_us, l.p99_us, l.mean_us, l.parts_us[0], l.parts_us[1], l.parts_us[2], l.candidates, l.verified, measure::rss_mb()
             ));
         }
+    }
+    if probe > 0 {
+        let dir = index.with_file_name("tmp").join("probe-q");
+        remove(&dir);
+        ix.checkpoint(&dir)?;
+        drop(ix);
+        let pages = w.probe_pages(probe);
+        let copy = Index::open(&dir, opts)?;
+        let o = ingest(&copy, &pages)?;
+        let per = |d: Duration| d.as_secs_f64() * 1e6 / probe as f64;
+        log(format!(
+            "probe: {:.0} pages/s, {:.0} µs CPU a page; verdict timings a page: signatures {:.0} + candidates {:.0} + verification {:.0} + write {:.0} µs; {:.1} candidates, {:.2} pairs verified a page; {} duplicates",
+            probe as f64 / o.wall.as_secs_f64().max(1e-9),
+            per(o.cpu),
+            per(o.parts[0]),
+            per(o.parts[1]),
+            per(o.parts[2]),
+            per(o.parts[3]),
+            o.candidates as f64 / probe as f64,
+            o.verified as f64 / probe as f64,
+            o.duplicates
+        ));
+        drop(copy);
+        remove(&dir);
     }
     Ok(())
 }

@@ -52,6 +52,9 @@ const SAMPLE_AFTER_COMPACTION: u64 = 1_000;
 /// Bytes of one table file written by a compaction.
 const TABLE_FILE_BYTES: u64 = 256 << 20;
 
+/// Bytes of texts a write of [`Index::compact_snapshot`] carries.
+const TEXT_BATCH_BYTES: usize = 4 << 20;
+
 /// The table files of one column family, written in key order (see [`Index::compact_snapshot`]).
 struct TableFiles {
     name: &'static str,
@@ -113,7 +116,8 @@ impl Index {
     /// is decoded and its checksum verified, postings are rewritten without deleted pages and
     /// without over-frequent fingerprints and their bitmaps re-optimized, simhash entries of
     /// deleted pages are dropped, and each column family is written in key order straight into
-    /// table files of the last level (no compaction after). The new index is then checked on
+    /// table files of the last level (no compaction after) — but the texts, which go through the
+    /// new index's own writes into its blob files (FORMAT.md). The new index is then checked on
     /// 1,000 random pages ([`Index::check_sample`]); [`Index::compact_snapshot_checked`] checks
     /// it whole.
     ///
@@ -203,13 +207,27 @@ impl Index {
         }))?;
         written.push(out);
         report.pages = live.len();
-        let mut out = files(cf::TEXTS);
-        out.write(scan(cf::TEXTS)?.map(|item| {
-            let (k, v) = item?;
-            codec::decode_text_value(cf::TEXTS, &k, &v)?;
-            Ok((k, v))
-        }))?;
-        written.push(out);
+        // The texts go through the new index's own writes (without the log, flushed at the
+        // end): a table file written apart cannot hold blob files, where the texts live.
+        {
+            let h = dst.cf(cf::TEXTS);
+            let mut wo = rocksdb::WriteOptions::default();
+            wo.disable_wal(true);
+            let err = |e| Error::storage("writing the texts of the compacted index", e);
+            let mut batch = rocksdb::WriteBatch::default();
+            for item in scan(cf::TEXTS)? {
+                let (k, v) = item?;
+                codec::decode_text_value(cf::TEXTS, &k, &v)?;
+                batch.put_cf(h, &k, &v);
+                if batch.size_in_bytes() >= TEXT_BATCH_BYTES {
+                    dst.db
+                        .write_opt(std::mem::take(&mut batch), &wo)
+                        .map_err(err)?;
+                }
+            }
+            dst.db.write_opt(batch, &wo).map_err(err)?;
+            dst.db.flush_cf(h).map_err(err)?;
+        }
         let mut out = files(cf::CLUSTERS);
         out.write(scan(cf::CLUSTERS)?.map(|item| {
             let (k, v) = item?;

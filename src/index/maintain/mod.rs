@@ -98,7 +98,9 @@ impl Index {
             };
             bytes.push((
                 name.to_string(),
-                prop("rocksdb.total-sst-files-size")? + prop("rocksdb.cur-size-all-mem-tables")?,
+                prop("rocksdb.total-sst-files-size")?
+                    + prop("rocksdb.total-blob-file-size")?
+                    + prop("rocksdb.cur-size-all-mem-tables")?,
             ));
         }
         let mut frequent = Vec::new();
