@@ -1,7 +1,9 @@
-//! Reading: queries (the verdict an insert would give, from one snapshot), look-ups of stored
-//! pages and clusters (their records built in `record`), exports, and the cursors of `cursor`.
+//! Reading: queries (the verdict an insert would give, from one snapshot; every near duplicate
+//! of a page, in `near`), look-ups of stored pages and clusters (their records built in
+//! `record`), exports, and the cursors of `cursor`.
 
 mod cursor;
+mod near;
 mod record;
 
 use std::collections::HashMap;
@@ -11,6 +13,7 @@ use rayon::prelude::*;
 use rocksdb::IteratorMode;
 
 pub use cursor::{Clusters, Keys, Members, Pages};
+pub use near::{NearDuplicate, NearOptions, Score};
 pub(crate) use record::similar_of;
 
 use super::decide::Memo;
