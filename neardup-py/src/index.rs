@@ -8,7 +8,8 @@ use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
 
-use crate::errors::{invalid, to_py, IntoPy};
+use crate::args;
+use crate::errors::{invalid, invalid_type, to_py, IntoPy};
 use crate::types::{Deletion, PageInfo, Verdict};
 use crate::{options, Body};
 use neardup::{BatchOptions, BatchOrder, Index, IndexOptions, OrderScope, Page};
@@ -199,8 +200,8 @@ impl PyIndex {
     #[pyo3(signature = (path, /, *, read_only=false, **options))]
     fn new(
         py: Python<'_>,
-        path: PathBuf,
-        read_only: bool,
+        #[pyo3(from_py_with = args::path)] path: PathBuf,
+        #[pyo3(from_py_with = args::read_only)] read_only: bool,
         options: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Self> {
         let given = options.is_some_and(|o| !o.is_empty());
@@ -255,11 +256,11 @@ impl PyIndex {
     fn insert(
         &self,
         py: Python<'_>,
-        key: String,
+        #[pyo3(from_py_with = args::key)] key: String,
         html: Option<&Bound<'_, PyAny>>,
         text: Option<&Bound<'_, PyAny>>,
-        host: Option<String>,
-        time: i64,
+        #[pyo3(from_py_with = args::host)] host: Option<String>,
+        #[pyo3(from_py_with = args::time)] time: i64,
     ) -> PyResult<Verdict> {
         let ix = self.ix(py)?;
         let body = Body::from_args(py, html, text)?;
@@ -286,15 +287,13 @@ impl PyIndex {
         py: Python<'_>,
         html: Option<&Bound<'_, PyAny>>,
         text: Option<&Bound<'_, PyAny>>,
-        key: Option<String>,
-        host: Option<String>,
+        #[pyo3(from_py_with = args::opt_key)] key: Option<String>,
+        #[pyo3(from_py_with = args::host)] host: Option<String>,
     ) -> PyResult<Verdict> {
         let ix = self.ix(py)?;
         let body = Body::from_args(py, html, text)?;
         if key.is_none() && host.is_some() {
-            return Err(PyTypeError::new_err(
-                "query(host=...) needs the page's key too",
-            ));
+            return Err(invalid_type(py, "query(host=...) needs the page's key too"));
         }
         let v = py
             .detach(|| match &key {
@@ -315,14 +314,22 @@ impl PyIndex {
 
     /// Deletes a page; a deleted representative hands its cluster over. Returns a
     /// ``Deletion``. Raises ``NotFoundError`` (a ``KeyError``) when the key is absent.
-    fn delete(&self, py: Python<'_>, key: String) -> PyResult<Deletion> {
+    fn delete(
+        &self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = args::key)] key: String,
+    ) -> PyResult<Deletion> {
         let ix = self.ix(py)?;
         Ok(py.detach(|| ix.delete(&key)).py(py)?.into())
     }
 
     /// The stored page of a key as a ``PageInfo`` (doc, cluster, representative, similar_to,
     /// ...), or None when the key is absent.
-    fn get(&self, py: Python<'_>, key: String) -> PyResult<Option<PageInfo>> {
+    fn get(
+        &self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = args::key)] key: String,
+    ) -> PyResult<Option<PageInfo>> {
         let ix = self.ix(py)?;
         Ok(py.detach(|| ix.get(&key)).py(py)?.map(Into::into))
     }
@@ -350,9 +357,9 @@ impl PyIndex {
     fn cluster_members(
         &self,
         py: Python<'_>,
-        cluster: u32,
-        offset: usize,
-        limit: Option<usize>,
+        #[pyo3(from_py_with = args::cluster)] cluster: u32,
+        #[pyo3(from_py_with = args::offset)] offset: usize,
+        #[pyo3(from_py_with = args::limit)] limit: Option<usize>,
     ) -> PyResult<Option<Vec<String>>> {
         let ix = self.ix(py)?;
         py.detach(|| ix.cluster_members(cluster, offset, limit.unwrap_or(usize::MAX)))
@@ -371,7 +378,11 @@ impl PyIndex {
     /// problem_count, problems, sampled). With ``sample=N``, checks N random pages one by one
     /// instead of the whole index: a quick look at a large one.
     #[pyo3(signature = (sample=None))]
-    fn check<'py>(&self, py: Python<'py>, sample: Option<u64>) -> PyResult<Bound<'py, PyAny>> {
+    fn check<'py>(
+        &self,
+        py: Python<'py>,
+        #[pyo3(from_py_with = args::sample)] sample: Option<u64>,
+    ) -> PyResult<Bound<'py, PyAny>> {
         let ix = self.ix(py)?;
         let rep = py
             .detach(|| match sample {
@@ -404,7 +415,11 @@ impl PyIndex {
     }
 
     /// Writes a consistent snapshot of the index to ``dir``, which must not exist.
-    fn checkpoint(&self, py: Python<'_>, dir: PathBuf) -> PyResult<()> {
+    fn checkpoint(
+        &self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = args::dir)] dir: PathBuf,
+    ) -> PyResult<()> {
         let ix = self.ix(py)?;
         py.detach(|| ix.checkpoint(&dir)).py(py)
     }
@@ -415,8 +430,8 @@ impl PyIndex {
     fn seed_log<'py>(
         &self,
         py: Python<'py>,
-        pages: Vec<u32>,
-        clusters: Vec<u32>,
+        #[pyo3(from_py_with = args::pages)] pages: Vec<u32>,
+        #[pyo3(from_py_with = args::clusters)] clusters: Vec<u32>,
     ) -> PyResult<Bound<'py, PyBytes>> {
         let ix = self.ix(py)?;
         let bytes = py
@@ -437,9 +452,9 @@ impl PyIndex {
         &self,
         py: Python<'py>,
         bodies: &Bound<'py, PyList>,
-        keys: Vec<String>,
-        gone: Vec<String>,
-        is_html: bool,
+        #[pyo3(from_py_with = args::keys)] keys: Vec<String>,
+        #[pyo3(from_py_with = args::gone)] gone: Vec<String>,
+        #[pyo3(from_py_with = args::is_html)] is_html: bool,
     ) -> PyResult<Bound<'py, PyTuple>> {
         use rayon::prelude::*;
         let ix = self.ix(py)?;
@@ -472,9 +487,13 @@ impl PyIndex {
     /// written, ``False`` when this batch was applied already. A batch other than the last
     /// applied or the next raises ``InvalidArgumentError``; after a crash part way, applying the
     /// same log again gives the state one whole application gives.
-    fn apply_log(&self, py: Python<'_>, batch: u64, log: &[u8]) -> PyResult<bool> {
+    fn apply_log(
+        &self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = args::batch)] batch: u64,
+        #[pyo3(from_py_with = args::log)] log: Vec<u8>,
+    ) -> PyResult<bool> {
         let ix = self.ix(py)?;
-        let log = log.to_vec();
         let outcome = py
             .detach(|| {
                 let ops = neardup::merge::decode_log(&log)?;
@@ -501,11 +520,11 @@ impl PyIndex {
         &self,
         py: Python<'_>,
         layout: &crate::partition::PyLayout,
-        role: &str,
-        part: u32,
+        #[pyo3(from_py_with = args::role)] role: String,
+        #[pyo3(from_py_with = args::part)] part: u32,
     ) -> PyResult<()> {
         let ix = self.ix(py)?;
-        let role = match role {
+        let role = match role.as_str() {
             "key" => neardup::merge::Role::Key(part),
             "doc" => neardup::merge::Role::Doc(part),
             other => {
@@ -536,16 +555,24 @@ impl PyIndex {
     /// The page ids filed under any of the 9-byte posting keys of ``packed`` (their
     /// concatenation), over-frequent keys left out: a key partition's answer to the day's
     /// probes. Sorted.
-    fn posting_reach(&self, py: Python<'_>, packed: &[u8]) -> PyResult<Vec<u32>> {
+    fn posting_reach(
+        &self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = args::packed)] packed: Vec<u8>,
+    ) -> PyResult<Vec<u32>> {
         let ix = self.ix(py)?;
-        let keys = crate::partition::unpack_keys(py, packed)?;
+        let keys = crate::partition::unpack_keys(py, &packed)?;
         py.detach(|| ix.posting_reach(&keys).map(|b| b.iter().collect()))
             .py(py)
     }
 
     /// The page ids within the simhash distance of any of ``simhashes`` among the simhash
     /// entries this database holds. Sorted.
-    fn simhash_reach(&self, py: Python<'_>, simhashes: Vec<u64>) -> PyResult<Vec<u32>> {
+    fn simhash_reach(
+        &self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = args::simhashes)] simhashes: Vec<u64>,
+    ) -> PyResult<Vec<u32>> {
         let ix = self.ix(py)?;
         py.detach(|| ix.simhash_reach(&simhashes).map(|b| b.iter().collect()))
             .py(py)
@@ -553,9 +580,13 @@ impl PyIndex {
 
     /// The page ids filed under each 9-byte posting key of ``packed`` (their concatenation),
     /// none for an over-frequent key: one list per key.
-    fn posting_ids(&self, py: Python<'_>, packed: &[u8]) -> PyResult<Vec<Vec<u32>>> {
+    fn posting_ids(
+        &self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = args::packed)] packed: Vec<u8>,
+    ) -> PyResult<Vec<Vec<u32>>> {
         let ix = self.ix(py)?;
-        let keys = crate::partition::unpack_keys(py, packed)?;
+        let keys = crate::partition::unpack_keys(py, &packed)?;
         py.detach(|| {
             ix.posting_ids(&keys)
                 .map(|v| v.into_iter().map(|b| b.iter().collect()).collect())
@@ -565,7 +596,11 @@ impl PyIndex {
 
     /// Of each simhash, the page ids within the simhash distance of it among the entries this
     /// database holds: one list per simhash.
-    fn simhash_ids(&self, py: Python<'_>, simhashes: Vec<u64>) -> PyResult<Vec<Vec<u32>>> {
+    fn simhash_ids(
+        &self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = args::simhashes)] simhashes: Vec<u64>,
+    ) -> PyResult<Vec<Vec<u32>>> {
         let ix = self.ix(py)?;
         py.detach(|| {
             ix.simhash_ids(&simhashes)
@@ -576,7 +611,11 @@ impl PyIndex {
 
     /// Starts (``True``) or stops recording the ids committed writes give out; stopping drops
     /// what was recorded.
-    fn record_allocations(&self, py: Python<'_>, on: bool) -> PyResult<()> {
+    fn record_allocations(
+        &self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = args::on)] on: bool,
+    ) -> PyResult<()> {
         self.ix(py)?.record_allocations(on);
         Ok(())
     }
@@ -604,7 +643,11 @@ impl PyIndex {
     }
 
     /// The page id of each key (``None`` for a key this database does not hold).
-    fn key_ids(&self, py: Python<'_>, keys: Vec<String>) -> PyResult<Vec<Option<u32>>> {
+    fn key_ids(
+        &self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = args::keys)] keys: Vec<String>,
+    ) -> PyResult<Vec<Option<u32>>> {
         let ix = self.ix(py)?;
         py.detach(|| {
             let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
@@ -614,7 +657,11 @@ impl PyIndex {
     }
 
     /// The cluster of each page id (``None`` for a page this database does not hold).
-    fn page_clusters(&self, py: Python<'_>, ids: Vec<u32>) -> PyResult<Vec<Option<u32>>> {
+    fn page_clusters(
+        &self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = args::ids)] ids: Vec<u32>,
+    ) -> PyResult<Vec<Option<u32>>> {
         let ix = self.ix(py)?;
         py.detach(|| ix.page_clusters(&ids)).py(py)
     }
@@ -624,7 +671,7 @@ impl PyIndex {
     fn cluster_member_ids(
         &self,
         py: Python<'_>,
-        clusters: Vec<u32>,
+        #[pyo3(from_py_with = args::clusters)] clusters: Vec<u32>,
     ) -> PyResult<Vec<Option<Vec<u32>>>> {
         let ix = self.ix(py)?;
         py.detach(|| {
@@ -642,7 +689,7 @@ impl PyIndex {
     fn filed_pages<'py>(
         &self,
         py: Python<'py>,
-        ids: Vec<u32>,
+        #[pyo3(from_py_with = args::ids)] ids: Vec<u32>,
     ) -> PyResult<Vec<Option<FiledPy<'py>>>> {
         let ix = self.ix(py)?;
         let filed = py.detach(|| ix.filed_pages(&ids)).py(py)?;

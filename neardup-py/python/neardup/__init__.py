@@ -37,6 +37,7 @@ from ._errors import (
     IncompatibleConfigError,
     IncompatibleFormatError,
     InvalidArgumentError,
+    InvalidTypeError,
     IoError,
     NotFoundError,
     PageTooLargeError,

@@ -23,6 +23,7 @@ from ._errors import (
     IncompatibleConfigError as IncompatibleConfigError,
     IncompatibleFormatError as IncompatibleFormatError,
     InvalidArgumentError as InvalidArgumentError,
+    InvalidTypeError as InvalidTypeError,
     IoError as IoError,
     NotFoundError as NotFoundError,
     PageTooLargeError as PageTooLargeError,

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any, Dict, List, Optional
 
 from . import _neardup
-from ._errors import InvalidArgumentError
+from ._args import choice, integer
 from ._neardup import host_of
 from ._rows import Chunk, body_groups, import_pyarrow, insert_groups
 from ._verdicts import Bar, Progress, merge_columns, verdict_schema, verdict_table
@@ -96,10 +96,11 @@ class Index(_neardup._Index):
         ``error_type`` (the message and the exception class name) for a row that could not be
         inserted; its other columns are then null. Errors that stop the batch (storage) raise.
         """
-        if order not in ("fingerprints", "input"):
-            raise InvalidArgumentError(f'order must be "fingerprints" or "input", not {order!r}')
-        if order_scope not in ("window", "batch"):
-            raise InvalidArgumentError(f'order_scope must be "window" or "batch", not {order_scope!r}')
+        choice(order, "order", ("fingerprints", "input"))
+        choice(order_scope, "order_scope", ("window", "batch"))
+        batch_size = integer(batch_size, "batch_size", 1)
+        window = integer(window, "window", 1)
+        group = integer(group, "group", 1)
 
         def fill(chunk: Chunk, cols: Dict[str, List[Any]], good: List[int], bar: Bar) -> None:
             for is_html, rows in insert_groups(chunk, good):
@@ -140,6 +141,8 @@ class Index(_neardup._Index):
         content alone, as ``query(html)``. Returns a ``pyarrow.Table`` in input order with
         ``key`` (null when not given), the verdict's fields and ``error`` / ``error_type``.
         """
+        batch_size = integer(batch_size, "batch_size", 1)
+
         def fill(chunk: Chunk, cols: Dict[str, List[Any]], good: List[int], bar: Bar) -> None:
             keyed = [i for i in good if chunk.keys[i] is not None]
             unkeyed = [i for i in good if chunk.keys[i] is None]
@@ -177,6 +180,8 @@ class Index(_neardup._Index):
                     s.insert(key, html=html)
             verdicts = s.results()          # one pyarrow.Table, in insertion order
         """
+        choice(order, "order", ("fingerprints", "input"))
+        choice(order_scope, "order_scope", ("window", "batch"))
         return InsertionSession(
             self, batch_size=batch_size, order=order, order_scope=order_scope, progress=progress
         )
@@ -214,7 +219,7 @@ class InsertionSession:
         self, index: Index, *, batch_size: int, order: str, order_scope: str, progress: Progress
     ) -> None:
         self.index = index
-        self.batch_size = max(1, int(batch_size))
+        self.batch_size = integer(batch_size, "batch_size", 1)
         self.order = order
         self.order_scope = order_scope
         self.progress = progress
