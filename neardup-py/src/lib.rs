@@ -278,6 +278,7 @@ fn _neardup(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<types::PageInfo>()?;
     m.add_class::<types::Signatures>()?;
     m.add_class::<types::Similarity>()?;
+    m.add_function(wrap_pyfunction!(types::_restore, m)?)?;
     m.add_function(wrap_pyfunction!(signatures, m)?)?;
     m.add_function(wrap_pyfunction!(verify, m)?)?;
     m.add_function(wrap_pyfunction!(host_of, m)?)?;

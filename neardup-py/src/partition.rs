@@ -12,8 +12,8 @@ use neardup::merge::{decode_log, encode_log};
 /// keys, simhash entries) and ``doc_parts`` doc partitions (keys, page records, texts,
 /// clusters); counters and free ids are in every partition. ``simhash_max_distance`` must be
 /// the indexes' (default 3). FORMAT.md "Partitions" gives the hashes.
-#[pyclass(frozen, name = "Layout", module = "neardup._neardup")]
-#[derive(Clone, Copy)]
+#[pyclass(frozen, eq, name = "Layout", module = "neardup._neardup")]
+#[derive(Clone, Copy, PartialEq)]
 pub(crate) struct PyLayout {
     pub(crate) inner: neardup::merge::Layout,
 }
@@ -132,6 +132,25 @@ impl PyLayout {
             .py(py)?;
         let list = |logs: Vec<Vec<u8>>| PyList::new(py, logs.iter().map(|l| PyBytes::new(py, l)));
         Ok((list(keys)?, list(docs)?))
+    }
+
+    /// Pickles as ``Layout(key_parts, doc_parts, simhash_max_distance)``.
+    fn __reduce__<'py>(
+        slf: &Bound<'py, Self>,
+    ) -> PyResult<(Bound<'py, pyo3::types::PyType>, (u32, u32, u32))> {
+        let l = slf.get().inner;
+        Ok((
+            slf.get_type(),
+            (l.key_parts(), l.doc_parts(), l.simhash_max_distance()),
+        ))
+    }
+
+    /// The hash of the three numbers.
+    fn __hash__(&self) -> u64 {
+        let l = self.inner;
+        (u64::from(l.key_parts()) << 40)
+            ^ (u64::from(l.doc_parts()) << 8)
+            ^ u64::from(l.simhash_max_distance())
     }
 
     fn __repr__(&self) -> String {
