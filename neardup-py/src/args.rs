@@ -67,6 +67,12 @@ args! {
     offset: usize => "an int of at least 0";
     limit: Option<usize> => "an int of at least 0, or None";
     sample: Option<u64> => "an int of at least 0, or None";
+    k: Option<usize> => "an int of at least 1, or None";
+    threshold: Option<f64> => "a number from 0 to 1, or None";
+    by: String => "\"resemble\" or \"contain\"";
+    default: Option<Py<PyAny>> => "any value";
+    first: u32 => "a page id (an int from 0 to 2**32 - 1)";
+    chunk: usize => "an int of at least 1";
     pages: Vec<u32> => "a list of page ids";
     clusters: Vec<u32> => "a list of cluster ids";
     ids: Vec<u32> => "a list of page ids";

@@ -10,9 +10,11 @@ use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
 
 use crate::args;
 use crate::errors::{invalid, invalid_type, to_py, IntoPy};
-use crate::types::{Deletion, PageInfo, Verdict};
+use crate::types::{Deletion, NearDuplicate, PageInfo, Verdict};
 use crate::{options, Body};
-use neardup::{BatchOptions, BatchOrder, Index, IndexOptions, OrderScope, Page};
+use neardup::{
+    BatchOptions, BatchOrder, Index, IndexOptions, NearOptions, OrderScope, Page, Score,
+};
 
 /// A page's simhash and its posting keys, concatenated (`filed_pages`).
 type FiledPy<'py> = (u64, Bound<'py, PyBytes>);
@@ -312,6 +314,63 @@ impl PyIndex {
         Ok(v.into())
     }
 
+    /// Every stored page this one verifies similar to, best first (identical texts, then by
+    /// ``by``: ``"resemble"``, the default, or ``"contain"``; then the other score), at most
+    /// ``k`` (``None``: all found), each with its score ``by`` at least ``threshold``
+    /// (inclusive; ``None``: every page that verifies): a list of ``NearDuplicate``. Nothing is
+    /// stored. The pages compared are those a ``query`` reads — the representatives of the
+    /// ranked candidate clusters (at most ``max_clusters_verified``) and each one's
+    /// best-sharing member — all verified, with no early stop; ``query``'s ``similar_to`` is
+    /// one of them. ``key`` and ``host`` as for ``query``.
+    #[pyo3(signature = (html=None, text=None, *, key=None, host=None, k=Some(10), threshold=None, by="resemble".to_string()))]
+    #[allow(clippy::too_many_arguments)]
+    fn near(
+        &self,
+        py: Python<'_>,
+        html: Option<&Bound<'_, PyAny>>,
+        text: Option<&Bound<'_, PyAny>>,
+        #[pyo3(from_py_with = args::opt_key)] key: Option<String>,
+        #[pyo3(from_py_with = args::host)] host: Option<String>,
+        #[pyo3(from_py_with = args::k)] k: Option<usize>,
+        #[pyo3(from_py_with = args::threshold)] threshold: Option<f64>,
+        #[pyo3(from_py_with = args::by)] by: String,
+    ) -> PyResult<Vec<NearDuplicate>> {
+        let ix = self.ix(py)?;
+        let by = Score::from_name(&by).ok_or_else(|| {
+            invalid(
+                py,
+                format!("by must be \"resemble\" or \"contain\", not {by:?}"),
+            )
+        })?;
+        let opts = NearOptions {
+            k: k.unwrap_or(usize::MAX),
+            threshold: threshold.unwrap_or(0.0),
+            by,
+        };
+        let body = Body::from_args(py, html, text)?;
+        if key.is_none() && host.is_some() {
+            return Err(invalid_type(py, "near(host=...) needs the page's key too"));
+        }
+        let found = py
+            .detach(|| match &key {
+                Some(key) => {
+                    let host = host.clone().unwrap_or_else(|| default_host(key));
+                    ix.near_page(
+                        &Page {
+                            key,
+                            host: &host,
+                            time: 0,
+                            content: body.content(),
+                        },
+                        &opts,
+                    )
+                }
+                None => ix.near(body.content(), &opts),
+            })
+            .py(py)?;
+        Ok(found.into_iter().map(Into::into).collect())
+    }
+
     /// Deletes a page; a deleted representative hands its cluster over. Returns a
     /// ``Deletion``. Raises ``NotFoundError`` (a ``KeyError``) when the key is absent.
     fn delete(
@@ -324,14 +383,97 @@ impl PyIndex {
     }
 
     /// The stored page of a key as a ``PageInfo`` (doc, cluster, representative, similar_to,
-    /// ...), or None when the key is absent.
+    /// ...), or ``default`` (None) when the key is absent.
+    #[pyo3(signature = (key, default=None))]
     fn get(
         &self,
         py: Python<'_>,
         #[pyo3(from_py_with = args::key)] key: String,
-    ) -> PyResult<Option<PageInfo>> {
+        #[pyo3(from_py_with = args::default)] default: Option<Py<PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
         let ix = self.ix(py)?;
-        Ok(py.detach(|| ix.get(&key)).py(py)?.map(Into::into))
+        match py.detach(|| ix.get(&key)).py(py)? {
+            Some(r) => Ok(PageInfo::from(r).into_pyobject(py)?.into_any().unbind()),
+            None => Ok(default.unwrap_or_else(|| py.None())),
+        }
+    }
+
+    /// ``ix[key]``: the stored page of a key as a ``PageInfo``; ``NotFoundError`` (a
+    /// ``KeyError``) when the key is absent.
+    fn __getitem__(
+        &self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = args::key)] key: String,
+    ) -> PyResult<PageInfo> {
+        let ix = self.ix(py)?;
+        match py.detach(|| ix.get(&key)).py(py)? {
+            Some(r) => Ok(r.into()),
+            None => Err(to_py(py, neardup::Error::NotFound(key))),
+        }
+    }
+
+    /// ``del ix[key]``: deletes the page (as ``delete``); ``NotFoundError`` (a ``KeyError``)
+    /// when the key is absent.
+    fn __delitem__(
+        &self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = args::key)] key: String,
+    ) -> PyResult<()> {
+        let ix = self.ix(py)?;
+        py.detach(|| ix.delete(&key)).py(py)?;
+        Ok(())
+    }
+
+    /// At most ``chunk`` keys of the pages of id ``first`` and above, in id order, read at one
+    /// snapshot, and the id to read the next chunk from (``None`` after the last page): what
+    /// ``neardup.Index``'s iteration streams through.
+    fn _keys_chunk(
+        &self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = args::first)] first: u32,
+        #[pyo3(from_py_with = args::chunk)] chunk: usize,
+    ) -> PyResult<(Vec<String>, Option<u32>)> {
+        let ix = self.ix(py)?;
+        py.detach(|| -> neardup::Result<(Vec<String>, Option<u32>)> {
+            let mut cur = ix.keys_from(first)?;
+            let keys = cur
+                .by_ref()
+                .take(chunk.max(1))
+                .map(|r| r.map(|(k, _)| k))
+                .collect::<neardup::Result<Vec<String>>>()?;
+            let next = if keys.len() < chunk.max(1) {
+                None
+            } else {
+                cur.last_doc().and_then(|d| d.checked_add(1))
+            };
+            Ok((keys, next))
+        })
+        .py(py)
+    }
+
+    /// ``_keys_chunk`` for the pages' records (``PageInfo``).
+    fn _pages_chunk(
+        &self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = args::first)] first: u32,
+        #[pyo3(from_py_with = args::chunk)] chunk: usize,
+    ) -> PyResult<(Vec<PageInfo>, Option<u32>)> {
+        let ix = self.ix(py)?;
+        let (records, next) = py
+            .detach(|| -> neardup::Result<(Vec<neardup::Record>, Option<u32>)> {
+                let records = ix
+                    .pages_from(first)?
+                    .take(chunk.max(1))
+                    .collect::<neardup::Result<Vec<neardup::Record>>>()?;
+                let next = if records.len() < chunk.max(1) {
+                    None
+                } else {
+                    records.last().and_then(|r| r.doc.checked_add(1))
+                };
+                Ok((records, next))
+            })
+            .py(py)?;
+        Ok((records.into_iter().map(Into::into).collect(), next))
     }
 
     fn __len__(&self, py: Python<'_>) -> PyResult<usize> {

@@ -276,6 +276,7 @@ fn _neardup(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<types::Verdict>()?;
     m.add_class::<types::Deletion>()?;
     m.add_class::<types::PageInfo>()?;
+    m.add_class::<types::NearDuplicate>()?;
     m.add_class::<types::Signatures>()?;
     m.add_class::<types::Similarity>()?;
     m.add_function(wrap_pyfunction!(types::_restore, m)?)?;

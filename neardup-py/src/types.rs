@@ -1,4 +1,5 @@
-//! The result objects: `Verdict`, `Deletion`, `PageInfo`, `Signatures`, `Similarity`. Plain,
+//! The result objects: `Verdict`, `Deletion`, `PageInfo`, `NearDuplicate`, `Signatures`,
+//! `Similarity`. Plain,
 //! immutable values copied out of the library's structs (so they outlive the index).
 //!
 //! Each compares equal to another of its type with the same fields, hashes by them, and pickles
@@ -51,12 +52,11 @@ fn unreachable_field<T>(py: Python<'_>) -> PyResult<T> {
     Err(invalid(py, "a pickled value is missing a field"))
 }
 
+/// What `__reduce__` gives: `(restore function, (type name, state))`.
+type Reduced<'py> = (Bound<'py, PyAny>, (String, Bound<'py, PyTuple>));
+
 /// `(neardup._neardup._restore, (type name, state))`: what `pickle` calls to make the value again.
-fn reduce<'py>(
-    py: Python<'py>,
-    name: &str,
-    state: Bound<'py, PyTuple>,
-) -> PyResult<(Bound<'py, PyAny>, (String, Bound<'py, PyTuple>))> {
+fn reduce<'py>(py: Python<'py>, name: &str, state: Bound<'py, PyTuple>) -> PyResult<Reduced<'py>> {
     let restore = py.import("neardup._neardup")?.getattr("_restore")?;
     Ok((restore, (name.to_string(), state)))
 }
@@ -87,6 +87,7 @@ pub(crate) fn _restore<'py>(
         "Verdict" => Verdict::from_state(state)?.into_bound_py_any(py),
         "Deletion" => Deletion::from_state(state)?.into_bound_py_any(py),
         "PageInfo" => PageInfo::from_state(state)?.into_bound_py_any(py),
+        "NearDuplicate" => NearDuplicate::from_state(state)?.into_bound_py_any(py),
         "Signatures" => Signatures::from_state(state)?.into_bound_py_any(py),
         "Similarity" => Similarity::from_state(state)?.into_bound_py_any(py),
         other => Err(invalid(py, format!("no value type is named {other:?}"))),
@@ -181,10 +182,7 @@ state!(Verdict {
 #[pymethods]
 impl Verdict {
     /// Pickles as `_restore("Verdict", fields)`.
-    fn __reduce__<'py>(
-        &self,
-        py: Python<'py>,
-    ) -> PyResult<(Bound<'py, PyAny>, (String, Bound<'py, PyTuple>))> {
+    fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<Reduced<'py>> {
         reduce(py, "Verdict", self.state(py)?)
     }
 
@@ -263,10 +261,7 @@ state!(Deletion {
 #[pymethods]
 impl Deletion {
     /// Pickles as `_restore("Deletion", fields)`.
-    fn __reduce__<'py>(
-        &self,
-        py: Python<'py>,
-    ) -> PyResult<(Bound<'py, PyAny>, (String, Bound<'py, PyTuple>))> {
+    fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<Reduced<'py>> {
         reduce(py, "Deletion", self.state(py)?)
     }
 
@@ -355,10 +350,7 @@ state!(PageInfo {
 #[pymethods]
 impl PageInfo {
     /// Pickles as `_restore("PageInfo", fields)`.
-    fn __reduce__<'py>(
-        &self,
-        py: Python<'py>,
-    ) -> PyResult<(Bound<'py, PyAny>, (String, Bound<'py, PyTuple>))> {
+    fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<Reduced<'py>> {
         reduce(py, "PageInfo", self.state(py)?)
     }
 
@@ -375,6 +367,77 @@ impl PageInfo {
             self.cluster,
             self.representative,
             opt_str(&self.similar_to)
+        )
+    }
+}
+
+/// A stored page a query verified similar to (`Index.near`).
+#[pyclass(frozen, get_all, eq, module = "neardup._neardup")]
+#[derive(Clone, PartialEq)]
+pub(crate) struct NearDuplicate {
+    /// The page's key.
+    key: String,
+    /// Its internal id.
+    doc: u32,
+    /// The cluster it is in.
+    cluster: u32,
+    /// The key of that cluster's representative (its own key when it leads).
+    representative: String,
+    /// Resemble rate of the query with this page (1 when `exact`).
+    resemble: f64,
+    /// Contain rate of the query with this page (1 when `exact`).
+    contain: f64,
+    /// True when the normalized texts are identical.
+    exact: bool,
+}
+
+impl From<neardup::NearDuplicate> for NearDuplicate {
+    fn from(n: neardup::NearDuplicate) -> Self {
+        NearDuplicate {
+            key: n.key,
+            doc: n.doc,
+            cluster: n.cluster,
+            representative: n.representative,
+            resemble: n.resemble,
+            contain: n.contain,
+            exact: n.exact,
+        }
+    }
+}
+
+state!(NearDuplicate {
+    key,
+    doc,
+    cluster,
+    representative,
+    resemble,
+    contain,
+    exact
+});
+
+#[pymethods]
+impl NearDuplicate {
+    /// Pickles as `_restore("NearDuplicate", fields)`.
+    fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<Reduced<'py>> {
+        reduce(py, "NearDuplicate", self.state(py)?)
+    }
+
+    /// The hash of the fields (equal values hash alike).
+    fn __hash__(&self, py: Python<'_>) -> PyResult<isize> {
+        hash_state(&self.state(py)?)
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "NearDuplicate(key={:?}, doc={}, cluster={}, representative={:?}, resemble={:.3}, \
+             contain={:.3}, exact={})",
+            self.key,
+            self.doc,
+            self.cluster,
+            self.representative,
+            self.resemble,
+            self.contain,
+            py_bool(self.exact)
         )
     }
 }
@@ -422,10 +485,7 @@ state!(Signatures {
 #[pymethods]
 impl Signatures {
     /// Pickles as `_restore("Signatures", fields)`.
-    fn __reduce__<'py>(
-        &self,
-        py: Python<'py>,
-    ) -> PyResult<(Bound<'py, PyAny>, (String, Bound<'py, PyTuple>))> {
+    fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<Reduced<'py>> {
         reduce(py, "Signatures", self.state(py)?)
     }
 
@@ -489,10 +549,7 @@ state!(Similarity {
 #[pymethods]
 impl Similarity {
     /// Pickles as `_restore("Similarity", fields)`.
-    fn __reduce__<'py>(
-        &self,
-        py: Python<'py>,
-    ) -> PyResult<(Bound<'py, PyAny>, (String, Bound<'py, PyTuple>))> {
+    fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<Reduced<'py>> {
         reduce(py, "Similarity", self.state(py)?)
     }
 

@@ -51,6 +51,7 @@ from ._index import DEFAULT_BATCH_SIZE, Index, InsertionSession
 from ._neardup import (
     Deletion,
     Layout,
+    NearDuplicate,
     PageInfo,
     Signatures,
     Similarity,
@@ -74,6 +75,7 @@ __all__ = [
     "Verdict",
     "Deletion",
     "PageInfo",
+    "NearDuplicate",
     "Signatures",
     "Similarity",
     "signatures",
