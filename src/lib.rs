@@ -47,8 +47,8 @@ pub use error::{Error, Result};
 pub use index::{
     dir_bytes, explain_pair, host_of, BatchOptions, BatchOrder, CheckReport, ChromeStats,
     ClusterInfo, Clusters, CompactReport, Deletion, ExplainedPage, Explanation, Index, Keys,
-    Members, Moved, OrderScope, Page, Record, SourcedContent, SourcedPage, Stats, TextSource,
-    Timing, Verdict,
+    Members, Moved, NearDuplicate, NearOptions, OrderScope, Page, Pages, Record, Score,
+    SourcedContent, SourcedPage, Stats, TextSource, Timing, Verdict,
 };
 pub use methods::{Features, Method, Side};
 pub use options::{

@@ -1,9 +1,9 @@
 //! The reads an engine needs (issue "Embedding-grade", point 5): a key's stored record, what a
-//! delete changed, cursors over clusters, members and keys, batch queries, the stored
-//! configuration, and a read-only handle beside the writer.
+//! delete changed, cursors over clusters, members, keys and pages (the last two resumable),
+//! batch queries, the stored configuration, and a read-only handle beside the writer.
 
 mod common;
-use common::{article, assert_clean, edited, html, open, page};
+use common::{article, article_rich, assert_clean, edited, html, open, page};
 use neardup::{Content, Error, Index};
 
 #[test]
@@ -204,4 +204,52 @@ fn a_read_only_handle_serves_beside_the_writer_and_refuses_writes() {
     assert_eq!(ro2.config_json().unwrap(), json);
     assert_eq!(ro2.len(), 1);
     assert!(Index::open_read_only(dir.path().join("nothing")).is_err());
+}
+
+/// The page cursor gives `get`'s records in id order; both cursors resume from an id (the
+/// Python mapping reads keys and pages in chunks).
+#[test]
+fn cursors_resume_from_an_id() {
+    let dir = tempfile::tempdir().unwrap();
+    let ix = open(dir.path());
+    let a = article_rich(1, 6);
+    ix.insert(&page("a", "a.example", &html(0, "A", &a)))
+        .unwrap();
+    ix.insert(&page("b", "b.example", &html(1, "B", &article_rich(2, 6))))
+        .unwrap();
+    ix.insert(&page("e", "e.example", &html(2, "A", &edited(&a, 3))))
+        .unwrap();
+    ix.insert(&page("c", "c.example", &html(0, "C", &article_rich(7, 5))))
+        .unwrap();
+    let all_keys: Vec<(String, u32)> = ix.keys().unwrap().map(|r| r.unwrap()).collect();
+    assert_eq!(all_keys.len(), 4);
+    // Records as `get` gives them, in id order.
+    let pages: Vec<neardup::Record> = ix.pages().unwrap().map(|r| r.unwrap()).collect();
+    assert_eq!(pages.len(), 4);
+    for (r, (k, c)) in pages.iter().zip(&all_keys) {
+        assert_eq!((&r.key, r.cluster), (k, *c));
+        assert_eq!(Some(r), ix.get(k).unwrap().as_ref());
+    }
+    assert!(pages.windows(2).all(|w| w[0].doc < w[1].doc));
+    // Two at a time, resuming after the last id.
+    let mut chunked = Vec::new();
+    let mut next = 0;
+    loop {
+        let mut cur = ix.keys_from(next).unwrap();
+        let chunk: Vec<(String, u32)> = cur.by_ref().take(2).map(|r| r.unwrap()).collect();
+        if chunk.is_empty() {
+            break;
+        }
+        next = cur.last_doc().unwrap() + 1;
+        chunked.extend(chunk);
+    }
+    assert_eq!(chunked, all_keys);
+    let from_third: Vec<String> = ix
+        .pages_from(pages[2].doc)
+        .unwrap()
+        .map(|r| r.unwrap().key)
+        .collect();
+    assert_eq!(from_third, vec![pages[2].key.clone(), pages[3].key.clone()]);
+    assert_eq!(ix.keys_from(u32::MAX).unwrap().count(), 0);
+    assert_eq!(ix.keys().unwrap().last_doc(), None);
 }

@@ -1,7 +1,8 @@
 //! neardup's errors as Python exceptions: one class per variant of [`neardup::Error`], all
 //! subclasses of `neardup.Error`, defined in `neardup/_errors.py` (where they can also derive from
 //! the built-in exception a Python caller expects: `KeyError` for a missing key, `ValueError` for a
-//! bad argument, `OSError` for a file-system error). The variant's fields become attributes.
+//! bad argument, `TypeError` too for one of the wrong type, `OSError` for a file-system error).
+//! The variant's fields become attributes.
 
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
@@ -138,10 +139,16 @@ pub(crate) fn exception(
     })
 }
 
-/// `InvalidArgumentError(message)`: for arguments the bindings refuse before the library sees
-/// them.
+/// `InvalidArgumentError(message)` (a `ValueError`): for argument values the bindings refuse
+/// before the library sees them.
 pub(crate) fn invalid(py: Python<'_>, message: impl AsRef<str>) -> PyErr {
     exception(py, "InvalidArgumentError", message.as_ref(), &[])
+}
+
+/// `InvalidTypeError(message)` (an `InvalidArgumentError` and a `TypeError`): for an argument
+/// of the wrong type, or a call that gives a wrong combination of arguments.
+pub(crate) fn invalid_type(py: Python<'_>, message: impl AsRef<str>) -> PyErr {
+    exception(py, "InvalidTypeError", message.as_ref(), &[])
 }
 
 fn obj<'py, T: IntoPyObject<'py>>(py: Python<'py>, v: T) -> Py<PyAny> {

@@ -8,10 +8,13 @@ use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
 
-use crate::errors::{invalid, to_py, IntoPy};
-use crate::types::{Deletion, PageInfo, Verdict};
+use crate::args;
+use crate::errors::{invalid, invalid_type, to_py, IntoPy};
+use crate::types::{Deletion, NearDuplicate, PageInfo, Verdict};
 use crate::{options, Body};
-use neardup::{BatchOptions, BatchOrder, Index, IndexOptions, OrderScope, Page};
+use neardup::{
+    BatchOptions, BatchOrder, Index, IndexOptions, NearOptions, OrderScope, Page, Score,
+};
 
 /// A page's simhash and its posting keys, concatenated (`filed_pages`).
 type FiledPy<'py> = (u64, Bound<'py, PyBytes>);
@@ -199,8 +202,8 @@ impl PyIndex {
     #[pyo3(signature = (path, /, *, read_only=false, **options))]
     fn new(
         py: Python<'_>,
-        path: PathBuf,
-        read_only: bool,
+        #[pyo3(from_py_with = args::path)] path: PathBuf,
+        #[pyo3(from_py_with = args::read_only)] read_only: bool,
         options: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Self> {
         let given = options.is_some_and(|o| !o.is_empty());
@@ -255,11 +258,11 @@ impl PyIndex {
     fn insert(
         &self,
         py: Python<'_>,
-        key: String,
+        #[pyo3(from_py_with = args::key)] key: String,
         html: Option<&Bound<'_, PyAny>>,
         text: Option<&Bound<'_, PyAny>>,
-        host: Option<String>,
-        time: i64,
+        #[pyo3(from_py_with = args::host)] host: Option<String>,
+        #[pyo3(from_py_with = args::time)] time: i64,
     ) -> PyResult<Verdict> {
         let ix = self.ix(py)?;
         let body = Body::from_args(py, html, text)?;
@@ -286,15 +289,13 @@ impl PyIndex {
         py: Python<'_>,
         html: Option<&Bound<'_, PyAny>>,
         text: Option<&Bound<'_, PyAny>>,
-        key: Option<String>,
-        host: Option<String>,
+        #[pyo3(from_py_with = args::opt_key)] key: Option<String>,
+        #[pyo3(from_py_with = args::host)] host: Option<String>,
     ) -> PyResult<Verdict> {
         let ix = self.ix(py)?;
         let body = Body::from_args(py, html, text)?;
         if key.is_none() && host.is_some() {
-            return Err(PyTypeError::new_err(
-                "query(host=...) needs the page's key too",
-            ));
+            return Err(invalid_type(py, "query(host=...) needs the page's key too"));
         }
         let v = py
             .detach(|| match &key {
@@ -313,18 +314,166 @@ impl PyIndex {
         Ok(v.into())
     }
 
+    /// Every stored page this one verifies similar to, best first (identical texts, then by
+    /// ``by``: ``"resemble"``, the default, or ``"contain"``; then the other score), at most
+    /// ``k`` (``None``: all found), each with its score ``by`` at least ``threshold``
+    /// (inclusive; ``None``: every page that verifies): a list of ``NearDuplicate``. Nothing is
+    /// stored. The pages compared are those a ``query`` reads — the representatives of the
+    /// ranked candidate clusters (at most ``max_clusters_verified``) and each one's
+    /// best-sharing member — all verified, with no early stop; ``query``'s ``similar_to`` is
+    /// one of them. ``key`` and ``host`` as for ``query``.
+    #[pyo3(signature = (html=None, text=None, *, key=None, host=None, k=Some(10), threshold=None, by="resemble".to_string()))]
+    #[allow(clippy::too_many_arguments)]
+    fn near(
+        &self,
+        py: Python<'_>,
+        html: Option<&Bound<'_, PyAny>>,
+        text: Option<&Bound<'_, PyAny>>,
+        #[pyo3(from_py_with = args::opt_key)] key: Option<String>,
+        #[pyo3(from_py_with = args::host)] host: Option<String>,
+        #[pyo3(from_py_with = args::k)] k: Option<usize>,
+        #[pyo3(from_py_with = args::threshold)] threshold: Option<f64>,
+        #[pyo3(from_py_with = args::by)] by: String,
+    ) -> PyResult<Vec<NearDuplicate>> {
+        let ix = self.ix(py)?;
+        let by = Score::from_name(&by).ok_or_else(|| {
+            invalid(
+                py,
+                format!("by must be \"resemble\" or \"contain\", not {by:?}"),
+            )
+        })?;
+        let opts = NearOptions {
+            k: k.unwrap_or(usize::MAX),
+            threshold: threshold.unwrap_or(0.0),
+            by,
+        };
+        let body = Body::from_args(py, html, text)?;
+        if key.is_none() && host.is_some() {
+            return Err(invalid_type(py, "near(host=...) needs the page's key too"));
+        }
+        let found = py
+            .detach(|| match &key {
+                Some(key) => {
+                    let host = host.clone().unwrap_or_else(|| default_host(key));
+                    ix.near_page(
+                        &Page {
+                            key,
+                            host: &host,
+                            time: 0,
+                            content: body.content(),
+                        },
+                        &opts,
+                    )
+                }
+                None => ix.near(body.content(), &opts),
+            })
+            .py(py)?;
+        Ok(found.into_iter().map(Into::into).collect())
+    }
+
     /// Deletes a page; a deleted representative hands its cluster over. Returns a
     /// ``Deletion``. Raises ``NotFoundError`` (a ``KeyError``) when the key is absent.
-    fn delete(&self, py: Python<'_>, key: String) -> PyResult<Deletion> {
+    fn delete(
+        &self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = args::key)] key: String,
+    ) -> PyResult<Deletion> {
         let ix = self.ix(py)?;
         Ok(py.detach(|| ix.delete(&key)).py(py)?.into())
     }
 
     /// The stored page of a key as a ``PageInfo`` (doc, cluster, representative, similar_to,
-    /// ...), or None when the key is absent.
-    fn get(&self, py: Python<'_>, key: String) -> PyResult<Option<PageInfo>> {
+    /// ...), or ``default`` (None) when the key is absent.
+    #[pyo3(signature = (key, default=None))]
+    fn get(
+        &self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = args::key)] key: String,
+        #[pyo3(from_py_with = args::default)] default: Option<Py<PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
         let ix = self.ix(py)?;
-        Ok(py.detach(|| ix.get(&key)).py(py)?.map(Into::into))
+        match py.detach(|| ix.get(&key)).py(py)? {
+            Some(r) => Ok(PageInfo::from(r).into_pyobject(py)?.into_any().unbind()),
+            None => Ok(default.unwrap_or_else(|| py.None())),
+        }
+    }
+
+    /// ``ix[key]``: the stored page of a key as a ``PageInfo``; ``NotFoundError`` (a
+    /// ``KeyError``) when the key is absent.
+    fn __getitem__(
+        &self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = args::key)] key: String,
+    ) -> PyResult<PageInfo> {
+        let ix = self.ix(py)?;
+        match py.detach(|| ix.get(&key)).py(py)? {
+            Some(r) => Ok(r.into()),
+            None => Err(to_py(py, neardup::Error::NotFound(key))),
+        }
+    }
+
+    /// ``del ix[key]``: deletes the page (as ``delete``); ``NotFoundError`` (a ``KeyError``)
+    /// when the key is absent.
+    fn __delitem__(
+        &self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = args::key)] key: String,
+    ) -> PyResult<()> {
+        let ix = self.ix(py)?;
+        py.detach(|| ix.delete(&key)).py(py)?;
+        Ok(())
+    }
+
+    /// At most ``chunk`` keys of the pages of id ``first`` and above, in id order, read at one
+    /// snapshot, and the id to read the next chunk from (``None`` after the last page): what
+    /// ``neardup.Index``'s iteration streams through.
+    fn _keys_chunk(
+        &self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = args::first)] first: u32,
+        #[pyo3(from_py_with = args::chunk)] chunk: usize,
+    ) -> PyResult<(Vec<String>, Option<u32>)> {
+        let ix = self.ix(py)?;
+        py.detach(|| -> neardup::Result<(Vec<String>, Option<u32>)> {
+            let mut cur = ix.keys_from(first)?;
+            let keys = cur
+                .by_ref()
+                .take(chunk.max(1))
+                .map(|r| r.map(|(k, _)| k))
+                .collect::<neardup::Result<Vec<String>>>()?;
+            let next = if keys.len() < chunk.max(1) {
+                None
+            } else {
+                cur.last_doc().and_then(|d| d.checked_add(1))
+            };
+            Ok((keys, next))
+        })
+        .py(py)
+    }
+
+    /// ``_keys_chunk`` for the pages' records (``PageInfo``).
+    fn _pages_chunk(
+        &self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = args::first)] first: u32,
+        #[pyo3(from_py_with = args::chunk)] chunk: usize,
+    ) -> PyResult<(Vec<PageInfo>, Option<u32>)> {
+        let ix = self.ix(py)?;
+        let (records, next) = py
+            .detach(|| -> neardup::Result<(Vec<neardup::Record>, Option<u32>)> {
+                let records = ix
+                    .pages_from(first)?
+                    .take(chunk.max(1))
+                    .collect::<neardup::Result<Vec<neardup::Record>>>()?;
+                let next = if records.len() < chunk.max(1) {
+                    None
+                } else {
+                    records.last().and_then(|r| r.doc.checked_add(1))
+                };
+                Ok((records, next))
+            })
+            .py(py)?;
+        Ok((records.into_iter().map(Into::into).collect(), next))
     }
 
     fn __len__(&self, py: Python<'_>) -> PyResult<usize> {
@@ -350,9 +499,9 @@ impl PyIndex {
     fn cluster_members(
         &self,
         py: Python<'_>,
-        cluster: u32,
-        offset: usize,
-        limit: Option<usize>,
+        #[pyo3(from_py_with = args::cluster)] cluster: u32,
+        #[pyo3(from_py_with = args::offset)] offset: usize,
+        #[pyo3(from_py_with = args::limit)] limit: Option<usize>,
     ) -> PyResult<Option<Vec<String>>> {
         let ix = self.ix(py)?;
         py.detach(|| ix.cluster_members(cluster, offset, limit.unwrap_or(usize::MAX)))
@@ -371,7 +520,11 @@ impl PyIndex {
     /// problem_count, problems, sampled). With ``sample=N``, checks N random pages one by one
     /// instead of the whole index: a quick look at a large one.
     #[pyo3(signature = (sample=None))]
-    fn check<'py>(&self, py: Python<'py>, sample: Option<u64>) -> PyResult<Bound<'py, PyAny>> {
+    fn check<'py>(
+        &self,
+        py: Python<'py>,
+        #[pyo3(from_py_with = args::sample)] sample: Option<u64>,
+    ) -> PyResult<Bound<'py, PyAny>> {
         let ix = self.ix(py)?;
         let rep = py
             .detach(|| match sample {
@@ -404,7 +557,11 @@ impl PyIndex {
     }
 
     /// Writes a consistent snapshot of the index to ``dir``, which must not exist.
-    fn checkpoint(&self, py: Python<'_>, dir: PathBuf) -> PyResult<()> {
+    fn checkpoint(
+        &self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = args::dir)] dir: PathBuf,
+    ) -> PyResult<()> {
         let ix = self.ix(py)?;
         py.detach(|| ix.checkpoint(&dir)).py(py)
     }
@@ -415,8 +572,8 @@ impl PyIndex {
     fn seed_log<'py>(
         &self,
         py: Python<'py>,
-        pages: Vec<u32>,
-        clusters: Vec<u32>,
+        #[pyo3(from_py_with = args::pages)] pages: Vec<u32>,
+        #[pyo3(from_py_with = args::clusters)] clusters: Vec<u32>,
     ) -> PyResult<Bound<'py, PyBytes>> {
         let ix = self.ix(py)?;
         let bytes = py
@@ -437,9 +594,9 @@ impl PyIndex {
         &self,
         py: Python<'py>,
         bodies: &Bound<'py, PyList>,
-        keys: Vec<String>,
-        gone: Vec<String>,
-        is_html: bool,
+        #[pyo3(from_py_with = args::keys)] keys: Vec<String>,
+        #[pyo3(from_py_with = args::gone)] gone: Vec<String>,
+        #[pyo3(from_py_with = args::is_html)] is_html: bool,
     ) -> PyResult<Bound<'py, PyTuple>> {
         use rayon::prelude::*;
         let ix = self.ix(py)?;
@@ -472,9 +629,13 @@ impl PyIndex {
     /// written, ``False`` when this batch was applied already. A batch other than the last
     /// applied or the next raises ``InvalidArgumentError``; after a crash part way, applying the
     /// same log again gives the state one whole application gives.
-    fn apply_log(&self, py: Python<'_>, batch: u64, log: &[u8]) -> PyResult<bool> {
+    fn apply_log(
+        &self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = args::batch)] batch: u64,
+        #[pyo3(from_py_with = args::log)] log: Vec<u8>,
+    ) -> PyResult<bool> {
         let ix = self.ix(py)?;
-        let log = log.to_vec();
         let outcome = py
             .detach(|| {
                 let ops = neardup::merge::decode_log(&log)?;
@@ -501,11 +662,11 @@ impl PyIndex {
         &self,
         py: Python<'_>,
         layout: &crate::partition::PyLayout,
-        role: &str,
-        part: u32,
+        #[pyo3(from_py_with = args::role)] role: String,
+        #[pyo3(from_py_with = args::part)] part: u32,
     ) -> PyResult<()> {
         let ix = self.ix(py)?;
-        let role = match role {
+        let role = match role.as_str() {
             "key" => neardup::merge::Role::Key(part),
             "doc" => neardup::merge::Role::Doc(part),
             other => {
@@ -536,16 +697,24 @@ impl PyIndex {
     /// The page ids filed under any of the 9-byte posting keys of ``packed`` (their
     /// concatenation), over-frequent keys left out: a key partition's answer to the day's
     /// probes. Sorted.
-    fn posting_reach(&self, py: Python<'_>, packed: &[u8]) -> PyResult<Vec<u32>> {
+    fn posting_reach(
+        &self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = args::packed)] packed: Vec<u8>,
+    ) -> PyResult<Vec<u32>> {
         let ix = self.ix(py)?;
-        let keys = crate::partition::unpack_keys(py, packed)?;
+        let keys = crate::partition::unpack_keys(py, &packed)?;
         py.detach(|| ix.posting_reach(&keys).map(|b| b.iter().collect()))
             .py(py)
     }
 
     /// The page ids within the simhash distance of any of ``simhashes`` among the simhash
     /// entries this database holds. Sorted.
-    fn simhash_reach(&self, py: Python<'_>, simhashes: Vec<u64>) -> PyResult<Vec<u32>> {
+    fn simhash_reach(
+        &self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = args::simhashes)] simhashes: Vec<u64>,
+    ) -> PyResult<Vec<u32>> {
         let ix = self.ix(py)?;
         py.detach(|| ix.simhash_reach(&simhashes).map(|b| b.iter().collect()))
             .py(py)
@@ -553,9 +722,13 @@ impl PyIndex {
 
     /// The page ids filed under each 9-byte posting key of ``packed`` (their concatenation),
     /// none for an over-frequent key: one list per key.
-    fn posting_ids(&self, py: Python<'_>, packed: &[u8]) -> PyResult<Vec<Vec<u32>>> {
+    fn posting_ids(
+        &self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = args::packed)] packed: Vec<u8>,
+    ) -> PyResult<Vec<Vec<u32>>> {
         let ix = self.ix(py)?;
-        let keys = crate::partition::unpack_keys(py, packed)?;
+        let keys = crate::partition::unpack_keys(py, &packed)?;
         py.detach(|| {
             ix.posting_ids(&keys)
                 .map(|v| v.into_iter().map(|b| b.iter().collect()).collect())
@@ -565,7 +738,11 @@ impl PyIndex {
 
     /// Of each simhash, the page ids within the simhash distance of it among the entries this
     /// database holds: one list per simhash.
-    fn simhash_ids(&self, py: Python<'_>, simhashes: Vec<u64>) -> PyResult<Vec<Vec<u32>>> {
+    fn simhash_ids(
+        &self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = args::simhashes)] simhashes: Vec<u64>,
+    ) -> PyResult<Vec<Vec<u32>>> {
         let ix = self.ix(py)?;
         py.detach(|| {
             ix.simhash_ids(&simhashes)
@@ -576,7 +753,11 @@ impl PyIndex {
 
     /// Starts (``True``) or stops recording the ids committed writes give out; stopping drops
     /// what was recorded.
-    fn record_allocations(&self, py: Python<'_>, on: bool) -> PyResult<()> {
+    fn record_allocations(
+        &self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = args::on)] on: bool,
+    ) -> PyResult<()> {
         self.ix(py)?.record_allocations(on);
         Ok(())
     }
@@ -604,7 +785,11 @@ impl PyIndex {
     }
 
     /// The page id of each key (``None`` for a key this database does not hold).
-    fn key_ids(&self, py: Python<'_>, keys: Vec<String>) -> PyResult<Vec<Option<u32>>> {
+    fn key_ids(
+        &self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = args::keys)] keys: Vec<String>,
+    ) -> PyResult<Vec<Option<u32>>> {
         let ix = self.ix(py)?;
         py.detach(|| {
             let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
@@ -614,7 +799,11 @@ impl PyIndex {
     }
 
     /// The cluster of each page id (``None`` for a page this database does not hold).
-    fn page_clusters(&self, py: Python<'_>, ids: Vec<u32>) -> PyResult<Vec<Option<u32>>> {
+    fn page_clusters(
+        &self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = args::ids)] ids: Vec<u32>,
+    ) -> PyResult<Vec<Option<u32>>> {
         let ix = self.ix(py)?;
         py.detach(|| ix.page_clusters(&ids)).py(py)
     }
@@ -624,7 +813,7 @@ impl PyIndex {
     fn cluster_member_ids(
         &self,
         py: Python<'_>,
-        clusters: Vec<u32>,
+        #[pyo3(from_py_with = args::clusters)] clusters: Vec<u32>,
     ) -> PyResult<Vec<Option<Vec<u32>>>> {
         let ix = self.ix(py)?;
         py.detach(|| {
@@ -642,7 +831,7 @@ impl PyIndex {
     fn filed_pages<'py>(
         &self,
         py: Python<'py>,
-        ids: Vec<u32>,
+        #[pyo3(from_py_with = args::ids)] ids: Vec<u32>,
     ) -> PyResult<Vec<Option<FiledPy<'py>>>> {
         let ix = self.ix(py)?;
         let filed = py.detach(|| ix.filed_pages(&ids)).py(py)?;

@@ -8,6 +8,7 @@
 
 #![deny(unsafe_code)]
 
+mod args;
 mod errors;
 mod index;
 mod options;
@@ -18,7 +19,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString};
 use rayon::prelude::*;
 
-use errors::{invalid, IntoPy};
+use errors::{invalid_type, IntoPy};
 use neardup::{Content, SignatureConfig, VerifyConfig};
 
 /// Page content copied out of Python objects, so that the library can work on it with the GIL
@@ -49,12 +50,17 @@ impl Body {
             (Some(h), None) => Body::html(h),
             (None, Some(t)) => Ok(Body::Text(
                 t.cast::<PyString>()
-                    .map_err(|_| invalid(py, "text must be a str"))?
+                    .map_err(|_| {
+                        invalid_type(py, format!("text must be a str, not {}", type_name(t)))
+                    })?
                     .to_cow()?
                     .into_owned(),
             )),
-            (Some(_), Some(_)) => Err(invalid(py, "give html or text, not both")),
-            (None, None) => Err(invalid(py, "give the page's html (bytes) or text (str)")),
+            (Some(_), Some(_)) => Err(invalid_type(py, "give html or text, not both")),
+            (None, None) => Err(invalid_type(
+                py,
+                "give the page's html (bytes) or text (str)",
+            )),
         }
     }
 
@@ -67,7 +73,7 @@ impl Body {
             return Ok(Body::Html(s.to_cow()?.into_owned().into_bytes()));
         }
         Ok(Body::Html(h.extract::<Vec<u8>>().map_err(|_| {
-            invalid(
+            invalid_type(
                 h.py(),
                 format!("html must be bytes or str, not {}", type_name(h)),
             )
@@ -87,7 +93,7 @@ impl Body {
             Ok(Body::Text(
                 item.cast::<PyString>()
                     .map_err(|_| {
-                        invalid(
+                        invalid_type(
                             item.py(),
                             format!("text must be a str, not {}", type_name(item)),
                         )
@@ -139,8 +145,8 @@ fn signatures(
 #[pyo3(signature = (a, b, **config))]
 fn verify(
     py: Python<'_>,
-    a: String,
-    b: String,
+    #[pyo3(from_py_with = args::a)] a: String,
+    #[pyo3(from_py_with = args::b)] b: String,
     config: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<types::Similarity> {
     let cfg: VerifyConfig = options::from_kwargs(py, config)?;
@@ -156,8 +162,8 @@ fn verify(
 /// The host part of a URL (``https://a.b/c`` gives ``a.b``), as the command line takes a page's
 /// host when a record has a ``url`` but no ``host``.
 #[pyfunction]
-fn host_of(url: &Bound<'_, PyString>) -> PyResult<String> {
-    Ok(neardup::host_of(&url.to_cow()?).to_string())
+fn host_of(#[pyo3(from_py_with = args::url)] url: String) -> String {
+    neardup::host_of(&url).to_string()
 }
 
 /// The signature columns of a batch (`neardup.signatures_table` builds its Arrow table from them):
@@ -245,12 +251,11 @@ fn _signatures_columns<'py>(
 #[pyfunction]
 fn state_diff<'py>(
     py: Python<'py>,
-    before: &[u8],
-    after: &[u8],
-    live_docs: u64,
-    live_clusters: u64,
+    #[pyo3(from_py_with = args::before)] before: Vec<u8>,
+    #[pyo3(from_py_with = args::after)] after: Vec<u8>,
+    #[pyo3(from_py_with = args::live_docs)] live_docs: u64,
+    #[pyo3(from_py_with = args::live_clusters)] live_clusters: u64,
 ) -> PyResult<Bound<'py, PyBytes>> {
-    let (before, after) = (before.to_vec(), after.to_vec());
     let bytes = py
         .detach(|| -> neardup::Result<Vec<u8>> {
             let before = neardup::merge::decode_log(&before)?;
@@ -271,8 +276,10 @@ fn _neardup(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<types::Verdict>()?;
     m.add_class::<types::Deletion>()?;
     m.add_class::<types::PageInfo>()?;
+    m.add_class::<types::NearDuplicate>()?;
     m.add_class::<types::Signatures>()?;
     m.add_class::<types::Similarity>()?;
+    m.add_function(wrap_pyfunction!(types::_restore, m)?)?;
     m.add_function(wrap_pyfunction!(signatures, m)?)?;
     m.add_function(wrap_pyfunction!(verify, m)?)?;
     m.add_function(wrap_pyfunction!(host_of, m)?)?;

@@ -3,14 +3,13 @@
 //! over the defaults' JSON, field by field, so that a nested struct can be given in part
 //! (`signature={"sketch_size": 0}`) and a misspelt name is an error rather than ignored.
 
-use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use crate::errors::invalid;
+use crate::errors::{invalid, invalid_type};
 
 /// A Python value as JSON (None, bool, int, float, str, dict with str keys, list, tuple).
 pub(crate) fn to_json(v: &Bound<'_, PyAny>) -> PyResult<Value> {
@@ -39,7 +38,7 @@ pub(crate) fn to_json(v: &Bound<'_, PyAny>) -> PyResult<Value> {
         for (k, v) in d.iter() {
             let k: String = k
                 .extract()
-                .map_err(|_| PyTypeError::new_err("option names must be strings"))?;
+                .map_err(|_| invalid_type(v.py(), "option names must be strings"))?;
             m.insert(k, to_json(&v)?);
         }
         return Ok(Value::Object(m));
@@ -51,10 +50,13 @@ pub(crate) fn to_json(v: &Bound<'_, PyAny>) -> PyResult<Value> {
         }
         return Ok(Value::Array(out));
     }
-    Err(PyTypeError::new_err(format!(
-        "an option value must be None, a bool, a number, a string, a list or a dict, not {}",
-        v.get_type().name()?
-    )))
+    Err(invalid_type(
+        v.py(),
+        format!(
+            "an option value must be None, a bool, a number, a string, a list or a dict, not {}",
+            v.get_type().name()?
+        ),
+    ))
 }
 
 /// `given` laid over `base`: objects merge key by key (a key `base` lacks is an error naming
@@ -85,14 +87,17 @@ fn overlay(py: Python<'_>, base: &mut Value, given: Value, path: &str) -> PyResu
                     None => {
                         let mut known: Vec<&String> = b.keys().collect();
                         known.sort();
-                        return Err(PyTypeError::new_err(format!(
-                            "unknown option `{here}`; the options here are: {}",
-                            known
-                                .iter()
-                                .map(|s| s.as_str())
-                                .collect::<Vec<_>>()
-                                .join(", ")
-                        )));
+                        return Err(invalid_type(
+                            py,
+                            format!(
+                                "unknown option `{here}`; the options here are: {}",
+                                known
+                                    .iter()
+                                    .map(|s| s.as_str())
+                                    .collect::<Vec<_>>()
+                                    .join(", ")
+                            ),
+                        ));
                     }
                 }
             }
@@ -128,7 +133,15 @@ pub(crate) fn from_kwargs<T: Default + Serialize + DeserializeOwned>(
     };
     let mut base = serde_json::to_value(T::default()).map_err(|e| invalid(py, e.to_string()))?;
     overlay(py, &mut base, to_json(kwargs.as_any())?, "")?;
-    serde_json::from_value(base).map_err(|e| invalid(py, format!("bad option value: {e}")))
+    serde_json::from_value(base).map_err(|e| {
+        let message = format!("bad option value: {e}");
+        // serde's "invalid type: string \"yes\", expected a boolean".
+        if e.to_string().starts_with("invalid type") {
+            invalid_type(py, message)
+        } else {
+            invalid(py, message)
+        }
+    })
 }
 
 /// A value as a Python object through JSON (dicts, lists, numbers, strings).

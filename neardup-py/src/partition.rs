@@ -4,6 +4,7 @@
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList};
 
+use crate::args;
 use crate::errors::{invalid, IntoPy};
 use neardup::merge::{decode_log, encode_log};
 
@@ -11,8 +12,8 @@ use neardup::merge::{decode_log, encode_log};
 /// keys, simhash entries) and ``doc_parts`` doc partitions (keys, page records, texts,
 /// clusters); counters and free ids are in every partition. ``simhash_max_distance`` must be
 /// the indexes' (default 3). FORMAT.md "Partitions" gives the hashes.
-#[pyclass(frozen, name = "Layout", module = "neardup._neardup")]
-#[derive(Clone, Copy)]
+#[pyclass(frozen, eq, name = "Layout", module = "neardup._neardup")]
+#[derive(Clone, Copy, PartialEq)]
 pub(crate) struct PyLayout {
     pub(crate) inner: neardup::merge::Layout,
 }
@@ -48,9 +49,9 @@ impl PyLayout {
     #[pyo3(signature = (key_parts, doc_parts, simhash_max_distance=3))]
     fn new(
         py: Python<'_>,
-        key_parts: u32,
-        doc_parts: u32,
-        simhash_max_distance: u32,
+        #[pyo3(from_py_with = args::key_parts)] key_parts: u32,
+        #[pyo3(from_py_with = args::doc_parts)] doc_parts: u32,
+        #[pyo3(from_py_with = args::simhash_max_distance)] simhash_max_distance: u32,
     ) -> PyResult<Self> {
         Ok(PyLayout {
             inner: neardup::merge::Layout::new(key_parts, doc_parts, simhash_max_distance)
@@ -77,13 +78,20 @@ impl PyLayout {
     }
 
     /// The key partition of each 9-byte posting key of ``packed`` (their concatenation).
-    fn posting_parts(&self, py: Python<'_>, packed: &[u8]) -> PyResult<Vec<u32>> {
-        let keys = unpack_keys(py, packed)?;
+    fn posting_parts(
+        &self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = args::packed)] packed: Vec<u8>,
+    ) -> PyResult<Vec<u32>> {
+        let keys = unpack_keys(py, &packed)?;
         Ok(keys.iter().map(|k| self.inner.posting_part(k)).collect())
     }
 
     /// Of each simhash, the key partitions a look-up of it reads.
-    fn simhash_parts(&self, simhashes: Vec<u64>) -> Vec<Vec<u32>> {
+    fn simhash_parts(
+        &self,
+        #[pyo3(from_py_with = args::simhashes)] simhashes: Vec<u64>,
+    ) -> Vec<Vec<u32>> {
         simhashes
             .iter()
             .map(|&h| self.inner.simhash_parts(h))
@@ -91,17 +99,17 @@ impl PyLayout {
     }
 
     /// The doc partition of each external key (its ``keys`` entry).
-    fn key_parts_of(&self, keys: Vec<String>) -> Vec<u32> {
+    fn key_parts_of(&self, #[pyo3(from_py_with = args::keys)] keys: Vec<String>) -> Vec<u32> {
         keys.iter().map(|k| self.inner.key_part(k)).collect()
     }
 
     /// The doc partition of a page id (``id mod doc_parts``).
-    fn doc_part(&self, id: u32) -> u32 {
+    fn doc_part(&self, #[pyo3(from_py_with = args::id)] id: u32) -> u32 {
         self.inner.doc_part(id)
     }
 
     /// The doc partition of a cluster id (``id mod doc_parts``).
-    fn cluster_part(&self, id: u32) -> u32 {
+    fn cluster_part(&self, #[pyo3(from_py_with = args::id)] id: u32) -> u32 {
         self.inner.cluster_part(id)
     }
 
@@ -110,9 +118,8 @@ impl PyLayout {
     fn route<'py>(
         &self,
         py: Python<'py>,
-        log: &[u8],
+        #[pyo3(from_py_with = args::log)] log: Vec<u8>,
     ) -> PyResult<(Bound<'py, PyList>, Bound<'py, PyList>)> {
-        let log = log.to_vec();
         let layout = self.inner;
         let (keys, docs) = py
             .detach(|| -> neardup::Result<RoutedBytes> {
@@ -125,6 +132,25 @@ impl PyLayout {
             .py(py)?;
         let list = |logs: Vec<Vec<u8>>| PyList::new(py, logs.iter().map(|l| PyBytes::new(py, l)));
         Ok((list(keys)?, list(docs)?))
+    }
+
+    /// Pickles as ``Layout(key_parts, doc_parts, simhash_max_distance)``.
+    fn __reduce__<'py>(
+        slf: &Bound<'py, Self>,
+    ) -> PyResult<(Bound<'py, pyo3::types::PyType>, (u32, u32, u32))> {
+        let l = slf.get().inner;
+        Ok((
+            slf.get_type(),
+            (l.key_parts(), l.doc_parts(), l.simhash_max_distance()),
+        ))
+    }
+
+    /// The hash of the three numbers.
+    fn __hash__(&self) -> u64 {
+        let l = self.inner;
+        (u64::from(l.key_parts()) << 40)
+            ^ (u64::from(l.doc_parts()) << 8)
+            ^ u64::from(l.simhash_max_distance())
     }
 
     fn __repr__(&self) -> String {
@@ -142,7 +168,7 @@ impl PyLayout {
 #[pyfunction]
 pub(crate) fn combine_seed_logs<'py>(
     py: Python<'py>,
-    logs: Vec<Vec<u8>>,
+    #[pyo3(from_py_with = args::logs)] logs: Vec<Vec<u8>>,
 ) -> PyResult<Bound<'py, PyBytes>> {
     let bytes = py
         .detach(|| -> neardup::Result<Vec<u8>> {
@@ -164,9 +190,11 @@ pub(crate) fn combine_seed_logs<'py>(
 #[pyo3(signature = (base, logs, maps=None))]
 pub(crate) fn combine_unit_logs<'py>(
     py: Python<'py>,
-    base: std::collections::HashMap<String, u64>,
-    logs: Vec<Vec<u8>>,
-    maps: Option<Vec<std::collections::HashMap<String, Vec<u64>>>>,
+    #[pyo3(from_py_with = args::base)] base: std::collections::HashMap<String, u64>,
+    #[pyo3(from_py_with = args::logs)] logs: Vec<Vec<u8>>,
+    #[pyo3(from_py_with = args::maps)] maps: Option<
+        Vec<std::collections::HashMap<String, Vec<u64>>>,
+    >,
 ) -> PyResult<Bound<'py, PyBytes>> {
     let maps = match maps {
         None => None,
@@ -225,9 +253,9 @@ pub(crate) fn combine_unit_logs<'py>(
 #[pyfunction]
 pub(crate) fn log_counters(
     py: Python<'_>,
-    log: &[u8],
+    #[pyo3(from_py_with = args::log)] log: Vec<u8>,
 ) -> PyResult<std::collections::HashMap<&'static str, u64>> {
-    let ops = decode_log(log).py(py)?;
+    let ops = decode_log(&log).py(py)?;
     let mut out = std::collections::HashMap::new();
     for op in &ops {
         if let neardup::merge::LogOp::Counter(c) = op {

@@ -1,12 +1,103 @@
-//! The result objects: `Verdict`, `Deletion`, `PageInfo`, `Signatures`, `Similarity`. Plain,
+//! The result objects: `Verdict`, `Deletion`, `PageInfo`, `NearDuplicate`, `Signatures`,
+//! `Similarity`. Plain,
 //! immutable values copied out of the library's structs (so they outlive the index).
+//!
+//! Each compares equal to another of its type with the same fields, hashes by them, and pickles
+//! (so that a Ray task or a multiprocessing worker can return it): `__reduce__` gives
+//! `neardup._neardup._restore(type name, fields)`, the fields a tuple in declaration order.
 
 use pyo3::prelude::*;
+use pyo3::types::{PyList, PyTuple};
+use pyo3::IntoPyObjectExt;
+
+use crate::errors::invalid;
+
+/// A value type's fields as a tuple (its pickled state) and back, in declaration order.
+macro_rules! state {
+    ($t:ident { $($f:ident),* $(,)? }) => {
+        impl $t {
+            /// The fields, as a tuple.
+            pub(crate) fn state<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+                PyTuple::new(py, [$(self.$f.clone().into_bound_py_any(py)?),*])
+            }
+
+            /// The value of the fields `state` gave.
+            pub(crate) fn from_state(state: &Bound<'_, PyTuple>) -> PyResult<Self> {
+                let names: &[&str] = &[$(stringify!($f)),*];
+                if state.len() != names.len() {
+                    return Err(invalid(
+                        state.py(),
+                        format!(
+                            "{} takes {} fields, not {}",
+                            stringify!($t),
+                            names.len(),
+                            state.len()
+                        ),
+                    ));
+                }
+                let mut items = state.iter();
+                Ok($t {
+                    $($f: match items.next() {
+                        Some(v) => v.extract().map_err(Into::<PyErr>::into)?,
+                        None => unreachable_field(state.py())?,
+                    },)*
+                })
+            }
+        }
+    };
+}
+
+/// A field missing from a state whose length was checked: never.
+fn unreachable_field<T>(py: Python<'_>) -> PyResult<T> {
+    Err(invalid(py, "a pickled value is missing a field"))
+}
+
+/// What `__reduce__` gives: `(restore function, (type name, state))`.
+type Reduced<'py> = (Bound<'py, PyAny>, (String, Bound<'py, PyTuple>));
+
+/// `(neardup._neardup._restore, (type name, state))`: what `pickle` calls to make the value again.
+fn reduce<'py>(py: Python<'py>, name: &str, state: Bound<'py, PyTuple>) -> PyResult<Reduced<'py>> {
+    let restore = py.import("neardup._neardup")?.getattr("_restore")?;
+    Ok((restore, (name.to_string(), state)))
+}
+
+/// The hash of a state: lists become tuples.
+fn hash_state(state: &Bound<'_, PyTuple>) -> PyResult<isize> {
+    fn frozen<'py>(v: Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        if !(v.is_instance_of::<PyList>() || v.is_instance_of::<PyTuple>()) {
+            return Ok(v);
+        }
+        let items = v
+            .try_iter()?
+            .map(|item| frozen(item?))
+            .collect::<PyResult<Vec<Bound<'py, PyAny>>>>()?;
+        Ok(PyTuple::new(v.py(), items)?.into_any())
+    }
+    frozen(state.clone().into_any())?.hash()
+}
+
+/// A value from its type name and state (`pickle` calls it; see the module docs).
+#[pyfunction]
+pub(crate) fn _restore<'py>(
+    py: Python<'py>,
+    name: &str,
+    state: &Bound<'py, PyTuple>,
+) -> PyResult<Bound<'py, PyAny>> {
+    match name {
+        "Verdict" => Verdict::from_state(state)?.into_bound_py_any(py),
+        "Deletion" => Deletion::from_state(state)?.into_bound_py_any(py),
+        "PageInfo" => PageInfo::from_state(state)?.into_bound_py_any(py),
+        "NearDuplicate" => NearDuplicate::from_state(state)?.into_bound_py_any(py),
+        "Signatures" => Signatures::from_state(state)?.into_bound_py_any(py),
+        "Similarity" => Similarity::from_state(state)?.into_bound_py_any(py),
+        other => Err(invalid(py, format!("no value type is named {other:?}"))),
+    }
+}
 
 /// The answer for one page (`Index.insert`, `Index.query`): is it a near duplicate, of what,
 /// how similar.
-#[pyclass(frozen, get_all, module = "neardup._neardup")]
-#[derive(Clone)]
+#[pyclass(frozen, get_all, eq, module = "neardup._neardup")]
+#[derive(Clone, PartialEq)]
 pub(crate) struct Verdict {
     /// True when the page was verified similar to a page already held (`similar_to`).
     duplicate: bool,
@@ -68,8 +159,38 @@ impl From<neardup::Verdict> for Verdict {
     }
 }
 
+state!(Verdict {
+    duplicate,
+    doc,
+    seq,
+    cluster,
+    representative,
+    similar_to,
+    resemble,
+    contain,
+    exact,
+    identical_to,
+    text_chars,
+    replaced,
+    replaced_page,
+    unchanged,
+    no_main_text,
+    candidates,
+    verified
+});
+
 #[pymethods]
 impl Verdict {
+    /// Pickles as `_restore("Verdict", fields)`.
+    fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<Reduced<'py>> {
+        reduce(py, "Verdict", self.state(py)?)
+    }
+
+    /// The hash of the fields (equal values hash alike).
+    fn __hash__(&self, py: Python<'_>) -> PyResult<isize> {
+        hash_state(&self.state(py)?)
+    }
+
     fn __repr__(&self) -> String {
         format!(
             "Verdict(duplicate={}, doc={}, cluster={}, representative={}, similar_to={}, \
@@ -93,8 +214,8 @@ impl Verdict {
 }
 
 /// What a delete changed (`Index.delete`, and `Verdict.replaced_page`).
-#[pyclass(frozen, get_all, module = "neardup._neardup")]
-#[derive(Clone)]
+#[pyclass(frozen, get_all, eq, from_py_object, module = "neardup._neardup")]
+#[derive(Clone, PartialEq)]
 pub(crate) struct Deletion {
     /// The deleted page's key.
     key: String,
@@ -128,8 +249,27 @@ impl From<neardup::Deletion> for Deletion {
     }
 }
 
+state!(Deletion {
+    key,
+    doc,
+    cluster,
+    was_representative,
+    representative,
+    moved
+});
+
 #[pymethods]
 impl Deletion {
+    /// Pickles as `_restore("Deletion", fields)`.
+    fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<Reduced<'py>> {
+        reduce(py, "Deletion", self.state(py)?)
+    }
+
+    /// The hash of the fields (equal values hash alike).
+    fn __hash__(&self, py: Python<'_>) -> PyResult<isize> {
+        hash_state(&self.state(py)?)
+    }
+
     fn __repr__(&self) -> String {
         format!(
             "Deletion(key={:?}, doc={}, cluster={}, was_representative={}, representative={}, moved={})",
@@ -144,8 +284,8 @@ impl Deletion {
 }
 
 /// A stored page as the index holds it (`Index.get`).
-#[pyclass(frozen, get_all, module = "neardup._neardup")]
-#[derive(Clone)]
+#[pyclass(frozen, get_all, eq, module = "neardup._neardup")]
+#[derive(Clone, PartialEq)]
 pub(crate) struct PageInfo {
     /// The page's key.
     key: String,
@@ -192,8 +332,33 @@ impl From<neardup::Record> for PageInfo {
     }
 }
 
+state!(PageInfo {
+    key,
+    doc,
+    seq,
+    cluster,
+    representative,
+    similar_to,
+    resemble,
+    contain,
+    content_hash,
+    host,
+    time,
+    text_chars
+});
+
 #[pymethods]
 impl PageInfo {
+    /// Pickles as `_restore("PageInfo", fields)`.
+    fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<Reduced<'py>> {
+        reduce(py, "PageInfo", self.state(py)?)
+    }
+
+    /// The hash of the fields (equal values hash alike).
+    fn __hash__(&self, py: Python<'_>) -> PyResult<isize> {
+        hash_state(&self.state(py)?)
+    }
+
     fn __repr__(&self) -> String {
         format!(
             "PageInfo(key={:?}, doc={}, cluster={}, representative={:?}, similar_to={})",
@@ -206,9 +371,80 @@ impl PageInfo {
     }
 }
 
+/// A stored page a query verified similar to (`Index.near`).
+#[pyclass(frozen, get_all, eq, module = "neardup._neardup")]
+#[derive(Clone, PartialEq)]
+pub(crate) struct NearDuplicate {
+    /// The page's key.
+    key: String,
+    /// Its internal id.
+    doc: u32,
+    /// The cluster it is in.
+    cluster: u32,
+    /// The key of that cluster's representative (its own key when it leads).
+    representative: String,
+    /// Resemble rate of the query with this page (1 when `exact`).
+    resemble: f64,
+    /// Contain rate of the query with this page (1 when `exact`).
+    contain: f64,
+    /// True when the normalized texts are identical.
+    exact: bool,
+}
+
+impl From<neardup::NearDuplicate> for NearDuplicate {
+    fn from(n: neardup::NearDuplicate) -> Self {
+        NearDuplicate {
+            key: n.key,
+            doc: n.doc,
+            cluster: n.cluster,
+            representative: n.representative,
+            resemble: n.resemble,
+            contain: n.contain,
+            exact: n.exact,
+        }
+    }
+}
+
+state!(NearDuplicate {
+    key,
+    doc,
+    cluster,
+    representative,
+    resemble,
+    contain,
+    exact
+});
+
+#[pymethods]
+impl NearDuplicate {
+    /// Pickles as `_restore("NearDuplicate", fields)`.
+    fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<Reduced<'py>> {
+        reduce(py, "NearDuplicate", self.state(py)?)
+    }
+
+    /// The hash of the fields (equal values hash alike).
+    fn __hash__(&self, py: Python<'_>) -> PyResult<isize> {
+        hash_state(&self.state(py)?)
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "NearDuplicate(key={:?}, doc={}, cluster={}, representative={:?}, resemble={:.3}, \
+             contain={:.3}, exact={})",
+            self.key,
+            self.doc,
+            self.cluster,
+            self.representative,
+            self.resemble,
+            self.contain,
+            py_bool(self.exact)
+        )
+    }
+}
+
 /// Everything computed from one page (`neardup.signatures`).
-#[pyclass(frozen, get_all, module = "neardup._neardup")]
-#[derive(Clone)]
+#[pyclass(frozen, get_all, eq, module = "neardup._neardup")]
+#[derive(Clone, PartialEq)]
 pub(crate) struct Signatures {
     /// The normalized main text (what fingerprints and verification work on).
     text: String,
@@ -237,8 +473,27 @@ impl From<neardup::Signatures> for Signatures {
     }
 }
 
+state!(Signatures {
+    text,
+    fingerprints,
+    sketch,
+    simhash,
+    content_hash,
+    codes
+});
+
 #[pymethods]
 impl Signatures {
+    /// Pickles as `_restore("Signatures", fields)`.
+    fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<Reduced<'py>> {
+        reduce(py, "Signatures", self.state(py)?)
+    }
+
+    /// The hash of the fields (equal values hash alike).
+    fn __hash__(&self, py: Python<'_>) -> PyResult<isize> {
+        hash_state(&self.state(py)?)
+    }
+
     fn __repr__(&self) -> String {
         format!(
             "Signatures(text_chars={}, fingerprints={}, sketch={}, simhash=0x{:016x}, content_hash=0x{:032x})",
@@ -252,8 +507,8 @@ impl Signatures {
 }
 
 /// The outcome of `neardup.verify` for one pair of texts.
-#[pyclass(frozen, get_all, module = "neardup._neardup")]
-#[derive(Clone)]
+#[pyclass(frozen, get_all, eq, module = "neardup._neardup")]
+#[derive(Clone, PartialEq)]
 pub(crate) struct Similarity {
     /// `resemble >= resemble_threshold or contain >= contain_threshold`.
     similar: bool,
@@ -282,8 +537,27 @@ impl From<neardup::Similarity> for Similarity {
     }
 }
 
+state!(Similarity {
+    similar,
+    resemble,
+    contain,
+    len_a,
+    len_b,
+    tlcs
+});
+
 #[pymethods]
 impl Similarity {
+    /// Pickles as `_restore("Similarity", fields)`.
+    fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<Reduced<'py>> {
+        reduce(py, "Similarity", self.state(py)?)
+    }
+
+    /// The hash of the fields (equal values hash alike).
+    fn __hash__(&self, py: Python<'_>) -> PyResult<isize> {
+        hash_state(&self.state(py)?)
+    }
+
     fn __repr__(&self) -> String {
         format!(
             "Similarity(similar={}, resemble={:.3}, contain={:.3}, len_a={}, len_b={}, tlcs={})",

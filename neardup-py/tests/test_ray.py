@@ -328,3 +328,26 @@ def test_option_shorthands_sign_as_the_index_does(cluster, dev_pages, tmp_path):
         assert len(report["work_units"]) == 3
         assert_same(dx, ref)
     ref.close()
+
+
+def test_a_task_returns_result_values(cluster, tmp_path):
+    # The values of a single node's calls pickle: a Ray task returns them to the driver.
+    html = (
+        b"<html><body><div class=content><p>Near-duplicate detection finds pages whose main text "
+        b"is the same, whatever the navigation around it says.</p><p>A crawler hands every page "
+        b"to the index, which answers whether it is a copy of a page it already holds.</p>"
+        b"</div></body></html>"
+    )
+
+    @ray.remote
+    def work(path, html):
+        with neardup.Index(path, sync_writes=False) as ix:
+            ix.insert("a", html=html)
+            v = ix.insert("b", html=html)
+            return v, ix.get("b"), ix.delete("a"), neardup.signatures(html=html)
+
+    v, info, d, sig = ray.get(work.remote(str(tmp_path / "ix"), html))
+    assert isinstance(v, neardup.Verdict) and v.duplicate and v.similar_to == "a"
+    assert isinstance(info, neardup.PageInfo) and info.key == "b" and info.similar_to == "a"
+    assert isinstance(d, neardup.Deletion) and d.key == "a"
+    assert sig == neardup.signatures(html=html)

@@ -43,7 +43,7 @@ pub use ids::{AllocatedId, Allocation};
 pub use maintain::{
     dir_bytes, explain_pair, CheckReport, CompactReport, ExplainedPage, Explanation,
 };
-pub use read::{Clusters, Keys, Members};
+pub use read::{Clusters, Keys, Members, NearDuplicate, NearOptions, Pages, Score};
 pub use source::{SourcedContent, SourcedPage, TextSource};
 pub use types::{ChromeStats, ClusterInfo, Deletion, Moved, Page, Record, Stats, Timing, Verdict};
 pub(crate) use view::View;

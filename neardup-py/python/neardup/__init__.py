@@ -37,6 +37,7 @@ from ._errors import (
     IncompatibleConfigError,
     IncompatibleFormatError,
     InvalidArgumentError,
+    InvalidTypeError,
     IoError,
     NotFoundError,
     PageTooLargeError,
@@ -50,6 +51,7 @@ from ._index import DEFAULT_BATCH_SIZE, Index, InsertionSession
 from ._neardup import (
     Deletion,
     Layout,
+    NearDuplicate,
     PageInfo,
     Signatures,
     Similarity,
@@ -73,6 +75,7 @@ __all__ = [
     "Verdict",
     "Deletion",
     "PageInfo",
+    "NearDuplicate",
     "Signatures",
     "Similarity",
     "signatures",

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import os
 import pathlib
-from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple, Union
+from collections.abc import ItemsView, KeysView, ValuesView
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Literal, Mapping, Optional, Tuple, TypeVar, Union, overload
 
 import pyarrow
 
@@ -23,6 +24,7 @@ from ._errors import (
     IncompatibleConfigError as IncompatibleConfigError,
     IncompatibleFormatError as IncompatibleFormatError,
     InvalidArgumentError as InvalidArgumentError,
+    InvalidTypeError as InvalidTypeError,
     IoError as IoError,
     NotFoundError as NotFoundError,
     PageTooLargeError as PageTooLargeError,
@@ -43,6 +45,11 @@ Progress = Union[bool, None, Callable[[int, Optional[int]], Any]]
 #: Arrow data (a table, record batch, reader, or anything with ``__arrow_c_stream__``) or an
 #: iterable of dicts with ``id`` (or ``url``), ``host``, ``time``, and ``html`` or ``text``.
 Pages = Union[pyarrow.Table, pyarrow.RecordBatch, pyarrow.RecordBatchReader, Iterable[Dict[str, Any]], Any]
+
+_T = TypeVar("_T")
+
+# The result values (Verdict, Deletion, PageInfo, NearDuplicate, Signatures, Similarity, Layout)
+# are immutable, compare equal by their fields, hash alike, and pickle (a Ray task returns them).
 
 class Verdict:
     """The answer for one page: is it a near duplicate, of what, how similar."""
@@ -127,6 +134,24 @@ class PageInfo:
     @property
     def text_chars(self) -> int: ...
 
+class NearDuplicate:
+    """A stored page a query verified similar to (``Index.near``)."""
+
+    @property
+    def key(self) -> str: ...
+    @property
+    def doc(self) -> int: ...
+    @property
+    def cluster(self) -> int: ...
+    @property
+    def representative(self) -> str: ...
+    @property
+    def resemble(self) -> float: ...
+    @property
+    def contain(self) -> float: ...
+    @property
+    def exact(self) -> bool: ...
+
 class Signatures:
     """Everything computed from one page."""
 
@@ -159,8 +184,9 @@ class Similarity:
     @property
     def tlcs(self) -> int: ...
 
-class Index:
-    """An open neardup index (a directory). ``options`` are ``IndexOptions``' fields:
+class Index(Mapping[str, PageInfo]):
+    """An open neardup index (a directory), and a mapping of key → ``PageInfo`` that streams its
+    iteration and deletes with ``del``. ``options`` are ``IndexOptions``' fields:
     ``representative``, ``store_texts``, ``sync_writes``, ``simhash_max_distance``,
     ``min_text_width``, ``max_clusters_verified``, ``heading_codes``, ``block_cache_bytes``,
     ``write_buffer_bytes``, ``max_open_files``,
@@ -172,6 +198,15 @@ class Index:
     def __exit__(self, *exc: Any) -> None: ...
     def __len__(self) -> int: ...
     def __contains__(self, key: object) -> bool: ...
+    def __getitem__(self, key: str) -> PageInfo:
+        """Raises ``NotFoundError`` (a ``KeyError``) when the key is absent."""
+    def __delitem__(self, key: str) -> None:
+        """Deletes the page; ``NotFoundError`` (a ``KeyError``) when the key is absent."""
+    def __iter__(self) -> Iterator[str]:
+        """The keys in page-id order, streamed a chunk at a time."""
+    def keys(self) -> KeysView[str]: ...
+    def values(self) -> ValuesView[PageInfo]: ...
+    def items(self) -> ItemsView[str, PageInfo]: ...
     def __reduce__(self) -> Any:
         """Raises TypeError: an index cannot be pickled (open it inside the actor or stage)."""
     def insert(
@@ -191,9 +226,25 @@ class Index:
         key: Optional[str] = None,
         host: Optional[str] = None,
     ) -> Verdict: ...
+    def near(
+        self,
+        html: Optional[Html] = None,
+        text: Optional[str] = None,
+        *,
+        key: Optional[str] = None,
+        host: Optional[str] = None,
+        k: Optional[int] = 10,
+        threshold: Optional[float] = None,
+        by: Literal["resemble", "contain"] = "resemble",
+    ) -> List[NearDuplicate]:
+        """Every stored page this one verifies similar to, best first, at most ``k`` (None: all
+        found), each with its ``by`` score at least ``threshold`` (inclusive). Nothing stored."""
     def delete(self, key: str) -> Deletion:
         """Raises ``NotFoundError`` (a ``KeyError``) when the key is absent."""
+    @overload
     def get(self, key: str) -> Optional[PageInfo]: ...
+    @overload
+    def get(self, key: str, default: _T) -> Union[PageInfo, _T]: ...
     def insert_many(
         self,
         pages: Pages,

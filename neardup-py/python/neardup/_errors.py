@@ -11,6 +11,7 @@ from __future__ import annotations
 __all__ = [
     "Error",
     "InvalidArgumentError",
+    "InvalidTypeError",
     "PageTooLargeError",
     "BinaryPageError",
     "StorageError",
@@ -35,7 +36,17 @@ class Error(Exception):
 
 class InvalidArgumentError(Error, ValueError):
     """The caller passed something neardup cannot use (an empty key, a bad option value, a
-    closed index...)."""
+    closed index...). Also a ``ValueError``. The message names the argument."""
+
+
+class InvalidTypeError(InvalidArgumentError, TypeError):
+    """An argument of the wrong type (``key=5``, ``html=5``, ``time="noon"``), an unknown option,
+    or a combination of arguments a call does not take (``html`` and ``text`` together). An
+    ``InvalidArgumentError`` and a ``TypeError``, so ``except TypeError`` and ``except
+    neardup.InvalidArgumentError`` both catch it. The message names the argument.
+
+    A call that does not fit the method's signature at all (a missing required argument, an
+    unknown keyword) raises Python's own ``TypeError``, as any function does."""
 
 
 class PageTooLargeError(Error, ValueError):

@@ -9,10 +9,12 @@ verdicts with ``neardup._verdicts``.
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional
+from collections.abc import Mapping
+from typing import Any, Dict, Iterator, List, Optional
 
 from . import _neardup
-from ._errors import InvalidArgumentError
+from ._args import choice, integer
+from ._mapping import IndexItems, IndexKeys, IndexValues, iter_keys
 from ._neardup import host_of
 from ._rows import Chunk, body_groups, import_pyarrow, insert_groups
 from ._verdicts import Bar, Progress, merge_columns, verdict_schema, verdict_table
@@ -41,6 +43,13 @@ class Index(_neardup._Index):
 
     One handle per index per process (``AlreadyOpenError``); ``close()`` it, or use it as a
     context manager, to open it again. Every method releases the GIL while the library works.
+
+    An ``Index`` is a read-only ``collections.abc.Mapping`` of key → ``PageInfo`` that also
+    deletes: ``len(ix)``, ``key in ix``, ``ix[key]`` and ``del ix[key]`` (``NotFoundError``, a
+    ``KeyError``, when absent), ``ix.get(key, default)``, and ``for key in ix``, ``keys()``,
+    ``values()``, ``items()`` streaming in page-id order, a chunk at a time (see
+    ``neardup._mapping`` for what an iteration sees of writes made during it). Pages are added
+    with ``insert``, not ``ix[key] = ...``.
     """
 
     def __enter__(self) -> "Index":
@@ -52,6 +61,22 @@ class Index(_neardup._Index):
     def __repr__(self) -> str:
         state = "closed" if self.closed else f"{len(self)} pages"
         return f"neardup.Index({str(self.path)!r}, {state})"
+
+    def __iter__(self) -> Iterator[str]:
+        """The keys, in page-id order, streamed."""
+        return iter_keys(self)
+
+    def keys(self) -> IndexKeys:
+        """A view of the keys (``len``, ``in``, iteration in page-id order, streamed)."""
+        return IndexKeys(self)
+
+    def values(self) -> IndexValues:
+        """A view of the pages' ``PageInfo`` (iteration in page-id order, streamed)."""
+        return IndexValues(self)
+
+    def items(self) -> IndexItems:
+        """A view of ``(key, PageInfo)`` pairs (iteration in page-id order, streamed)."""
+        return IndexItems(self)
 
     def __reduce__(self) -> Any:
         raise TypeError(
@@ -96,10 +121,11 @@ class Index(_neardup._Index):
         ``error_type`` (the message and the exception class name) for a row that could not be
         inserted; its other columns are then null. Errors that stop the batch (storage) raise.
         """
-        if order not in ("fingerprints", "input"):
-            raise InvalidArgumentError(f'order must be "fingerprints" or "input", not {order!r}')
-        if order_scope not in ("window", "batch"):
-            raise InvalidArgumentError(f'order_scope must be "window" or "batch", not {order_scope!r}')
+        choice(order, "order", ("fingerprints", "input"))
+        choice(order_scope, "order_scope", ("window", "batch"))
+        batch_size = integer(batch_size, "batch_size", 1)
+        window = integer(window, "window", 1)
+        group = integer(group, "group", 1)
 
         def fill(chunk: Chunk, cols: Dict[str, List[Any]], good: List[int], bar: Bar) -> None:
             for is_html, rows in insert_groups(chunk, good):
@@ -140,6 +166,8 @@ class Index(_neardup._Index):
         content alone, as ``query(html)``. Returns a ``pyarrow.Table`` in input order with
         ``key`` (null when not given), the verdict's fields and ``error`` / ``error_type``.
         """
+        batch_size = integer(batch_size, "batch_size", 1)
+
         def fill(chunk: Chunk, cols: Dict[str, List[Any]], good: List[int], bar: Bar) -> None:
             keyed = [i for i in good if chunk.keys[i] is not None]
             unkeyed = [i for i in good if chunk.keys[i] is None]
@@ -177,6 +205,8 @@ class Index(_neardup._Index):
                     s.insert(key, html=html)
             verdicts = s.results()          # one pyarrow.Table, in insertion order
         """
+        choice(order, "order", ("fingerprints", "input"))
+        choice(order_scope, "order_scope", ("window", "batch"))
         return InsertionSession(
             self, batch_size=batch_size, order=order, order_scope=order_scope, progress=progress
         )
@@ -214,7 +244,7 @@ class InsertionSession:
         self, index: Index, *, batch_size: int, order: str, order_scope: str, progress: Progress
     ) -> None:
         self.index = index
-        self.batch_size = max(1, int(batch_size))
+        self.batch_size = integer(batch_size, "batch_size", 1)
         self.order = order
         self.order_scope = order_scope
         self.progress = progress
@@ -264,3 +294,7 @@ class InsertionSession:
         if not self._tables:
             return verdict_schema().empty_table()
         return pa.concat_tables(self._tables)
+
+
+# A Mapping for isinstance() and for code that takes one; Index defines every method itself.
+Mapping.register(Index)

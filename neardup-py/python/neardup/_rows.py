@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any, Iterator, List, Optional, Tuple
 
-from ._errors import InvalidArgumentError
+from ._errors import InvalidArgumentError, InvalidTypeError
 from ._neardup import host_of
 
 
@@ -119,10 +119,16 @@ def chunks(pages: Any, size: int) -> Iterator[Chunk]:
         if len(chunk):
             yield chunk
         return
+    try:
+        rows = iter(pages)
+    except TypeError:
+        raise InvalidTypeError(
+            f"pages must be Arrow data or an iterable of dicts, not {type(pages).__name__}"
+        ) from None
     chunk = Chunk()
-    for d in pages:
+    for d in rows:
         if not isinstance(d, dict):
-            raise TypeError(f"pages must be Arrow data or dicts, not {type(d).__name__}")
+            raise InvalidTypeError(f"pages must be Arrow data or dicts, not {type(d).__name__}")
         _row(chunk, d.get("id"), d.get("url"), d.get("host"), d.get("time"), d.get("html"), d.get("text"))
         if len(chunk) >= size:
             yield chunk

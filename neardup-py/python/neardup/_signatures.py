@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any, List, Optional
 
 from . import _neardup
-from ._errors import InvalidArgumentError
+from ._errors import InvalidArgumentError, InvalidTypeError
 from ._rows import import_pyarrow
 
 
@@ -38,8 +38,16 @@ def signatures_table(
         table = batch
     elif hasattr(batch, "__arrow_c_stream__") or hasattr(batch, "__arrow_c_array__"):
         table = pa.table(batch)
-    else:
+    elif hasattr(batch, "columns") and hasattr(batch, "index"):
         table = pa.Table.from_pandas(batch, preserve_index=False)
+    else:
+        raise InvalidTypeError(
+            "batch must be Arrow data, a dict of columns or a pandas DataFrame, "
+            f"not {type(batch).__name__}"
+        )
+    for name, value in (("html_col", html_col), ("text_col", text_col)):
+        if value is not None and not isinstance(value, str):
+            raise InvalidTypeError(f"{name} must be a str or None, not {type(value).__name__}")
     if text_col is not None:
         col, is_html = text_col, False
     elif html_col is not None:

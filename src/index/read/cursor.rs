@@ -1,15 +1,22 @@
-//! Streaming cursors over clusters, a cluster's members and all keys, each over one consistent
-//! snapshot.
+//! Streaming cursors over clusters, a cluster's members, all keys and all pages' records, each
+//! over one consistent snapshot. The key and page cursors start at any page id, so that a caller
+//! that cannot hold a cursor (a binding handing out chunks) resumes after the last id it saw.
+
+use std::collections::HashMap;
 
 use roaring::RoaringBitmap;
 use rocksdb::{DBRawIterator, ReadOptions};
 
-use crate::index::types::ClusterInfo;
+use super::record::record_with;
+use crate::index::types::{ClusterInfo, Record};
 use crate::index::view::{Snapshot, View};
 use crate::index::Index;
-use crate::storage::codec::{ClusterId, ClusterRecord, DocRecord};
-use crate::storage::{self, cf};
+use crate::storage::codec::{ClusterId, ClusterRecord, DocId, DocRecord};
+use crate::storage::{self, cf, id_key};
 use crate::{Error, Result};
+
+/// How many clusters' representatives a [`Pages`] cursor remembers before it forgets them all.
+const REPRESENTATIVES_KEPT: usize = 4096;
 
 /// A RocksDB iterator over one column family at a snapshot it owns.
 struct Scan<'a> {
@@ -17,6 +24,8 @@ struct Scan<'a> {
     it: DBRawIterator<'a>,
     view: Snapshot<'a>,
     started: bool,
+    /// Where the first read seeks (an encoded key), `None` for the first entry.
+    from: Option<Vec<u8>>,
 }
 
 impl<'a> Scan<'a> {
@@ -29,7 +38,14 @@ impl<'a> Scan<'a> {
             it,
             view,
             started: false,
+            from: None,
         }
+    }
+
+    /// The scan, starting at the first key at or after `from`.
+    pub(crate) fn from(mut self, from: Vec<u8>) -> Scan<'a> {
+        self.from = Some(from);
+        self
     }
 
     /// The next entry, copied out.
@@ -37,7 +53,10 @@ impl<'a> Scan<'a> {
         if self.started {
             self.it.next();
         } else {
-            self.it.seek_to_first();
+            match &self.from {
+                Some(k) => self.it.seek(k),
+                None => self.it.seek_to_first(),
+            }
             self.started = true;
         }
         if !self.it.valid() {
@@ -94,6 +113,15 @@ impl Iterator for Clusters<'_> {
 pub struct Keys<'a> {
     scan: Scan<'a>,
     failed: bool,
+    last: Option<DocId>,
+}
+
+impl Keys<'_> {
+    /// The id of the page whose key was yielded last (`None` before the first): a later
+    /// [`Index::keys_from`] at the next id resumes after it.
+    pub fn last_doc(&self) -> Option<DocId> {
+        self.last
+    }
 }
 
 impl Iterator for Keys<'_> {
@@ -107,8 +135,57 @@ impl Iterator for Keys<'_> {
             let Some((k, v)) = self.scan.next_entry()? else {
                 return Ok(None);
             };
+            let doc = storage::decode_u32(cf::DOCS, &k, &k)?;
             let rec = DocRecord::decode(cf::DOCS, &k, &v)?;
+            self.last = Some(doc);
             Ok(Some((rec.key, rec.cluster)))
+        })();
+        self.failed = item.is_err();
+        item.transpose()
+    }
+}
+
+/// A streaming cursor over every page's [`Record`] (what [`Index::get`] gives), in id order, at
+/// one snapshot (see [`Index::pages`]). An `Iterator` of `Result<Record>`; it stops after an
+/// error.
+pub struct Pages<'a> {
+    scan: Scan<'a>,
+    failed: bool,
+    /// Representatives' keys by cluster, met so far (bounded by [`REPRESENTATIVES_KEPT`]).
+    representatives: HashMap<ClusterId, String>,
+}
+
+impl Iterator for Pages<'_> {
+    type Item = Result<Record>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.failed {
+            return None;
+        }
+        let item = (|| {
+            let Some((k, v)) = self.scan.next_entry()? else {
+                return Ok(None);
+            };
+            let doc = storage::decode_u32(cf::DOCS, &k, &k)?;
+            let rec = DocRecord::decode(cf::DOCS, &k, &v)?;
+            let view = self.scan.view();
+            let representative = match self.representatives.get(&rec.cluster) {
+                Some(r) => r.clone(),
+                None => {
+                    let rep = view.cluster_of_live(rec.cluster)?.representative;
+                    let key = if rep == doc {
+                        rec.key.clone()
+                    } else {
+                        view.member(rep)?.key
+                    };
+                    if self.representatives.len() >= REPRESENTATIVES_KEPT {
+                        self.representatives.clear();
+                    }
+                    self.representatives.insert(rec.cluster, key.clone());
+                    key
+                }
+            };
+            record_with(view, doc, rec, representative).map(Some)
         })();
         self.failed = item.is_err();
         item.transpose()
@@ -156,10 +233,46 @@ impl Index {
     /// # Errors
     /// [`Error::WrongProcess`]; the cursor yields storage and corruption errors.
     pub fn keys(&self) -> Result<Keys<'_>> {
+        self.keys_from(0)
+    }
+
+    /// A cursor over the key and cluster of every page of id `first` or above, in id order, at
+    /// one snapshot: [`Index::keys`] resumed. With [`Keys::last_doc`], a caller reads the keys
+    /// in chunks, each at its own snapshot; then a page held from the first chunk to the last,
+    /// and not replaced meanwhile, is met exactly once.
+    ///
+    /// # Errors
+    /// [`Error::WrongProcess`]; the cursor yields storage and corruption errors.
+    pub fn keys_from(&self, first: DocId) -> Result<Keys<'_>> {
         self.registration.check_process()?;
         Ok(Keys {
-            scan: Scan::new(self, cf::DOCS),
+            scan: Scan::new(self, cf::DOCS).from(id_key(first).to_vec()),
             failed: false,
+            last: None,
+        })
+    }
+
+    /// A cursor over every page's [`Record`] (key, id, cluster, representative, similar page,
+    /// scores, host, time...), in id order, at one snapshot: streaming, one page record read at a
+    /// time (and its cluster's representative, remembered for a few thousand clusters).
+    ///
+    /// # Errors
+    /// [`Error::WrongProcess`]; the cursor yields storage and corruption errors.
+    pub fn pages(&self) -> Result<Pages<'_>> {
+        self.pages_from(0)
+    }
+
+    /// [`Index::pages`] from page id `first` on (see [`Index::keys_from`]); each record's `doc`
+    /// is its id.
+    ///
+    /// # Errors
+    /// [`Error::WrongProcess`]; the cursor yields storage and corruption errors.
+    pub fn pages_from(&self, first: DocId) -> Result<Pages<'_>> {
+        self.registration.check_process()?;
+        Ok(Pages {
+            scan: Scan::new(self, cf::DOCS).from(id_key(first).to_vec()),
+            failed: false,
+            representatives: HashMap::new(),
         })
     }
 

@@ -1,7 +1,10 @@
-//! Reading: queries (the verdict an insert would give, from one snapshot), look-ups of stored
-//! pages and clusters, exports, and the cursors of `cursor`.
+//! Reading: queries (the verdict an insert would give, from one snapshot; every near duplicate
+//! of a page, in `near`), look-ups of stored pages and clusters (their records built in
+//! `record`), exports, and the cursors of `cursor`.
 
 mod cursor;
+mod near;
+mod record;
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
@@ -9,16 +12,19 @@ use std::time::{Duration, Instant};
 use rayon::prelude::*;
 use rocksdb::IteratorMode;
 
-pub use cursor::{Clusters, Keys, Members};
+pub use cursor::{Clusters, Keys, Members, Pages};
+pub use near::{NearDuplicate, NearOptions, Score};
+pub(crate) use record::similar_of;
 
 use super::decide::Memo;
 use super::types::{Page, Record, Timing, Verdict};
 use super::view::{Snapshot, View};
 use super::{check_page, text_chars, Index, Probe};
 use crate::signature::{Content, Signatures};
-use crate::storage::codec::{ClusterId, ClusterRecord, DocId, DocRecord, NO_DOC};
+use crate::storage::codec::{ClusterId, ClusterRecord, DocId, DocRecord};
 use crate::storage::{self, cf};
 use crate::{Error, Result};
+use record::record_of;
 
 impl Index {
     /// The stored record of a key, `None` when the key is absent: what an engine needs of a
@@ -32,32 +38,7 @@ impl Index {
         let Some(doc) = view.key_id(key)? else {
             return Ok(None);
         };
-        let rec = view.member(doc)?;
-        let cl = view.cluster_of_live(rec.cluster)?;
-        let representative = if cl.representative == doc {
-            rec.key.clone()
-        } else {
-            view.member(cl.representative)?.key
-        };
-        let similar = similar_of(&rec, |i| view.doc(i))?;
-        let (resemble, contain) = match similar {
-            Some(_) => (f64::from(rec.resemble), f64::from(rec.contain)),
-            None => (0.0, 0.0),
-        };
-        Ok(Some(Record {
-            doc,
-            seq: rec.seq,
-            cluster: rec.cluster,
-            representative,
-            similar_to: similar.map(|r| r.key),
-            resemble,
-            contain,
-            content_hash: rec.content_hash,
-            host: rec.host,
-            time: rec.time,
-            text_chars: rec.text_chars,
-            key: rec.key,
-        }))
+        record_of(&view, doc, view.member(doc)?).map(Some)
     }
 
     /// The internal id of a key, if present.
@@ -278,16 +259,4 @@ impl Index {
             .map(|p| crate::quiet::within(|| self.query_page(p)))
             .collect())
     }
-}
-
-/// The page `rec` was judged similar to, while it is held: its id may have been given to
-/// another page since, told apart by the insertion number.
-pub(crate) fn similar_of(
-    rec: &DocRecord,
-    doc: impl FnOnce(DocId) -> Result<Option<DocRecord>>,
-) -> Result<Option<DocRecord>> {
-    if rec.similar_to == NO_DOC {
-        return Ok(None);
-    }
-    Ok(doc(rec.similar_to)?.filter(|r| r.seq == rec.similar_seq))
 }
