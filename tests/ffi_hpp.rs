@@ -10,10 +10,10 @@
 //!   stops with its own `#error`.
 //! - every ```cpp block of the README that includes `neardup.hpp` (there must be one) compiles
 //!   and runs.
-//!
 //! - issue #33, item 6: `tests/cpp/hpp_polish.cpp` (`enum class Status`, the `Result<T>`
-//!   family, the batch overloads, `PageRef` from literals, views and named strings) builds and
-//!   runs under ASan+UBSan, in C++17 and C++20; a `PageRef` from a temporary `std::string` and a dropped result fail to
+//!   family, the batch overloads, `PageRef` from literals, views and named strings) and the
+//!   example engine `examples/cpp/engine.cpp` build and run plainly and under ASan+UBSan, in
+//!   C++17 and C++20; a `PageRef` from a temporary `std::string` and a dropped result fail to
 //!   compile (the compiler is run on snippets that must be refused, each beside one that must
 //!   be accepted, so that a refusal for another reason does not pass).
 //!
@@ -258,6 +258,16 @@ fn hpp_polish_runs_under_asan_and_ubsan_in_cpp17_and_cpp20() {
         &ASAN_ENV,
         "hpp_polish: spans",
     );
+}
+
+#[test]
+fn example_engine_builds_and_runs_plainly_and_under_asan_and_ubsan() {
+    let source = root().join("examples/cpp/engine.cpp");
+    program_run(&source, "engine", &["-Wpedantic"], &[], "engine: ok");
+    for std in ["-std=c++17", "-std=c++20"] {
+        let flags = [&[std, "-Wpedantic"][..], &SANITIZE].concat();
+        program_run(&source, "engine_asan", &flags, &ASAN_ENV, "engine: ok");
+    }
 }
 
 /// Compiles `body` (inside a function that has `ix`, an lvalue `std::string key` and `html`)
