@@ -13,9 +13,9 @@
 //! - issue #33, item 6: `tests/cpp/hpp_polish.cpp` (`enum class Status`, the `Result<T>`
 //!   family, the batch overloads, `PageRef` from literals, views and named strings) and the
 //!   example engine `examples/cpp/engine.cpp` build and run plainly and under ASan+UBSan, in
-//!   C++17 and C++20; a `PageRef` from a temporary `std::string` and a dropped result fail to
-//!   compile (the compiler is run on snippets that must be refused, each beside one that must
-//!   be accepted, so that a refusal for another reason does not pass).
+//!   C++17 and C++20, and under valgrind; a `PageRef` from a temporary `std::string` and a
+//!   dropped result fail to compile (the compiler is run on snippets that must be refused, each
+//!   beside one that must be accepted, so that a refusal for another reason does not pass).
 //!
 //! The shared library is built by `cargo build --release` (the test command does it first); the
 //! test refuses a library older than the sources.
@@ -228,9 +228,17 @@ const ASAN_ENV: [(&str, &str); 1] = [(
     "detect_leaks=0:abort_on_error=0:exitcode=98",
 )];
 
-/// Builds `source` with `extra` flags (`tests/cpp` on the include path) and runs it with a fresh
-/// directory as its argument; it must print `ok_line` and nothing to stderr.
-fn program_run(source: &Path, name: &str, extra: &[&str], env: &[(&str, &str)], ok_line: &str) {
+/// Builds `source` with `extra` flags (`tests/cpp` on the include path) and runs it under
+/// `wrapper` with a fresh directory as its argument; it must print `ok_line` and nothing to
+/// stderr.
+fn program_run(
+    source: &Path,
+    name: &str,
+    extra: &[&str],
+    wrapper: &[&str],
+    env: &[(&str, &str)],
+    ok_line: &str,
+) {
     let work = tempfile::tempdir().expect("tempdir");
     let exe = work.path().join(name);
     let tests_cpp = root().join("tests/cpp");
@@ -238,7 +246,7 @@ fn program_run(source: &Path, name: &str, extra: &[&str], env: &[(&str, &str)], 
     build(&[source], &exe, &[extra, &[include.as_str()]].concat());
     let dir = work.path().join("run");
     std::fs::create_dir(&dir).expect("mkdir");
-    let out = run(&exe, &[], env, work.path(), &[&dir]);
+    let out = run(&exe, wrapper, env, work.path(), &[&dir]);
     assert_clean(&out, name, ok_line);
 }
 
@@ -247,7 +255,14 @@ fn hpp_polish_runs_under_asan_and_ubsan_in_cpp17_and_cpp20() {
     let source = root().join("tests/cpp/hpp_polish.cpp");
     for std in ["-std=c++17", "-std=c++20"] {
         let flags = [&[std, "-Wpedantic"][..], &SANITIZE].concat();
-        program_run(&source, "hpp_polish", &flags, &ASAN_ENV, "hpp_polish: ok");
+        program_run(
+            &source,
+            "hpp_polish",
+            &flags,
+            &[],
+            &ASAN_ENV,
+            "hpp_polish: ok",
+        );
     }
     // C++20 also takes std::span: the program says so when it ran that part.
     let flags = [&["-std=c++20"][..], &SANITIZE].concat();
@@ -255,18 +270,40 @@ fn hpp_polish_runs_under_asan_and_ubsan_in_cpp17_and_cpp20() {
         &source,
         "hpp_polish20",
         &flags,
+        &[],
         &ASAN_ENV,
         "hpp_polish: spans",
     );
 }
 
 #[test]
+fn example_engine_and_hpp_polish_are_clean_under_valgrind() {
+    program_run(
+        &root().join("tests/cpp/hpp_polish.cpp"),
+        "hpp_polish",
+        &[],
+        VALGRIND,
+        &[],
+        "hpp_polish: ok",
+    );
+    let source = root().join("examples/cpp/engine.cpp");
+    program_run(
+        &source,
+        "engine",
+        &["-Wpedantic"],
+        VALGRIND,
+        &[],
+        "engine: ok",
+    );
+}
+
+#[test]
 fn example_engine_builds_and_runs_plainly_and_under_asan_and_ubsan() {
     let source = root().join("examples/cpp/engine.cpp");
-    program_run(&source, "engine", &["-Wpedantic"], &[], "engine: ok");
+    program_run(&source, "engine", &["-Wpedantic"], &[], &[], "engine: ok");
     for std in ["-std=c++17", "-std=c++20"] {
         let flags = [&[std, "-Wpedantic"][..], &SANITIZE].concat();
-        program_run(&source, "engine_asan", &flags, &ASAN_ENV, "engine: ok");
+        program_run(&source, "engine_asan", &flags, &[], &ASAN_ENV, "engine: ok");
     }
 }
 
