@@ -6,16 +6,24 @@
  *
  * Choices, and why:
  *
- * - Errors are exceptions. Every failing call throws neardup::Error (a std::runtime_error) that
- *   carries the call's nd_status (status()) and the library's message (message(); what() is
- *   "ND_NAME: message"). The message is read from nd_last_error() inside the wrapper, right
- *   after the failing call and before any other nd_ call, so it cannot be lost to a later call in
- *   the same expression. neardup::check(status) does the same for a raw C call. C++17 has no
- *   std::expected, and an expected-like type would be one more thing to learn; where "not
- *   there" is a normal answer rather than an error, a non-throwing variant returns
- *   std::optional instead: Index::find (ND_NOT_FOUND) beside Index::get, and Cursor::next. A
- *   batch never throws for one page: each page has a BatchResult with its status and message.
- *   The header refuses to compile without exceptions (-fno-exceptions): use neardup.h there.
+ * - Errors are exceptions, or values when asked. Every failing call throws neardup::Error (a
+ *   std::runtime_error) that carries the call's status (status(), an enum class Status that
+ *   mirrors every ND_* code; c_status() gives the nd_status) and the library's message
+ *   (message(); what() is "ND_NAME: message"). The message is read from nd_last_error() inside
+ *   the wrapper, right after the failing call and before any other nd_ call, so it cannot be
+ *   lost to a later call in the same expression. neardup::check(status) does the same for a raw
+ *   C call. Beside the throwing calls, a non-throwing family returns a Result<T> (the value, or
+ *   the Status and message the Error would have carried; C++17 has no std::expected):
+ *   Index::try_open, try_open_existing, try_open_read_only, try_insert, try_query, try_get,
+ *   try_erase, try_close, try_reopen — as in mdbx.h++, which offers both styles. Where "not
+ *   there" is a normal answer rather than an error, a variant returns std::optional instead:
+ *   Index::find (ND_NOT_FOUND) beside Index::get, and Cursor::next. A batch never throws for one
+ *   page: each page has a BatchResult with its Status and message. The header refuses to compile
+ *   without exceptions (-fno-exceptions): use neardup.h there.
+ *
+ * - Results are [[nodiscard]]: opens, queries, reads, inserts (the verdict is what an insert is
+ *   for: `(void)ix.insert(p)` stores without reading it), batches and every Result. erase's
+ *   Deletion may be dropped (its failure throws), as may a setter's *this.
  *
  * - Nothing the library owns escapes. Verdict, Deletion, Moved, Record, Stats, CheckReport,
  *   Placement and CursorItem are plain value types (std::string, std::vector, std::optional),
@@ -28,7 +36,12 @@
  *   there is none (a verdict's doc_id and cluster_id) are std::optional<uint32_t>.
  *
  * - Inputs are std::string_view (no NUL terminator needed): PageRef points at the caller's
- *   key, content, URL and host, which must outlive the call only.
+ *   key, content, URL and host, which must outlive the call only. PageRef refuses to be built
+ *   from a temporary std::string (a compile error: deleted overloads), which would dangle once
+ *   the PageRef is kept in a variable; literals, views and named strings are accepted.
+ *
+ * - Batches take a pointer and a count, a std::vector, a braced list (`ix.query_batch({})` is an
+ *   empty batch, unambiguously) and, in C++20, a std::span<const PageRef>.
  *
  * - Options, Index and Cursor are move-only RAII handles over nd_options*, nd_index* and
  *   nd_cursor*. A moved-from handle holds NULL: calling it throws Error(ND_NULL_POINTER).
@@ -91,6 +104,7 @@
 #include <cstdint>
 #include <exception>
 #include <functional>
+#include <initializer_list>
 #include <iterator>
 #include <memory>
 #include <mutex>
@@ -98,8 +112,17 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
+
+#if __cplusplus >= 202002L && defined(__has_include)
+#if __has_include(<span>)
+#include <span>
+/// Defined when the batch calls also take a std::span<const PageRef> (C++20).
+#define NEARDUP_HAS_SPAN 1
+#endif
+#endif
 
 namespace neardup {
 
@@ -135,14 +158,73 @@ enum class LogLevel : uint32_t {
   Debug = ND_LOG_DEBUG,
 };
 
+/// The status of a call: every ND_* code of neardup.h, with the same value (nd_status gives the
+/// meaning of each). Error::status(), BatchResult::status and Result::status() are a Status.
+///
+/// For code written against nd_status, a Status compares equal (== and !=, either side) to
+/// the nd_status of the same value: `e.status() == ND_NOT_FOUND` keeps compiling. Convert
+/// explicitly with to_c() and to_status().
+enum class Status : uint32_t {
+  Ok = ND_OK,                                       ///< Success.
+  InvalidArgument = ND_INVALID_ARGUMENT,            ///< An argument is out of range.
+  NullPointer = ND_NULL_POINTER,                    ///< A NULL handle (a moved-from object).
+  InvalidUtf8 = ND_INVALID_UTF8,                    ///< A string is not valid UTF-8.
+  PageTooLarge = ND_PAGE_TOO_LARGE,                 ///< The page is over the size limit.
+  BinaryPage = ND_BINARY_PAGE,                      ///< The page is binary data.
+  NotFound = ND_NOT_FOUND,                          ///< No such key or cluster.
+  Storage = ND_STORAGE,                             ///< RocksDB reported an error.
+  Corruption = ND_CORRUPTION,                       ///< A stored value failed its checks.
+  IncompatibleFormat = ND_INCOMPATIBLE_FORMAT,      ///< An on-disk format this build cannot read.
+  IncompatibleConfig = ND_INCOMPATIBLE_CONFIG,      ///< Options differ from the stored ones.
+  CheckFailed = ND_CHECK_FAILED,                    ///< A compacted snapshot failed its check.
+  Poisoned = ND_POISONED,                           ///< An earlier write failed: reopen.
+  Full = ND_FULL,                                   ///< The index holds the maximum of pages.
+  Io = ND_IO,                                       ///< A file-system error.
+  Closed = ND_CLOSED,                               ///< The index was closed.
+  Panic = ND_PANIC,                                 ///< A bug inside neardup, caught.
+  TextUnavailable = ND_TEXT_UNAVAILABLE,            ///< The text source could not give a text.
+  AlreadyOpen = ND_ALREADY_OPEN,                    ///< This process has the index open.
+  WrongProcess = ND_WRONG_PROCESS,                  ///< A handle inherited across fork().
+  ReadOnly = ND_READ_ONLY,                          ///< The index was opened read-only.
+};
+
+/// The Status of a C status code (same value).
+[[nodiscard]] constexpr Status to_status(nd_status status) noexcept {
+  return static_cast<Status>(status);
+}
+
+/// The C status code of a Status (same value).
+[[nodiscard]] constexpr nd_status to_c(Status status) noexcept {
+  return static_cast<nd_status>(status);
+}
+
+/// A Status and the nd_status of the same value are equal (either side of == and !=).
+[[nodiscard]] constexpr bool operator==(Status a, nd_status b) noexcept { return to_c(a) == b; }
+/// See operator==(Status, nd_status).
+[[nodiscard]] constexpr bool operator==(nd_status a, Status b) noexcept { return a == to_c(b); }
+/// See operator==(Status, nd_status).
+[[nodiscard]] constexpr bool operator!=(Status a, nd_status b) noexcept { return !(a == b); }
+/// See operator==(Status, nd_status).
+[[nodiscard]] constexpr bool operator!=(nd_status a, Status b) noexcept { return !(a == b); }
+
 /// The name of a status code ("ND_NOT_FOUND"…); "ND_UNKNOWN" for a value that is not one.
-inline const char* status_name(nd_status status) noexcept { return nd_status_name(status); }
+[[nodiscard]] inline const char* status_name(nd_status status) noexcept {
+  return nd_status_name(status);
+}
+
+/// The name of a Status: the name of its ND_* code ("ND_NOT_FOUND"…), as status_name gives it.
+[[nodiscard]] inline const char* status_name(Status status) noexcept {
+  return nd_status_name(to_c(status));
+}
+
+/// The name of a Status, as status_name(Status) gives it ("ND_NOT_FOUND"…).
+[[nodiscard]] inline std::string to_string(Status status) { return status_name(status); }
 
 /// The version of the library linked, e.g. "0.1.0".
-inline const char* version() noexcept { return nd_version(); }
+[[nodiscard]] inline const char* version() noexcept { return nd_version(); }
 
 /// True when the library linked implements the C ABI this header was written against.
-inline bool abi_matches() noexcept { return nd_abi_version() == ND_ABI_VERSION; }
+[[nodiscard]] inline bool abi_matches() noexcept { return nd_abi_version() == ND_ABI_VERSION; }
 
 // ---------------------------------------------------------------------------------------------
 // Errors
@@ -150,16 +232,23 @@ inline bool abi_matches() noexcept { return nd_abi_version() == ND_ABI_VERSION; 
 /// A failed call: its status and the library's message, captured right after the call.
 class Error : public std::runtime_error {
  public:
+  /// An error of `status` (not ND_OK) with the library's `message`.
   Error(nd_status status, const std::string& message)
       : std::runtime_error(std::string(nd_status_name(status)) + ": " + message),
         status_(status),
         prefix_(std::char_traits<char>::length(nd_status_name(status)) + 2) {}
+  /// An error of `status` (not Status::Ok) with the library's `message`.
+  Error(Status status, const std::string& message) : Error(to_c(status), message) {}
 
-  /// The status the call returned (never ND_OK).
-  nd_status status() const noexcept { return status_; }
+  /// The status the call returned (never Status::Ok). It compares equal to the ND_* code of
+  /// the same value (`e.status() == ND_NOT_FOUND`); c_status() gives that code.
+  [[nodiscard]] Status status() const noexcept { return to_status(status_); }
+
+  /// The status as the C ABI's nd_status.
+  [[nodiscard]] nd_status c_status() const noexcept { return status_; }
 
   /// The library's message alone (what() is "ND_NAME: " followed by it).
-  const char* message() const noexcept { return what() + prefix_; }
+  [[nodiscard]] const char* message() const noexcept { return what() + prefix_; }
 
  private:
   nd_status status_;
@@ -187,6 +276,119 @@ inline std::string& source_failure() noexcept {
 inline void check(nd_status status) {
   if (status != ND_OK) throw Error(status, detail::last_error());
 }
+
+// ---------------------------------------------------------------------------------------------
+// Result (the non-throwing family)
+
+/// The outcome of a non-throwing call (Index::try_open, try_insert, try_query, try_get,
+/// try_erase…): a value, or the Status and message the throwing call would have put in its
+/// Error. Nothing in the try_ family throws neardup::Error; std::bad_alloc still may.
+///
+///     neardup::Result<neardup::Verdict> r = ix.try_insert(page);
+///     if (!r) log(r.status(), r.message());   // or: r.value() throws the Error
+///     else if (r->duplicate) …
+///
+/// It is [[nodiscard]]: a dropped Result is a failure nobody looked at. Result<void> (try_close,
+/// try_reopen) has no value.
+template <class T>
+class [[nodiscard]] Result {
+ public:
+  /// A success holding `value`.
+  static Result success(T value) { return Result(std::move(value)); }
+  /// A failure: `status` (not Status::Ok) and its message.
+  static Result failure(Status status, std::string message) {
+    return Result(status, std::move(message));
+  }
+
+  /// True when the call succeeded (there is a value).
+  [[nodiscard]] bool ok() const noexcept { return value_.has_value(); }
+  /// ok().
+  explicit operator bool() const noexcept { return ok(); }
+  /// Status::Ok on success; otherwise the failure's status.
+  [[nodiscard]] Status status() const noexcept { return status_; }
+  /// The failure's message (what Error::message() would say); empty on success.
+  [[nodiscard]] const std::string& message() const noexcept { return message_; }
+
+  /// The value; throws the Error the throwing call would have thrown when there is none.
+  [[nodiscard]] T& value() & {
+    if (!value_) throw error();
+    return *value_;
+  }
+  /// The value; throws the Error the throwing call would have thrown when there is none.
+  [[nodiscard]] const T& value() const& {
+    if (!value_) throw error();
+    return *value_;
+  }
+  /// The value, moved out; throws the Error the throwing call would have thrown when there is
+  /// none.
+  [[nodiscard]] T&& value() && {
+    if (!value_) throw error();
+    return std::move(*value_);
+  }
+  /// The value, or `fallback` on failure.
+  template <class U>
+  [[nodiscard]] T value_or(U&& fallback) const& {
+    return value_ ? *value_ : static_cast<T>(std::forward<U>(fallback));
+  }
+  /// The value, or `fallback` on failure (moved out).
+  template <class U>
+  [[nodiscard]] T value_or(U&& fallback) && {
+    return value_ ? std::move(*value_) : static_cast<T>(std::forward<U>(fallback));
+  }
+
+  /// The value; only on success (check ok() first).
+  T& operator*() & noexcept { return *value_; }
+  /// The value; only on success (check ok() first).
+  const T& operator*() const& noexcept { return *value_; }
+  /// The value's members; only on success (check ok() first).
+  T* operator->() noexcept { return &*value_; }
+  /// The value's members; only on success (check ok() first).
+  const T* operator->() const noexcept { return &*value_; }
+
+  /// The failure as the Error the throwing call would have thrown; only on failure.
+  [[nodiscard]] Error error() const { return Error(status_, message_); }
+
+ private:
+  explicit Result(T value) : value_(std::move(value)) {}
+  Result(Status status, std::string message) : status_(status), message_(std::move(message)) {}
+
+  std::optional<T> value_;
+  Status status_ = Status::Ok;
+  std::string message_;
+};
+
+/// The outcome of a non-throwing call that has no value (try_close, try_reopen).
+template <>
+class [[nodiscard]] Result<void> {
+ public:
+  /// A success.
+  static Result success() { return Result(Status::Ok, std::string()); }
+  /// A failure: `status` (not Status::Ok) and its message.
+  static Result failure(Status status, std::string message) {
+    return Result(status, std::move(message));
+  }
+
+  /// True when the call succeeded.
+  [[nodiscard]] bool ok() const noexcept { return status_ == Status::Ok; }
+  /// ok().
+  explicit operator bool() const noexcept { return ok(); }
+  /// Status::Ok on success; otherwise the failure's status.
+  [[nodiscard]] Status status() const noexcept { return status_; }
+  /// The failure's message; empty on success.
+  [[nodiscard]] const std::string& message() const noexcept { return message_; }
+  /// Throws the Error the throwing call would have thrown, on failure; nothing on success.
+  void value() const {
+    if (!ok()) throw error();
+  }
+  /// The failure as the Error the throwing call would have thrown; only on failure.
+  [[nodiscard]] Error error() const { return Error(status_, message_); }
+
+ private:
+  Result(Status status, std::string message) : status_(status), message_(std::move(message)) {}
+
+  Status status_ = Status::Ok;
+  std::string message_;
+};
 
 // ---------------------------------------------------------------------------------------------
 // Values (owned; copied out of the C structs)
@@ -292,8 +494,28 @@ struct CursorItem {
   uint64_t size = 0;        ///< Clusters: the number of members; otherwise 0.
 };
 
+namespace detail {
+
+/// True for a temporary std::string (S deduced from an rvalue: not a reference).
+template <class S>
+inline constexpr bool is_temporary_string_v =
+    std::is_same_v<std::remove_cv_t<S>, std::string>;
+
+template <class S>
+using if_temporary_string = std::enable_if_t<is_temporary_string_v<S>, int>;
+
+}  // namespace detail
+
 /// A page handed to the index. It points at the caller's bytes, which must outlive the call
 /// only; no NUL terminator is needed.
+///
+/// Lifetime: a PageRef is a view, so the constructors refuse a temporary std::string at compile
+/// time (`PageRef(std::string("k"), html)`, `PageRef(key, html + footer)`: "use of deleted
+/// function"), which would leave a PageRef kept in a variable pointing at freed memory. String
+/// literals, `const char*`, std::string_view and named std::string objects are accepted: name
+/// the temporary first (`std::string body = html + footer; PageRef(key, body)`). Assigning a
+/// temporary std::string to a member (`p.url = make_url();`) is not caught: use with_url,
+/// with_host, which refuse it too.
 struct PageRef {
   std::string_view key;      ///< The external key (UTF-8, 1 to 65,536 bytes).
   std::string_view content;  ///< HTML bytes or UTF-8 text, as `kind` says.
@@ -303,20 +525,56 @@ struct PageRef {
   int64_t time = 0;       ///< Publish time, Unix seconds; 0 when unknown.
 
   PageRef() = default;
+  /// A page of this key and content; url, host and time empty (set them with the with_
+  /// setters or the members).
   PageRef(std::string_view key_, std::string_view content_,
           ContentKind kind_ = ContentKind::Html) noexcept
       : key(key_), content(content_), kind(kind_) {}
+
+  /// Refused: the key would point into a temporary std::string (see above).
+  template <class K, detail::if_temporary_string<K> = 0>
+  PageRef(K&& key_, std::string_view content_, ContentKind kind_ = ContentKind::Html) = delete;
+  /// Refused: the content would point into a temporary std::string (see above).
+  template <class C, detail::if_temporary_string<C> = 0>
+  PageRef(std::string_view key_, C&& content_, ContentKind kind_ = ContentKind::Html) = delete;
+  /// Refused: key and content would point into temporary std::strings (see above).
+  template <class K, class C, detail::if_temporary_string<K> = 0,
+            detail::if_temporary_string<C> = 0>
+  PageRef(K&& key_, C&& content_, ContentKind kind_ = ContentKind::Html) = delete;
+
+  /// Sets the URL (used for the host when the host is empty); returns *this.
+  PageRef& with_url(std::string_view url_) noexcept {
+    url = url_;
+    return *this;
+  }
+  /// Refused: the URL would point into a temporary std::string.
+  template <class S, detail::if_temporary_string<S> = 0>
+  PageRef& with_url(S&& url_) = delete;
+  /// Sets the host; returns *this.
+  PageRef& with_host(std::string_view host_) noexcept {
+    host = host_;
+    return *this;
+  }
+  /// Refused: the host would point into a temporary std::string.
+  template <class S, detail::if_temporary_string<S> = 0>
+  PageRef& with_host(S&& host_) = delete;
+  /// Sets the publish time, Unix seconds; returns *this.
+  PageRef& with_time(int64_t time_) noexcept {
+    time = time_;
+    return *this;
+  }
 };
 
 /// The result of one page of a batch: a verdict, or the status and message of its failure.
 struct BatchResult {
-  nd_status status = ND_OK;        ///< The page's status.
-  std::string message;             ///< Its error message; empty when ND_OK.
-  std::optional<Verdict> verdict;  ///< Its verdict when ND_OK.
+  Status status = Status::Ok;      ///< The page's status.
+  std::string message;             ///< Its error message; empty when Status::Ok.
+  std::optional<Verdict> verdict;  ///< Its verdict when Status::Ok.
 
-  bool ok() const noexcept { return status == ND_OK; }
+  /// The page succeeded (it has a verdict).
+  [[nodiscard]] bool ok() const noexcept { return status == Status::Ok; }
   /// The verdict, or throws Error(status, message).
-  const Verdict& value() const {
+  [[nodiscard]] const Verdict& value() const {
     if (!verdict) throw Error(status, message);
     return *verdict;
   }
@@ -466,7 +724,7 @@ struct BatchOut {
   std::vector<BatchResult> results() const {
     std::vector<BatchResult> out(verdicts.size());
     for (std::size_t i = 0; i < verdicts.size(); ++i) {
-      out[i].status = statuses[i];
+      out[i].status = to_status(statuses[i]);
       if (statuses[i] == ND_OK) {
         out[i].verdict = to_verdict(verdicts[i]);
       } else {
@@ -715,7 +973,7 @@ class Options {
   }
 
   /// The C handle, for calls this header does not wrap; still owned by this object.
-  nd_options* c_handle() const noexcept { return opts_; }
+  [[nodiscard]] nd_options* c_handle() const noexcept { return opts_; }
 
  private:
   friend class Index;
@@ -748,7 +1006,7 @@ class Cursor {
 
   /// The next item, or none at the end (and after it). Throws Error on a read failure
   /// (ND_STORAGE, ND_CORRUPTION: the cursor then ends).
-  std::optional<CursorItem> next() {
+  [[nodiscard]] std::optional<CursorItem> next() {
     nd_cursor_item item{};
     bool has = false;
     check(nd_cursor_next(cursor_, &item, &has));
@@ -795,7 +1053,7 @@ class Cursor {
   iterator end() noexcept { return iterator(); }
 
   /// The C handle; still owned by this object.
-  nd_cursor* c_handle() const noexcept { return cursor_; }
+  [[nodiscard]] nd_cursor* c_handle() const noexcept { return cursor_; }
 
  private:
   friend class Index;
@@ -809,7 +1067,8 @@ class Cursor {
 // Index
 
 /// An open index (nd_index). Move-only; thread-safe (any number of threads may call one Index
-/// at once). Every method throws Error on failure; see neardup.h for each call's statuses.
+/// at once). Every method throws Error on failure but the try_ family, which returns a Result
+/// instead; see neardup.h for each call's statuses.
 class Index {
  public:
   /// Opens (or creates, by default) the index in the directory `path`; `options` may be null
@@ -819,29 +1078,57 @@ class Index {
   /// throws Error(ND_ALREADY_OPEN). So `ix = Index::open(path)` cannot reopen `ix` (the right
   /// side runs first, while `ix` still holds the index): call `ix.reopen()`, or `ix.close()`
   /// before the assignment.
-  static Index open(std::string_view path, const Options* options = nullptr) {
-    nd_index* h = nullptr;
-    check_open(nd_index_open(path.data(), path.size(), options ? options->opts_ : nullptr, &h));
-    return Index(h, options ? options->source_ : nullptr);
+  [[nodiscard]] static Index open(std::string_view path, const Options* options = nullptr) {
+    return try_open(path, options).value();
   }
-  static Index open(std::string_view path, const Options& options) { return open(path, &options); }
+  /// open(path, &options).
+  [[nodiscard]] static Index open(std::string_view path, const Options& options) {
+    return open(path, &options);
+  }
 
   /// Opens the existing index in `path` with the configuration stored in it.
-  static Index open_existing(std::string_view path) {
-    nd_index* h = nullptr;
-    check_open(nd_index_open_existing(path.data(), path.size(), &h));
-    return Index(h, nullptr);
+  [[nodiscard]] static Index open_existing(std::string_view path) {
+    return try_open_existing(path).value();
   }
 
   /// Opens an index or checkpoint read-only: writes throw Error(ND_READ_ONLY).
-  static Index open_read_only(std::string_view path) {
+  [[nodiscard]] static Index open_read_only(std::string_view path) {
+    return try_open_read_only(path).value();
+  }
+
+  /// open() without exceptions: the Index, or the Status and message open would have thrown
+  /// (Status::AlreadyOpen's message says how to reopen, as open's does).
+  [[nodiscard]] static Result<Index> try_open(std::string_view path,
+                                              const Options* options = nullptr) {
     nd_index* h = nullptr;
-    neardup::check(nd_index_open_read_only(path.data(), path.size(), &h));
-    return Index(h, nullptr);
+    const nd_status s =
+        nd_index_open(path.data(), path.size(), options ? options->opts_ : nullptr, &h);
+    if (s != ND_OK) return Result<Index>::failure(to_status(s), open_message(s));
+    return Result<Index>::success(Index(h, options ? options->source_ : nullptr));
+  }
+  /// try_open(path, &options).
+  [[nodiscard]] static Result<Index> try_open(std::string_view path, const Options& options) {
+    return try_open(path, &options);
+  }
+
+  /// open_existing() without exceptions.
+  [[nodiscard]] static Result<Index> try_open_existing(std::string_view path) {
+    nd_index* h = nullptr;
+    const nd_status s = nd_index_open_existing(path.data(), path.size(), &h);
+    if (s != ND_OK) return Result<Index>::failure(to_status(s), open_message(s));
+    return Result<Index>::success(Index(h, nullptr));
+  }
+
+  /// open_read_only() without exceptions.
+  [[nodiscard]] static Result<Index> try_open_read_only(std::string_view path) {
+    nd_index* h = nullptr;
+    const nd_status s = nd_index_open_read_only(path.data(), path.size(), &h);
+    if (s != ND_OK) return Result<Index>::failure(to_status(s), detail::last_error());
+    return Result<Index>::success(Index(h, nullptr));
   }
 
   /// The configuration stored in the index at `path` (closed, or open elsewhere), as JSON.
-  static std::string stored_config_json(std::string_view path) {
+  [[nodiscard]] static std::string stored_config_json(std::string_view path) {
     detail::Owned<nd_str, nd_str_free> s;
     neardup::check(nd_stored_config_json(path.data(), path.size(), &s.value));
     return detail::to_string(s.value);
@@ -876,6 +1163,13 @@ class Index {
   /// fails (the index is closed all the same), Error(ND_CLOSED) when already closed.
   void close() { neardup::check(nd_index_close(h_)); }
 
+  /// close() without exceptions.
+  [[nodiscard]] Result<void> try_close() {
+    const nd_status s = nd_index_close(h_);
+    if (s != ND_OK) return Result<void>::failure(to_status(s), detail::last_error());
+    return Result<void>::success();
+  }
+
   /// Closes the index and opens it again in this Index (nd_index_reopen): the same path and
   /// options, the same text source; a read-only Index is reopened read-only and then sees the
   /// writes made since. This is the reopen idiom (`ix = Index::open(path)` throws
@@ -885,33 +1179,56 @@ class Index {
   /// that Error and the Index is left closed (later calls throw ND_CLOSED).
   void reopen() { call(nd_index_reopen(h_)); }
 
-  /// Inserts a page (a present key is replaced) and returns its verdict.
-  Verdict insert(const PageRef& page) {
+  /// reopen() without exceptions (on a failure of the final flush or of the open, the Index is
+  /// left closed, as with reopen()).
+  [[nodiscard]] Result<void> try_reopen() {
+    const nd_status s = nd_index_reopen(h_);
+    if (s != ND_OK) return Result<void>::failure(to_status(s), failure_message(s));
+    detail::source_failure().clear();
+    return Result<void>::success();
+  }
+
+  /// Inserts a page (a present key is replaced) and returns its verdict. [[nodiscard]]: the
+  /// verdict is what an insert is for (write `(void)ix.insert(p)` to store without reading it).
+  [[nodiscard]] Verdict insert(const PageRef& page) { return try_insert(page).value(); }
+
+  /// insert() without exceptions: the verdict, or the Status and message insert would have
+  /// thrown (Status::TextUnavailable's message ends with what the text source threw).
+  [[nodiscard]] Result<Verdict> try_insert(const PageRef& page) {
     const nd_page p = detail::to_c(page);
     detail::Owned<nd_verdict, nd_verdict_free> v;
-    call(nd_index_insert(h_, &p, &v.value));
-    return detail::to_verdict(v.value);
+    const nd_status s = nd_index_insert(h_, &p, &v.value);
+    return outcome(s, [&] { return detail::to_verdict(v.value); });
   }
 
   /// The verdict insert would give this content, storing nothing.
-  Verdict query(std::string_view content, ContentKind kind = ContentKind::Html) const {
-    detail::Owned<nd_verdict, nd_verdict_free> v;
-    call(nd_index_query(h_, reinterpret_cast<const uint8_t*>(content.data()), content.size(),
-                        static_cast<uint32_t>(kind), &v.value));
-    return detail::to_verdict(v.value);
+  [[nodiscard]] Verdict query(std::string_view content,
+                              ContentKind kind = ContentKind::Html) const {
+    return try_query(content, kind).value();
   }
 
-  /// Inserts pages as one batch: one BatchResult per page, in input order (a page that fails
-  /// does not stop the others). `progress` runs on this thread after every committed group;
-  /// an exception it throws is rethrown when the batch has ended. Throws Error when the batch
-  /// could not run or a failed write stopped it (the groups committed before stay).
-  std::vector<BatchResult> insert_batch(const std::vector<PageRef>& pages,
-                                        Order order = Order::Fingerprints,
-                                        const Progress& progress = {}) {
-    std::vector<nd_page> c;
-    c.reserve(pages.size());
-    for (const PageRef& p : pages) c.push_back(detail::to_c(p));
-    detail::BatchOut out(pages.size());
+  /// query() without exceptions.
+  [[nodiscard]] Result<Verdict> try_query(std::string_view content,
+                                          ContentKind kind = ContentKind::Html) const {
+    detail::Owned<nd_verdict, nd_verdict_free> v;
+    const nd_status s =
+        nd_index_query(h_, reinterpret_cast<const uint8_t*>(content.data()), content.size(),
+                       static_cast<uint32_t>(kind), &v.value);
+    return outcome(s, [&] { return detail::to_verdict(v.value); });
+  }
+
+  /// Inserts `count` pages from `pages` as one batch: one BatchResult per page, in input order
+  /// (a page that fails does not stop the others; `count` 0 gives an empty result). `progress`
+  /// runs on this thread after every committed group; an exception it throws is rethrown when
+  /// the batch has ended. Throws Error when the batch could not run or a failed write stopped
+  /// it (the groups committed before stay). The overloads below take a std::vector, a braced
+  /// list (`ix.insert_batch({})`, `ix.insert_batch({PageRef(k, html), …})`) and, in C++20, a
+  /// std::span.
+  [[nodiscard]] std::vector<BatchResult> insert_batch(const PageRef* pages, std::size_t count,
+                                                      Order order = Order::Fingerprints,
+                                                      const Progress& progress = {}) {
+    const std::vector<nd_page> c = to_c_pages(pages, count);
+    detail::BatchOut out(count);
     detail::ProgressState state{&progress, nullptr};
     const nd_status s = nd_index_insert_batch(
         h_, c.data(), c.size(), static_cast<uint32_t>(order), out.verdicts.data(),
@@ -921,22 +1238,59 @@ class Index {
     if (state.error) std::rethrow_exception(state.error);
     return out.results();
   }
+  /// insert_batch over a vector of pages.
+  [[nodiscard]] std::vector<BatchResult> insert_batch(const std::vector<PageRef>& pages,
+                                                      Order order = Order::Fingerprints,
+                                                      const Progress& progress = {}) {
+    return insert_batch(pages.data(), pages.size(), order, progress);
+  }
+  /// insert_batch over a braced list of pages; `{}` is an empty batch.
+  [[nodiscard]] std::vector<BatchResult> insert_batch(std::initializer_list<PageRef> pages,
+                                                      Order order = Order::Fingerprints,
+                                                      const Progress& progress = {}) {
+    return insert_batch(pages.begin(), pages.size(), order, progress);
+  }
+#ifdef NEARDUP_HAS_SPAN
+  /// insert_batch over a span of pages (C++20).
+  [[nodiscard]] std::vector<BatchResult> insert_batch(std::span<const PageRef> pages,
+                                                      Order order = Order::Fingerprints,
+                                                      const Progress& progress = {}) {
+    return insert_batch(pages.data(), pages.size(), order, progress);
+  }
+#endif
 
-  /// The verdicts query gives each page's content (keys and hosts are not used), computed in
-  /// parallel: one BatchResult per page.
-  std::vector<BatchResult> query_batch(const std::vector<PageRef>& pages) const {
-    std::vector<nd_page> c;
-    c.reserve(pages.size());
-    for (const PageRef& p : pages) c.push_back(detail::to_c(p));
-    detail::BatchOut out(pages.size());
+  /// The verdicts query gives the content of each of `count` pages from `pages` (keys and
+  /// hosts are not used), computed in parallel: one BatchResult per page (`count` 0: none).
+  /// The overloads below take a std::vector, a braced list (`ix.query_batch({})` is an empty
+  /// batch), in C++20 a std::span, and a vector of contents of one kind.
+  [[nodiscard]] std::vector<BatchResult> query_batch(const PageRef* pages,
+                                                     std::size_t count) const {
+    const std::vector<nd_page> c = to_c_pages(pages, count);
+    detail::BatchOut out(count);
     call(nd_index_query_batch(h_, c.data(), c.size(), out.verdicts.data(), out.statuses.data(),
                               out.messages.data()));
     return out.results();
   }
+  /// query_batch over a vector of pages.
+  [[nodiscard]] std::vector<BatchResult> query_batch(const std::vector<PageRef>& pages) const {
+    return query_batch(pages.data(), pages.size());
+  }
+  /// query_batch over a braced list of pages; `{}` is an empty batch (chosen over the other
+  /// overloads: a braced list prefers std::initializer_list).
+  [[nodiscard]] std::vector<BatchResult> query_batch(
+      std::initializer_list<PageRef> pages) const {
+    return query_batch(pages.begin(), pages.size());
+  }
+#ifdef NEARDUP_HAS_SPAN
+  /// query_batch over a span of pages (C++20).
+  [[nodiscard]] std::vector<BatchResult> query_batch(std::span<const PageRef> pages) const {
+    return query_batch(pages.data(), pages.size());
+  }
+#endif
 
-  /// query_batch over contents of one kind.
-  std::vector<BatchResult> query_batch(const std::vector<std::string_view>& contents,
-                                       ContentKind kind = ContentKind::Html) const {
+  /// query_batch over contents of one kind (`ix.query_batch({html1, html2})` lands here).
+  [[nodiscard]] std::vector<BatchResult> query_batch(const std::vector<std::string_view>& contents,
+                                                     ContentKind kind = ContentKind::Html) const {
     std::vector<PageRef> pages;
     pages.reserve(contents.size());
     for (std::string_view content : contents) pages.emplace_back(std::string_view(), content, kind);
@@ -945,21 +1299,29 @@ class Index {
 
   /// Deletes the page with this key (nd_index_delete) and returns what changed. Throws
   /// Error(ND_NOT_FOUND) when the key is absent.
-  Deletion erase(std::string_view key) {
+  Deletion erase(std::string_view key) { return try_erase(key).value(); }
+
+  /// erase() without exceptions: what changed, or the Status (Status::NotFound for an absent
+  /// key) and message erase would have thrown.
+  [[nodiscard]] Result<Deletion> try_erase(std::string_view key) {
     detail::Owned<nd_deletion, nd_deletion_free> d;
-    call(nd_index_delete(h_, key.data(), key.size(), &d.value));
-    return detail::to_deletion(d.value);
+    const nd_status s = nd_index_delete(h_, key.data(), key.size(), &d.value);
+    return outcome(s, [&] { return detail::to_deletion(d.value); });
   }
 
   /// The stored record of a key. Throws Error(ND_NOT_FOUND) when the key is absent.
-  Record get(std::string_view key) const {
+  [[nodiscard]] Record get(std::string_view key) const { return try_get(key).value(); }
+
+  /// get() without exceptions: the record, or Status::NotFound for an absent key (find() gives
+  /// std::nullopt for it instead and throws the other failures), or another failure.
+  [[nodiscard]] Result<Record> try_get(std::string_view key) const {
     detail::Owned<nd_record, nd_record_free> r;
-    call(nd_index_get(h_, key.data(), key.size(), &r.value));
-    return detail::to_record(r.value);
+    const nd_status s = nd_index_get(h_, key.data(), key.size(), &r.value);
+    return outcome(s, [&] { return detail::to_record(r.value); });
   }
 
   /// The stored record of a key, or none when the key is absent (other failures throw).
-  std::optional<Record> find(std::string_view key) const {
+  [[nodiscard]] std::optional<Record> find(std::string_view key) const {
     detail::Owned<nd_record, nd_record_free> r;
     const nd_status s = nd_index_get(h_, key.data(), key.size(), &r.value);
     if (s == ND_NOT_FOUND) return std::nullopt;
@@ -968,7 +1330,7 @@ class Index {
   }
 
   /// A key's cluster and its representative. Throws Error(ND_NOT_FOUND) when absent.
-  Placement representative(std::string_view key) const {
+  [[nodiscard]] Placement representative(std::string_view key) const {
     uint32_t cluster = 0;
     detail::Owned<nd_str, nd_str_free> rep;
     call(nd_index_representative(h_, key.data(), key.size(), &cluster, &rep.value));
@@ -977,7 +1339,7 @@ class Index {
 
   /// At most `limit` member keys of a cluster from position `offset`, in id order. Throws
   /// Error(ND_NOT_FOUND) when there is no such cluster.
-  std::vector<std::string> cluster_members(uint32_t cluster, std::size_t offset,
+  [[nodiscard]] std::vector<std::string> cluster_members(uint32_t cluster, std::size_t offset,
                                            std::size_t limit) const {
     detail::Owned<nd_key_list, nd_key_list_free> list;
     call(nd_index_cluster_members(h_, cluster, offset, limit, &list.value));
@@ -991,14 +1353,14 @@ class Index {
   }
 
   /// A cursor over every cluster (representative's key, id, size), in id order.
-  Cursor clusters() const {
+  [[nodiscard]] Cursor clusters() const {
     nd_cursor* c = nullptr;
     call(nd_index_clusters(h_, &c));
     return Cursor(c, keep_);
   }
 
   /// A cursor over every page's key and cluster, in id order.
-  Cursor keys() const {
+  [[nodiscard]] Cursor keys() const {
     nd_cursor* c = nullptr;
     call(nd_index_keys(h_, &c));
     return Cursor(c, keep_);
@@ -1006,14 +1368,14 @@ class Index {
 
   /// A cursor over a cluster's members, in id order. Throws Error(ND_NOT_FOUND) when there is
   /// no such cluster.
-  Cursor members(uint32_t cluster) const {
+  [[nodiscard]] Cursor members(uint32_t cluster) const {
     nd_cursor* c = nullptr;
     call(nd_index_members(h_, cluster, &c));
     return Cursor(c, keep_);
   }
 
   /// Figures about the index.
-  Stats stats() const {
+  [[nodiscard]] Stats stats() const {
     nd_stats s{};
     call(nd_index_stats(h_, &s));
     return Stats{s.pages, s.clusters, s.frequent_fingerprints,
@@ -1021,7 +1383,7 @@ class Index {
   }
 
   /// Checks every invariant; a check that ran and found problems returns them (no throw).
-  CheckReport check() const {
+  [[nodiscard]] CheckReport check() const {
     CheckReport out;
     detail::Owned<nd_str, nd_str_free> report;
     call(nd_index_check(h_, &out.problems, &report.value));
@@ -1030,7 +1392,7 @@ class Index {
   }
 
   /// Checks `pages` random pages one by one: a quick look at a large index.
-  CheckReport check_sample(uint64_t pages) const {
+  [[nodiscard]] CheckReport check_sample(uint64_t pages) const {
     CheckReport out;
     detail::Owned<nd_str, nd_str_free> report;
     call(nd_index_check_sample(h_, pages, &out.problems, &report.value));
@@ -1039,7 +1401,7 @@ class Index {
   }
 
   /// RocksDB's own statistics (compactions, levels, stalls, cache), as text.
-  std::string rocksdb_stats() const {
+  [[nodiscard]] std::string rocksdb_stats() const {
     detail::Owned<nd_str, nd_str_free> s;
     call(nd_index_rocksdb_stats(h_, &s.value));
     return detail::to_string(s.value);
@@ -1052,47 +1414,71 @@ class Index {
   void compact() { call(nd_index_compact(h_)); }
 
   /// Number of live pages.
-  uint64_t len() const {
+  [[nodiscard]] uint64_t len() const {
     uint64_t n = 0;
     call(nd_index_len(h_, &n));
     return n;
   }
 
   /// The configuration stored in the index, as JSON.
-  std::string config_json() const {
+  [[nodiscard]] std::string config_json() const {
     detail::Owned<nd_str, nd_str_free> s;
     call(nd_index_config_json(h_, &s.value));
     return detail::to_string(s.value);
   }
 
   /// The C handle, for calls this header does not wrap; still owned by this object.
-  nd_index* c_handle() const noexcept { return h_; }
+  [[nodiscard]] nd_index* c_handle() const noexcept { return h_; }
 
  private:
   Index(nd_index* h, std::shared_ptr<const void> keep) noexcept : h_(h), keep_(std::move(keep)) {}
 
-  /// check() for an open: ND_ALREADY_OPEN says how to reopen.
-  static void check_open(nd_status s) {
+  /// The message of a failed open: ND_ALREADY_OPEN says how to reopen.
+  static std::string open_message(nd_status s) {
+    std::string message = detail::last_error();
     if (s == ND_ALREADY_OPEN)
-      throw Error(s, detail::last_error() +
-                         "; to open it again, call reopen() on the Index holding it, or close() "
-                         "it first (`ix = Index::open(path)` opens before `ix` is released)");
-    neardup::check(s);
+      message +=
+          "; to open it again, call reopen() on the Index holding it, or close() it first "
+          "(`ix = Index::open(path)` opens before `ix` is released)";
+    return message;
   }
 
-  /// check(), plus what the text source threw on this thread during the call.
-  static void call(nd_status s) {
+  /// The message of a failed call (not ND_OK), read before any other nd_ call, plus what the
+  /// text source threw on this thread during the call.
+  static std::string failure_message(nd_status s) {
     std::string& failure = detail::source_failure();
-    if (s == ND_OK) {
-      failure.clear();
-      return;
-    }
     std::string message = detail::last_error();
     if (!failure.empty()) {
       if (s == ND_TEXT_UNAVAILABLE) message += " (" + failure + ")";
       failure.clear();
     }
-    throw Error(s, message);
+    return message;
+  }
+
+  /// check(), plus what the text source threw on this thread during the call.
+  static void call(nd_status s) {
+    if (s == ND_OK) {
+      detail::source_failure().clear();
+      return;
+    }
+    throw Error(s, failure_message(s));
+  }
+
+  /// The Result of a call that returned `s`: make() on success, else the failure.
+  template <class F>
+  static auto outcome(nd_status s, F&& make) -> Result<decltype(make())> {
+    using T = decltype(make());
+    if (s != ND_OK) return Result<T>::failure(to_status(s), failure_message(s));
+    detail::source_failure().clear();
+    return Result<T>::success(make());
+  }
+
+  /// The C pages of `count` PageRefs (none when `count` is 0, whatever `pages` is).
+  static std::vector<nd_page> to_c_pages(const PageRef* pages, std::size_t count) {
+    std::vector<nd_page> c;
+    c.reserve(count);
+    for (std::size_t i = 0; i < count; ++i) c.push_back(detail::to_c(pages[i]));
+    return c;
   }
 
   nd_index* h_ = nullptr;

@@ -45,7 +45,7 @@ nd_status thrown(const std::function<void()>& f, std::string* message = nullptr)
     return ND_OK;
   } catch (const neardup::Error& e) {
     if (message != nullptr) *message = e.message();
-    return e.status();
+    return e.c_status();
   }
 }
 
@@ -57,7 +57,7 @@ std::string text(int i) {
 
 void put(neardup::Index& ix, const std::string& key, int i) {
   const std::string t = text(i);
-  ix.insert(neardup::PageRef(key, t, neardup::ContentKind::Text));
+  (void)ix.insert(neardup::PageRef(key, t, neardup::ContentKind::Text));
 }
 
 // In a child: a failed expectation is its exit status.
