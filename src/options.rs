@@ -283,15 +283,16 @@ pub struct IndexOptions {
     #[deprecated(note = "no longer used: see `block_cache_bytes`")]
     pub posting_filter_bytes: usize,
     /// The block cache, in bytes, shared by every column family: recently read blocks of pages,
-    /// postings and texts, and the index and filter blocks of the table files (those of the
-    /// first level pinned). Default 256 MiB. Reads of what is not cached go to the files (and
+    /// postings and simhash tables, and the index and filter blocks of the table files (those of
+    /// the first level pinned); texts are read from their blob files, past the cache. Default 256 MiB. Reads of what is not cached go to the files (and
     /// the operating system's page cache).
     pub block_cache_bytes: usize,
     /// The memtables of all column families together, in bytes: writes land there before they
     /// are flushed to table files. Default 256 MiB.
     pub write_buffer_bytes: usize,
-    /// How many table files RocksDB keeps open (0: all, each opened when the index opens — an
-    /// open then takes time with the index's size). Default 1,024.
+    /// How many table files and blob files (the texts') RocksDB keeps open (0: all, each table
+    /// file opened when the index opens — an open then takes time with the index's size).
+    /// Default 1,024.
     pub max_open_files: u32,
     /// Read a page's clause-sketch keys only when its content and sentence-fingerprint keys
     /// found no candidate, as the simhash tables are read (default off: every key in one read).

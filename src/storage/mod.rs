@@ -403,6 +403,11 @@ pub fn cf_options(name: &str, tables: SimhashTables, cache: &Cache, budget: &Bud
                     o.set_min_blob_size(TEXT_BLOB_MIN);
                     o.set_blob_compression_type(DBCompressionType::Zstd);
                     o.set_enable_blob_gc(true);
+                    // A blob file is freed only when no reference to it is left. Compactions
+                    // move the live texts out of the oldest quarter of the blob files; when half
+                    // of what those hold is garbage, compactions are scheduled to collect it.
+                    o.set_blob_gc_age_cutoff(TEXT_BLOB_GC_AGE_CUTOFF);
+                    o.set_blob_gc_force_threshold(0.5);
                 }
                 cf::KEYS | cf::DOCS | cf::CLUSTERS | cf::CHROME => {
                     o.set_block_based_table_factory(&table(true));
@@ -421,6 +426,10 @@ pub fn cf_options(name: &str, tables: SimhashTables, cache: &Cache, budget: &Bud
 /// Texts at least this long (bytes, encoded) are kept in blob files; shorter ones stay in the
 /// table files, where a blob reference would save nothing.
 pub const TEXT_BLOB_MIN: u64 = 256;
+
+/// The share of the texts' blob files, oldest first, whose live texts a compaction moves out
+/// (blob garbage collection); `Index::compact` takes them all.
+pub const TEXT_BLOB_GC_AGE_CUTOFF: f64 = 0.25;
 
 /// The block cache of a database: RocksDB's HyperClockCache, whose look-ups take no lock (the
 /// LRU cache's mutex and list upkeep were the most frequent symbols of an ingest's profile), its

@@ -149,7 +149,7 @@ pub struct Step {
     pub rss_reopened_mb: f64,
     /// Bytes of the index directory.
     pub dir_bytes: u64,
-    /// Bytes in SST files and memtables (`Stats::bytes`).
+    /// Bytes in table files, blob files and memtables (`Stats::bytes`).
     pub stored_bytes: u64,
     /// Of which the `texts` column family.
     pub texts_bytes: u64,

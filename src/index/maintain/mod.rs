@@ -38,6 +38,18 @@ impl Index {
         })
     }
 
+    /// Sets a mutable option of a column family.
+    fn set_cf_option(
+        &self,
+        h: &impl rocksdb::AsColumnFamilyRef,
+        key: &str,
+        value: &str,
+    ) -> Result<()> {
+        self.db
+            .set_options_cf(h, &[(key, value)])
+            .map_err(|e| Error::storage(format!("setting {key}"), e))
+    }
+
     /// Compacts every column family down to the last level.
     ///
     /// # Errors
@@ -54,8 +66,18 @@ impl Index {
             // merge operand is folded and every block gets the bottommost compression.
             let mut co = CompactOptions::default();
             co.set_bottommost_level_compaction(BottommostLevelCompaction::Force);
+            // The texts' blob files are all collected by this compaction (not only the oldest
+            // quarter): the space of every deleted or replaced page's text is given back.
+            let every_blob = name == cf::TEXTS;
+            if every_blob {
+                self.set_cf_option(h, "blob_garbage_collection_age_cutoff", "1.0")?;
+            }
             self.db
                 .compact_range_cf_opt(h, None::<&[u8]>, None::<&[u8]>, &co);
+            if every_blob {
+                let cutoff = storage::TEXT_BLOB_GC_AGE_CUTOFF.to_string();
+                self.set_cf_option(h, "blob_garbage_collection_age_cutoff", &cutoff)?;
+            }
         }
         Ok(())
     }
