@@ -20,21 +20,7 @@ mod common;
 use std::path::Path;
 use std::process::Command;
 
-use common::native::{assert_clean, fresh_library, root, run};
-
-const SANITIZE: [&str; 3] = [
-    "-fsanitize=address,undefined",
-    "-fno-omit-frame-pointer",
-    "-fno-sanitize-recover=all",
-];
-
-/// Leaks are valgrind's part elsewhere: LeakSanitizer cannot see into the Rust library's
-/// allocator reliably when the library is not instrumented (and the children leak their
-/// inherited handles on purpose).
-const ASAN_ENV: [(&str, &str); 1] = [(
-    "ASAN_OPTIONS",
-    "detect_leaks=0:abort_on_error=0:exitcode=98",
-)];
+use common::native::{assert_clean, fresh_library, root, run, ASAN_ENV, SANITIZE};
 
 /// Compiles `source` with `compiler` and `flags` into `out`, against the shared library.
 fn build(compiler: &str, flags: &[&str], source: &Path, out: &Path, extra: &[&str]) {

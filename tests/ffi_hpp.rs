@@ -25,7 +25,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use common::native::{assert_clean, fresh_library, root, run, VALGRIND};
+use common::native::{assert_clean, fresh_library, root, run, ASAN_ENV, SANITIZE, VALGRIND};
 
 const WARNINGS: [&str; 5] = ["-std=c++17", "-Wall", "-Wextra", "-Werror", "-pthread"];
 
@@ -215,18 +215,6 @@ fn readme_hpp_example_compiles_and_runs() {
         }
     }
 }
-
-const SANITIZE: [&str; 3] = [
-    "-fsanitize=address,undefined",
-    "-fno-omit-frame-pointer",
-    "-fno-sanitize-recover=all",
-];
-
-/// LeakSanitizer off: leaks are valgrind's part (see hpp_engine_runs_plainly_and_under_asan…).
-const ASAN_ENV: [(&str, &str); 1] = [(
-    "ASAN_OPTIONS",
-    "detect_leaks=0:abort_on_error=0:exitcode=98",
-)];
 
 /// Builds `source` with `extra` flags (`tests/cpp` on the include path) and runs it under
 /// `wrapper` with a fresh directory as its argument; it must print `ok_line` and nothing to

@@ -196,6 +196,37 @@ fn default_host(key: &str) -> String {
     }
 }
 
+/// The key and host a `query` or `near` probes as (`host` by default the key's, see
+/// [`default_host`]), or `None` without a key; a host without a key is refused.
+fn probe_target(
+    py: Python<'_>,
+    call: &str,
+    key: Option<String>,
+    host: Option<String>,
+) -> PyResult<Option<(String, String)>> {
+    match (key, host) {
+        (None, Some(_)) => Err(invalid_type(
+            py,
+            format!("{call}(host=...) needs the page's key too"),
+        )),
+        (None, None) => Ok(None),
+        (Some(key), host) => {
+            let host = host.unwrap_or_else(|| default_host(&key));
+            Ok(Some((key, host)))
+        }
+    }
+}
+
+/// The page a `query` or `near` with a key probes (no publish time).
+fn probe_page<'a>(body: &'a Body, key: &'a str, host: &'a str) -> Page<'a> {
+    Page {
+        key,
+        host,
+        time: 0,
+        content: body.content(),
+    }
+}
+
 #[pymethods]
 impl PyIndex {
     #[new]
@@ -294,20 +325,10 @@ impl PyIndex {
     ) -> PyResult<Verdict> {
         let ix = self.ix(py)?;
         let body = Body::from_args(py, html, text)?;
-        if key.is_none() && host.is_some() {
-            return Err(invalid_type(py, "query(host=...) needs the page's key too"));
-        }
+        let target = probe_target(py, "query", key, host)?;
         let v = py
-            .detach(|| match &key {
-                Some(key) => {
-                    let host = host.clone().unwrap_or_else(|| default_host(key));
-                    ix.query_page(&Page {
-                        key,
-                        host: &host,
-                        time: 0,
-                        content: body.content(),
-                    })
-                }
+            .detach(|| match &target {
+                Some((key, host)) => ix.query_page(&probe_page(&body, key, host)),
                 None => ix.query(body.content()),
             })
             .py(py)?;
@@ -348,23 +369,10 @@ impl PyIndex {
             by,
         };
         let body = Body::from_args(py, html, text)?;
-        if key.is_none() && host.is_some() {
-            return Err(invalid_type(py, "near(host=...) needs the page's key too"));
-        }
+        let target = probe_target(py, "near", key, host)?;
         let found = py
-            .detach(|| match &key {
-                Some(key) => {
-                    let host = host.clone().unwrap_or_else(|| default_host(key));
-                    ix.near_page(
-                        &Page {
-                            key,
-                            host: &host,
-                            time: 0,
-                            content: body.content(),
-                        },
-                        &opts,
-                    )
-                }
+            .detach(|| match &target {
+                Some((key, host)) => ix.near_page(&probe_page(&body, key, host), &opts),
                 None => ix.near(body.content(), &opts),
             })
             .py(py)?;

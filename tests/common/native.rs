@@ -5,6 +5,21 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::SystemTime;
 
+/// The sanitizers the C and C++ tests build their programs with: any report aborts the run.
+pub const SANITIZE: [&str; 3] = [
+    "-fsanitize=address,undefined",
+    "-fno-omit-frame-pointer",
+    "-fno-sanitize-recover=all",
+];
+
+/// The environment of a sanitized run: a report exits 98. LeakSanitizer is off: leaks are
+/// valgrind's part, and it cannot see into the Rust library's allocator reliably when the
+/// library is not instrumented (forked children also leak their inherited handles on purpose).
+pub const ASAN_ENV: [(&str, &str); 1] = [(
+    "ASAN_OPTIONS",
+    "detect_leaks=0:abort_on_error=0:exitcode=98",
+)];
+
 /// Valgrind, as the C and C++ tests run their programs under it: any error or definite or
 /// indirect leak exits 99.
 pub const VALGRIND: &[&str] = &[

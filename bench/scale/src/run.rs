@@ -368,13 +368,9 @@ pub fn queries(
         }
     }
     if probe > 0 {
-        let dir = index.with_file_name("tmp").join("probe-q");
-        remove(&dir);
-        ix.checkpoint(&dir)?;
-        drop(ix);
         let pages = w.probe_pages(probe);
-        let copy = Index::open(&dir, opts)?;
-        let o = ingest(&copy, &pages)?;
+        let dir = index.with_file_name("tmp").join("probe-q");
+        let (o, _, _) = probe_copy(&ix, &dir, Some(opts), &pages)?;
         let per = |d: Duration| d.as_secs_f64() * 1e6 / probe as f64;
         log(format!(
             "probe: {:.0} pages/s, {:.0} µs CPU a page; verdict timings a page: signatures {:.0} + candidates {:.0} + verification {:.0} + write {:.0} µs; {:.1} candidates, {:.2} pairs verified a page; {} duplicates",
@@ -388,10 +384,37 @@ pub fn queries(
             o.verified as f64 / probe as f64,
             o.duplicates
         ));
-        drop(copy);
-        remove(&dir);
     }
     Ok(())
+}
+
+/// Ingests `pages` into a checkpoint copy of `ix` made in `dir` (removed before and after),
+/// opened with `opts` (`None`: its stored options): what the ingest did, and the seconds of the
+/// checkpoint and of the copy's open.
+fn probe_copy(
+    ix: &Index,
+    dir: &Path,
+    opts: Option<IndexOptions>,
+    pages: &[GenPage],
+) -> anyhow::Result<(Ingested, f64, f64)> {
+    remove(dir);
+    if let Some(parent) = dir.parent() {
+        std::fs::create_dir_all(parent)?;
+    }
+    let t = Instant::now();
+    ix.checkpoint(dir)?;
+    let checkpoint_s = t.elapsed().as_secs_f64();
+    let result = (|| {
+        let t = Instant::now();
+        let copy = match opts {
+            Some(opts) => Index::open(dir, opts)?,
+            None => Index::open_existing(dir)?,
+        };
+        let open_s = t.elapsed().as_secs_f64();
+        Ok((ingest(&copy, pages)?, checkpoint_s, open_s))
+    })();
+    remove(dir);
+    result
 }
 
 fn index_options(s: &Settings) -> IndexOptions {
@@ -712,20 +735,11 @@ pub fn run(
         drop(duplicates);
 
         // The probe batch into a checkpoint copy.
-        let probe_dir = paths.tmp.join("probe");
-        remove(&probe_dir);
-        let t = Instant::now();
-        cur.checkpoint(&probe_dir)?;
-        step.probe_checkpoint_s = t.elapsed().as_secs_f64();
-        {
-            let probe = w.probe_pages(s.probe);
-            let t = Instant::now();
-            let copy = Index::open_existing(&probe_dir)?;
-            step.probe_open_s = t.elapsed().as_secs_f64();
-            let o = ingest(&copy, &probe)?;
-            step.probe.add(probe.len() as u64, &o);
-        }
-        remove(&probe_dir);
+        let probe = w.probe_pages(s.probe);
+        let (o, checkpoint_s, open_s) = probe_copy(cur, &paths.tmp.join("probe"), None, &probe)?;
+        (step.probe_checkpoint_s, step.probe_open_s) = (checkpoint_s, open_s);
+        step.probe.add(probe.len() as u64, &o);
+        drop(probe);
         log(format!(
             "probe at {size}: {:.0} pages/s, {:.0} µs CPU a page ({} duplicates; {:.1} candidates, {:.2} pairs verified a page); checkpoint {:.2} s, open copy {:.2} s",
             step.probe.pages_per_s,

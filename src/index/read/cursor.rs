@@ -76,6 +76,17 @@ impl<'a> Scan<'a> {
     }
 }
 
+/// One step of a cursor that stops after its first error: nothing once `failed`, which a
+/// failing `next` sets.
+fn step<T>(failed: &mut bool, next: impl FnOnce() -> Result<Option<T>>) -> Option<Result<T>> {
+    if *failed {
+        return None;
+    }
+    let item = next();
+    *failed = item.is_err();
+    item.transpose()
+}
+
 /// A streaming cursor over every cluster, in id order, at one snapshot (see
 /// [`Index::clusters`]). An `Iterator` of `Result<ClusterInfo>`; it stops after an error.
 pub struct Clusters<'a> {
@@ -87,10 +98,7 @@ impl Iterator for Clusters<'_> {
     type Item = Result<ClusterInfo>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        if self.failed {
-            return None;
-        }
-        let item = (|| {
+        step(&mut self.failed, || {
             let Some((k, v)) = self.scan.next_entry()? else {
                 return Ok(None);
             };
@@ -102,9 +110,7 @@ impl Iterator for Clusters<'_> {
                 representative,
                 size: cl.members.len(),
             }))
-        })();
-        self.failed = item.is_err();
-        item.transpose()
+        })
     }
 }
 
@@ -128,10 +134,7 @@ impl Iterator for Keys<'_> {
     type Item = Result<(String, ClusterId)>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        if self.failed {
-            return None;
-        }
-        let item = (|| {
+        step(&mut self.failed, || {
             let Some((k, v)) = self.scan.next_entry()? else {
                 return Ok(None);
             };
@@ -139,9 +142,7 @@ impl Iterator for Keys<'_> {
             let rec = DocRecord::decode(cf::DOCS, &k, &v)?;
             self.last = Some(doc);
             Ok(Some((rec.key, rec.cluster)))
-        })();
-        self.failed = item.is_err();
-        item.transpose()
+        })
     }
 }
 
@@ -159,10 +160,7 @@ impl Iterator for Pages<'_> {
     type Item = Result<Record>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        if self.failed {
-            return None;
-        }
-        let item = (|| {
+        step(&mut self.failed, || {
             let Some((k, v)) = self.scan.next_entry()? else {
                 return Ok(None);
             };
@@ -186,9 +184,7 @@ impl Iterator for Pages<'_> {
                 }
             };
             record_with(view, doc, rec, representative).map(Some)
-        })();
-        self.failed = item.is_err();
-        item.transpose()
+        })
     }
 }
 
