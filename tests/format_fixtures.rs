@@ -4,9 +4,10 @@
 //! and cluster counts, query verdicts); `tests/fixtures/README.md` and
 //! `scripts/make-fixtures.sh` say how each was made. The test works on copies.
 //!
-//! - Format 3 (the first build of it, and today's with LCS and with another method): a
-//!   read-only handle checks clean, gives the recorded answers and writes nothing; a writer does
-//!   too, then inserts and deletes, and the index checks clean after a reopen.
+//! - Format 3 (its first build; a5fff82, with LCS and with another method; its last, texts in
+//!   blob files): a read-only handle checks clean, gives the recorded answers and writes nothing; a writer does
+//!   too, then inserts and deletes, and the index checks clean after a reopen. Compacted, it
+//!   becomes format 4 (the simhash tables cut anew) with the same answers.
 //! - Format 2 (the first build, without the `chrome` column family, and the last): the same,
 //!   with the upgrade to format 3 when it is opened for writing (the ids the old build never gave
 //!   out again become free and the lowest is given to the next page).
@@ -235,7 +236,13 @@ fn written(name: &str) {
 }
 
 #[test]
-fn format_3_today_reads_and_writes() {
+fn format_3_last_build_reads_and_writes() {
+    read_only("v3-c57f5fd");
+    written("v3-c57f5fd");
+}
+
+#[test]
+fn format_3_with_add_operands_reads_and_writes() {
     read_only("v3-a5fff82");
     written("v3-a5fff82");
 }
@@ -244,6 +251,41 @@ fn format_3_today_reads_and_writes() {
 fn format_3_today_under_another_method_reads_and_writes() {
     read_only("v3-a5fff82-shingle");
     written("v3-a5fff82-shingle");
+}
+
+/// The format version stored in a database (read with RocksDB alone).
+fn stored_format(db: &Path) -> u32 {
+    let d = rocksdb::DB::open_cf_for_read_only(&rocksdb::Options::default(), db, ["meta"], false)
+        .unwrap();
+    let v = d
+        .get_cf(d.cf_handle("meta").unwrap(), b"format_version")
+        .unwrap()
+        .unwrap();
+    u32::from_be_bytes(v[..4].try_into().unwrap())
+}
+
+/// Compacted, a format 3 index becomes format 4: its simhash tables are cut anew, ten tables of
+/// block pairs (FORMAT.md "simhash"); it checks clean, gives the recorded answers, and a writer
+/// goes on from it.
+#[test]
+fn format_3_compacts_into_format_4() {
+    let e = expected("v3-c57f5fd");
+    let (_tmp, db) = copy_db("v3-c57f5fd");
+    let out = tempfile::tempdir().unwrap();
+    let to = out.path().join("db");
+    let report = Index::compact_snapshot(&db, &to).unwrap();
+    assert!(report.check.is_clean(), "{:?}", report.check);
+    assert_eq!((stored_format(&db), stored_format(&to)), (3, 4));
+    {
+        let ro = Index::open_read_only(&to).unwrap();
+        assert_answers(&ro, &e);
+        assert_clean(&ro);
+    }
+    let ix = Index::open_existing(&to).unwrap();
+    assert_answers(&ix, &e);
+    let v = ix.insert(&query_pages()[2].page()).unwrap();
+    assert!(v.duplicate, "{v:?}");
+    assert_clean(&ix);
 }
 
 #[test]
@@ -287,7 +329,7 @@ fn format_1_is_refused() {
                 r,
                 Err(Error::IncompatibleFormat {
                     found: 1,
-                    supported: 3
+                    supported: 4
                 })
             ),
             "{:?}",

@@ -62,6 +62,15 @@ impl StoredConfig {
     /// [`Error::IncompatibleFormat`] for a format this build does not read, storage and
     /// corruption errors.
     pub(crate) fn read(path: &Path) -> Result<StoredConfig> {
+        Ok(Self::read_with_format(path)?.1)
+    }
+
+    /// Reads the format version (the current one when none is stored yet) and the configuration
+    /// stored in the index at `path`.
+    ///
+    /// # Errors
+    /// As [`StoredConfig::read`].
+    pub(crate) fn read_with_format(path: &Path) -> Result<(u32, StoredConfig)> {
         if !path.join("CURRENT").exists() {
             return Err(Error::InvalidArgument(format!(
                 "no index at {}",
@@ -69,9 +78,10 @@ impl StoredConfig {
             )));
         }
         let (format, config) = storage::read_meta(path)?;
+        let mut found = FORMAT_VERSION;
         if let Some(format) = format {
-            let found = storage::decode_u32(cf::META, meta::FORMAT, &format)?;
-            if found != FORMAT_VERSION && found != storage::FORMAT_VERSION_2 {
+            found = storage::decode_u32(cf::META, meta::FORMAT, &format)?;
+            if !storage::format_supported(found) {
                 return Err(Error::IncompatibleFormat {
                     found,
                     supported: FORMAT_VERSION,
@@ -80,13 +90,14 @@ impl StoredConfig {
         }
         let v = config
             .ok_or_else(|| Error::corruption(cf::META, meta::CONFIG, "missing configuration"))?;
-        serde_json::from_slice(&v).map_err(|e| {
+        let config = serde_json::from_slice(&v).map_err(|e| {
             Error::corruption(
                 cf::META,
                 meta::CONFIG,
                 format!("bad configuration JSON: {e}"),
             )
-        })
+        })?;
+        Ok((found, config))
     }
 
     /// Options to open the existing index with: these stored parts, defaults for the rest,
@@ -150,7 +161,7 @@ impl Index {
         opts.signature.validate()?;
         opts.verify.validate()?;
         opts.chrome.validate()?;
-        let tables = SimhashTables::new(opts.simhash_max_distance)?;
+        SimhashTables::new(opts.simhash_max_distance)?;
         if !opts.create_if_missing && !path.join("CURRENT").exists() {
             return Err(Error::InvalidArgument(format!(
                 "no index at {}",
@@ -191,27 +202,31 @@ impl Index {
         // An existing index's format and configuration are checked before it is opened for
         // writing: opening creates the column families an older build did not have, and a
         // refused open must leave the index as the build that wrote it can read it.
+        // The simhash tables are those of the format found (FORMAT.md "simhash").
+        let mut format = FORMAT_VERSION;
         if path.join("CURRENT").exists() {
-            let (format, config) = storage::read_meta(&path)?;
-            if let Some(format) = format {
-                check_stored(&format, config.as_deref(), &StoredConfig::of(&opts))?;
+            let (stored, config) = storage::read_meta(&path)?;
+            if let Some(stored) = stored {
+                format = check_stored(&stored, config.as_deref(), &StoredConfig::of(&opts))?;
             }
         }
+        let tables = SimhashTables::for_format(opts.simhash_max_distance, format)?;
         let db = storage::open_db(&path, opts.create_if_missing, tables, &opts.budget())?;
-        Index::with_db(db, path, opts, source, registration, false)
+        Index::with_db(db, path, opts, tables, source, registration, false)
     }
 
     /// The index over an opened database: checks the format and configuration and loads the
     /// in-memory state.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn with_db(
         (db, cache): (DB, rocksdb::Cache),
         path: PathBuf,
         opts: IndexOptions,
+        tables: SimhashTables,
         source: Option<Arc<dyn TextSource>>,
         registration: registry::Registration,
         read_only: bool,
     ) -> Result<Index> {
-        let tables = SimhashTables::new(opts.simhash_max_distance)?;
         let ix = Index {
             db: Arc::new(db),
             cache,
@@ -233,6 +248,13 @@ impl Index {
             registration,
         };
         let format = ix.check_or_write_meta()?;
+        if SimhashTables::for_format(ix.opts.simhash_max_distance, format)? != ix.tables {
+            return Err(Error::corruption(
+                cf::META,
+                meta::FORMAT,
+                format!("format {format} changed while the index was opened"),
+            ));
+        }
         *ix.frequent.write() = ix.load_frequent()?;
         *ix.partition.write() =
             ix.get_at(cf::META, meta::PARTITION, None, "the partition", |v| {
@@ -271,8 +293,9 @@ impl Index {
     /// errors.
     pub fn open_read_only(path: impl AsRef<Path>) -> Result<Index> {
         let path = path.as_ref();
-        let opts = StoredConfig::read(path)?.existing();
-        let tables = SimhashTables::new(opts.simhash_max_distance)?;
+        let (format, stored) = StoredConfig::read_with_format(path)?;
+        let opts = stored.existing();
+        let tables = SimhashTables::for_format(opts.simhash_max_distance, format)?;
         let db = storage::open_db_read_only(path, tables, &opts.budget())?;
         if let Some(missing) = cf::ALL.iter().find(|n| db.0.cf_handle(n).is_none()) {
             return Err(Error::InvalidArgument(format!(
@@ -285,6 +308,7 @@ impl Index {
             db,
             path.to_path_buf(),
             opts,
+            tables,
             None,
             registry::Registration::read_only(),
             true,
@@ -392,7 +416,8 @@ impl Index {
         let free_clusters = free(counters.next_cluster, &live_clusters, meta::FREE_CLUSTER)?;
         let next_seq = u64::from(counters.next_doc);
         b.put_cf(m, meta::NEXT_SEQ, next_seq.to_be_bytes());
-        b.put_cf(m, meta::FORMAT, FORMAT_VERSION.to_be_bytes());
+        // Format 3, not the current one: the simhash tables stay those of format 2.
+        b.put_cf(m, meta::FORMAT, storage::FORMAT_VERSION_3.to_be_bytes());
         // Read-only: the same state in memory, nothing written.
         if self.read_only {
             self.free_in_memory_only.store(true, Ordering::Release);
@@ -405,7 +430,7 @@ impl Index {
         }
         if !self.read_only {
             log::info!(
-                "neardup: upgraded {} from format 2 to {FORMAT_VERSION} ({} free page ids, {} \
+                "neardup: upgraded {} from format 2 to 3 ({} free page ids, {} \
                  free cluster ids)",
                 self.path.display(),
                 free_docs.len(),
@@ -520,7 +545,7 @@ impl Index {
 /// value that does not decode or a missing configuration.
 fn check_stored(format: &[u8], config: Option<&[u8]>, wanted: &StoredConfig) -> Result<u32> {
     let found = storage::decode_u32(cf::META, meta::FORMAT, format)?;
-    if found != FORMAT_VERSION && found != storage::FORMAT_VERSION_2 {
+    if !storage::format_supported(found) {
         return Err(Error::IncompatibleFormat {
             found,
             supported: FORMAT_VERSION,

@@ -500,7 +500,7 @@ mod tests {
         long_host_doc.host = long_host.clone();
         let bad = [
             LogOp::Simhash {
-                table: 4,
+                table: ix.tables.tables,
                 simhash: 1,
                 doc: 0,
                 present: true,

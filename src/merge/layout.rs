@@ -27,7 +27,7 @@ use xxhash_rust::xxh3::xxh3_64_with_seed;
 use super::log::LogOp;
 use crate::index::Index;
 use crate::storage::codec::{ClusterId, DocId};
-use crate::storage::SimhashTables;
+use crate::storage::{SimhashTables, TableScheme};
 use crate::{Error, Result};
 
 /// How a distributed index is cut into key and doc partitions (see the [module](self)).
@@ -120,7 +120,7 @@ impl Layout {
 
     /// The simhash distance the layout's tables are cut for.
     pub fn simhash_max_distance(&self) -> u32 {
-        u32::from(self.tables.tables) - 1
+        self.tables.max_distance
     }
 
     /// The key partition of a posting key (its posting and its over-frequent mark).
@@ -210,7 +210,8 @@ impl Layout {
 }
 
 impl Partition {
-    /// Size of the encoded form ([`Partition::encode`]).
+    /// Size of the encoded form of a layout of rotated simhash tables ([`Partition::encode`]);
+    /// one byte more for the tables of block pairs.
     pub(crate) const ENCODED_LEN: usize = 1 + 4 * 4;
 
     /// The place of a database: `role` must name a partition the layout has.
@@ -237,7 +238,8 @@ impl Partition {
 
     /// The `meta` value recording the partition: the role byte (0 key, 1 doc), the partition
     /// number, the numbers of key and doc partitions and the simhash distance, each a big-endian
-    /// `u32` (FORMAT.md "Partitions").
+    /// `u32`, then the byte 1 when the simhash tables are those of block pairs (format 4)
+    /// (FORMAT.md "Partitions").
     pub(crate) fn encode(&self) -> Vec<u8> {
         let (kind, n) = match self.role {
             Role::Key(n) => (0u8, n),
@@ -253,12 +255,20 @@ impl Partition {
         ] {
             out.extend_from_slice(&v.to_be_bytes());
         }
+        if self.layout.tables.scheme == TableScheme::Pairs {
+            out.push(1);
+        }
         out
     }
 
     /// Reads [`Partition::encode`]'s form; `None` when it is not one.
     pub(crate) fn decode(bytes: &[u8]) -> Option<Partition> {
-        if bytes.len() != Self::ENCODED_LEN || bytes[0] > 1 {
+        let pairs = match bytes.get(Self::ENCODED_LEN..) {
+            Some([]) => false,
+            Some([1]) => true,
+            _ => return None,
+        };
+        if bytes[0] > 1 {
             return None;
         }
         let word = |i: usize| {
@@ -266,7 +276,17 @@ impl Partition {
             w.copy_from_slice(&bytes[1 + 4 * i..5 + 4 * i]);
             u32::from_be_bytes(w)
         };
-        let layout = Layout::new(word(1), word(2), word(3)).ok()?;
+        let mut layout = Layout::new(word(1), word(2), word(3)).ok()?;
+        // A layout recorded without the byte was cut for format 3's tables.
+        let format = if pairs {
+            crate::storage::FORMAT_VERSION
+        } else {
+            crate::storage::FORMAT_VERSION_3
+        };
+        layout.tables = SimhashTables::for_format(word(3), format).ok()?;
+        if pairs && layout.tables.scheme != TableScheme::Pairs {
+            return None;
+        }
         let role = if bytes[0] == 0 {
             Role::Key(word(0))
         } else {
@@ -316,6 +336,22 @@ impl Index {
         let counters = self.lock_writer()?;
         match self.partition()? {
             Some(p) if p == partition => return Ok(()),
+            Some(p)
+                if p.role == partition.role
+                    && (p.layout.key_parts, p.layout.doc_parts)
+                        == (partition.layout.key_parts, partition.layout.doc_parts) =>
+            {
+                return Err(Error::InvalidArgument(format!(
+                    "{} is {} of a layout whose simhash tables are those of format 3 ({} \
+                     tables); this build cuts layouts for format {} ({} tables): merge into it \
+                     with the build that made it, or make the partitions anew",
+                    self.path.display(),
+                    p.role,
+                    p.layout.tables.tables,
+                    crate::storage::FORMAT_VERSION,
+                    partition.layout.tables.tables
+                )))
+            }
             Some(p) => {
                 return Err(Error::InvalidArgument(format!(
                     "{} is {} of a layout of {} key and {} doc partitions already",
@@ -332,6 +368,15 @@ impl Index {
                 "the layout is cut for simhash distance {}, the index uses {}",
                 partition.layout.simhash_max_distance(),
                 self.opts.simhash_max_distance
+            )));
+        }
+        if partition.layout.tables != self.tables {
+            return Err(Error::InvalidArgument(format!(
+                "{} keeps the simhash tables of an older format ({} tables, the layout {}): \
+                 compact it, or make the partitions anew",
+                self.path.display(),
+                self.tables.tables,
+                partition.layout.tables.tables
             )));
         }
         if counters.next_doc > 0 || counters.next_cluster > 0 || self.applied_batch()?.is_some() {

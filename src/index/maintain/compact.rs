@@ -158,8 +158,8 @@ impl Index {
     }
 
     pub(crate) fn compact_into(from: &Path, to: &Path, full_check: bool) -> Result<CompactReport> {
-        let stored = crate::index::open::StoredConfig::read(from)?;
-        let tables = SimhashTables::new(stored.simhash_max_distance)?;
+        let (format, stored) = crate::index::open::StoredConfig::read_with_format(from)?;
+        let tables = SimhashTables::for_format(stored.simhash_max_distance, format)?;
         let budget = crate::IndexOptions::default().budget();
         let (src, _cache) = storage::open_db_read_only(from, tables, &budget)?;
         let handle = |name: &'static str| {
@@ -278,8 +278,16 @@ impl Index {
             Some(Ok((k, codec::encode_posting(&ids))))
         }))?;
         written.push(out);
+        // A format 3 snapshot's simhash tables are cut anew for the new index's format
+        // (FORMAT.md "simhash"), through its own writes as the texts are: one entry per table
+        // for each live page of the old table 0. Other snapshots' are copied as they are.
+        let relayout = format == storage::FORMAT_VERSION_3 && tables != dst.tables;
         let mut out = files(cf::SIMHASH);
-        out.write(scan(cf::SIMHASH)?.filter_map(|item| {
+        let mut rekeyed = rocksdb::WriteBatch::default();
+        let mut wo = rocksdb::WriteOptions::default();
+        wo.disable_wal(true);
+        let rekey_err = |e| Error::storage("writing the simhash tables of the compacted index", e);
+        let mut entries = scan(cf::SIMHASH)?.filter_map(|item| {
             let (k, v) = match item {
                 Ok(kv) => kv,
                 Err(e) => return Some(Err(e)),
@@ -294,10 +302,34 @@ impl Index {
                     report.stale_simhash_dropped += 1;
                     None
                 }
+                Some((t, h, id)) if relayout => {
+                    if t == 0 {
+                        for t in 0..dst.tables.tables {
+                            rekeyed.put_cf(dst.cf(cf::SIMHASH), dst.tables.key(t, h, id), []);
+                        }
+                        if rekeyed.size_in_bytes() >= TEXT_BATCH_BYTES {
+                            let full = std::mem::take(&mut rekeyed);
+                            if let Err(e) = dst.db.write_opt(full, &wo) {
+                                return Some(Err(rekey_err(e)));
+                            }
+                        }
+                    }
+                    None
+                }
                 Some(_) => Some(Ok((k, v))),
             }
-        }))?;
-        written.push(out);
+        });
+        if relayout {
+            for item in entries.by_ref() {
+                item?;
+            }
+            drop(entries);
+            dst.db.write_opt(rekeyed, &wo).map_err(rekey_err)?;
+            dst.db.flush_cf(dst.cf(cf::SIMHASH)).map_err(rekey_err)?;
+        } else {
+            out.write(entries)?;
+            written.push(out);
+        }
         // Into the new index, each column family's files at the last level (its meta written at
         // creation is overwritten by the snapshot's, as the copy of a record would).
         let mut ingest = rocksdb::IngestExternalFileOptions::default();
@@ -309,6 +341,17 @@ impl Index {
             dst.db
                 .ingest_external_file_cf_opts(dst.cf(out.name), &ingest, out.files.clone())
                 .map_err(|e| Error::storage("ingesting the compacted table files", e))?;
+        }
+        if relayout {
+            // The snapshot's meta, copied above, names its format: the new index's tables are
+            // those of the current one.
+            dst.db
+                .put_cf(
+                    dst.cf(cf::META),
+                    crate::storage::meta::FORMAT,
+                    crate::storage::FORMAT_VERSION.to_be_bytes(),
+                )
+                .map_err(|e| Error::storage("writing the format of the compacted index", e))?;
         }
         let _ = std::fs::remove_dir_all(&staging);
         // Reload the in-memory state from what was copied, then check it.

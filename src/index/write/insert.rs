@@ -9,7 +9,7 @@ use crate::index::decide::Memo;
 use crate::index::read::similar_of;
 use crate::index::types::{Deletion, Moved, Page, Timing, Verdict};
 use crate::index::view::Known;
-use crate::index::view::View;
+use crate::index::view::{Snapshot, View};
 use crate::index::{check_page, text_chars, Index, Probe};
 use crate::signature::Signatures;
 use crate::storage::codec::{self, DocId, DocRecord, NO_DOC};
@@ -29,6 +29,15 @@ impl Index {
         let t0 = Instant::now();
         let (sig, blocks) = self.signatures_of(page)?;
         let signature = t0.elapsed();
+        // An unchanged recrawl writes nothing: it is answered from one snapshot, without the
+        // writer lock, so that it never waits behind other writers' decisions (issue #33, B6).
+        // A write that changes the page meanwhile comes after it. The stored page may come from
+        // a commit another thread has not synced yet: acknowledged only once durable.
+        if let Some(mut verdict) = self.unchanged_verdict(page, &sig)? {
+            self.sync_wal()?;
+            verdict.timing.signature = signature;
+            return Ok(verdict);
+        }
         self.with_prefetch(|| {
             if !self.opts.store_texts && self.source.is_some() {
                 self.check_writable()?;
@@ -106,6 +115,27 @@ impl Index {
         drop(counters);
         self.sync_wal()?;
         Ok(deletion)
+    }
+
+    /// The stored verdict of an unchanged re-insert of `page` (same key, host and main text),
+    /// read from one snapshot; `None` when the page is new or changed. Refused as a write is on
+    /// an index that cannot be written.
+    fn unchanged_verdict(&self, page: &Page<'_>, sig: &Signatures) -> Result<Option<Verdict>> {
+        self.check_writable()?;
+        self.refuse_if_partition("an insert")?;
+        let snap = Snapshot::of(self);
+        let Some(id) = snap.key_id(page.key)? else {
+            return Ok(None);
+        };
+        match snap.doc(id)? {
+            Some(rec) if rec.content_hash == sig.content_hash && rec.host == page.host => {
+                let method = &self.opts.signature.method;
+                let no_text = method.main_width(&sig.text) < self.opts.min_text_width;
+                self.stored_verdict(&snap, id, rec, no_text, Timing::default())
+                    .map(Some)
+            }
+            _ => Ok(None),
+        }
     }
 
     pub(crate) fn insert_in(
@@ -222,7 +252,7 @@ impl Index {
     /// page's own verdict; a new page's comes with its candidates, `Decision::identical`).
     pub(crate) fn identical_in(
         &self,
-        txn: &Txn<'_>,
+        txn: &impl View,
         hash: u128,
         except: DocId,
     ) -> Result<Option<String>> {
@@ -237,7 +267,7 @@ impl Index {
     /// The verdict of page `id` as stored (an unchanged re-insert of its key).
     pub(crate) fn stored_verdict(
         &self,
-        txn: &Txn<'_>,
+        txn: &impl View,
         id: DocId,
         rec: DocRecord,
         no_main_text: bool,
@@ -325,5 +355,51 @@ impl Index {
             moved,
             key: rec.key,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Content, IndexOptions};
+
+    /// An unchanged re-insert is answered while another thread holds the writer lock (issue
+    /// #33, B6); a changed one waits for it.
+    #[test]
+    fn an_unchanged_reinsert_does_not_take_the_writer_lock() {
+        let dir = tempfile::tempdir().unwrap();
+        let ix = Arc::new(Index::open(dir.path(), IndexOptions::default()).unwrap());
+        let html = "<html><body><article><p>The crawler fetched this page again today, and \
+                    nothing in its main text has changed since the last visit.</p><p>A second \
+                    paragraph keeps the text long enough to have fingerprints of its own.</p>\
+                    </article></body></html>";
+        let page = |html: &'static str| Page {
+            key: "k",
+            host: "h",
+            time: 0,
+            content: Content::Html(html.as_bytes()),
+        };
+        let first = ix.insert(&page(html)).unwrap();
+        assert!(!first.unchanged);
+        let guard = ix.writer.lock();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let ix2 = Arc::clone(&ix);
+        let t = std::thread::spawn(move || {
+            tx.send(ix2.insert(&page(html))).unwrap();
+            tx.send(ix2.insert(&page("<html><body><p>Changed.</p></body></html>")))
+                .unwrap();
+        });
+        let again = rx
+            .recv_timeout(std::time::Duration::from_secs(60))
+            .expect("the unchanged re-insert waited for the writer lock")
+            .unwrap();
+        assert!(again.unchanged);
+        assert_eq!((again.doc, again.cluster), (first.doc, first.cluster));
+        // The changed page is decided under the lock: not before it is let go.
+        assert!(rx.try_recv().is_err());
+        drop(guard);
+        let changed = rx.recv().unwrap().unwrap();
+        assert!(changed.replaced && !changed.unchanged, "{changed:?}");
+        t.join().unwrap();
     }
 }
