@@ -1407,6 +1407,16 @@ class Index {
     return detail::to_string(s.value);
   }
 
+  /// Metrics since the index was opened, as one JSON object (nd_index_metrics_json): per
+  /// operation the calls that succeeded, those that failed and their latencies (mean, p50, p90,
+  /// p99, max in microseconds), the insert outcomes, RocksDB's stall figures and the memory by
+  /// part.
+  [[nodiscard]] std::string metrics_json() const {
+    detail::Owned<nd_str, nd_str_free> s;
+    call(nd_index_metrics_json(h_, &s.value));
+    return detail::to_string(s.value);
+  }
+
   /// Writes a consistent snapshot to the directory `dir`, which must not exist.
   void checkpoint(std::string_view dir) { call(nd_index_checkpoint(h_, dir.data(), dir.size())); }
 

@@ -45,10 +45,11 @@ pub mod verify;
 
 pub use error::{Error, Result};
 pub use index::{
-    dir_bytes, explain_pair, host_of, BatchOptions, BatchOrder, CheckReport, ChromeStats,
-    ClusterInfo, Clusters, CompactReport, Deletion, ExplainedPage, Explanation, Index, Keys,
-    Members, Moved, NearDuplicate, NearOptions, OrderScope, Page, Pages, Record, Score,
-    SourcedContent, SourcedPage, Stats, TextSource, Timing, Verdict,
+    dir_bytes, explain_pair, host_of, BatchMetrics, BatchOptions, BatchOrder, CheckReport,
+    ChromeStats, ClusterInfo, Clusters, CompactReport, Deletion, ExplainedPage, Explanation, Index,
+    InsertMetrics, Keys, Latency, Members, Metrics, Moved, NearDuplicate, NearOptions, OpMetrics,
+    OrderScope, Page, Pages, Record, Score, SourcedContent, SourcedPage, Stats, TextSource, Timing,
+    Verdict,
 };
 pub use methods::{Features, Method, Side};
 pub use options::{

@@ -1,7 +1,7 @@
 // A small crawl engine on neardup's C++ header (include/neardup.hpp): open an index, insert a
 // few pages as they are crawled, ask for near-duplicate verdicts, query a page without storing
-// it, walk the pages and clusters with cursors, recrawl, delete, reopen, and the same through
-// the non-throwing Result<T> calls.
+// it, walk the pages and clusters with cursors, recrawl, delete, read the metrics, reopen, and
+// the same through the non-throwing Result<T> calls.
 //
 // Build (after `cargo build --release`):
 //   g++ -std=c++17 examples/cpp/engine.cpp -Iinclude -Ltarget/release -lneardup
@@ -60,8 +60,9 @@ void print_verdict(const std::string& key, const neardup::Verdict& v) {
   std::printf("\n");
 }
 
-// The throwing style: a neardup::Error ends the crawl.
-void crawl(const std::string& path) {
+// The throwing style: a neardup::Error ends the crawl. False when the metrics disagree with
+// the work done.
+bool crawl(const std::string& path) {
   neardup::Options options;
   options.sync_writes(false);  // survives a process crash, not a power loss
   neardup::Index ix = neardup::Index::open(path, options);
@@ -102,10 +103,19 @@ void crawl(const std::string& path) {
   std::printf("deleted %s: was representative=%d, now led by %s\n", crawled[0].url.c_str(),
               d.was_representative, d.representative.value_or("nobody").c_str());
 
+  // Metrics since the open, as JSON (a monitoring agent would parse it): four inserts, one of
+  // them the unchanged recrawl; latencies, RocksDB's stall figures and memory by part beside.
+  const std::string metrics = ix.metrics_json();
+  const bool counted =
+      metrics.find("\"insert\":{\"count\":4,\"errors\":0,\"unchanged\":1,") != std::string::npos;
+  std::printf("metrics: %zu bytes of JSON, 4 inserts counted: %s\n", metrics.size(),
+              counted ? "yes" : "no");
+
   // Reopen in place (`ix = Index::open(path)` would throw ND_ALREADY_OPEN).
   ix.reopen();
   std::printf("after reopen: %llu page(s)\n", static_cast<unsigned long long>(ix.len()));
   ix.close();
+  return counted;
 }
 
 // The non-throwing style: every call returns a neardup::Result.
@@ -151,7 +161,7 @@ int main(int argc, char** argv) {
   }
   const std::string path = std::string(argv[1]) + "/index";
   try {
-    crawl(path);
+    if (!crawl(path)) return 1;
   } catch (const neardup::Error& e) {
     std::fprintf(stderr, "neardup: %s (status %s)\n", e.what(),
                  neardup::to_string(e.status()).c_str());

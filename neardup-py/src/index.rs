@@ -552,6 +552,19 @@ impl PyIndex {
         options::to_python(py, &m)
     }
 
+    /// Metrics since the index was opened, as a dict: per operation (``insert``, ``batch`` —
+    /// ``insert_many`` and sessions —, ``query``, ``near``, ``delete``) the calls that succeeded
+    /// (``count``), those that failed (``errors``) and their latencies in microseconds
+    /// (``latency``: ``count``, ``mean_us``, ``p50_us``, ``p90_us``, ``p99_us``, ``max_us``);
+    /// what inserted pages turned out to be (``unchanged``, ``replaced``, ``duplicates``; a
+    /// batch's ``pages`` and ``page_errors``); ``rocksdb`` (write stalls, compaction debt) and
+    /// ``memory`` by part as ``[name, value]`` pairs; ``uptime_secs``.
+    fn metrics<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let ix = self.ix(py)?;
+        let m = py.detach(|| ix.metrics()).py(py)?;
+        options::to_python(py, &m)
+    }
+
     /// RocksDB's own statistics (compactions, levels, write stalls, block cache), as text.
     fn rocksdb_stats(&self, py: Python<'_>) -> PyResult<String> {
         let ix = self.ix(py)?;

@@ -149,6 +149,32 @@ pub unsafe extern "C" fn nd_index_stats(h: *const nd_index, out: *mut nd_stats) 
     }
 }
 
+/// Metrics since the index was opened, as one JSON object: per operation (`insert`, `batch`,
+/// `query`, `near`, `delete`) the calls that succeeded (`count`), those that failed (`errors`)
+/// and their latencies in microseconds (`latency`: `count`, `mean_us`, `p50_us`, `p90_us`,
+/// `p99_us`, `max_us`); for inserts and batches what the pages turned out to be (`unchanged`,
+/// `replaced`, `duplicates`; a batch's `pages` and `page_errors`); `rocksdb` (write stalls,
+/// compaction debt) and `memory` by part, as `[name, value]` pairs; `uptime_secs`. Recording
+/// costs the operations a few atomic adds. On `ND_OK`, `*out` holds the JSON (free it with
+/// `nd_str_free`).
+///
+/// # Errors
+/// `ND_NULL_POINTER`, `ND_STORAGE`, `ND_CLOSED`.
+///
+/// # Safety
+/// `h` is NULL or live; `out` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn nd_index_metrics_json(h: *const nd_index, out: *mut nd_str) -> nd_status {
+    // SAFETY: forwarded contract.
+    unsafe {
+        with_index(h, |ix| {
+            let out = out_arg(out, "out")?;
+            *out = nd_str::from_str(&ix.metrics()?.to_json());
+            Ok(())
+        })
+    }
+}
+
 /// Checks every invariant of the index (SPEC §3: postings, clusters, representatives, counters,
 /// checksums). On `ND_OK`, `*problems` is the number of problems found (0: clean) and, when
 /// `report` is not NULL, `*report` lists them one per line (free it with `nd_str_free`).

@@ -15,6 +15,7 @@
 //!   ingest;
 //! - `read`: queries, look-ups, exports and cursors;
 //! - `maintain`: check, compaction, checkpoints, statistics, explanations;
+//! - `metrics`: counters and latency histograms of the operations since the index was opened;
 //! - `chrome` (site chrome learned per host), `source` (texts from the embedding engine),
 //!   `registry` (one handle per directory).
 
@@ -22,6 +23,7 @@ pub(crate) mod chrome;
 pub(crate) mod decide;
 pub(crate) mod ids;
 pub(crate) mod maintain;
+pub(crate) mod metrics;
 pub(crate) mod open;
 pub(crate) mod read;
 pub(crate) mod registry;
@@ -43,6 +45,7 @@ pub use ids::{AllocatedId, Allocation};
 pub use maintain::{
     dir_bytes, explain_pair, CheckReport, CompactReport, ExplainedPage, Explanation,
 };
+pub use metrics::{BatchMetrics, InsertMetrics, Latency, Metrics, OpMetrics};
 pub use read::{Clusters, Keys, Members, NearDuplicate, NearOptions, Pages, Score};
 pub use source::{SourcedContent, SourcedPage, TextSource};
 pub use types::{ChromeStats, ClusterInfo, Deletion, Moved, Page, Record, Stats, Timing, Verdict};
@@ -93,6 +96,8 @@ pub struct Index {
     pub(crate) allocations: Mutex<Option<Vec<Allocation>>>,
     /// Whether `allocations` records (read without its lock on every allocation).
     pub(crate) recording: AtomicBool,
+    /// Counts and latencies of the operations since the index was opened ([`Index::metrics`]).
+    pub(crate) metrics: metrics::Recorder,
     /// This process's registration of the directory (declared after `db`, so it is released
     /// after RocksDB has closed).
     pub(crate) registration: registry::Registration,

@@ -245,6 +245,7 @@ impl Index {
             partition: RwLock::new(None),
             allocations: Mutex::new(None),
             recording: AtomicBool::new(false),
+            metrics: super::metrics::Recorder::new(),
             registration,
         };
         let format = ix.check_or_write_meta()?;

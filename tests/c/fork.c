@@ -158,6 +158,7 @@ static void every_call_refused(nd_index *ix, const char *dir) {
     CHILD_EXPECT(nd_index_check_sample(ix, 10, &problems, &s) == W, 25);
     CHILD_EXPECT(nd_index_rocksdb_stats(ix, &s) == W, 26);
     CHILD_EXPECT(nd_index_config_json(ix, &s) == W, 27);
+    CHILD_EXPECT(nd_index_metrics_json(ix, &s) == W, 63);
     CHILD_EXPECT(nd_index_checkpoint(ix, cp, strlen(cp)) == W, 28);
     CHILD_EXPECT(nd_index_compact(ix) == W, 29);
     CHILD_EXPECT(nd_cursor_next(cur, &item, &has) == W, 30);

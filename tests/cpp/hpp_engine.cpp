@@ -396,6 +396,11 @@ void admin(const std::string& root) {
   Index ix = Index::open(path, moved_options);
   const Pages pages = families(41);
   (void)ix.insert_batch(pages.refs());
+  // Metrics since the open: one batch of nine pages, no single insert.
+  const std::string metrics = ix.metrics_json();
+  EXPECT(contains(metrics, "\"insert\":{\"count\":0,\"errors\":0"));
+  EXPECT(contains(metrics, "\"batch\":{\"count\":1,\"errors\":0,\"pages\":9,"));
+  EXPECT(contains(metrics, "\"write_stall_stops\"") && contains(metrics, "\"block_cache\""));
   const std::string json = ix.config_json();
   EXPECT(contains(json, "\"representative\"") && contains(json, "ongest"));
   EXPECT(Index::stored_config_json(path) == json);

@@ -281,6 +281,10 @@ void misuse(const std::string& dir, const std::vector<Page>& pages) {
   nd_stats stats{};
   EXPECT_STATUS(nd_index_len(nullptr, &count), ND_NULL_POINTER);
   EXPECT_STATUS(nd_index_stats(nullptr, &stats), ND_NULL_POINTER);
+  nd_str metrics{};
+  EXPECT_STATUS(nd_index_metrics_json(nullptr, &metrics), ND_NULL_POINTER);
+  EXPECT_STATUS(nd_index_metrics_json(ix, nullptr), ND_NULL_POINTER);
+  EXPECT(metrics.ptr == nullptr);
   EXPECT_STATUS(nd_index_check(nullptr, &count, nullptr), ND_NULL_POINTER);
   EXPECT_STATUS(nd_index_delete(nullptr, "k", 1, nullptr), ND_NULL_POINTER);
   EXPECT_STATUS(nd_index_query(nullptr, page.content, page.content_len, ND_CONTENT_HTML, &v),
@@ -403,6 +407,13 @@ void lifecycle(const std::string& dir, const std::vector<Page>& pages, const cha
   OK(nd_index_stats(ix, &st));
   EXPECT(st.pages == pages.size() - 1 && st.clusters > 0 && st.clusters <= st.pages &&
          st.bytes > 0);
+  nd_str metrics{};
+  OK(nd_index_metrics_json(ix, &metrics));
+  const std::string mj = str_of(metrics);
+  EXPECT(mj.find("\"insert\":{\"count\":") != std::string::npos &&
+         mj.find("\"delete\":{\"count\":1,") != std::string::npos &&
+         mj.find("\"p99_us\"") != std::string::npos);
+  nd_str_free(&metrics);
   expect_clean(ix);
 
   std::string snap = dir + "/snapshot";

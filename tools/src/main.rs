@@ -128,10 +128,15 @@ enum Command {
         #[arg(long)]
         out: Option<PathBuf>,
     },
-    /// Figures about an index.
+    /// Figures about an index (JSON).
     Stats {
         #[arg(long)]
         index: PathBuf,
+        /// One JSON object on one line: the figures, with the index's metrics under `metrics`
+        /// (operation counts and latencies of this process — none for this command —, RocksDB's
+        /// write stalls and compaction debt, memory by part).
+        #[arg(long)]
+        json: bool,
     },
     /// Check every invariant of an index; exits non-zero when anything is wrong.
     Check {
@@ -745,9 +750,15 @@ fn main() -> Result<()> {
             w.flush()?;
             Ok(())
         }
-        Command::Stats { index } => {
+        Command::Stats { index, json } => {
             let ix = open_index(&index, None)?;
-            println!("{}", serde_json::to_string_pretty(&ix.stats()?)?);
+            if json {
+                let mut out = serde_json::to_value(ix.stats()?)?;
+                out["metrics"] = serde_json::to_value(ix.metrics()?)?;
+                println!("{out}");
+            } else {
+                println!("{}", serde_json::to_string_pretty(&ix.stats()?)?);
+            }
             Ok(())
         }
         Command::Check { index, sample } => {

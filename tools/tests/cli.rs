@@ -388,3 +388,35 @@ fn a_closed_stdout_is_no_panic() {
     // SIGPIPE is signal 13 on every Unix.
     assert_eq!(out.status.signal(), Some(13), "{:?}", out.status);
 }
+
+/// `stats --json`: the figures and the metrics as one JSON object on one line (issue #33,
+/// item 5); plain `stats` stays the figures alone.
+#[test]
+fn stats_json_has_the_figures_and_the_metrics() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("pages.jsonl");
+    let pages: Vec<(String, String)> = (0..3)
+        .map(|i| (format!("p{i}"), page_html(i, 8, 0)))
+        .collect();
+    jsonl(&input, &pages);
+    let index = dir.path().join("index");
+    run(&["ingest", "--index", s(&index), s(&input)]);
+    let out = run(&["stats", "--json", "--index", s(&index)]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(text.trim_end().lines().count(), 1, "{text}");
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(v["pages"], 3);
+    let m = &v["metrics"];
+    // A fresh process: no operation yet, RocksDB's figures and the memory are there.
+    assert_eq!(m["insert"]["count"], 0);
+    assert_eq!(m["insert"]["latency"]["count"], 0);
+    assert!(
+        m["rocksdb"].as_array().is_some_and(|a| !a.is_empty()),
+        "{m}"
+    );
+    assert!(m["memory"].as_array().is_some_and(|a| !a.is_empty()), "{m}");
+    let plain: serde_json::Value =
+        serde_json::from_slice(&run(&["stats", "--index", s(&index)]).stdout).unwrap();
+    assert_eq!(plain["pages"], 3);
+    assert!(plain.get("metrics").is_none());
+}

@@ -89,10 +89,12 @@ impl Index {
     /// The content comes without a host, so no site chrome learned for a host is dropped from it
     /// (see [`crate::ChromeConfig`]); [`Index::query_page`] drops it as an insert would.
     pub fn query(&self, content: Content<'_>) -> Result<Verdict> {
-        self.registration.check_process()?;
-        let t0 = Instant::now();
-        let sig = Signatures::compute(content, &self.opts.signature)?;
-        self.query_signed(&sig, t0.elapsed())
+        self.metrics.query(|| {
+            self.registration.check_process()?;
+            let t0 = Instant::now();
+            let sig = Signatures::compute(content, &self.opts.signature)?;
+            self.query_signed(&sig, t0.elapsed())
+        })
     }
 
     /// The verdict [`Index::insert`] would give this page, without storing anything: the site
@@ -103,11 +105,13 @@ impl Index {
     /// [`Error::InvalidArgument`] for an empty key or an overlong host, the page errors of
     /// [`Signatures::compute`], storage and corruption errors.
     pub fn query_page(&self, page: &Page<'_>) -> Result<Verdict> {
-        self.registration.check_process()?;
-        check_page(page)?;
-        let t0 = Instant::now();
-        let (sig, _) = self.signatures_of(page)?;
-        self.query_signed(&sig, t0.elapsed())
+        self.metrics.query(|| {
+            self.registration.check_process()?;
+            check_page(page)?;
+            let t0 = Instant::now();
+            let (sig, _) = self.signatures_of(page)?;
+            self.query_signed(&sig, t0.elapsed())
+        })
     }
 
     /// The verdict of a page already signed, read from one snapshot from start to end.

@@ -157,10 +157,12 @@ impl Index {
     /// As [`Index::query`], the content comes without a host: no site chrome learned for a host
     /// is dropped from it; [`Index::near_page`] drops it as an insert would.
     pub fn near(&self, content: Content<'_>, opts: &NearOptions) -> Result<Vec<NearDuplicate>> {
-        self.registration.check_process()?;
-        opts.validate()?;
-        let sig = Signatures::compute(content, &self.opts.signature)?;
-        self.near_signed(&sig, opts)
+        self.metrics.near(|| {
+            self.registration.check_process()?;
+            opts.validate()?;
+            let sig = Signatures::compute(content, &self.opts.signature)?;
+            self.near_signed(&sig, opts)
+        })
     }
 
     /// [`Index::near`] for a page with its key and host: the site chrome learned for the host is
@@ -172,11 +174,13 @@ impl Index {
     /// [`Error::InvalidArgument`] for an empty key, an overlong host or bad options, the page
     /// errors of [`Signatures::compute`], storage and corruption errors.
     pub fn near_page(&self, page: &Page<'_>, opts: &NearOptions) -> Result<Vec<NearDuplicate>> {
-        self.registration.check_process()?;
-        check_page(page)?;
-        opts.validate()?;
-        let (sig, _) = self.signatures_of(page)?;
-        self.near_signed(&sig, opts)
+        self.metrics.near(|| {
+            self.registration.check_process()?;
+            check_page(page)?;
+            opts.validate()?;
+            let (sig, _) = self.signatures_of(page)?;
+            self.near_signed(&sig, opts)
+        })
     }
 
     /// The near duplicates of a page already signed, read from one snapshot.

@@ -175,6 +175,17 @@ impl Index {
         opts: &BatchOptions,
         progress: &mut dyn FnMut(usize, usize),
     ) -> Result<Vec<Result<Verdict>>> {
+        self.metrics
+            .batch(|| self.insert_batch_unmetered(pages, opts, progress))
+    }
+
+    /// [`Index::insert_batch`] without recording it in the metrics.
+    fn insert_batch_unmetered(
+        &self,
+        pages: &[Page<'_>],
+        opts: &BatchOptions,
+        progress: &mut dyn FnMut(usize, usize),
+    ) -> Result<Vec<Result<Verdict>>> {
         self.check_writable()?;
         let _in_flight = InFlight::enter(self);
         let window = opts.window.max(1);

@@ -25,6 +25,11 @@ impl Index {
     /// [`Error::InvalidArgument`] for an empty key, the page errors of [`Signatures::compute`],
     /// [`Error::Poisoned`] after a failed write, storage and corruption errors.
     pub fn insert(&self, page: &Page<'_>) -> Result<Verdict> {
+        self.metrics.insert(|| self.insert_unmetered(page))
+    }
+
+    /// [`Index::insert`] without recording it in the metrics.
+    fn insert_unmetered(&self, page: &Page<'_>) -> Result<Verdict> {
         check_page(page)?;
         let t0 = Instant::now();
         let (sig, blocks) = self.signatures_of(page)?;
@@ -104,6 +109,11 @@ impl Index {
     /// [`Error::NotFound`] when the key is absent, [`Error::Poisoned`] after a failed write,
     /// storage and corruption errors.
     pub fn delete(&self, key: &str) -> Result<Deletion> {
+        self.metrics.delete(|| self.delete_unmetered(key))
+    }
+
+    /// [`Index::delete`] without recording it in the metrics.
+    fn delete_unmetered(&self, key: &str) -> Result<Deletion> {
         let mut counters = self.lock_writer()?;
         self.refuse_if_partition("a delete")?;
         let mut txn = Txn::new(self, &counters);
