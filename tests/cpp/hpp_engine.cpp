@@ -389,6 +389,7 @@ void admin(const std::string& root) {
       .max_page_bytes(1 << 20)
       .frequent(5000, 300, 6)
       .heading_codes(true)
+      .sticky_representative(true)
       .fold_traditional(true)
       .create_if_missing(true)
       .signature(neardup::Signature{});
