@@ -925,6 +925,21 @@ nd_status nd_options_set_fold_traditional(nd_options *opts, bool value);
 // `opts` is NULL or a live `nd_options`.
 nd_status nd_options_set_store_texts(nd_options *opts, bool value);
 
+// Under `ND_POLICY_FIRST_SEEN`, a representative keeps its cluster across a changed recrawl
+// (default true; not stored, may change from one opening to the next): when a new version of
+// the page that leads a cluster of other members verifies against the old version's text, it
+// leads that cluster in the same write, and only the members that do not verify against it
+// are placed again. Off, or when it does not verify, the member the policy prefers takes over
+// and the new version is decided as a new page. The other policies are not affected, nor is an
+// index that does not store texts.
+//
+// # Errors
+// `ND_NULL_POINTER` when `opts` is NULL.
+//
+// # Safety
+// `opts` is NULL or a live `nd_options`.
+nd_status nd_options_set_sticky_representative(nd_options *opts, bool value);
+
 // No longer used (kept so that existing callers build): the index keeps no posting-key filter
 // of its own; RocksDB's filters, read through the block cache
 // (`nd_options_set_block_cache_bytes`), answer for the keys no page has.

@@ -892,6 +892,12 @@ class Options {
     check(nd_options_set_store_texts(opts_, value));
     return *this;
   }
+  /// Under FirstSeen, a representative keeps its cluster across a changed recrawl that still
+  /// verifies against its old version (default true; not stored).
+  Options& sticky_representative(bool value) {
+    check(nd_options_set_sticky_representative(opts_, value));
+    return *this;
+  }
   /// No longer used (kept so that existing callers build): see block_cache_bytes.
   Options& posting_filter_bytes(uint64_t bytes) {
     check(nd_options_set_posting_filter_bytes(opts_, bytes));

@@ -121,7 +121,9 @@ impl SignatureConfig {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RepresentativePolicy {
-    /// The first page inserted leads, and keeps leading (the default).
+    /// The first page inserted leads, and keeps leading (the default) — across changed
+    /// recrawls of it too, while they verify against it (see
+    /// [`IndexOptions::sticky_representative`]).
     #[default]
     FirstSeen,
     /// The page with the earliest publish time leads (ties: the first seen).
@@ -313,6 +315,19 @@ pub struct IndexOptions {
     /// out at most 2³² page ids in its life. It may change from one opening to the next.
     #[serde(default = "yes")]
     pub reuse_ids: bool,
+    /// Under [`RepresentativePolicy::FirstSeen`], a representative keeps its cluster across a
+    /// changed recrawl (default on; issue #33, B3): when a new version of the page that leads a
+    /// cluster of other members verifies against the old version's text (as a member must
+    /// verify against its representative), the new version leads that cluster in the same
+    /// write, and only the members that do not verify against it are placed again (as after a
+    /// representative's delete). Off, or when the new version does not verify, the old page is
+    /// taken out first — the member the policy prefers takes over — and the new version is
+    /// decided as a new page. The other policies name the representative by the pages'
+    /// times or lengths and are not affected. Needs the old version's text: an index that does
+    /// not store texts (its [`crate::TextSource`] serves a page's current content) hands the
+    /// cluster over. Behaviour, not layout: it may change from one opening to the next.
+    #[serde(default = "yes")]
+    pub sticky_representative: bool,
 }
 
 fn yes() -> bool {
@@ -341,6 +356,7 @@ impl Default for IndexOptions {
             max_open_files: 1024,
             sketch_fallback: false,
             reuse_ids: true,
+            sticky_representative: true,
         }
     }
 }

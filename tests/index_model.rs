@@ -8,11 +8,17 @@
 //! - every live page is in exactly one cluster (`clusters()`/`members()` and `export_clusters`
 //!   agree); its representative is a live member and, under the default `FirstSeen` policy, the
 //!   member with the smallest insertion number (a newcomer never takes over; after a
-//!   representative's delete the oldest remaining member leads);
+//!   representative's delete the oldest remaining member leads) — unless a changed recrawl of
+//!   the representative kept its cluster (`IndexOptions::sticky_representative`): the new
+//!   version, the newest page, leads until the order is restored;
 //! - every member verifies (`neardup::verify::verify`, or identical text) against its
 //!   representative; a page that founded its own cluster leads it;
 //! - a delete (or the delete inside a replace) reports the old and new representative the policy
 //!   names, and moves exactly the members that do not verify against the new representative;
+//!   a replace of a representative of other members whose new text verifies against the old
+//!   one keeps the cluster: the deletion names the key itself as the representative after, the
+//!   members moved are those that do not verify against the new text, and the new version
+//!   leads the same cluster;
 //! - `query` of a stored page finds a duplicate: the identical page, or a match of at least the
 //!   strong-match resemblance (0.6) that ends the search; what it names is live and similar;
 //! - no id is reachable after its delete: a deleted key is absent from `get`, the cursors and the
@@ -298,6 +304,9 @@ struct Model {
     last_seq: Option<u64>,
     peak_pages: u64,
     peak_clusters: u64,
+    /// Clusters a sticky recrawl left led by a page newer than some member: the oldest member
+    /// need not lead them, until it does again.
+    kept: BTreeSet<ClusterId>,
 }
 
 impl Model {
@@ -321,6 +330,7 @@ struct Counts {
     duplicates: AtomicU64,
     deletes: AtomicU64,
     handovers: AtomicU64,
+    kept: AtomicU64,
     moved: AtomicU64,
     reopens: AtomicU64,
     checkpoints: AtomicU64,
@@ -334,6 +344,7 @@ static COUNTS: Counts = Counts {
     duplicates: AtomicU64::new(0),
     deletes: AtomicU64::new(0),
     handovers: AtomicU64::new(0),
+    kept: AtomicU64::new(0),
     moved: AtomicU64::new(0),
     reopens: AtomicU64::new(0),
     checkpoints: AtomicU64::new(0),
@@ -471,7 +482,10 @@ fn check_index(ix: &Index, model: &mut Model, at: &str) {
             .iter()
             .min_by_key(|m| model.pages[*m].seq)
             .expect("members");
-        if &cl.representative != oldest && standing_similarity() {
+        if &cl.representative == oldest {
+            model.kept.remove(cid);
+        }
+        if &cl.representative != oldest && standing_similarity() && !model.kept.contains(cid) {
             let o = model.pages[oldest].entry;
             assert!(
                 cl.members
@@ -696,7 +710,16 @@ fn before_delete(ix: &Index, k: &str) -> Before {
 
 /// Checks what a delete reports against the cluster before it, and takes the page out of the
 /// model (refreshing the `similar_to` of the members it moved).
-fn apply_deletion(ix: &Index, model: &mut Model, k: &str, b: &Before, d: &Deletion, at: &str) {
+/// `keeps`: the entry of the new version that keeps the cluster, when the deletion is a sticky
+/// replace's.
+fn apply_deletion(
+    ix: &Index,
+    model: &mut Model,
+    k: &str,
+    (b, keeps): (&Before, Option<usize>),
+    d: &Deletion,
+    at: &str,
+) {
     assert_eq!(d.key, k, "{at}: deletion key");
     assert_eq!(
         (d.doc, d.cluster),
@@ -709,7 +732,9 @@ fn apply_deletion(ix: &Index, model: &mut Model, k: &str, b: &Before, d: &Deleti
         "{at}: deletion of {k}: was_representative"
     );
     let rest: Vec<&String> = b.members.iter().filter(|m| *m != k).collect();
-    let new_rep = if was_rep {
+    let new_rep = if keeps.is_some() {
+        Some(k.to_string())
+    } else if was_rep {
         rest.iter()
             .min_by_key(|m| model.pages[**m].seq)
             .map(|m| (*m).clone())
@@ -721,7 +746,14 @@ fn apply_deletion(ix: &Index, model: &mut Model, k: &str, b: &Before, d: &Deleti
         "{at}: deletion of {k}: representative after"
     );
     let mut expected_moved = BTreeSet::new();
-    if let (true, Some(nr)) = (was_rep, &new_rep) {
+    if let Some(e) = keeps {
+        bump(&COUNTS.kept, 1);
+        for m in &rest {
+            if !similar(model.pages[*m].entry, e) {
+                expected_moved.insert((*m).clone());
+            }
+        }
+    } else if let (true, Some(nr)) = (was_rep, &new_rep) {
         bump(&COUNTS.handovers, 1);
         let re = model.pages[nr].entry;
         for m in rest.iter().filter(|m| **m != nr) {
@@ -806,7 +838,28 @@ fn step(ix: &Index, model: &mut Model, op: &Op, at: &str) {
                     .replaced_page
                     .as_ref()
                     .expect("a replace reports its delete");
-                apply_deletion(ix, model, &k, b, d, at);
+                // Sticky: the representative of other members, its new text verifying against
+                // the old one (judged, as a hand-over's members, without the old page).
+                let old = before.as_ref().expect("replaced").entry;
+                let keeps = (b.representative == k
+                    && b.members.len() > 1
+                    && !c.entries[e].no_main_text
+                    && similar(e, old))
+                .then_some(e);
+                apply_deletion(ix, model, &k, (b, keeps), d, at);
+                if keeps.is_some() {
+                    assert_eq!(
+                        v.cluster,
+                        Some(b.cluster),
+                        "{at}: a sticky replace's cluster"
+                    );
+                    assert_eq!(
+                        v.representative.as_deref(),
+                        Some(k.as_str()),
+                        "{at}: a sticky replace leads"
+                    );
+                    model.kept.insert(b.cluster);
+                }
             } else {
                 assert!(
                     v.replaced_page.is_none(),
@@ -845,7 +898,7 @@ fn step(ix: &Index, model: &mut Model, op: &Op, at: &str) {
                 set_df(model, Some(&k));
                 let b = before_delete(ix, &k);
                 let d = ix.delete(&k).expect("delete");
-                apply_deletion(ix, model, &k, &b, &d, at);
+                apply_deletion(ix, model, &k, (&b, None), &d, at);
             } else {
                 let r = ix.delete(&k);
                 assert!(
@@ -944,7 +997,7 @@ fn agree(method: usize, cases: u32) {
     let n = |c: &AtomicU64| c.load(Ordering::Relaxed);
     eprintln!(
         "{} done; all methods so far: cases {}, steps {}: replaces {}, unchanged re-inserts {}, \
-         duplicates {}, deletes {}, hand-overs {}, members moved {}, reopens {}, checkpoints {}",
+         duplicates {}, deletes {}, hand-overs {}, sticky replaces {}, members moved {}, reopens {}, checkpoints {}",
         Method::NAMES[method],
         n(&COUNTS.cases),
         n(&COUNTS.steps),
@@ -953,6 +1006,7 @@ fn agree(method: usize, cases: u32) {
         n(&COUNTS.duplicates),
         n(&COUNTS.deletes),
         n(&COUNTS.handovers),
+        n(&COUNTS.kept),
         n(&COUNTS.moved),
         n(&COUNTS.reopens),
         n(&COUNTS.checkpoints),

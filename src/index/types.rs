@@ -72,11 +72,16 @@ pub struct Verdict {
     /// True when the key was already present and its page was replaced.
     pub replaced: bool,
     /// When the page replaced another under its key: what taking the old page out changed
-    /// (as [`Index::delete`] reports it; the new page is placed after).
+    /// (as [`Index::delete`] reports it; the new page is placed after). When the new version
+    /// kept its old version's lead ([`IndexOptions::sticky_representative`]), its
+    /// `representative` is the page's own key and `moved` lists the members that did not
+    /// verify against the new version.
     pub replaced_page: Option<Box<Deletion>>,
     /// True when the key was already present with the same main text (same content hash, same
-    /// host): an unchanged recrawl. Nothing was written — no new id, no verification, no change
-    /// of cluster or role — and the verdict is the stored one: `duplicate` and `similar_to` as
+    /// host): an unchanged recrawl. Nothing was decided — no new id, no verification, no change
+    /// of cluster or role; only a new publish time is written, in place (under
+    /// [`crate::RepresentativePolicy::EarliestTime`], where the time names the representative, a
+    /// new time makes a changed recrawl instead) — and the verdict is the stored one: `duplicate` and `similar_to` as
     /// decided when the page was inserted (when that page is still held), its cluster and
     /// representative now; `resemble` and `contain` as stored then (in single precision).
     pub unchanged: bool,

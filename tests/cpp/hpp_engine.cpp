@@ -389,6 +389,7 @@ void admin(const std::string& root) {
       .max_page_bytes(1 << 20)
       .frequent(5000, 300, 6)
       .heading_codes(true)
+      .sticky_representative(true)
       .fold_traditional(true)
       .create_if_missing(true)
       .signature(neardup::Signature{});
@@ -472,7 +473,12 @@ void text_source(const std::string& root) {
     return neardup::SourcedContent{it->second, ContentKind::Html};
   });
   Index ix = Index::open(root + "/external", o);
-  Index stored = Index::open(root + "/external-stored", fast());
+  // The index without texts hands a representative's cluster over on a changed recrawl (it
+  // does not ask the source for the old version): the one with texts is compared without
+  // sticky representatives.
+  Options so = fast();
+  so.sticky_representative(false);
+  Index stored = Index::open(root + "/external-stored", so);
 
   // Insert, then record the version the index holds (its content hash) in the store.
   auto put = [&](const std::string& key, const std::string& html) {

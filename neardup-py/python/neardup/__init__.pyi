@@ -189,7 +189,7 @@ class Index(Mapping[str, PageInfo]):
     iteration and deletes with ``del``. ``options`` are ``IndexOptions``' fields:
     ``representative``, ``store_texts``, ``sync_writes``, ``simhash_max_distance``,
     ``min_text_width``, ``max_clusters_verified``, ``heading_codes``, ``block_cache_bytes``,
-    ``write_buffer_bytes``, ``max_open_files``,
+    ``write_buffer_bytes``, ``max_open_files``, ``sticky_representative``, ``reuse_ids``,
     ``create_if_missing``, nested ``signature`` / ``verify`` / ``frequent`` / ``chrome`` dicts,
     and ``method`` (short for ``signature={"method": ...}``)."""
 

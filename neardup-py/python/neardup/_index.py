@@ -31,7 +31,9 @@ class Index(_neardup._Index):
     ``representative`` (``"first_seen"``, ``"earliest_time"``, ``"longest_text"``),
     ``store_texts``, ``sync_writes``, ``simhash_max_distance``, ``min_text_width``,
     ``max_clusters_verified``, ``heading_codes``, ``block_cache_bytes``, ``write_buffer_bytes``,
-    ``max_open_files``,
+    ``max_open_files``, ``sticky_representative`` (under ``"first_seen"``, a representative
+    keeps its cluster across a changed recrawl that still verifies against its old version;
+    default ``True``), ``reuse_ids``,
     ``create_if_missing``, and the nested ``signature``, ``verify``, ``frequent`` and ``chrome``
     given as dicts of their fields (in part); ``method="shingle"`` is short for
     ``signature={"method": "shingle"}``. An unknown name raises ``TypeError``.

@@ -4,6 +4,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
+use super::place::Leader;
 use super::Txn;
 use crate::index::decide::Memo;
 use crate::index::read::similar_of;
@@ -11,8 +12,10 @@ use crate::index::types::{Deletion, Moved, Page, Timing, Verdict};
 use crate::index::view::Known;
 use crate::index::view::{Snapshot, View};
 use crate::index::{check_page, text_chars, Index, Probe};
+use crate::methods::Side;
+use crate::options::RepresentativePolicy;
 use crate::signature::Signatures;
-use crate::storage::codec::{self, DocId, DocRecord, NO_DOC};
+use crate::storage::codec::{self, ClusterId, DocId, DocRecord, NO_DOC};
 use crate::storage::{cf, id_key, kind, posting_key};
 use crate::{Error, Result};
 
@@ -55,9 +58,9 @@ impl Index {
                     Some(id) => self.doc(id)?.map(|r| (id, r)),
                     None => None,
                 };
-                let unchanged = old.as_ref().is_some_and(|(_, r)| {
-                    r.content_hash == sig.content_hash && r.host == page.host
-                });
+                let unchanged = old
+                    .as_ref()
+                    .is_some_and(|(_, r)| self.unchanged_recrawl(r, page, &sig));
                 if !unchanged {
                     let _ = self.decide(
                         self,
@@ -80,7 +83,7 @@ impl Index {
                 &mut Memo::default(),
                 None,
             )?;
-            if verdict.unchanged {
+            if verdict.unchanged && !txn.writes_docs() {
                 // An unchanged recrawl: nothing to write. The stored page may come from a
                 // commit another thread has not synced yet: acknowledged only once durable
                 // (nothing to do when it is).
@@ -127,8 +130,24 @@ impl Index {
         Ok(deletion)
     }
 
-    /// The stored verdict of an unchanged re-insert of `page` (same key, host and main text),
-    /// read from one snapshot; `None` when the page is new or changed. Refused as a write is on
+    /// Is `page` an unchanged recrawl of the stored page `rec` (same main text and host)? Its
+    /// publish time may differ — written in place, nothing re-decided — except under
+    /// [`RepresentativePolicy::EarliestTime`], where the time names the representative: there a
+    /// new time makes a changed recrawl, decided again.
+    pub(crate) fn unchanged_recrawl(
+        &self,
+        rec: &DocRecord,
+        page: &Page<'_>,
+        sig: &Signatures,
+    ) -> bool {
+        rec.content_hash == sig.content_hash
+            && rec.host == page.host
+            && (rec.time == page.time
+                || self.opts.representative != RepresentativePolicy::EarliestTime)
+    }
+
+    /// The stored verdict of an unchanged re-insert of `page` (same key, host, main text and
+    /// publish time), read from one snapshot; `None` when the page is new or changed. Refused as a write is on
     /// an index that cannot be written.
     fn unchanged_verdict(&self, page: &Page<'_>, sig: &Signatures) -> Result<Option<Verdict>> {
         self.check_writable()?;
@@ -138,7 +157,8 @@ impl Index {
             return Ok(None);
         };
         match snap.doc(id)? {
-            Some(rec) if rec.content_hash == sig.content_hash && rec.host == page.host => {
+            // A new publish time is written under the writer lock (see `Index::insert_in`).
+            Some(rec) if self.unchanged_recrawl(&rec, page, sig) && rec.time == page.time => {
                 let method = &self.opts.signature.method;
                 let no_text = method.main_width(&sig.text) < self.opts.min_text_width;
                 self.stored_verdict(&snap, id, rec, no_text, Timing::default())
@@ -161,17 +181,36 @@ impl Index {
         if self.recording_allocations() {
             txn.current_key = Some(Arc::from(page.key));
         }
+        let method = &self.opts.signature.method;
+        let no_text = method.main_width(&sig.text) < self.opts.min_text_width;
+        // The cluster the new version leads in its old version's place, if it keeps the lead
+        // (`IndexOptions::sticky_representative`).
+        let mut kept = None;
         let replaced = match txn.key_id(page.key)? {
             Some(old) => {
-                if let Some(rec) = txn.doc(old)? {
-                    // An unchanged recrawl: the stored verdict, nothing written.
-                    if rec.content_hash == sig.content_hash && rec.host == page.host {
-                        let method = &self.opts.signature.method;
-                        let no_text = method.main_width(&sig.text) < self.opts.min_text_width;
+                if let Some(mut rec) = txn.doc(old)? {
+                    // An unchanged recrawl: the stored verdict; only a new publish time is
+                    // written, in place (same id, insertion number and cluster).
+                    if self.unchanged_recrawl(&rec, page, sig) {
+                        if rec.time != page.time {
+                            rec.time = page.time;
+                            txn.put_doc(old, rec.clone());
+                        }
                         return self.stored_verdict(txn, old, rec, no_text, timing);
                     }
                 }
-                Some(self.delete_in(txn, old)?)
+                let next = Leader {
+                    text: &sig.text,
+                    features: &sig.features,
+                    simhash: sig.simhash,
+                    codes: &sig.codes,
+                };
+                let (mut deletion, k) = self.take_out(txn, old, (!no_text).then_some(&next))?;
+                if k.is_some() {
+                    deletion.representative = Some(page.key.to_string());
+                }
+                kept = k;
+                Some(deletion)
             }
             None => None,
         };
@@ -179,7 +218,7 @@ impl Index {
             known,
             ..Probe::of(sig, &self.opts.signature.method)
         };
-        let (decision, cands) = self.decide(&*txn, &probe, None, None, &mut timing, memo)?;
+        let (decision, cands) = self.decide(&*txn, &probe, None, kept, &mut timing, memo)?;
         txn.mark_all_frequent(&decision.frequent);
         let identical_to = match decision.identical {
             Some(i) => txn.doc(i)?.map(|r| r.key),
@@ -216,7 +255,10 @@ impl Index {
                 txn.posting_add(key, id);
             }
         }
-        let placed = self.place(txn, id, &mut rec, &sig.text, decision.best.as_ref())?;
+        let placed = match kept {
+            Some(cid) => self.place_lead(txn, id, &mut rec, cid)?,
+            None => self.place(txn, id, &mut rec, &sig.text, decision.best.as_ref())?,
+        };
         txn.put_key(page.key, id);
         txn.put_doc(id, rec);
         txn.put_text(id, Arc::from(sig.text.as_str()), &probe.keys);
@@ -326,9 +368,44 @@ impl Index {
     }
 
     pub(crate) fn delete_in(&self, txn: &mut Txn<'_>, id: DocId) -> Result<Deletion> {
+        Ok(self.take_out(txn, id, None)?.0)
+    }
+
+    /// May the new version of page `id` keep leading its cluster in its place
+    /// ([`crate::IndexOptions::sticky_representative`])? Under `FirstSeen`, when the page leads
+    /// other members and its text is stored (a text source serves a page's current content,
+    /// not its old version's).
+    fn may_keep_lead(&self, txn: &Txn<'_>, id: DocId, cid: ClusterId) -> Result<bool> {
+        if !(self.opts.sticky_representative
+            && self.opts.representative == RepresentativePolicy::FirstSeen
+            && self.opts.store_texts)
+        {
+            return Ok(false);
+        }
+        Ok(txn
+            .cluster(cid)?
+            .is_some_and(|cl| cl.representative == id && cl.members.len() > 1))
+    }
+
+    /// Takes page `id` out, as [`Index::delete`] does. With `next`, the new version of the
+    /// page replacing it: when it may keep its lead ([`Index::may_keep_lead`]) and verifies
+    /// against the old version's text as a member against its representative, there is no
+    /// hand-over ([`Index::keep_lead`]) and the cluster it is to lead is returned too (the
+    /// deletion's `representative` is then the caller's to name).
+    fn take_out(
+        &self,
+        txn: &mut Txn<'_>,
+        id: DocId,
+        next: Option<&Leader<'_>>,
+    ) -> Result<(Deletion, Option<ClusterId>)> {
         let rec = txn.doc(id)?.ok_or_else(|| {
             Error::corruption(cf::DOCS, &id_key(id), "key points at a missing page")
         })?;
+        // The old version's text, read before the page is forgotten.
+        let old_text = match next {
+            Some(_) if self.may_keep_lead(txn, id, rec.cluster)? => txn.text(id)?,
+            _ => None,
+        };
         for key in txn.posting_keys(id)?.unwrap_or_default() {
             txn.posting_remove(key, id);
         }
@@ -337,7 +414,28 @@ impl Index {
             txn.chrome_remove(id, &blocks);
         }
         txn.forget_doc(id, &rec);
-        let left = self.leave_cluster(txn, id, rec.cluster)?;
+        // Judged as a hand-over's members are: with the old page's words gone.
+        let keeps = match (next, old_text) {
+            (Some(next), Some(old_text)) => {
+                let old = Side {
+                    text: &old_text,
+                    features: None,
+                    simhash: rec.simhash,
+                };
+                let new = Side {
+                    text: next.text,
+                    features: Some(next.features),
+                    simhash: next.simhash,
+                };
+                !self.codes_conflict(next.codes, &rec.codes)
+                    && self.similar(&*txn, new, old).is_some()
+            }
+            _ => false,
+        };
+        let left = match next {
+            Some(next) if keeps => self.keep_lead(txn, id, rec.cluster, next)?,
+            _ => self.leave_cluster(txn, id, rec.cluster)?,
+        };
         let key_of = |i: DocId| -> Result<String> {
             txn.doc(i)?.map(|r| r.key).ok_or_else(|| {
                 Error::corruption(cf::DOCS, &id_key(i), "a cluster member is missing")
@@ -357,14 +455,15 @@ impl Index {
                 representative: key_of(rep)?,
             });
         }
-        Ok(Deletion {
+        let deletion = Deletion {
             doc: id,
             cluster: rec.cluster,
             was_representative: left.was_representative,
             representative: left.representative.map(key_of).transpose()?,
             moved,
             key: rec.key,
-        })
+        };
+        Ok((deletion, keeps.then_some(rec.cluster)))
     }
 }
 

@@ -1,13 +1,15 @@
 //! Cluster placement (SPEC §2.7; seed 000 §3.3): a page joins the cluster it verified against
 //! — taking the lead when the representative policy prefers it and every member verifies
 //! against it — or founds its own; a deleted representative hands over to the member the policy
-//! prefers, and members that no longer verify against the new one are placed again.
+//! prefers, and members that no longer verify against the new one are placed again. Under
+//! `FirstSeen` a representative's changed recrawl that still verifies against its old version
+//! keeps the lead instead ([`crate::IndexOptions::sticky_representative`]).
 
 use super::Txn;
 use crate::index::decide::{Match, Memo};
 use crate::index::view::View;
 use crate::index::{Index, Probe, Timing};
-use crate::methods::Side;
+use crate::methods::{Features, Side};
 use crate::options::RepresentativePolicy;
 use crate::signature::text_signature;
 use crate::storage::codec::{ClusterId, ClusterRecord, DocId, DocRecord, NO_DOC};
@@ -23,6 +25,17 @@ pub(crate) struct Left {
     pub(crate) representative: Option<DocId>,
     /// Members re-placed after a hand-over, and where each went.
     pub(crate) moved: Vec<(DocId, Placed)>,
+}
+
+/// A page as the representative its cluster's members are verified against.
+pub(crate) struct Leader<'a> {
+    /// Its normalized text.
+    pub(crate) text: &'a str,
+    /// What the method compares of it.
+    pub(crate) features: &'a Features,
+    pub(crate) simhash: u64,
+    /// Its heading codes.
+    pub(crate) codes: &'a [u32],
 }
 
 #[derive(Clone, Copy)]
@@ -182,40 +195,124 @@ impl Index {
         };
         cl.representative = rep;
         left.representative = Some(rep);
-        let mut displaced = Vec::new();
         let rep_rec = txn.doc(rep)?;
         let (rep_codes, rep_simhash) = rep_rec.map_or((Vec::new(), 0), |r| (r.codes, r.simhash));
-        if let Some(rep_text) = txn.text(rep)? {
-            let rep_features = self.opts.signature.method.features(&rep_text);
-            for m in cl.members.iter().filter(|&m| m != rep) {
-                let Some(m_rec) = txn.doc(m)? else { continue };
-                let conflict = self.codes_conflict(&m_rec.codes, &rep_codes);
-                if let Some(t) = txn.text(m)? {
-                    let member = Side {
-                        text: &t,
-                        features: None,
-                        simhash: m_rec.simhash,
-                    };
-                    let leader = Side {
-                        text: &rep_text,
-                        features: Some(&rep_features),
-                        simhash: rep_simhash,
-                    };
-                    if conflict || self.similar(txn, member, leader).is_none() {
-                        displaced.push(m);
-                    }
+        let displaced = match txn.text(rep)? {
+            Some(rep_text) => {
+                let rep_features = self.opts.signature.method.features(&rep_text);
+                let leader = Leader {
+                    text: &rep_text,
+                    features: &rep_features,
+                    simhash: rep_simhash,
+                    codes: &rep_codes,
+                };
+                self.unverified(txn, &cl.members, rep, &leader)?
+            }
+            None => Vec::new(),
+        };
+        left.moved = self.displace(txn, cid, cl, displaced)?;
+        Ok(left)
+    }
+
+    /// Takes page `id`, the representative of cluster `cid`, out of it for its new version
+    /// `next` (not written yet) to lead it ([`crate::IndexOptions::sticky_representative`]): no
+    /// hand-over. Membership stays honest (see [`crate::index::decide`]): the members that do
+    /// not verify against `next` are placed again, as after a hand-over; the others verify
+    /// against the representative they get. Until the insert puts `next` at the head of the
+    /// cluster ([`Index::place_lead`]) its record still names `id`: the decisions in between
+    /// (the moved members', the new version's) leave this cluster out.
+    pub(crate) fn keep_lead(
+        &self,
+        txn: &mut Txn<'_>,
+        id: DocId,
+        cid: ClusterId,
+        next: &Leader<'_>,
+    ) -> Result<Left> {
+        let mut left = Left {
+            was_representative: true,
+            ..Left::default()
+        };
+        let Some(mut cl) = txn.cluster(cid)? else {
+            return Ok(left);
+        };
+        cl.members.remove(id);
+        let displaced = self.unverified(txn, &cl.members, id, next)?;
+        left.moved = self.displace(txn, cid, cl, displaced)?;
+        Ok(left)
+    }
+
+    /// Puts page `id`, the new version of the representative of cluster `cid`, at the head of
+    /// the cluster it kept (see [`Index::keep_lead`]).
+    pub(crate) fn place_lead(
+        &self,
+        txn: &mut Txn<'_>,
+        id: DocId,
+        rec: &mut DocRecord,
+        cid: ClusterId,
+    ) -> Result<Placed> {
+        let mut cl = txn.cluster(cid)?.ok_or_else(|| {
+            Error::corruption(cf::CLUSTERS, &id_key(cid), "a kept cluster is missing")
+        })?;
+        cl.members.insert(id);
+        cl.representative = id;
+        rec.cluster = cid;
+        txn.put_cluster(cid, cl);
+        Ok(Placed {
+            cluster: cid,
+            representative: id,
+        })
+    }
+
+    /// The pages of `members` but `except` that do not verify against `leader` (as a member
+    /// against its representative); a member whose text is not held stays.
+    fn unverified(
+        &self,
+        txn: &Txn<'_>,
+        members: &roaring::RoaringBitmap,
+        except: DocId,
+        leader: &Leader<'_>,
+    ) -> Result<Vec<DocId>> {
+        let mut displaced = Vec::new();
+        for m in members.iter().filter(|&m| m != except) {
+            let Some(m_rec) = txn.doc(m)? else { continue };
+            let conflict = self.codes_conflict(&m_rec.codes, leader.codes);
+            if let Some(t) = txn.text(m)? {
+                let member = Side {
+                    text: &t,
+                    features: None,
+                    simhash: m_rec.simhash,
+                };
+                let lead = Side {
+                    text: leader.text,
+                    features: Some(leader.features),
+                    simhash: leader.simhash,
+                };
+                if conflict || self.similar(txn, member, lead).is_none() {
+                    displaced.push(m);
                 }
             }
         }
+        Ok(displaced)
+    }
+
+    /// Writes cluster `cid` without the `displaced` members, and places each of them again.
+    fn displace(
+        &self,
+        txn: &mut Txn<'_>,
+        cid: ClusterId,
+        mut cl: ClusterRecord,
+        displaced: Vec<DocId>,
+    ) -> Result<Vec<(DocId, Placed)>> {
         for m in &displaced {
             cl.members.remove(*m);
         }
         txn.put_cluster(cid, cl);
+        let mut moved = Vec::with_capacity(displaced.len());
         for m in displaced {
             let placed = self.replace_member(txn, m, cid)?;
-            left.moved.push((m, placed));
+            moved.push((m, placed));
         }
-        Ok(left)
+        Ok(moved)
     }
 
     /// Re-places a member that no longer resembles its cluster's new representative: it joins

@@ -168,6 +168,11 @@ impl<'a> Txn<'a> {
 
     // ----- writes (into the overlay; `finish` builds the batch) -----
 
+    /// Has this transaction written a page record (an unchanged recrawl's new publish time)?
+    pub(crate) fn writes_docs(&self) -> bool {
+        !self.docs.is_empty()
+    }
+
     pub(crate) fn put_doc(&mut self, id: DocId, rec: DocRecord) {
         self.docs.insert(id, Some(rec));
     }
