@@ -338,23 +338,30 @@ impl SimhashTables {
         }
     }
 
-    /// The blocks in the order table `t` stores them.
-    fn order(&self, t: u8) -> impl Iterator<Item = u32> + '_ {
+    /// The blocks in the order table `t` stores them (at most 8 blocks: distance 7 rotated).
+    fn order(&self, t: u8) -> impl Iterator<Item = u32> {
         let n = self.blocks();
         let t = u32::from(t);
-        let lead: [Option<u32>; 2] = match self.scheme {
-            TableScheme::Rotated => [Some(t % n), None],
+        let mut out = [0u32; 8];
+        match self.scheme {
+            // The blocks from `t` on, wrapping: a rotation.
+            TableScheme::Rotated => {
+                for d in 0..n {
+                    out[d as usize] = (t + d) % n;
+                }
+            }
+            // The pair, then the other blocks in order.
             TableScheme::Pairs => {
                 let (i, j) = PAIRS[t as usize % PAIRS.len()];
-                [Some(u32::from(i)), Some(u32::from(j))]
+                let (i, j) = (u32::from(i), u32::from(j));
+                out[0] = i;
+                out[1] = j;
+                for (slot, b) in (0..n).filter(|&b| b != i && b != j).enumerate() {
+                    out[2 + slot] = b;
+                }
             }
-        };
-        let rest = match self.scheme {
-            // The blocks after the lead, wrapping: a rotation.
-            TableScheme::Rotated => (1..n).map(|d| (t + d) % n).collect::<Vec<_>>(),
-            TableScheme::Pairs => (0..n).filter(|b| !lead.contains(&Some(*b))).collect(),
-        };
-        lead.into_iter().flatten().chain(rest)
+        }
+        out.into_iter().take(n as usize)
     }
 
     /// `h` with its blocks in table `t`'s order.

@@ -359,19 +359,25 @@ fn every_method_ingests_and_exports() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("single_pass"));
 }
 
+/// An index of three pages ingested by the command line under `dir`.
+fn three_pages(dir: &Path) -> PathBuf {
+    let input = dir.join("pages.jsonl");
+    let pages: Vec<(String, String)> = (0..3)
+        .map(|i| (format!("p{i}"), page_html(i, 8, 0)))
+        .collect();
+    jsonl(&input, &pages);
+    let index = dir.join("index");
+    run(&["ingest", "--index", s(&index), s(&input)]);
+    index
+}
+
 /// Output into a closed pipe ends the command quietly (SIGPIPE), never with a panic.
 #[cfg(unix)]
 #[test]
 fn a_closed_stdout_is_no_panic() {
     use std::os::unix::process::ExitStatusExt;
     let dir = tempfile::tempdir().unwrap();
-    let input = dir.path().join("pages.jsonl");
-    let pages: Vec<(String, String)> = (0..3)
-        .map(|i| (format!("p{i}"), page_html(i, 8, 0)))
-        .collect();
-    jsonl(&input, &pages);
-    let index = dir.path().join("index");
-    run(&["ingest", "--index", s(&index), s(&input)]);
+    let index = three_pages(dir.path());
     // `stats` prints a page of JSON into a pipe whose reader is gone.
     let out = bin()
         .args(["stats", "--index", s(&index)])
@@ -394,13 +400,7 @@ fn a_closed_stdout_is_no_panic() {
 #[test]
 fn stats_json_has_the_figures_and_the_metrics() {
     let dir = tempfile::tempdir().unwrap();
-    let input = dir.path().join("pages.jsonl");
-    let pages: Vec<(String, String)> = (0..3)
-        .map(|i| (format!("p{i}"), page_html(i, 8, 0)))
-        .collect();
-    jsonl(&input, &pages);
-    let index = dir.path().join("index");
-    run(&["ingest", "--index", s(&index), s(&input)]);
+    let index = three_pages(dir.path());
     let out = run(&["stats", "--json", "--index", s(&index)]);
     let text = String::from_utf8(out.stdout).unwrap();
     assert_eq!(text.trim_end().lines().count(), 1, "{text}");

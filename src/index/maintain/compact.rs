@@ -52,8 +52,35 @@ const SAMPLE_AFTER_COMPACTION: u64 = 1_000;
 /// Bytes of one table file written by a compaction.
 const TABLE_FILE_BYTES: u64 = 256 << 20;
 
-/// Bytes of texts a write of [`Index::compact_snapshot`] carries.
-const TEXT_BATCH_BYTES: usize = 4 << 20;
+/// Bytes a write of [`Index::compact_snapshot`] through the new index carries.
+const UNLOGGED_BATCH_BYTES: usize = 4 << 20;
+
+/// Writes `items` into column family `name` of the new index `dst` through its own writes,
+/// without the log, in batches of [`UNLOGGED_BATCH_BYTES`], and flushes the family at the end
+/// (what a compaction cannot write as table files apart: texts in blob files, simhash tables
+/// cut anew).
+fn write_unlogged(
+    dst: &Index,
+    name: &'static str,
+    items: impl Iterator<Item = Result<(Vec<u8>, Vec<u8>)>>,
+) -> Result<()> {
+    let h = dst.cf(name);
+    let mut wo = rocksdb::WriteOptions::default();
+    wo.disable_wal(true);
+    let err = |e| Error::storage(format!("writing `{name}` of the compacted index"), e);
+    let mut batch = rocksdb::WriteBatch::default();
+    for item in items {
+        let (k, v) = item?;
+        batch.put_cf(h, &k, &v);
+        if batch.size_in_bytes() >= UNLOGGED_BATCH_BYTES {
+            dst.db
+                .write_opt(std::mem::take(&mut batch), &wo)
+                .map_err(err)?;
+        }
+    }
+    dst.db.write_opt(batch, &wo).map_err(err)?;
+    dst.db.flush_cf(h).map_err(err)
+}
 
 /// The table files of one column family, written in key order (see [`Index::compact_snapshot`]).
 struct TableFiles {
@@ -209,25 +236,15 @@ impl Index {
         report.pages = live.len();
         // The texts go through the new index's own writes (without the log, flushed at the
         // end): a table file written apart cannot hold blob files, where the texts live.
-        {
-            let h = dst.cf(cf::TEXTS);
-            let mut wo = rocksdb::WriteOptions::default();
-            wo.disable_wal(true);
-            let err = |e| Error::storage("writing the texts of the compacted index", e);
-            let mut batch = rocksdb::WriteBatch::default();
-            for item in scan(cf::TEXTS)? {
+        write_unlogged(
+            &dst,
+            cf::TEXTS,
+            scan(cf::TEXTS)?.map(|item| {
                 let (k, v) = item?;
                 codec::decode_text_value(cf::TEXTS, &k, &v)?;
-                batch.put_cf(h, &k, &v);
-                if batch.size_in_bytes() >= TEXT_BATCH_BYTES {
-                    dst.db
-                        .write_opt(std::mem::take(&mut batch), &wo)
-                        .map_err(err)?;
-                }
-            }
-            dst.db.write_opt(batch, &wo).map_err(err)?;
-            dst.db.flush_cf(h).map_err(err)?;
-        }
+                Ok((k, v))
+            }),
+        )?;
         let mut out = files(cf::CLUSTERS);
         out.write(scan(cf::CLUSTERS)?.map(|item| {
             let (k, v) = item?;
@@ -282,12 +299,7 @@ impl Index {
         // (FORMAT.md "simhash"), through its own writes as the texts are: one entry per table
         // for each live page of the old table 0. Other snapshots' are copied as they are.
         let relayout = format == storage::FORMAT_VERSION_3 && tables != dst.tables;
-        let mut out = files(cf::SIMHASH);
-        let mut rekeyed = rocksdb::WriteBatch::default();
-        let mut wo = rocksdb::WriteOptions::default();
-        wo.disable_wal(true);
-        let rekey_err = |e| Error::storage("writing the simhash tables of the compacted index", e);
-        let mut entries = scan(cf::SIMHASH)?.filter_map(|item| {
+        let entries = scan(cf::SIMHASH)?.filter_map(|item| {
             let (k, v) = match item {
                 Ok(kv) => kv,
                 Err(e) => return Some(Err(e)),
@@ -302,32 +314,24 @@ impl Index {
                     report.stale_simhash_dropped += 1;
                     None
                 }
-                Some((t, h, id)) if relayout => {
-                    if t == 0 {
-                        for t in 0..dst.tables.tables {
-                            rekeyed.put_cf(dst.cf(cf::SIMHASH), dst.tables.key(t, h, id), []);
-                        }
-                        if rekeyed.size_in_bytes() >= TEXT_BATCH_BYTES {
-                            let full = std::mem::take(&mut rekeyed);
-                            if let Err(e) = dst.db.write_opt(full, &wo) {
-                                return Some(Err(rekey_err(e)));
-                            }
-                        }
-                    }
-                    None
-                }
-                Some(_) => Some(Ok((k, v))),
+                Some(entry) => Some(Ok((k, v, entry))),
             }
         });
         if relayout {
-            for item in entries.by_ref() {
-                item?;
-            }
-            drop(entries);
-            dst.db.write_opt(rekeyed, &wo).map_err(rekey_err)?;
-            dst.db.flush_cf(dst.cf(cf::SIMHASH)).map_err(rekey_err)?;
+            let new = dst.tables;
+            let rekeyed = entries.flat_map(|item| -> Vec<Result<_>> {
+                match item {
+                    Ok((_, _, (0, h, id))) => (0..new.tables)
+                        .map(|t| Ok((new.key(t, h, id).to_vec(), Vec::new())))
+                        .collect(),
+                    Ok(_) => Vec::new(),
+                    Err(e) => vec![Err(e)],
+                }
+            });
+            write_unlogged(&dst, cf::SIMHASH, rekeyed)?;
         } else {
-            out.write(entries)?;
+            let mut out = files(cf::SIMHASH);
+            out.write(entries.map(|item| item.map(|(k, v, _)| (k, v))))?;
             written.push(out);
         }
         // Into the new index, each column family's files at the last level (its meta written at
