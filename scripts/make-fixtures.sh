@@ -43,6 +43,7 @@ FIXTURES=(
   "v3-a5fff82|a5fff826953d9e9f0c11c2d75216907f3526808f|"
   "v3-a5fff82-shingle|a5fff826953d9e9f0c11c2d75216907f3526808f|--method shingle"
   "v3-c57f5fd|c57f5fd71ce255f22d5e17043923169d30b69b89|"
+  "v4-88ead35|88ead353ddb10f1bb1335ab22eef4b91888164f0|"
 )
 # Lines of dev/docs.jsonl.gz (1-based).
 PART_A="1,160"

@@ -7,7 +7,10 @@
 //! - Format 3 (its first build; a5fff82, with LCS and with another method; its last, texts in
 //!   blob files): a read-only handle checks clean, gives the recorded answers and writes nothing; a writer does
 //!   too, then inserts and deletes, and the index checks clean after a reopen. Compacted, it
-//!   becomes format 4 (the simhash tables cut anew) with the same answers.
+//!   becomes format 5 (the simhash tables cut anew, the page → cluster map built) with the same
+//!   answers.
+//! - Format 4 (its last build, 88ead35, without the page → cluster map): the same, read-only
+//!   without the `page_clusters` column family; a writer keeps format 4; compacted, format 5.
 //! - Format 2 (the first build, without the `chrome` column family, and the last): the same,
 //!   with the upgrade to format 3 when it is opened for writing (the ids the old build never gave
 //!   out again become free and the lowest is given to the next page).
@@ -264,18 +267,18 @@ fn stored_format(db: &Path) -> u32 {
     u32::from_be_bytes(v[..4].try_into().unwrap())
 }
 
-/// Compacted, a format 3 index becomes format 4: its simhash tables are cut anew, ten tables of
-/// block pairs (FORMAT.md "simhash"); it checks clean, gives the recorded answers, and a writer
-/// goes on from it.
-#[test]
-fn format_3_compacts_into_format_4() {
-    let e = expected("v3-c57f5fd");
-    let (_tmp, db) = copy_db("v3-c57f5fd");
+/// Compacted, a format 3 or 4 index becomes format 5: a format 3 index's simhash tables are cut
+/// anew, ten tables of block pairs (FORMAT.md "simhash"), and the page → cluster map is built
+/// from the page records (FORMAT.md "page_clusters"); it checks clean (the map against the
+/// records too), gives the recorded answers, and a writer goes on from it.
+fn compacts_into_current_format(name: &str, from_format: u32) {
+    let e = expected(name);
+    let (_tmp, db) = copy_db(name);
     let out = tempfile::tempdir().unwrap();
     let to = out.path().join("db");
-    let report = Index::compact_snapshot(&db, &to).unwrap();
+    let report = Index::compact_snapshot_checked(&db, &to).unwrap();
     assert!(report.check.is_clean(), "{:?}", report.check);
-    assert_eq!((stored_format(&db), stored_format(&to)), (3, 4));
+    assert_eq!((stored_format(&db), stored_format(&to)), (from_format, 5));
     {
         let ro = Index::open_read_only(&to).unwrap();
         assert_answers(&ro, &e);
@@ -286,6 +289,27 @@ fn format_3_compacts_into_format_4() {
     let v = ix.insert(&query_pages()[2].page()).unwrap();
     assert!(v.duplicate, "{v:?}");
     assert_clean(&ix);
+}
+
+#[test]
+fn format_3_compacts_into_format_5() {
+    compacts_into_current_format("v3-c57f5fd", 3);
+}
+
+#[test]
+fn format_4_compacts_into_format_5() {
+    compacts_into_current_format("v4-88ead35", 4);
+}
+
+#[test]
+fn format_4_last_build_reads_and_writes() {
+    read_only("v4-88ead35");
+    written("v4-88ead35");
+    // A writer gave it the `page_clusters` column family, empty: it stays format 4, read
+    // through its page records.
+    let (_tmp, db) = copy_db("v4-88ead35");
+    drop(Index::open_existing(&db).unwrap());
+    assert_eq!(stored_format(&db), 4);
 }
 
 #[test]
@@ -329,7 +353,7 @@ fn format_1_is_refused() {
                 r,
                 Err(Error::IncompatibleFormat {
                     found: 1,
-                    supported: 4
+                    supported: 5
                 })
             ),
             "{:?}",

@@ -72,6 +72,66 @@ fn checkpoint_then_compact_snapshot() {
     ));
 }
 
+/// The database of an index, opened with RocksDB alone (every column family it has).
+fn raw_db(path: &std::path::Path) -> rocksdb::DB {
+    let cfs = rocksdb::DB::list_cf(&rocksdb::Options::default(), path).unwrap();
+    rocksdb::DB::open_cf(&rocksdb::Options::default(), path, cfs).unwrap()
+}
+
+/// The page → cluster map (format 5) is checked against the page records: an entry naming
+/// another cluster, one of a deleted page and a missing one are each reported; `compact`
+/// writes it anew from the records.
+#[test]
+fn check_finds_a_page_cluster_map_out_of_step_and_compact_rebuilds_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let live = dir.path().join("live");
+    {
+        let ix = open(&live);
+        for i in 0..3 {
+            ix.insert(&page(
+                &format!("p{i}"),
+                "h",
+                &html(i, "t", &article(10 + i as u64, 6)),
+            ))
+            .unwrap();
+        }
+        assert!(ix.check().unwrap().is_clean());
+        ix.flush().unwrap();
+    }
+    {
+        let db = raw_db(&live);
+        let map = db.cf_handle("page_clusters").unwrap();
+        db.put_cf(map, 0u32.to_be_bytes(), 77u32.to_be_bytes())
+            .unwrap();
+        db.put_cf(map, 9u32.to_be_bytes(), 0u32.to_be_bytes())
+            .unwrap();
+        db.delete_cf(map, 2u32.to_be_bytes()).unwrap();
+        db.flush_cf(map).unwrap();
+    }
+    let problems = {
+        let ix = Index::open_existing(&live).unwrap();
+        let report = ix.check().unwrap();
+        assert!(!report.is_clean());
+        report.problems.join("\n")
+    };
+    for want in [
+        "the page → cluster map puts page 0 in cluster 77",
+        "the page → cluster map names deleted page 9",
+        "the page → cluster map has 2 of the 3 live pages",
+    ] {
+        assert!(problems.contains(want), "{want:?} not in {problems}");
+    }
+    // The snapshot's map is not copied: it is built from the records.
+    let snap = dir.path().join("snap");
+    Index::open_existing(&live)
+        .unwrap()
+        .checkpoint(&snap)
+        .unwrap();
+    let out = dir.path().join("out");
+    let report = Index::compact_snapshot_checked(&snap, &out).unwrap();
+    assert!(report.check.is_clean(), "{:?}", report.check);
+}
+
 #[test]
 fn corrupted_snapshot_is_refused_and_leaves_nothing() {
     let dir = tempfile::tempdir().unwrap();
@@ -84,13 +144,7 @@ fn corrupted_snapshot_is_refused_and_leaves_nothing() {
     }
     // Corrupt the page record by writing a bad value straight into RocksDB.
     {
-        let cfs = [
-            "meta", "keys", "docs", "texts", "postings", "simhash", "clusters", "frequent",
-            "chrome",
-        ];
-        let mut o = rocksdb::Options::default();
-        o.create_missing_column_families(true);
-        let db = rocksdb::DB::open_cf(&o, &live, cfs).unwrap();
+        let db = raw_db(&live);
         let docs = db.cf_handle("docs").unwrap();
         db.put_cf(docs, 0u32.to_be_bytes(), b"\xD1garbage-with-a-bad-crc")
             .unwrap();

@@ -385,12 +385,8 @@ fn an_index_counted_with_another_word_splitter_is_refused() {
             .unwrap();
     }
     {
-        let cfs = [
-            "meta", "keys", "docs", "texts", "postings", "simhash", "clusters", "frequent",
-            "chrome",
-        ];
-        let mut o = rocksdb::Options::default();
-        o.create_missing_column_families(true);
+        let o = rocksdb::Options::default();
+        let cfs = rocksdb::DB::list_cf(&o, dir.path()).unwrap();
         let db = rocksdb::DB::open_cf(&o, dir.path(), cfs).unwrap();
         let meta = db.cf_handle("meta").unwrap();
         let config = String::from_utf8(db.get_cf(meta, b"config").unwrap().unwrap()).unwrap();

@@ -55,7 +55,7 @@ pub use write::{BatchOptions, BatchOrder, OrderScope};
 
 use crate::methods::DocFreqs;
 use crate::options::IndexOptions;
-use crate::storage::SimhashTables;
+use crate::storage::{cf, SimhashTables};
 use crate::{Error, Result};
 
 /// A near-duplicate index in one RocksDB database. `Send + Sync`: share it with an `Arc`.
@@ -85,6 +85,9 @@ pub struct Index {
     pub(crate) source: Option<Arc<dyn TextSource>>,
     /// Opened with [`Index::open_read_only`]: every write is refused.
     pub(crate) read_only: bool,
+    /// The index keeps the page → cluster map (`cf::PAGE_CLUSTERS`, on-disk format 5 on): every
+    /// write of a page record writes its entry, and clusters of candidates are read from it.
+    pub(crate) cluster_map: bool,
     /// A format 2 index opened read-only: its free ids exist in memory only (`check()` compares
     /// with those).
     pub(crate) free_in_memory_only: AtomicBool,
@@ -117,6 +120,14 @@ impl Index {
     /// True when the index was opened with [`Index::open_read_only`].
     pub fn is_read_only(&self) -> bool {
         self.read_only
+    }
+
+    /// The column families this database has, with their handles: all of them, but
+    /// `page_clusters` in a snapshot of an older format opened read-only.
+    pub(crate) fn families(&self) -> impl Iterator<Item = (&'static str, &ColumnFamily)> {
+        cf::ALL
+            .into_iter()
+            .filter_map(|name| self.db.cf_handle(name).map(|h| (name, h)))
     }
 
     pub(crate) fn cf(&self, name: &str) -> &ColumnFamily {

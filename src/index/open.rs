@@ -227,7 +227,7 @@ impl Index {
         registration: registry::Registration,
         read_only: bool,
     ) -> Result<Index> {
-        let ix = Index {
+        let mut ix = Index {
             db: Arc::new(db),
             cache,
             path,
@@ -241,6 +241,7 @@ impl Index {
             df: RwLock::new(DocFreqs::new()),
             source,
             read_only,
+            cluster_map: false,
             free_in_memory_only: AtomicBool::new(false),
             partition: RwLock::new(None),
             allocations: Mutex::new(None),
@@ -249,6 +250,7 @@ impl Index {
             registration,
         };
         let format = ix.check_or_write_meta()?;
+        ix.cluster_map = storage::has_cluster_map(format);
         if SimhashTables::for_format(ix.opts.simhash_max_distance, format)? != ix.tables {
             return Err(Error::corruption(
                 cf::META,
@@ -298,7 +300,12 @@ impl Index {
         let opts = stored.existing();
         let tables = SimhashTables::for_format(opts.simhash_max_distance, format)?;
         let db = storage::open_db_read_only(path, tables, &opts.budget())?;
-        if let Some(missing) = cf::ALL.iter().find(|n| db.0.cf_handle(n).is_none()) {
+        // An index of a format before the page → cluster map may lack its column family.
+        let needed = |n: &str| n != cf::PAGE_CLUSTERS || storage::has_cluster_map(format);
+        if let Some(missing) = cf::ALL
+            .into_iter()
+            .find(|&n| needed(n) && db.0.cf_handle(n).is_none())
+        {
             return Err(Error::InvalidArgument(format!(
                 "{} has no `{missing}` column family (written by an older build): open it for \
                  writing once, or compact it, before opening it read-only",

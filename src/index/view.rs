@@ -364,8 +364,9 @@ impl Index {
         self.sourced_text(id, &rec, blocks).map(Some)
     }
 
-    /// The cluster of each page (`None`: no page has the id), from the pages' records: only
-    /// the cluster field is read, the record verified.
+    /// The cluster of each page (`None`: no page has the id), from the page → cluster map
+    /// (format 5 on), or else from the pages' records: only the cluster field is read, the
+    /// record verified.
     pub(crate) fn clusters_at(&self, ids: &[DocId], at: At<'_>) -> Result<Vec<Option<ClusterId>>> {
         let mut keys: Vec<[u8; 4]> = ids.iter().map(|&id| id_key(id)).collect();
         // RocksDB's batched read is fastest on sorted keys; the answers go back in input order.
@@ -378,10 +379,23 @@ impl Index {
             keys = o.iter().map(|&i| keys[i]).collect();
             o
         };
-        let read = self.multi_get_at(cf::DOCS, &keys, at, "reading page records", |k, v| {
-            v.map(|v| DocRecord::decode_cluster(cf::DOCS, k, v))
-                .transpose()
-        })?;
+        let read = if self.cluster_map {
+            self.multi_get_at(
+                cf::PAGE_CLUSTERS,
+                &keys,
+                at,
+                "reading clusters of pages",
+                |k, v| {
+                    v.map(|v| storage::decode_u32(cf::PAGE_CLUSTERS, k, v))
+                        .transpose()
+                },
+            )?
+        } else {
+            self.multi_get_at(cf::DOCS, &keys, at, "reading page records", |k, v| {
+                v.map(|v| DocRecord::decode_cluster(cf::DOCS, k, v))
+                    .transpose()
+            })?
+        };
         let mut out = vec![None; ids.len()];
         for (i, c) in order.into_iter().zip(read) {
             out[i] = c;

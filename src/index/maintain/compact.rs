@@ -148,6 +148,10 @@ impl Index {
     /// 1,000 random pages ([`Index::check_sample`]); [`Index::compact_snapshot_checked`] checks
     /// it whole.
     ///
+    /// The new index is of the current on-disk format whatever the snapshot's (but format 2,
+    /// upgraded to 3 when opened): a format 3 snapshot's simhash tables are cut anew, and the
+    /// page → cluster map of format 5 is built from the page records.
+    ///
     /// # Errors
     /// [`Error::InvalidArgument`] when `to` exists or `from` holds no index,
     /// [`Error::Corruption`] for any record that fails its checksum, [`Error::CheckFailed`] when
@@ -234,6 +238,19 @@ impl Index {
         }))?;
         written.push(out);
         report.pages = live.len();
+        // The page → cluster map, from the records (a second pass: nothing the size of the
+        // index is held). A format 2 snapshot stays without it: it is upgraded to format 3
+        // when the new index opens.
+        let current = format != storage::FORMAT_VERSION_2;
+        if current {
+            let mut out = files(cf::PAGE_CLUSTERS);
+            out.write(scan(cf::DOCS)?.map(|item| {
+                let (k, v) = item?;
+                let cluster = DocRecord::decode_cluster(cf::DOCS, &k, &v)?;
+                Ok((k, cluster.to_be_bytes().to_vec()))
+            }))?;
+            written.push(out);
+        }
         // The texts go through the new index's own writes (without the log, flushed at the
         // end): a table file written apart cannot hold blob files, where the texts live.
         write_unlogged(
@@ -346,9 +363,10 @@ impl Index {
                 .ingest_external_file_cf_opts(dst.cf(out.name), &ingest, out.files.clone())
                 .map_err(|e| Error::storage("ingesting the compacted table files", e))?;
         }
-        if relayout {
-            // The snapshot's meta, copied above, names its format: the new index's tables are
-            // those of the current one.
+        if current {
+            // The snapshot's meta, copied above, names its format: the new index is of the
+            // current one (its simhash tables cut anew above when they differ, its page →
+            // cluster map written).
             dst.db
                 .put_cf(
                     dst.cf(cf::META),

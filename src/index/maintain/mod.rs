@@ -58,8 +58,7 @@ impl Index {
     pub fn compact(&self) -> Result<()> {
         self.registration.check_process()?;
         self.refuse_if_read_only("compaction")?;
-        for name in cf::ALL {
-            let h = self.cf(name);
+        for (name, h) in self.families() {
             self.db
                 .flush_cf(h)
                 .map_err(|e| Error::storage("flushing", e))?;
@@ -91,9 +90,9 @@ impl Index {
     pub fn flush(&self) -> Result<()> {
         self.registration.check_process()?;
         self.refuse_if_read_only("a flush")?;
-        for name in cf::ALL {
+        for (_, h) in self.families() {
             self.db
-                .flush_cf(self.cf(name))
+                .flush_cf(h)
                 .map_err(|e| Error::storage("flushing", e))?;
         }
         Ok(())
@@ -110,8 +109,7 @@ impl Index {
             (c.live_docs, c.live_clusters, c.next_doc, c.next_cluster)
         };
         let mut bytes = Vec::new();
-        for name in cf::ALL {
-            let h = self.cf(name);
+        for (name, h) in self.families() {
             let prop = |p: &str| -> Result<u64> {
                 Ok(self
                     .db
@@ -246,10 +244,10 @@ impl Index {
     pub fn rocksdb_stats(&self) -> Result<String> {
         self.registration.check_process()?;
         let mut out = String::new();
-        for name in cf::ALL {
+        for (name, h) in self.families() {
             let v = self
                 .db
-                .property_value_cf(self.cf(name), "rocksdb.stats")
+                .property_value_cf(h, "rocksdb.stats")
                 .map_err(|e| Error::storage("reading properties", e))?
                 .unwrap_or_default();
             out.push_str(&format!("** column family {name} **\n{v}\n"));
@@ -301,10 +299,10 @@ impl Index {
     /// (count): name: n, name: n, ...`); a figure it does not print counts 0.
     fn stall_count(&self, name: &str) -> Result<u64> {
         let mut sum = 0;
-        for cf_name in cf::ALL {
+        for (_, h) in self.families() {
             let text = self
                 .db
-                .property_value_cf(self.cf(cf_name), "rocksdb.cf-write-stall-stats")
+                .property_value_cf(h, "rocksdb.cf-write-stall-stats")
                 .map_err(|e| Error::storage("reading properties", e))?
                 .unwrap_or_default();
             sum += stall_figure(&text, name);
@@ -315,10 +313,10 @@ impl Index {
     /// A RocksDB integer property summed over the column families.
     fn property_sum(&self, p: &str) -> Result<u64> {
         let mut sum = 0;
-        for name in cf::ALL {
+        for (_, h) in self.families() {
             sum += self
                 .db
-                .property_int_value_cf(self.cf(name), p)
+                .property_int_value_cf(h, p)
                 .map_err(|e| Error::storage("reading properties", e))?
                 .unwrap_or(0);
         }

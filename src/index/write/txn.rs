@@ -499,8 +499,20 @@ impl<'a> Txn<'a> {
         let mut docs: Vec<(&DocId, &Option<DocRecord>)> = self.docs.iter().collect();
         docs.sort_unstable_by_key(|(id, _)| **id);
         let h = ix.cf(cf::DOCS);
-        for (id, rec) in docs {
+        for &(id, rec) in &docs {
             put_or_delete(batch, h, id_key(*id), rec.as_ref().map(DocRecord::encode));
+        }
+        // The page → cluster map follows the records (format 5 on).
+        if ix.cluster_map {
+            let h = ix.cf(cf::PAGE_CLUSTERS);
+            for (id, rec) in docs {
+                put_or_delete(
+                    batch,
+                    h,
+                    id_key(*id),
+                    rec.as_ref().map(|r| r.cluster.to_be_bytes()),
+                );
+            }
         }
 
         let h = ix.cf(cf::TEXTS);

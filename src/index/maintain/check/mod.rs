@@ -52,7 +52,7 @@ pub(super) struct PageRead {
 
 impl Index {
     /// Checks every invariant: every live page has its key, text, postings, simhash entries and
-    /// exactly one cluster; the block statistics of site chrome add up to the live pages'; every
+    /// exactly one cluster, which the page → cluster map names (format 5 on); the block statistics of site chrome add up to the live pages'; every
     /// cluster's representative is a member and every member is live; no posting or simhash
     /// entry names a deleted page; every checksum verifies; the counters and free ids agree.
     /// Reads one snapshot, each column family once in key order (see the module docs); writes
@@ -75,6 +75,7 @@ impl Index {
             None,
         )?;
         let cluster_ids = self.check_clusters(&fz, &mut rep, &live, &page_cluster)?;
+        self.check_page_clusters(&fz, &mut rep, &live, &page_cluster)?;
         self.check_postings(&fz, &mut rep, &live, &mut postings, None)?;
         self.check_simhash(&fz, &mut rep, &live, &mut simhash, None)?;
         self.check_keys(&fz, &mut rep, &live, &mut keys, None)?;
@@ -205,6 +206,16 @@ impl Index {
                 })?;
             if present.is_none() {
                 rep.problem(format!("page {id} is missing from simhash table {t}"));
+            }
+        }
+        if self.cluster_map {
+            match v.cluster_of(id) {
+                Ok(Some(c)) if c == rec.cluster => {}
+                Ok(other) => rep.problem(format!(
+                    "page {id} records cluster {} but the page → cluster map says {other:?}",
+                    rec.cluster
+                )),
+                Err(e) => rep.problem(e.to_string()),
             }
         }
         match v.cluster(rec.cluster) {

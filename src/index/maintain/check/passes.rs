@@ -272,6 +272,54 @@ impl Index {
             .collect()
     }
 
+    /// The page → cluster map (format 5 on): exactly one entry a live page, naming the cluster
+    /// its record names.
+    pub(super) fn check_page_clusters(
+        &self,
+        fz: &Frozen<'_>,
+        rep: &mut CheckReport,
+        live: &RoaringBitmap,
+        page_cluster: &[ClusterId],
+    ) -> Result<()> {
+        if !self.cluster_map {
+            return Ok(());
+        }
+        let mut seen = 0u64;
+        for item in self.scan(fz, cf::PAGE_CLUSTERS, IteratorMode::Start) {
+            let (k, v) = item?;
+            let entry = storage::decode_u32(cf::PAGE_CLUSTERS, &k, &k)
+                .and_then(|id| storage::decode_u32(cf::PAGE_CLUSTERS, &k, &v).map(|cid| (id, cid)));
+            let (id, cid) = match entry {
+                Ok(e) => e,
+                Err(e) => {
+                    rep.problem(e.to_string());
+                    continue;
+                }
+            };
+            if !live.contains(id) {
+                rep.problem(format!(
+                    "the page → cluster map names deleted page {id} (cluster {cid})"
+                ));
+                continue;
+            }
+            seen += 1;
+            let recorded = page_cluster[id as usize];
+            if cid != recorded {
+                rep.problem(format!(
+                    "the page → cluster map puts page {id} in cluster {cid}, its record in \
+                     {recorded}"
+                ));
+            }
+        }
+        if seen != live.len() {
+            rep.problem(format!(
+                "the page → cluster map has {seen} of the {} live pages",
+                live.len()
+            ));
+        }
+        Ok(())
+    }
+
     /// The clusters pass: every cluster's members are live pages that record it, its
     /// representative is a member, and the members of all clusters are the live pages, once.
     pub(super) fn check_clusters(
