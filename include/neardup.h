@@ -27,13 +27,11 @@
 #define ND_ORDER_FINGERPRINTS_BATCH 2
 
 // Version of the C ABI described by `include/neardup.h`. It changes whenever a declaration
-// changes incompatibly, and with a family of new calls a program may check for at start-up
-// (5: `nd_options_set_method`; 6: `nd_index_near`, `nd_index_near_page`, `nd_near_options`
-// and `nd_near_list`); compare it with [`nd_abi_version`] at start-up.
-#define ND_ABI_VERSION 6
+// changes incompatibly; compare it with [`nd_abi_version`] at start-up.
+#define ND_ABI_VERSION 5
 
 // `nd_near_options_set_by`: keep and order the near duplicates by their resemble rate (the
-// default; ABI version 6).
+// default).
 #define ND_SCORE_RESEMBLE 0
 
 // `nd_near_options_set_by`: keep and order the near duplicates by their contain rate (ABI
@@ -152,7 +150,7 @@ typedef struct nd_cursor nd_cursor;
 // inherited handle returns `ND_WRONG_PROCESS` and [`nd_index_free`] leaves it alone.
 typedef struct nd_index nd_index;
 
-// What [`nd_index_near`] keeps and how many (ABI version 6). Create with
+// What [`nd_index_near`] keeps and how many. Create with
 // [`nd_near_options_new`] (the defaults: at most 10, no threshold, by resemble), set with the
 // `nd_near_options_set_*` calls, free with [`nd_near_options_free`]; a call only reads them,
 // so one set may serve any number of calls, on any thread, as long as it is not changed
@@ -374,7 +372,7 @@ typedef struct {
   uint32_t cluster_ids;
 } nd_stats;
 
-// A stored page a probe verified similar to (ABI version 6): one entry of an
+// A stored page a probe verified similar to: one entry of an
 // [`nd_near_list`], whose strings the list owns.
 typedef struct {
   // The page's key.
@@ -393,7 +391,7 @@ typedef struct {
   bool exact;
 } nd_near_duplicate;
 
-// The near duplicates of a page, best first (ABI version 6): identical texts first, then by
+// The near duplicates of a page, best first: identical texts first, then by
 // the chosen score, then the other score, then by id. The caller owns the struct; the array
 // and its strings are the library's, freed by [`nd_near_list_free`]. Zero-initialize it
 // (`nd_near_list l = {0};`) so that freeing is safe whether or not a call filled it.
@@ -916,14 +914,14 @@ nd_status nd_index_rocksdb_stats(const nd_index *h, nd_str *out);
 // `out` is NULL or writable.
 nd_status nd_near_options_new(nd_near_options **out);
 
-// Frees near options made by [`nd_near_options_new`]. Accepts NULL (ABI version 6).
+// Frees near options made by [`nd_near_options_new`]. Accepts NULL.
 //
 // # Safety
 // `opts` is NULL or came from `nd_near_options_new` and was not freed before.
 void nd_near_options_free(nd_near_options *opts);
 
 // At most this many near duplicates, the best first: at least 1 (default 10; `SIZE_MAX`: every
-// one found). ABI version 6.
+// one found).
 //
 // # Errors
 // `ND_NULL_POINTER` when `opts` is NULL, `ND_INVALID_ARGUMENT` for 0 (the options are left as
@@ -936,7 +934,7 @@ nd_status nd_near_options_set_k(nd_near_options *opts, size_t k);
 // Keep a near duplicate only when its score (see [`nd_near_options_set_by`]) is at least
 // `threshold`: inclusive, in `[0, 1]` (default 0: every page that verifies). Only pages that
 // verify under the index's thresholds are ever returned, so a threshold below them adds
-// nothing. ABI version 6.
+// nothing.
 //
 // # Errors
 // `ND_NULL_POINTER` when `opts` is NULL, `ND_INVALID_ARGUMENT` for a value outside `[0, 1]` or
@@ -947,7 +945,7 @@ nd_status nd_near_options_set_k(nd_near_options *opts, size_t k);
 nd_status nd_near_options_set_threshold(nd_near_options *opts, double threshold);
 
 // The score the threshold applies to and the near duplicates are ordered by:
-// [`ND_SCORE_RESEMBLE`] (default) or [`ND_SCORE_CONTAIN`]. ABI version 6.
+// [`ND_SCORE_RESEMBLE`] (default) or [`ND_SCORE_CONTAIN`].
 //
 // # Errors
 // `ND_NULL_POINTER` when `opts` is NULL, `ND_INVALID_ARGUMENT` for another value.
@@ -957,13 +955,13 @@ nd_status nd_near_options_set_threshold(nd_near_options *opts, double threshold)
 nd_status nd_near_options_set_by(nd_near_options *opts, uint32_t by);
 
 // Frees what the library put in a near list (every string and the array) and resets it to
-// `{NULL, 0}`. Accepts NULL and the empty value, so freeing twice is harmless (ABI version 6).
+// `{NULL, 0}`. Accepts NULL and the empty value, so freeing twice is harmless.
 //
 // # Safety
 // `list` is NULL or points at an `nd_near_list` that is zeroed or was filled by the library.
 void nd_near_list_free(nd_near_list *list);
 
-// Every stored page this content verifies similar to, best first (ABI version 6): the
+// Every stored page this content verifies similar to, best first: the
 // representatives of the clusters a query ranks (at most the index's max clusters verified)
 // and each one's best-sharing member, all verified with no early stop — not every member of
 // every cluster. At most `k` of them, each with its score at least `threshold` (see
@@ -991,7 +989,7 @@ nd_status nd_index_near(const nd_index *h,
                         const nd_near_options *opts,
                         nd_near_list *out);
 
-// [`nd_index_near`] for a page with its key and host (ABI version 6): the site chrome learned
+// [`nd_index_near`] for a page with its key and host: the site chrome learned
 // for the host (or the URL's host when `host` is empty) is dropped from it as
 // `nd_index_insert` would drop it. The key is checked but nothing is stored; when the key is
 // held, its stored version is not left out — it is one of the pages found when it still

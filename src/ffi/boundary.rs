@@ -9,10 +9,8 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use crate::Error;
 
 /// Version of the C ABI described by `include/neardup.h`. It changes whenever a declaration
-/// changes incompatibly, and with a family of new calls a program may check for at start-up
-/// (5: `nd_options_set_method`; 6: `nd_index_near`, `nd_index_near_page`, `nd_near_options`
-/// and `nd_near_list`); compare it with [`nd_abi_version`] at start-up.
-pub const ND_ABI_VERSION: u32 = 6;
+/// changes incompatibly; compare it with [`nd_abi_version`] at start-up.
+pub const ND_ABI_VERSION: u32 = 5;
 
 /// Status of a C ABI call. Values are explicit and never reused for another meaning.
 #[repr(u32)]

@@ -9,13 +9,13 @@ use super::{guard, guard_void, out_arg, Fail, FfiResult};
 use crate::{NearDuplicate, NearOptions, Score};
 
 /// `nd_near_options_set_by`: keep and order the near duplicates by their resemble rate (the
-/// default; ABI version 6).
+/// default).
 pub const ND_SCORE_RESEMBLE: u32 = 0;
 /// `nd_near_options_set_by`: keep and order the near duplicates by their contain rate (ABI
 /// version 6).
 pub const ND_SCORE_CONTAIN: u32 = 1;
 
-/// What [`nd_index_near`] keeps and how many (ABI version 6). Create with
+/// What [`nd_index_near`] keeps and how many. Create with
 /// [`nd_near_options_new`] (the defaults: at most 10, no threshold, by resemble), set with the
 /// `nd_near_options_set_*` calls, free with [`nd_near_options_free`]; a call only reads them,
 /// so one set may serve any number of calls, on any thread, as long as it is not changed
@@ -46,7 +46,7 @@ pub unsafe extern "C" fn nd_near_options_new(out: *mut *mut nd_near_options) -> 
     })
 }
 
-/// Frees near options made by [`nd_near_options_new`]. Accepts NULL (ABI version 6).
+/// Frees near options made by [`nd_near_options_new`]. Accepts NULL.
 ///
 /// # Safety
 /// `opts` is NULL or came from `nd_near_options_new` and was not freed before.
@@ -81,7 +81,7 @@ unsafe fn set(
 }
 
 /// At most this many near duplicates, the best first: at least 1 (default 10; `SIZE_MAX`: every
-/// one found). ABI version 6.
+/// one found).
 ///
 /// # Errors
 /// `ND_NULL_POINTER` when `opts` is NULL, `ND_INVALID_ARGUMENT` for 0 (the options are left as
@@ -103,7 +103,7 @@ pub unsafe extern "C" fn nd_near_options_set_k(opts: *mut nd_near_options, k: us
 /// Keep a near duplicate only when its score (see [`nd_near_options_set_by`]) is at least
 /// `threshold`: inclusive, in `[0, 1]` (default 0: every page that verifies). Only pages that
 /// verify under the index's thresholds are ever returned, so a threshold below them adds
-/// nothing. ABI version 6.
+/// nothing.
 ///
 /// # Errors
 /// `ND_NULL_POINTER` when `opts` is NULL, `ND_INVALID_ARGUMENT` for a value outside `[0, 1]` or
@@ -126,7 +126,7 @@ pub unsafe extern "C" fn nd_near_options_set_threshold(
 }
 
 /// The score the threshold applies to and the near duplicates are ordered by:
-/// [`ND_SCORE_RESEMBLE`] (default) or [`ND_SCORE_CONTAIN`]. ABI version 6.
+/// [`ND_SCORE_RESEMBLE`] (default) or [`ND_SCORE_CONTAIN`].
 ///
 /// # Errors
 /// `ND_NULL_POINTER` when `opts` is NULL, `ND_INVALID_ARGUMENT` for another value.
@@ -155,7 +155,7 @@ pub unsafe extern "C" fn nd_near_options_set_by(opts: *mut nd_near_options, by: 
     }
 }
 
-/// A stored page a probe verified similar to (ABI version 6): one entry of an
+/// A stored page a probe verified similar to: one entry of an
 /// [`nd_near_list`], whose strings the list owns.
 #[repr(C)]
 #[allow(non_camel_case_types)]
@@ -177,7 +177,7 @@ pub struct nd_near_duplicate {
     pub exact: bool,
 }
 
-/// The near duplicates of a page, best first (ABI version 6): identical texts first, then by
+/// The near duplicates of a page, best first: identical texts first, then by
 /// the chosen score, then the other score, then by id. The caller owns the struct; the array
 /// and its strings are the library's, freed by [`nd_near_list_free`]. Zero-initialize it
 /// (`nd_near_list l = {0};`) so that freeing is safe whether or not a call filled it.
@@ -220,7 +220,7 @@ impl nd_near_list {
 }
 
 /// Frees what the library put in a near list (every string and the array) and resets it to
-/// `{NULL, 0}`. Accepts NULL and the empty value, so freeing twice is harmless (ABI version 6).
+/// `{NULL, 0}`. Accepts NULL and the empty value, so freeing twice is harmless.
 ///
 /// # Safety
 /// `list` is NULL or points at an `nd_near_list` that is zeroed or was filled by the library.
@@ -257,7 +257,7 @@ unsafe fn options_arg(opts: *const nd_near_options) -> NearOptions {
     unsafe { opts.as_ref() }.map_or_else(NearOptions::default, |o| o.opts)
 }
 
-/// Every stored page this content verifies similar to, best first (ABI version 6): the
+/// Every stored page this content verifies similar to, best first: the
 /// representatives of the clusters a query ranks (at most the index's max clusters verified)
 /// and each one's best-sharing member, all verified with no early stop — not every member of
 /// every cluster. At most `k` of them, each with its score at least `threshold` (see
@@ -299,7 +299,7 @@ pub unsafe extern "C" fn nd_index_near(
     }
 }
 
-/// [`nd_index_near`] for a page with its key and host (ABI version 6): the site chrome learned
+/// [`nd_index_near`] for a page with its key and host: the site chrome learned
 /// for the host (or the URL's host when `host` is empty) is dropped from it as
 /// `nd_index_insert` would drop it. The key is checked but nothing is stored; when the key is
 /// held, its stored version is not left out — it is one of the pages found when it still

@@ -153,7 +153,7 @@ int main(int argc, char **argv) {
     return 2;
   }
   snprintf(path, sizeof path, "%s/ix", argv[1]);
-  EXPECT(nd_abi_version() == ND_ABI_VERSION && ND_ABI_VERSION >= 6);
+  EXPECT(nd_abi_version() == ND_ABI_VERSION && ND_ABI_VERSION >= 5);
 
   OK(nd_options_new(&opts));
   OK(nd_options_set_sync_writes(opts, false));
