@@ -30,6 +30,14 @@
 // changes incompatibly; compare it with [`nd_abi_version`] at start-up.
 #define ND_ABI_VERSION 5
 
+// `nd_near_options_set_by`: keep and order the near duplicates by their resemble rate (the
+// default).
+#define ND_SCORE_RESEMBLE 0
+
+// `nd_near_options_set_by`: keep and order the near duplicates by their contain rate (ABI
+// version 6).
+#define ND_SCORE_CONTAIN 1
+
 // Representative policy: the first page inserted leads its cluster (the default).
 #define ND_POLICY_FIRST_SEEN 0
 
@@ -141,6 +149,13 @@ typedef struct nd_cursor nd_cursor;
 // It belongs to the process that opened it: in a child after `fork`, every call on the
 // inherited handle returns `ND_WRONG_PROCESS` and [`nd_index_free`] leaves it alone.
 typedef struct nd_index nd_index;
+
+// What [`nd_index_near`] keeps and how many. Create with
+// [`nd_near_options_new`] (the defaults: at most 10, no threshold, by resemble), set with the
+// `nd_near_options_set_*` calls, free with [`nd_near_options_free`]; a call only reads them,
+// so one set may serve any number of calls, on any thread, as long as it is not changed
+// meanwhile.
+typedef struct nd_near_options nd_near_options;
 
 // Options an index is opened with. Create with [`nd_options_new`], free with
 // [`nd_options_free`]; the index copies them, so they may be freed right after opening.
@@ -356,6 +371,36 @@ typedef struct {
   // Cluster ids given out so far: the high-water mark (ABI version 4).
   uint32_t cluster_ids;
 } nd_stats;
+
+// A stored page a probe verified similar to: one entry of an
+// [`nd_near_list`], whose strings the list owns.
+typedef struct {
+  // The page's key.
+  nd_str key;
+  // Its internal id.
+  uint32_t doc_id;
+  // The cluster it is in.
+  uint32_t cluster_id;
+  // The key of that cluster's representative (its own key when it leads).
+  nd_str representative;
+  // Resemble rate of the probe with this page, 0 to 1 (1 when `exact`).
+  double resemble;
+  // Contain rate of the probe with this page, 0 to 1 (1 when `exact`).
+  double contain;
+  // True when the normalized texts of the probe and this page are identical.
+  bool exact;
+} nd_near_duplicate;
+
+// The near duplicates of a page, best first: identical texts first, then by
+// the chosen score, then the other score, then by id. The caller owns the struct; the array
+// and its strings are the library's, freed by [`nd_near_list_free`]. Zero-initialize it
+// (`nd_near_list l = {0};`) so that freeing is safe whether or not a call filled it.
+typedef struct {
+  // `len` near duplicates, or NULL when `len` is 0.
+  nd_near_duplicate *items;
+  // Number of near duplicates (0 when none was found).
+  size_t len;
+} nd_near_list;
 
 // Which stored page the text source is asked for (ABI version 4): its key and the version the
 // index holds, so that a store keeping several versions of a page gives the inserted one.
@@ -858,6 +903,109 @@ nd_status nd_index_check_sample(const nd_index *h,
 // # Safety
 // `h` is NULL or live; `out` is NULL or writable.
 nd_status nd_index_rocksdb_stats(const nd_index *h, nd_str *out);
+
+// New near options with the defaults: `k` 10, `threshold` 0, by [`ND_SCORE_RESEMBLE`] (ABI
+// version 6).
+//
+// # Errors
+// `ND_NULL_POINTER` when `out` is NULL.
+//
+// # Safety
+// `out` is NULL or writable.
+nd_status nd_near_options_new(nd_near_options **out);
+
+// Frees near options made by [`nd_near_options_new`]. Accepts NULL.
+//
+// # Safety
+// `opts` is NULL or came from `nd_near_options_new` and was not freed before.
+void nd_near_options_free(nd_near_options *opts);
+
+// At most this many near duplicates, the best first: at least 1 (default 10; `SIZE_MAX`: every
+// one found).
+//
+// # Errors
+// `ND_NULL_POINTER` when `opts` is NULL, `ND_INVALID_ARGUMENT` for 0 (the options are left as
+// they were).
+//
+// # Safety
+// `opts` is NULL or a live `nd_near_options`.
+nd_status nd_near_options_set_k(nd_near_options *opts, size_t k);
+
+// Keep a near duplicate only when its score (see [`nd_near_options_set_by`]) is at least
+// `threshold`: inclusive, in `[0, 1]` (default 0: every page that verifies). Only pages that
+// verify under the index's thresholds are ever returned, so a threshold below them adds
+// nothing.
+//
+// # Errors
+// `ND_NULL_POINTER` when `opts` is NULL, `ND_INVALID_ARGUMENT` for a value outside `[0, 1]` or
+// NaN (the options are left as they were).
+//
+// # Safety
+// `opts` is NULL or a live `nd_near_options`.
+nd_status nd_near_options_set_threshold(nd_near_options *opts, double threshold);
+
+// The score the threshold applies to and the near duplicates are ordered by:
+// [`ND_SCORE_RESEMBLE`] (default) or [`ND_SCORE_CONTAIN`].
+//
+// # Errors
+// `ND_NULL_POINTER` when `opts` is NULL, `ND_INVALID_ARGUMENT` for another value.
+//
+// # Safety
+// `opts` is NULL or a live `nd_near_options`.
+nd_status nd_near_options_set_by(nd_near_options *opts, uint32_t by);
+
+// Frees what the library put in a near list (every string and the array) and resets it to
+// `{NULL, 0}`. Accepts NULL and the empty value, so freeing twice is harmless.
+//
+// # Safety
+// `list` is NULL or points at an `nd_near_list` that is zeroed or was filled by the library.
+void nd_near_list_free(nd_near_list *list);
+
+// Every stored page this content verifies similar to, best first: the
+// representatives of the clusters a query ranks (at most the index's max clusters verified)
+// and each one's best-sharing member, all verified with no early stop — not every member of
+// every cluster. At most `k` of them, each with its score at least `threshold` (see
+// `nd_near_options`; `opts` NULL: the defaults). `kind` is `ND_CONTENT_HTML` or
+// `ND_CONTENT_TEXT`. Nothing is stored; one snapshot is read. A content with (almost) no main
+// text has none. The `similar_to` of `nd_index_query`, when it names a page, is one of these,
+// with the same rates. As with `nd_index_query`, no site chrome learned for a host is dropped
+// (the content has no host): [`nd_index_near_page`] drops it.
+//
+// On `ND_OK`, `*out` is overwritten (free a list before reusing it) and is freed with
+// [`nd_near_list_free`]; an empty list is `{NULL, 0}`.
+//
+// # Errors
+// `ND_NULL_POINTER`, `ND_INVALID_UTF8`, `ND_INVALID_ARGUMENT` (unknown content kind),
+// `ND_PAGE_TOO_LARGE`, `ND_BINARY_PAGE`, `ND_TEXT_UNAVAILABLE`, `ND_STORAGE`,
+// `ND_CORRUPTION`, `ND_CLOSED`, `ND_WRONG_PROCESS`.
+//
+// # Safety
+// `h` is NULL or live; `content` points at `len` readable bytes; `opts` is NULL or live; `out`
+// is NULL or writable.
+nd_status nd_index_near(const nd_index *h,
+                        const uint8_t *content,
+                        size_t len,
+                        uint32_t kind,
+                        const nd_near_options *opts,
+                        nd_near_list *out);
+
+// [`nd_index_near`] for a page with its key and host: the site chrome learned
+// for the host (or the URL's host when `host` is empty) is dropped from it as
+// `nd_index_insert` would drop it. The key is checked but nothing is stored; when the key is
+// held, its stored version is not left out — it is one of the pages found when it still
+// verifies (identical, `exact`, when unchanged). The page's time is not used.
+//
+// # Errors
+// As `nd_index_near`, and `ND_INVALID_ARGUMENT` for an empty key or one over 65,536 bytes, or a
+// host over 255 bytes.
+//
+// # Safety
+// `h` is NULL or live; `page` is NULL or points at a page whose buffers are readable for their
+// lengths; `opts` is NULL or live; `out` is NULL or writable.
+nd_status nd_index_near_page(const nd_index *h,
+                             const nd_page *page,
+                             const nd_near_options *opts,
+                             nd_near_list *out);
 
 // New options with the defaults (the papers' parameters; create the index when missing; sync
 // every write; texts stored in the index).

@@ -14,25 +14,25 @@
  *   lost to a later call in the same expression. neardup::check(status) does the same for a raw
  *   C call. Beside the throwing calls, a non-throwing family returns a Result<T> (the value, or
  *   the Status and message the Error would have carried; C++17 has no std::expected):
- *   Index::try_open, try_open_existing, try_open_read_only, try_insert, try_query, try_get,
- *   try_erase, try_close, try_reopen — as in mdbx.h++, which offers both styles. Where "not
- *   there" is a normal answer rather than an error, a variant returns std::optional instead:
- *   Index::find (ND_NOT_FOUND) beside Index::get, and Cursor::next. A batch never throws for one
- *   page: each page has a BatchResult with its Status and message. The header refuses to compile
- *   without exceptions (-fno-exceptions): use neardup.h there.
+ *   Index::try_open, try_open_existing, try_open_read_only, try_insert, try_query, try_near,
+ *   try_near_page, try_get, try_erase, try_close, try_reopen — as in mdbx.h++, which offers both
+ *   styles. Where "not there" is a normal answer rather than an error, a variant returns
+ *   std::optional instead: Index::find (ND_NOT_FOUND) beside Index::get, and Cursor::next. A
+ *   batch never throws for one page: each page has a BatchResult with its Status and message.
+ *   The header refuses to compile without exceptions (-fno-exceptions): use neardup.h there.
  *
  * - Results are [[nodiscard]]: opens, queries, reads, inserts (the verdict is what an insert is
  *   for: `(void)ix.insert(p)` stores without reading it), batches and every Result. erase's
  *   Deletion may be dropped (its failure throws), as may a setter's *this.
  *
  * - Nothing the library owns escapes. Verdict, Deletion, Moved, Record, Stats, CheckReport,
- *   Placement and CursorItem are plain value types (std::string, std::vector, std::optional),
- *   copied out of the C structs as soon as a call returns, after which the C structs are freed
- *   by a guard (also when the copy throws). They can be copied, stored in containers and
- *   destroyed freely: nothing is freed twice. An empty nd_str ({NULL, 0}) becomes an empty
- *   std::string, never std::string(NULL). Strings that are "empty when there is none" in the C
- *   ABI (a verdict's representative, similar_to, identical_to; a record's similar_to; a
- *   deletion's representative) are std::optional<std::string>, and ids that are ND_NO_ID when
+ *   Placement, CursorItem and NearDuplicate are plain value types (std::string, std::vector,
+ *   std::optional), copied out of the C structs as soon as a call returns, after which the C
+ *   structs are freed by a guard (also when the copy throws). They can be copied, stored in
+ *   containers and destroyed freely: nothing is freed twice. An empty nd_str ({NULL, 0}) becomes
+ *   an empty std::string, never std::string(NULL). Strings that are "empty when there is none"
+ *   in the C ABI (a verdict's representative, similar_to, identical_to; a record's similar_to;
+ *   a deletion's representative) are std::optional<std::string>, and ids that are ND_NO_ID when
  *   there is none (a verdict's doc_id and cluster_id) are std::optional<uint32_t>.
  *
  * - Inputs are std::string_view (no NUL terminator needed): PageRef points at the caller's
@@ -42,6 +42,10 @@
  *
  * - Batches take a pointer and a count, a std::vector, a braced list (`ix.query_batch({})` is an
  *   empty batch, unambiguously) and, in C++20, a std::span<const PageRef>.
+ *
+ * - NearOptions is an aggregate (k, threshold, by): Index::near makes the nd_near_options of
+ *   each call from it and frees them, so it throws (or, for try_near, returns) the library's
+ *   Error(ND_INVALID_ARGUMENT) for a value out of range rather than checking it twice.
  *
  * - Options, Index and Cursor are move-only RAII handles over nd_options*, nd_index* and
  *   nd_cursor*. A moved-from handle holds NULL: calling it throws Error(ND_NULL_POINTER).
@@ -148,6 +152,13 @@ enum class Order : uint32_t {
   Input = ND_ORDER_INPUT,                ///< The order given.
   /// Most sentence fingerprints first over the whole batch, not window by window.
   FingerprintsBatch = ND_ORDER_FINGERPRINTS_BATCH,
+};
+
+/// The score a NearOptions threshold applies to and near duplicates are ordered by
+/// (ND_SCORE_*).
+enum class Score : uint32_t {
+  Resemble = ND_SCORE_RESEMBLE,  ///< The resemble rate: how much both are one page (default).
+  Contain = ND_SCORE_CONTAIN,    ///< The contain rate: how much the shorter is in the other.
 };
 
 /// The level of a log record (ND_LOG_*).
@@ -494,6 +505,29 @@ struct CursorItem {
   uint64_t size = 0;        ///< Clusters: the number of members; otherwise 0.
 };
 
+/// A stored page a probe verified similar to (nd_near_duplicate; Index::near).
+struct NearDuplicate {
+  std::string key;             ///< The page's key.
+  uint32_t doc_id = 0;         ///< Its internal id.
+  uint32_t cluster_id = 0;     ///< The cluster it is in.
+  std::string representative;  ///< That cluster's representative (its own key when it leads).
+  double resemble = 0;         ///< Resemble rate of the probe with this page, 0 to 1.
+  double contain = 0;          ///< Contain rate of the probe with this page, 0 to 1.
+  bool exact = false;          ///< The normalized texts are identical.
+};
+
+/// What Index::near keeps, and how many (nd_near_options): an aggregate, so
+/// `ix.near(html, {5, 0.8})` or `ix.near(html, {10, 0.5, neardup::Score::Contain})`.
+struct NearOptions {
+  /// At most this many, the best first; at least 1 (SIZE_MAX: every one found).
+  std::size_t k = 10;
+  /// Keep a page only when its score (`by`) is at least this: inclusive, in [0, 1]. 0: every
+  /// page that verifies under the index's thresholds.
+  double threshold = 0;
+  /// The score `threshold` applies to and the order is by.
+  Score by = Score::Resemble;
+};
+
 namespace detail {
 
 /// True for a temporary std::string (S deduced from an rvalue: not a reference).
@@ -683,6 +717,43 @@ inline Record to_record(const nd_record& r) {
   out.host = to_string(r.host);
   return out;
 }
+
+inline std::vector<NearDuplicate> to_near(const nd_near_list& list) {
+  std::vector<NearDuplicate> out;
+  if (list.items == nullptr) return out;
+  out.reserve(list.len);
+  for (std::size_t i = 0; i < list.len; ++i) {
+    const nd_near_duplicate& n = list.items[i];
+    out.push_back(NearDuplicate{to_string(n.key), n.doc_id, n.cluster_id,
+                                to_string(n.representative), n.resemble, n.contain, n.exact});
+  }
+  return out;
+}
+
+/// NearOptions as the C ABI takes them (an nd_near_options*, freed when this goes). status() is
+/// the first refused setting (ND_INVALID_ARGUMENT for k 0 or a threshold outside [0, 1]) with
+/// message() its text, read at once.
+class CNearOptions {
+ public:
+  explicit CNearOptions(const NearOptions& o) {
+    status_ = nd_near_options_new(&h_);
+    if (status_ == ND_OK) status_ = nd_near_options_set_k(h_, o.k);
+    if (status_ == ND_OK) status_ = nd_near_options_set_threshold(h_, o.threshold);
+    if (status_ == ND_OK) status_ = nd_near_options_set_by(h_, static_cast<uint32_t>(o.by));
+    if (status_ != ND_OK) message_ = last_error();
+  }
+  CNearOptions(const CNearOptions&) = delete;
+  CNearOptions& operator=(const CNearOptions&) = delete;
+  ~CNearOptions() { nd_near_options_free(h_); }
+  nd_status status() const noexcept { return status_; }
+  const std::string& message() const noexcept { return message_; }
+  const nd_near_options* handle() const noexcept { return h_; }
+
+ private:
+  nd_near_options* h_ = nullptr;
+  nd_status status_ = ND_OK;
+  std::string message_;
+};
 
 inline nd_page to_c(const PageRef& p) noexcept {
   nd_page c{};
@@ -1221,6 +1292,53 @@ class Index {
         nd_index_query(h_, reinterpret_cast<const uint8_t*>(content.data()), content.size(),
                        static_cast<uint32_t>(kind), &v.value);
     return outcome(s, [&] { return detail::to_verdict(v.value); });
+  }
+
+  /// Every stored page this content verifies similar to, best first (nd_index_near): the
+  /// representatives of the clusters a query ranks and each one's best-sharing member, all
+  /// verified; at most options.k, each with its score at least options.threshold. Identical
+  /// texts come first, then by options.by, then the other score, then by id. Nothing is stored;
+  /// empty when none is found. Throws Error(ND_INVALID_ARGUMENT) for k 0 or a threshold outside
+  /// [0, 1], and the errors of query.
+  [[nodiscard]] std::vector<NearDuplicate> near(std::string_view content,
+                                                const NearOptions& options = {},
+                                                ContentKind kind = ContentKind::Html) const {
+    return try_near(content, options, kind).value();
+  }
+
+  /// near() without exceptions.
+  [[nodiscard]] Result<std::vector<NearDuplicate>> try_near(
+      std::string_view content, const NearOptions& options = {},
+      ContentKind kind = ContentKind::Html) const {
+    const detail::CNearOptions o(options);
+    if (o.status() != ND_OK)
+      return Result<std::vector<NearDuplicate>>::failure(to_status(o.status()), o.message());
+    detail::Owned<nd_near_list, nd_near_list_free> list;
+    const nd_status s =
+        nd_index_near(h_, reinterpret_cast<const uint8_t*>(content.data()), content.size(),
+                      static_cast<uint32_t>(kind), o.handle(), &list.value);
+    return outcome(s, [&] { return detail::to_near(list.value); });
+  }
+
+  /// near() for a page with its key and host (nd_index_near_page): the site chrome learned for
+  /// the host is dropped as insert would drop it; nothing is stored. When the key is held, its
+  /// stored version is among the pages found while it still verifies. Throws as near(), and
+  /// Error(ND_INVALID_ARGUMENT) for an empty key.
+  [[nodiscard]] std::vector<NearDuplicate> near_page(const PageRef& page,
+                                                     const NearOptions& options = {}) const {
+    return try_near_page(page, options).value();
+  }
+
+  /// near_page() without exceptions.
+  [[nodiscard]] Result<std::vector<NearDuplicate>> try_near_page(
+      const PageRef& page, const NearOptions& options = {}) const {
+    const detail::CNearOptions o(options);
+    if (o.status() != ND_OK)
+      return Result<std::vector<NearDuplicate>>::failure(to_status(o.status()), o.message());
+    const nd_page p = detail::to_c(page);
+    detail::Owned<nd_near_list, nd_near_list_free> list;
+    const nd_status s = nd_index_near_page(h_, &p, o.handle(), &list.value);
+    return outcome(s, [&] { return detail::to_near(list.value); });
   }
 
   /// Inserts `count` pages from `pages` as one batch: one BatchResult per page, in input order

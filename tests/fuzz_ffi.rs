@@ -3,7 +3,8 @@
 //! `nd_index_delete` with an `nd_deletion`, the cursors (`nd_index_clusters`, `nd_index_members`,
 //! `nd_index_keys`, `nd_cursor_next`, `nd_cursor_free`, a cursor freed early),
 //! `nd_index_query_batch` with and without messages, `nd_index_open_read_only`,
-//! `nd_index_config_json`, `nd_stored_config_json` and `nd_set_log_callback` — with NULL
+//! `nd_index_config_json`, `nd_stored_config_json`, `nd_set_log_callback`, and `nd_index_near` /
+//! `nd_index_near_page` with `nd_near_options` set to any k, threshold and score — with NULL
 //! out-parameters, keys of any bytes, unknown cluster ids and levels, paths that name nothing,
 //! a file or the open index. Every call returns one of its documented statuses, never
 //! `ND_PANIC`; the strings handed out are UTF-8 of the length given; the index stays
@@ -57,6 +58,17 @@ enum Op {
         callback: bool,
         level: u32,
     },
+    Near {
+        content: Vec<u8>,
+        kind: u32,
+        /// `nd_index_near_page` with this key; `nd_index_near` when none.
+        page_key: Option<Vec<u8>>,
+        k: usize,
+        threshold: f64,
+        by: u32,
+        null_opts: bool,
+        null_out: bool,
+    },
 }
 
 /// A path argument: the open index, a checkpoint of it, a file, or a name of any bytes (no `/`
@@ -98,11 +110,16 @@ fn target() -> impl Strategy<Value = Target> {
     ]
 }
 
-fn op() -> impl Strategy<Value = Op> {
-    let content = prop_oneof![
+/// A page's content: one of the test pages, or any bytes.
+fn content_arg() -> impl Strategy<Value = Vec<u8>> {
+    prop_oneof![
         (0..PAGES.len()).prop_map(|i| PAGES[i].as_bytes().to_vec()),
         prop::collection::vec(any::<u8>(), 0..200),
-    ];
+    ]
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    let content = content_arg();
     prop_oneof![
         2 => (key(), 0..PAGES.len()).prop_map(|(key, content)| Op::Insert { key, content }),
         2 => (key(), any::<bool>()).prop_map(|(key, null_out)| Op::Get { key, null_out }),
@@ -115,6 +132,19 @@ fn op() -> impl Strategy<Value = Op> {
         1 => target().prop_map(|path| Op::StoredConfigJson { path }),
         1 => target().prop_map(|path| Op::OpenReadOnly { path }),
         1 => (any::<bool>(), 0u32..7).prop_map(|(callback, level)| Op::SetLog { callback, level }),
+        2 => (
+            content_arg(),
+            0u32..3,
+            prop::option::of(key()),
+            prop_oneof![Just(0usize), 1usize..4, Just(usize::MAX)],
+            prop_oneof![Just(0.0), Just(1.0), -0.5f64..1.5, Just(f64::NAN)],
+            0u32..3,
+            prop::bool::weighted(0.2),
+            prop::bool::weighted(0.1),
+        )
+            .prop_map(|(content, kind, page_key, k, threshold, by, null_opts, null_out)| {
+                Op::Near { content, kind, page_key, k, threshold, by, null_opts, null_out }
+            }),
     ]
 }
 
@@ -454,7 +484,131 @@ unsafe fn call(fx: &Fixture, op: &Op) -> Result<(), TestCaseError> {
                 let ok = (1..=4).contains(level);
                 expect(op, s, if ok { &[ND_OK] } else { &[ND_INVALID_ARGUMENT] })?;
             }
+            Op::Near {
+                content,
+                kind,
+                page_key,
+                k,
+                threshold,
+                by,
+                null_opts,
+                null_out,
+            } => near(
+                ix,
+                op,
+                content,
+                *kind,
+                page_key.as_deref(),
+                *k,
+                *threshold,
+                *by,
+                *null_opts,
+                *null_out,
+            )?,
         }
+    }
+    Ok(())
+}
+
+/// `Op::Near`: the options are set (each refused value refused and left as it was), the call
+/// returns a documented status, and a list keeps to the options that took.
+#[allow(clippy::too_many_arguments)]
+unsafe fn near(
+    ix: *mut nd_index,
+    op: &Op,
+    content: &[u8],
+    kind: u32,
+    page_key: Option<&[u8]>,
+    k: usize,
+    threshold: f64,
+    by: u32,
+    null_opts: bool,
+    null_out: bool,
+) -> Result<(), TestCaseError> {
+    let valid = |ok: bool| -> &'static [nd_status] {
+        if ok {
+            &[ND_OK]
+        } else {
+            &[ND_INVALID_ARGUMENT]
+        }
+    };
+    let good_threshold = (0.0..=1.0).contains(&threshold);
+    // SAFETY: the options and the list are locals freed below; the buffers are live.
+    unsafe {
+        let mut o = ptr::null_mut();
+        prop_assert_eq!(nd_near_options_new(&mut o), ND_OK);
+        expect(op, nd_near_options_set_k(o, k), valid(k > 0))?;
+        expect(
+            op,
+            nd_near_options_set_threshold(o, threshold),
+            valid(good_threshold),
+        )?;
+        expect(op, nd_near_options_set_by(o, by), valid(by < 2))?;
+        // What the call runs with: the defaults but for the values that took.
+        let (k, threshold, by) = if null_opts {
+            (10, 0.0, ND_SCORE_RESEMBLE)
+        } else {
+            (
+                if k > 0 { k } else { 10 },
+                if good_threshold { threshold } else { 0.0 },
+                if by < 2 { by } else { ND_SCORE_RESEMBLE },
+            )
+        };
+        let opts: *const nd_near_options = if null_opts { ptr::null() } else { o };
+        let mut list: nd_near_list = std::mem::zeroed();
+        let out: *mut nd_near_list = if null_out { ptr::null_mut() } else { &mut list };
+        let s = match page_key {
+            None => nd_index_near(ix, content.as_ptr(), content.len(), kind, opts, out),
+            Some(key) => {
+                let page = nd_page {
+                    key: key.as_ptr().cast(),
+                    key_len: key.len(),
+                    url: ptr::null(),
+                    url_len: 0,
+                    host: ptr::null(),
+                    host_len: 0,
+                    time: 0,
+                    content: content.as_ptr(),
+                    content_len: content.len(),
+                    content_kind: kind,
+                };
+                nd_index_near_page(ix, &page, opts, out)
+            }
+        };
+        expect(
+            op,
+            s,
+            &[
+                ND_OK,
+                ND_NULL_POINTER,
+                ND_INVALID_ARGUMENT,
+                ND_INVALID_UTF8,
+                ND_BINARY_PAGE,
+                ND_PAGE_TOO_LARGE,
+            ],
+        )?;
+        if null_out {
+            prop_assert_eq!(s, ND_NULL_POINTER);
+        }
+        if s == ND_OK {
+            prop_assert!(list.len <= k);
+            prop_assert_eq!(list.items.is_null(), list.len == 0);
+            for i in 0..list.len {
+                let n = &*list.items.add(i);
+                check_str(&n.key)?;
+                check_str(&n.representative)?;
+                prop_assert!((0.0..=1.0).contains(&n.resemble), "{:?}", n);
+                prop_assert!((0.0..=1.0).contains(&n.contain), "{:?}", n);
+                let score = if by == ND_SCORE_CONTAIN {
+                    n.contain
+                } else {
+                    n.resemble
+                };
+                prop_assert!(score >= threshold, "{:?} under {}", n, threshold);
+            }
+        }
+        nd_near_list_free(&mut list);
+        nd_near_options_free(o);
     }
     Ok(())
 }

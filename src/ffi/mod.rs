@@ -7,8 +7,9 @@
 //! - **Out-parameters** are written only when the call returns `ND_OK`.
 //! - **Memory.** Buffers the caller passes in (keys, pages, paths) are pointer + length and are
 //!   only read during the call; they need no NUL terminator. Everything the library hands out
-//!   ([`nd_str`], [`nd_key_list`], the strings of an [`nd_verdict`], [`nd_options`], [`nd_index`])
-//!   is freed by its own `_free` function, which accepts NULL and zeroed values.
+//!   ([`nd_str`], [`nd_key_list`], the strings of an [`nd_verdict`], [`nd_near_list`],
+//!   [`nd_options`], [`nd_near_options`], [`nd_index`]) is freed by its own `_free` function,
+//!   which accepts NULL and zeroed values.
 //! - **Checks.** A null pointer with a non-zero length gives `ND_NULL_POINTER`, text that is not
 //!   UTF-8 gives `ND_INVALID_UTF8`, a length above `PTRDIFF_MAX` or an unknown constant gives
 //!   `ND_INVALID_ARGUMENT`, a page above the size limit `ND_PAGE_TOO_LARGE`. A length longer than
@@ -39,6 +40,7 @@ mod depth;
 mod index;
 mod logging;
 mod maintain;
+mod near;
 mod options;
 mod sink;
 mod types;
@@ -54,6 +56,7 @@ pub use cursor::*;
 pub use index::*;
 pub use logging::*;
 pub use maintain::*;
+pub use near::*;
 pub use options::*;
 pub use sink::{nd_log_fn, ND_LOG_DEBUG, ND_LOG_ERROR, ND_LOG_INFO, ND_LOG_WARN};
 pub use types::*;

@@ -11,7 +11,10 @@
 
 #include "pages.hpp"
 
+#include <algorithm>
 #include <atomic>
+#include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -59,6 +62,8 @@ using neardup::CursorItem;
 using neardup::Deletion;
 using neardup::Error;
 using neardup::Index;
+using neardup::NearDuplicate;
+using neardup::NearOptions;
 using neardup::Options;
 using neardup::PageRef;
 using neardup::Record;
@@ -237,6 +242,93 @@ void engine(const std::string& root) {
   EXPECT(kept2[1].replaced_page->representative == rv.replaced_page->representative);
   EXPECT(ix.check().clean());
   ix.close();
+}
+
+// --- near: every near duplicate as a std::vector of values, best first; NearOptions; errors
+// thrown or returned (issue #33, item 7).
+void near_duplicates(const std::string& root) {
+  Index ix = Index::open(root + "/near", fast());
+  const Pages pages = families(1);
+  for (size_t i = 0; i < pages.keys.size(); ++i) (void)ix.insert(pages.ref(i));
+  // Closer to f1-1 than to its representative f1-0: f1-1 is the best-sharing member, verified
+  // beside the representative.
+  const std::string probe = article(2, 8, 1, 6);
+  const std::vector<NearDuplicate> all = ix.near(probe, {SIZE_MAX});
+  std::set<std::string> keys;
+  double lowest = 1;
+  for (size_t i = 0; i < all.size(); ++i) {
+    const NearDuplicate& n = all[i];
+    keys.insert(n.key);
+    const Record r = ix.get(n.key);
+    EXPECT(n.doc_id == r.doc_id && n.cluster_id == r.cluster_id);
+    EXPECT(n.representative == "f1-0" && !n.exact);
+    EXPECT(n.resemble > 0 && n.resemble < 1 && n.contain > 0 && n.contain < 1);
+    if (i > 0) EXPECT(all[i - 1].resemble >= n.resemble);
+    lowest = std::min(lowest, n.resemble);
+  }
+  EXPECT(keys.count("f1-0") == 1 && keys.count("f1-1") == 1 && keys.size() == all.size());
+  for (const std::string& k : keys) EXPECT(k.rfind("f1-", 0) == 0);
+  // The query's similar_to is one of them, with the same rates.
+  const Verdict q = ix.query(probe);
+  EXPECT(q.duplicate && q.similar_to);
+  bool named = false;
+  for (const NearDuplicate& n : all)
+    named |= n.key == *q.similar_to && n.resemble == q.resemble && n.contain == q.contain;
+  EXPECT(named);
+  // Values: copied and destroyed freely.
+  std::vector<NearDuplicate> copy = all;
+  copy.push_back(all[0]);
+  EXPECT(copy.back().key == all[0].key && copy.size() == all.size() + 1);
+
+  // k keeps the best; the threshold is inclusive; by contain orders by contain.
+  const std::vector<NearDuplicate> top = ix.near(probe, {1});
+  EXPECT(top.size() == 1 && top[0].key == all[0].key && top[0].resemble == all[0].resemble);
+  EXPECT(ix.near(probe, {SIZE_MAX, lowest}).size() == all.size());
+  EXPECT(ix.near(probe, {SIZE_MAX, std::nextafter(lowest, 2.0)}).size() < all.size());
+  const std::vector<NearDuplicate> by_contain =
+      ix.near(probe, {SIZE_MAX, 0, neardup::Score::Contain});
+  EXPECT(by_contain.size() == all.size());
+  for (size_t i = 1; i < by_contain.size(); ++i)
+    EXPECT(by_contain[i - 1].contain >= by_contain[i].contain);
+  EXPECT(ix.near(probe).size() == all.size());  // the defaults: k 10
+
+  // A stored page's own text: exact, first; near_page with its key the same.
+  const std::vector<NearDuplicate> self = ix.near(pages.bodies[3]);
+  EXPECT(!self.empty() && self[0].key == "f1-0" && self[0].exact && self[0].resemble == 1);
+  const std::vector<NearDuplicate> own = ix.near_page(pages.ref(3));
+  EXPECT(!own.empty() && own[0].key == "f1-0" && own[0].exact);
+  // An unrelated page, a text with no main text: none.
+  EXPECT(ix.near(article(500, 8)).empty());
+  EXPECT(ix.near("tiny", {}, ContentKind::Text).empty());
+
+  // Bad options and pages throw, or come back from the try_ family.
+  EXPECT_ERROR(ix.near(probe, {0}), ND_INVALID_ARGUMENT, contains(e.message(), "k is 0"));
+  EXPECT_ERROR(ix.near(probe, {10, 1.5}), ND_INVALID_ARGUMENT,
+               contains(e.message(), "threshold"));
+  EXPECT_ERROR(ix.near(probe, {10, -0.5}), ND_INVALID_ARGUMENT, true);
+  EXPECT_ERROR(ix.near(probe, {10, std::nan("")}), ND_INVALID_ARGUMENT, true);
+  EXPECT_ERROR(ix.near(probe, {10, 0, static_cast<neardup::Score>(9)}), ND_INVALID_ARGUMENT,
+               contains(e.message(), "ND_SCORE_CONTAIN"));
+  EXPECT_ERROR(ix.near_page(PageRef("", probe)), ND_INVALID_ARGUMENT, true);
+  EXPECT_ERROR(ix.near_page(PageRef("k", probe), {0}), ND_INVALID_ARGUMENT, true);
+  EXPECT_ERROR(ix.near(std::string("\x01\x02\x03\x04\x05\x06\x07\x08", 8)), ND_BINARY_PAGE,
+               true);
+  const neardup::Result<std::vector<NearDuplicate>> refused = ix.try_near(probe, {0});
+  EXPECT(!refused && refused.status() == neardup::Status::InvalidArgument &&
+         contains(refused.message(), "k is 0"));
+  const neardup::Result<std::vector<NearDuplicate>> found = ix.try_near(probe);
+  EXPECT(found && found->size() == all.size() && (*found)[0].key == all[0].key);
+  const auto page_refused = ix.try_near_page(PageRef("", probe));
+  EXPECT(!page_refused && page_refused.status() == neardup::Status::InvalidArgument);
+  const auto page_found = ix.try_near_page(pages.ref(3), NearOptions{1, 0.5});
+  EXPECT(page_found && page_found->size() == 1 && page_found.value()[0].key == "f1-0");
+  EXPECT(ix.len() == pages.keys.size());  // nothing stored
+
+  ix.close();
+  EXPECT_ERROR(ix.near(probe), ND_CLOSED, true);
+  EXPECT(ix.try_near(probe).status() == neardup::Status::Closed);
+  Index moved = std::move(ix);
+  EXPECT_ERROR(ix.near(probe), ND_NULL_POINTER, true);  // NOLINT(bugprone-use-after-move)
 }
 
 // --- cursors: clusters, members, keys; close refused while one is open; a cursor outlives
@@ -564,6 +656,7 @@ int main(int argc, char** argv) {
 
   errors(root);
   engine(root);
+  near_duplicates(root);
   cursors(root);
   batches(root);
   admin(root);

@@ -33,12 +33,13 @@ inline std::string paragraph(unsigned seed) {
   return p;
 }
 
-// An HTML article of `paras` paragraphs from `seed`; paragraph `edited` (if any) rewritten.
-inline std::string article(unsigned seed, int paras, int edited = -1) {
+// An HTML article of `paras` paragraphs from `seed`; paragraphs `edited` and `edited2` (if
+// any) rewritten.
+inline std::string article(unsigned seed, int paras, int edited = -1, int edited2 = -1) {
   std::string h = "<html><head><title>T" + std::to_string(seed) + "</title></head><body>";
   for (int i = 0; i < paras; ++i) {
     unsigned s = seed * 100 + static_cast<unsigned>(i);
-    if (i == edited) s += 7777;
+    if (i == edited || i == edited2) s += 7777;
     h += "<p>" + paragraph(s) + "</p>";
   }
   return h + "</body></html>";

@@ -37,7 +37,8 @@ pub enum Score {
 }
 
 impl Score {
-    /// The score's name, as the Python package and the C ABI take it: `resemble` or `contain`.
+    /// The score's name, as the Python package takes it (`by="contain"`): `resemble` or
+    /// `contain`. The C ABI takes `ND_SCORE_RESEMBLE` or `ND_SCORE_CONTAIN` instead.
     pub fn name(self) -> &'static str {
         match self {
             Score::Resemble => "resemble",
