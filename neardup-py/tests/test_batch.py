@@ -148,8 +148,10 @@ def test_default_order_is_input(tmp_path):
         "from a mirror that keeps every page it has seen. Its editors added a paragraph about "
         "the mirror and the people who keep it running through the winter."
     )
-    fp = lambda html: len(neardup.signatures(html=html).fingerprints)
-    assert fp(long) > fp(short)
+    def fingerprints(html):
+        return len(neardup.signatures(html=html).fingerprints)
+
+    assert fingerprints(long) > fingerprints(short)
     rows = [{"id": "short", "html": short}, {"id": "long", "html": long}]
 
     def leaders(name, **kw):
