@@ -15,10 +15,12 @@
 #include <stdint.h>
 
 // Batch order: descending number of sentence fingerprints, so large clusters form first
-// (seed 000 §4.2; the default of the Rust API).
+// (seed 000 §4.2); under the first-seen policy the page with the most fingerprints leads a
+// cluster, not the one given first.
 #define ND_ORDER_FINGERPRINTS 0
 
-// Batch order: the order given.
+// Batch order: the order given, what a crawler means by "first seen" (the default of the Rust
+// API, the command line, Python and `neardup.hpp`; the recommended order).
 #define ND_ORDER_INPUT 1
 
 // Batch order: descending number of sentence fingerprints over the whole batch, not window by

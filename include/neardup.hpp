@@ -148,8 +148,8 @@ enum class Policy : uint32_t {
 
 /// The order a batch is inserted in (ND_ORDER_*).
 enum class Order : uint32_t {
-  Fingerprints = ND_ORDER_FINGERPRINTS,  ///< Most sentence fingerprints first (the default).
-  Input = ND_ORDER_INPUT,                ///< The order given.
+  Fingerprints = ND_ORDER_FINGERPRINTS,  ///< Most sentence fingerprints first.
+  Input = ND_ORDER_INPUT,                ///< The order given: "first seen" (the default).
   /// Most sentence fingerprints first over the whole batch, not window by window.
   FingerprintsBatch = ND_ORDER_FINGERPRINTS_BATCH,
 };
@@ -1341,7 +1341,8 @@ class Index {
     return outcome(s, [&] { return detail::to_near(list.value); });
   }
 
-  /// Inserts `count` pages from `pages` as one batch: one BatchResult per page, in input order
+  /// Inserts `count` pages from `pages` as one batch, in `order` (by default the order given,
+  /// so the first page given of a cluster leads it): one BatchResult per page, in input order
   /// (a page that fails does not stop the others; `count` 0 gives an empty result). `progress`
   /// runs on this thread after every committed group; an exception it throws is rethrown when
   /// the batch has ended. Throws Error when the batch could not run or a failed write stopped
@@ -1349,7 +1350,7 @@ class Index {
   /// list (`ix.insert_batch({})`, `ix.insert_batch({PageRef(k, html), …})`) and, in C++20, a
   /// std::span.
   [[nodiscard]] std::vector<BatchResult> insert_batch(const PageRef* pages, std::size_t count,
-                                                      Order order = Order::Fingerprints,
+                                                      Order order = Order::Input,
                                                       const Progress& progress = {}) {
     const std::vector<nd_page> c = to_c_pages(pages, count);
     detail::BatchOut out(count);
@@ -1364,20 +1365,20 @@ class Index {
   }
   /// insert_batch over a vector of pages.
   [[nodiscard]] std::vector<BatchResult> insert_batch(const std::vector<PageRef>& pages,
-                                                      Order order = Order::Fingerprints,
+                                                      Order order = Order::Input,
                                                       const Progress& progress = {}) {
     return insert_batch(pages.data(), pages.size(), order, progress);
   }
   /// insert_batch over a braced list of pages; `{}` is an empty batch.
   [[nodiscard]] std::vector<BatchResult> insert_batch(std::initializer_list<PageRef> pages,
-                                                      Order order = Order::Fingerprints,
+                                                      Order order = Order::Input,
                                                       const Progress& progress = {}) {
     return insert_batch(pages.begin(), pages.size(), order, progress);
   }
 #ifdef NEARDUP_HAS_SPAN
   /// insert_batch over a span of pages (C++20).
   [[nodiscard]] std::vector<BatchResult> insert_batch(std::span<const PageRef> pages,
-                                                      Order order = Order::Fingerprints,
+                                                      Order order = Order::Input,
                                                       const Progress& progress = {}) {
     return insert_batch(pages.data(), pages.size(), order, progress);
   }

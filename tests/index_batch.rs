@@ -1,5 +1,6 @@
 //! Batch insert: results in input order, bad pages do not stop the others, a key given twice in
-//! one batch keeps its last page whatever the insertion order.
+//! one batch keeps its last page whatever the insertion order; the default order is the order
+//! given.
 mod common;
 use common::*;
 use neardup::{BatchOptions, BatchOrder, Content, Error, OrderScope, Page};
@@ -42,6 +43,57 @@ fn the_last_page_of_a_repeated_key_wins() {
     assert_eq!(ix.representative_of("k").unwrap().unwrap().1, "other");
     assert_eq!(ix.len(), 2);
     assert_clean(&ix);
+}
+
+/// Issue #33, item 7: by default a batch is inserted in the order given, what a crawler means by
+/// "first seen": of two near duplicates the one given first leads their cluster, even when the
+/// later one has more fingerprints (the fingerprint order, asked for, puts that one first).
+/// Whole-batch scope names a sort, so it is refused with input order rather than ignored.
+#[test]
+fn the_default_order_is_the_order_given() {
+    assert_eq!(BatchOptions::default().order, BatchOrder::Input);
+    assert_eq!(BatchOrder::default(), BatchOrder::Input);
+    assert_eq!(BatchOptions::default().scope, OrderScope::Window);
+    // The same first eight paragraphs; the later page has four more.
+    let short = html(0, "t", &article(62, 8));
+    let long = html(0, "t", &article(62, 12));
+    let pages = [page("short", "h", &short), page("long", "h", &long)];
+    let leader = |opts: &BatchOptions| {
+        let dir = tempfile::tempdir().unwrap();
+        let ix = open(dir.path());
+        let vs = ix.insert_batch(&pages, opts, &mut |_, _| {}).unwrap();
+        assert!(vs
+            .iter()
+            .all(|v| v.as_ref().is_ok_and(|v| v.cluster.is_some())));
+        assert_clean(&ix);
+        let (s, l) = (
+            ix.representative_of("short").unwrap().unwrap().1,
+            ix.representative_of("long").unwrap().unwrap().1,
+        );
+        assert_eq!(s, l, "one cluster");
+        s
+    };
+    assert_eq!(leader(&BatchOptions::default()), "short");
+    let by_count = BatchOptions {
+        order: BatchOrder::FingerprintCount,
+        ..BatchOptions::default()
+    };
+    assert_eq!(leader(&by_count), "long");
+
+    let dir = tempfile::tempdir().unwrap();
+    let ix = open(dir.path());
+    let whole_input = BatchOptions {
+        scope: OrderScope::Batch,
+        ..BatchOptions::default()
+    };
+    let e = ix
+        .insert_batch(&pages, &whole_input, &mut |_, _| {})
+        .unwrap_err();
+    assert!(
+        matches!(&e, Error::InvalidArgument(m) if m.contains("FingerprintCount")),
+        "{e}"
+    );
+    assert_eq!(ix.len(), 0, "nothing inserted");
 }
 
 #[test]

@@ -10,7 +10,7 @@ use neardup::merge::{
     combine_seed_logs, combine_unit_logs, combine_unit_logs_mapped, AllocatedId, BatchBase, IdMap,
     Layout, LogCounter, LogOp, Partition, Role,
 };
-use neardup::{BatchOptions, Index, IndexOptions, OrderScope};
+use neardup::{BatchOptions, BatchOrder, Index, IndexOptions, OrderScope};
 
 fn options() -> IndexOptions {
     IndexOptions {
@@ -30,6 +30,8 @@ fn whole(dir: &Path) -> Index {
         }
     }
     let opts = BatchOptions {
+        // Whole-batch order is a sort by fingerprint count, named: the default is input order.
+        order: BatchOrder::FingerprintCount,
         scope: OrderScope::Batch,
         ..BatchOptions::default()
     };
@@ -308,6 +310,8 @@ fn zh_pages(families: std::ops::Range<u64>, versions: std::ops::Range<u64>) -> P
 
 fn insert_whole(ix: &Index, pages: &Pages) {
     let opts = BatchOptions {
+        // Whole-batch order is a sort by fingerprint count, named: the default is input order.
+        order: BatchOrder::FingerprintCount,
         scope: OrderScope::Batch,
         ..BatchOptions::default()
     };

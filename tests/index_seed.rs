@@ -16,7 +16,9 @@ use std::path::Path;
 
 use common::*;
 use neardup::merge::{state_diff, LogOp};
-use neardup::{BatchOptions, Content, FrequentConfig, Index, IndexOptions, OrderScope, Signatures};
+use neardup::{
+    BatchOptions, BatchOrder, Content, FrequentConfig, Index, IndexOptions, OrderScope, Signatures,
+};
 
 fn options() -> IndexOptions {
     IndexOptions {
@@ -177,6 +179,8 @@ fn dev() -> Option<Days> {
 /// Inserts pages in one batch, in whole-batch order (the reference of a distributed merge).
 fn insert_all(ix: &Index, pages: &Pages) {
     let opts = BatchOptions {
+        // Whole-batch order is a sort by fingerprint count, named: the default is input order.
+        order: BatchOrder::FingerprintCount,
         scope: OrderScope::Batch,
         ..BatchOptions::default()
     };

@@ -135,3 +135,44 @@ def test_bad_columns_are_row_errors(tmp_path):
         assert "host must be a string" in out[1]["error"]
         assert "must be bytes or str" in out[2]["error"]
         assert out[3]["error"] is None and len(ix) == 1
+
+
+def test_default_order_is_input(tmp_path):
+    """Issue #33, item 7: insert_many and insertion_session insert in the order given unless
+    told otherwise, so the first page given of a cluster leads it (a crawler's "first seen"),
+    even when a later near duplicate has more fingerprints; order="fingerprints" is the other way
+    round, and order_scope="batch" (a sort) is refused with input order."""
+    short = page()
+    long = page(
+        "Nothing else is written on this page today. The crawler fetched this copy a day later "
+        "from a mirror that keeps every page it has seen. Its editors added a paragraph about "
+        "the mirror and the people who keep it running through the winter."
+    )
+    def fingerprints(html):
+        return len(neardup.signatures(html=html).fingerprints)
+
+    assert fingerprints(long) > fingerprints(short)
+    rows = [{"id": "short", "html": short}, {"id": "long", "html": long}]
+
+    def leaders(name, **kw):
+        with neardup.Index(tmp_path / name, sync_writes=False) as ix:
+            ix.insert_many(rows, progress=False, **kw)
+            return ix["short"].representative, ix["long"].representative
+
+    assert leaders("default") == ("short", "short")
+    assert leaders("input", order="input") == ("short", "short")
+    assert leaders("fingerprints", order="fingerprints") == ("long", "long")
+    with neardup.Index(tmp_path / "session", sync_writes=False) as ix:
+        with ix.insertion_session() as s:
+            for r in rows:
+                s.insert(r["id"], html=r["html"])
+        assert ix["long"].representative == "short"
+
+    with neardup.Index(tmp_path / "refused", sync_writes=False) as ix:
+        for call in (lambda: ix.insert_many(rows, order_scope="batch", progress=False),
+                     lambda: ix.insertion_session(order_scope="batch")):
+            with pytest.raises(neardup.InvalidArgumentError, match='order="fingerprints"'):
+                call()
+        assert len(ix) == 0
+        ix.insert_many(rows, order="fingerprints", order_scope="batch", progress=False)
+        assert ix["short"].representative == "long"

@@ -69,7 +69,7 @@ def delete_list(ref: neardup.Index, day1, path: Path) -> Path:
 def reference(tmp: Path, day1, day2, gone_path: Path = None):
     """Single-node ingest in whole-batch order: day 1; then the delete list and day 2."""
     ref = neardup.Index(tmp / "ref", **REFERENCE)
-    ref.insert_many(day1, order_scope="batch", batch_size=len(day1), progress=False)
+    ref.insert_many(day1, order="fingerprints", order_scope="batch", batch_size=len(day1), progress=False)
     return ref
 
 
@@ -80,7 +80,7 @@ def apply_day2(ref: neardup.Index, gone_path: Path, day2):
                 ref.delete(line)
             except neardup.NotFoundError:
                 pass
-    ref.insert_many(day2, order_scope="batch", batch_size=len(day2), progress=False)
+    ref.insert_many(day2, order="fingerprints", order_scope="batch", batch_size=len(day2), progress=False)
 
 
 def assert_same(dx: DistributedIndex, ref: neardup.Index):
@@ -280,7 +280,7 @@ def test_bad_rows_are_error_rows_and_bad_merges_are_refused(cluster, dev_pages, 
     day.insert(25, {"id": day[30]["id"]})
     f = write_jsonl(tmp_path / "day.jsonl.gz", day)
     ref = neardup.Index(tmp_path / "ref", **REFERENCE)
-    want = ref.insert_many(day, order_scope="batch", batch_size=len(day), progress=False)
+    want = ref.insert_many(day, order="fingerprints", order_scope="batch", batch_size=len(day), progress=False)
     want_errors = sum(1 for e in want.column("error").to_pylist() if e is not None)
     assert want_errors == 3
     with DistributedIndex(tmp_path / "dist", 2, 2, **OPTIONS) as dx:
@@ -322,7 +322,7 @@ def test_option_shorthands_sign_as_the_index_does(cluster, dev_pages, tmp_path):
     day = dev_pages[:400]
     f = write_jsonl(tmp_path / "day.jsonl.gz", day)
     ref = neardup.Index(tmp_path / "ref", method="shingle", **REFERENCE)
-    ref.insert_many(day, order_scope="batch", batch_size=len(day), progress=False)
+    ref.insert_many(day, order="fingerprints", order_scope="batch", batch_size=len(day), progress=False)
     with DistributedIndex(tmp_path / "dist", 2, 2, method="shingle", **OPTIONS) as dx:
         report = dx.merge([f], work_units=3, progress=False)
         assert len(report["work_units"]) == 3

@@ -89,9 +89,11 @@ unsafe fn run_batch<'p, T>(
 }
 
 /// Batch order: descending number of sentence fingerprints, so large clusters form first
-/// (seed 000 §4.2; the default of the Rust API).
+/// (seed 000 §4.2); under the first-seen policy the page with the most fingerprints leads a
+/// cluster, not the one given first.
 pub const ND_ORDER_FINGERPRINTS: u32 = 0;
-/// Batch order: the order given.
+/// Batch order: the order given, what a crawler means by "first seen" (the default of the Rust
+/// API, the command line, Python and `neardup.hpp`; the recommended order).
 pub const ND_ORDER_INPUT: u32 = 1;
 /// Batch order: descending number of sentence fingerprints over the whole batch, not window by
 /// window (every page's signatures are computed first and held): the clusters do not depend on

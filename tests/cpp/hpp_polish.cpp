@@ -2,8 +2,9 @@
 // its names, Error::status(), the non-throwing family (Result<T>: try_open, try_insert,
 // try_query, try_get, try_erase, try_close, try_reopen) next to the throwing calls, the batch
 // overloads (pointer + size, std::vector, braced lists with `{}` an empty batch, std::span in
-// C++20) and PageRef from string literals, std::string_view and named strings. What must not
-// compile (a PageRef from a temporary std::string, a dropped result) is tests/ffi_hpp.rs's.
+// C++20) and their default order (input, issue #33 item 7), and PageRef from string literals,
+// std::string_view and named strings. What must not compile (a PageRef from a temporary
+// std::string, a dropped result) is tests/ffi_hpp.rs's.
 //
 // Usage: hpp_polish DIR   (DIR exists and is empty)
 // Prints "hpp_polish: ok" and exits 0 when every check holds.
@@ -200,6 +201,28 @@ void batches(const std::string& root) {
 #endif
 }
 
+// --- The default batch order is the order given (issue #33, item 7): of two near duplicates the
+// one given first leads their cluster, even when the later one has more fingerprints;
+// Order::Fingerprints, asked for, puts that one first.
+void default_order(const std::string& root) {
+  const std::string short_page = testpages::article(23, 8);
+  const std::string long_page = testpages::article(23, 12);  // the same eight paragraphs, and four
+  const std::array<PageRef, 2> pages{PageRef("short", short_page), PageRef("long", long_page)};
+  {
+    Index ix = Index::open(root + "/order-default", fast());
+    std::vector<BatchResult> r = ix.insert_batch(pages.data(), pages.size());
+    EXPECT(r.size() == 2 && r[0].ok() && r[1].ok() && r[1].value().duplicate);
+    EXPECT(ix.get("short").is_representative && ix.get("long").representative == "short");
+  }
+  {
+    Index ix = Index::open(root + "/order-fingerprints", fast());
+    std::vector<BatchResult> r =
+        ix.insert_batch(pages.data(), pages.size(), neardup::Order::Fingerprints);
+    EXPECT(r.size() == 2 && r[0].ok() && r[0].value().duplicate);
+    EXPECT(ix.get("long").is_representative && ix.get("short").representative == "long");
+  }
+}
+
 // --- PageRef accepts what outlives the call: literals, views, named strings; the with_ setters.
 void pagerefs(const std::string& root) {
   Index ix = Index::open(root + "/pagerefs", fast());
@@ -232,6 +255,7 @@ int main(int argc, char** argv) {
   statuses();
   results(root);
   batches(root);
+  default_order(root);
   pagerefs(root);
   std::printf("hpp_polish: ok\n");
   return 0;

@@ -35,10 +35,12 @@ struct Cli {
 
 #[derive(Clone, Copy, ValueEnum)]
 enum Order {
-    /// Descending fingerprint count within each batch (seed 000 §4.2).
-    Fingerprints,
-    /// The order of the input files (corpus order).
+    /// The order of the input files (corpus order): the first page read of a cluster leads it,
+    /// as a crawler means "first seen". The default.
     Input,
+    /// Descending fingerprint count within each batch (seed 000 §4.2): the page with the most
+    /// sentence fingerprints leads its cluster.
+    Fingerprints,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -74,9 +76,9 @@ enum Command {
         #[arg(long)]
         delete_list: Option<PathBuf>,
         /// Insertion order within each batch.
-        #[arg(long, value_enum, default_value_t = Order::Fingerprints)]
+        #[arg(long, value_enum, default_value_t = Order::Input)]
         order: Order,
-        /// Over which pages `--order fingerprints` sorts.
+        /// Over which pages `--order fingerprints` sorts (`batch` needs `--order fingerprints`).
         #[arg(long, value_enum, default_value_t = Scope::Window)]
         order_scope: Scope,
         /// Pages read and inserted per batch.
@@ -676,6 +678,12 @@ fn main() -> Result<()> {
         } => {
             if files.is_empty() && delete_list.is_none() {
                 bail!("nothing to do: give JSONL files and/or --delete-list");
+            }
+            if matches!((order, order_scope), (Order::Input, Scope::Batch)) {
+                bail!(
+                    "--order-scope batch sorts each whole batch by fingerprint count: give it \
+                     with --order fingerprints (the default order, input, is not sorted)"
+                );
             }
             ingest(
                 &index,

@@ -420,3 +420,62 @@ fn stats_json_has_the_figures_and_the_metrics() {
     assert_eq!(plain["pages"], 3);
     assert!(plain.get("metrics").is_none());
 }
+
+/// Issue #33, item 7: `ingest` inserts in input order unless told otherwise, so the first page
+/// read of a cluster leads it (what a crawler means by "first seen"), even when a later copy
+/// has more sentence fingerprints; `--order fingerprints` is the other way round, and
+/// `--order-scope batch` (a sort) is refused without it.
+#[test]
+fn ingest_defaults_to_input_order() {
+    let dir = tempfile::tempdir().unwrap();
+    // The same eight sentences, then four more in the later page: near duplicates, the later
+    // one with more fingerprints.
+    let input = dir.path().join("pages.jsonl");
+    jsonl(
+        &input,
+        &[
+            ("short".into(), page_html(5, 8, 0)),
+            ("long".into(), page_html(5, 12, 0)),
+        ],
+    );
+    let default = dir.path().join("default");
+    run(&["ingest", "--index", s(&default), s(&input)]);
+    assert_eq!(export(&default), "short\tshort\nlong\tshort\n");
+    let by_count = dir.path().join("fingerprints");
+    run(&[
+        "ingest",
+        "--index",
+        s(&by_count),
+        "--order",
+        "fingerprints",
+        s(&input),
+    ]);
+    let exp = export(&by_count);
+    assert!(
+        exp.contains("short\tlong\n") && exp.contains("long\tlong\n"),
+        "{exp}"
+    );
+
+    let refused = bin()
+        .args(["ingest", "--index", s(&dir.path().join("refused"))])
+        .args(["--order-scope", "batch", s(&input)])
+        .output()
+        .unwrap();
+    assert!(!refused.status.success());
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(stderr.contains("--order fingerprints"), "{stderr}");
+    assert!(!dir.path().join("refused").exists(), "nothing created");
+    run(&[
+        "ingest",
+        "--index",
+        s(&dir.path().join("whole")),
+        "--order",
+        "fingerprints",
+        "--order-scope",
+        "batch",
+        s(&input),
+    ]);
+
+    let help = String::from_utf8(run(&["ingest", "--help"]).stdout).unwrap();
+    assert!(help.contains("[default: input]"), "{help}");
+}

@@ -249,20 +249,21 @@ class Index(Mapping[str, PageInfo]):
         self,
         pages: Pages,
         *,
-        order: str = "fingerprints",
+        order: str = "input",
         order_scope: str = "window",
         batch_size: int = 4096,
         window: int = 1024,
         group: int = 1024,
         progress: Progress = True,
     ) -> pyarrow.Table:
-        """Batch insert; one output row per input row, in order, with ``error``/``error_type``."""
+        """Batch insert, in the order given unless ``order="fingerprints"``; one output row per
+        input row, in order, with ``error``/``error_type``."""
     def query_many(self, pages: Pages, *, batch_size: int = 4096, progress: Progress = False) -> pyarrow.Table: ...
     def insertion_session(
         self,
         *,
         batch_size: int = 4096,
-        order: str = "fingerprints",
+        order: str = "input",
         order_scope: str = "window",
         progress: Progress = False,
     ) -> InsertionSession: ...

@@ -32,3 +32,16 @@ def choice(value: Any, name: str, choices: Sequence[str]) -> str:
     if value not in choices:
         raise InvalidArgumentError(f"{name} must be {shown}, not {value!r}")
     return value
+
+
+def batch_order(order: Any, order_scope: Any) -> None:
+    """Checks ``insert_many``'s ``order`` (``"input"``, the default, or ``"fingerprints"``) and
+    ``order_scope`` (``"window"`` or ``"batch"``): ``"batch"`` names a sort of each whole batch
+    by fingerprint count, so it is refused with input order rather than ignored."""
+    choice(order, "order", ("input", "fingerprints"))
+    choice(order_scope, "order_scope", ("window", "batch"))
+    if order == "input" and order_scope == "batch":
+        raise InvalidArgumentError(
+            'order_scope="batch" sorts each whole batch by fingerprint count: give it with '
+            'order="fingerprints" (the default order, "input", is not sorted)'
+        )

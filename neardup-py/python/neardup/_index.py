@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import Any, Dict, Iterator, List, Optional
 
 from . import _neardup
-from ._args import choice, integer
+from ._args import batch_order, integer
 from ._mapping import IndexItems, IndexKeys, IndexValues, iter_keys
 from ._neardup import host_of
 from ._rows import Chunk, body_groups, import_pyarrow, insert_groups
@@ -92,7 +92,7 @@ class Index(_neardup._Index):
         self,
         pages: Any,
         *,
-        order: str = "fingerprints",
+        order: str = "input",
         order_scope: str = "window",
         batch_size: int = DEFAULT_BATCH_SIZE,
         window: int = 1024,
@@ -106,11 +106,13 @@ class Index(_neardup._Index):
         ``host`` (default: the URL's host), ``time`` (Unix seconds, default 0), and ``html``
         (bytes or str) or ``text`` (str).
 
-        ``order``: ``"fingerprints"`` (descending fingerprint count: large clusters form first)
-        or ``"input"`` (the order given). ``order_scope``: over which pages the fingerprint order
-        sorts, ``"window"`` (each window of ``window`` pages, as ``neardup ingest``) or
-        ``"batch"`` (each whole batch, as ``neardup ingest --order-scope batch``: every page's
-        signatures are held at once). Pages go to the library ``batch_size`` at a time (a key
+        ``order``: ``"input"`` (the default: the order given, so the first page given of a
+        cluster leads it, what a crawler means by "first seen") or ``"fingerprints"``
+        (descending fingerprint count: large clusters form first). ``order_scope``: over which
+        pages the fingerprint order sorts, ``"window"`` (each window of ``window`` pages, as
+        ``neardup ingest``) or ``"batch"`` (each whole batch, as ``neardup ingest --order
+        fingerprints --order-scope batch``: every page's signatures are held at once; refused
+        with ``order="input"``, which it would not change). Pages go to the library ``batch_size`` at a time (a key
         met again within a batch starts the next one, so the later page replaces the earlier,
         in order), ``window`` pages prepared together and ``group`` pages per committed write.
 
@@ -123,8 +125,7 @@ class Index(_neardup._Index):
         ``error_type`` (the message and the exception class name) for a row that could not be
         inserted; its other columns are then null. Errors that stop the batch (storage) raise.
         """
-        choice(order, "order", ("fingerprints", "input"))
-        choice(order_scope, "order_scope", ("window", "batch"))
+        batch_order(order, order_scope)
         batch_size = integer(batch_size, "batch_size", 1)
         window = integer(window, "window", 1)
         group = integer(group, "group", 1)
@@ -194,21 +195,20 @@ class Index(_neardup._Index):
         self,
         *,
         batch_size: int = DEFAULT_BATCH_SIZE,
-        order: str = "fingerprints",
+        order: str = "input",
         order_scope: str = "window",
         progress: Progress = False,
     ) -> "InsertionSession":
         """A buffer of single inserts flushed through ``insert_many`` every ``batch_size``
         pages (and when the ``with`` block ends), for a producer that yields pages one at a
-        time::
+        time (``order`` and ``order_scope`` as for ``insert_many``: input order by default)::
 
             with ix.insertion_session(batch_size=4096) as s:
                 for key, html in crawl:
                     s.insert(key, html=html)
             verdicts = s.results()          # one pyarrow.Table, in insertion order
         """
-        choice(order, "order", ("fingerprints", "input"))
-        choice(order_scope, "order_scope", ("window", "batch"))
+        batch_order(order, order_scope)
         return InsertionSession(
             self, batch_size=batch_size, order=order, order_scope=order_scope, progress=progress
         )

@@ -1,6 +1,7 @@
 //! Batch ingest for daily merges (issue "The index" §5): signatures in parallel, the batch in
-//! descending fingerprint count (seed 000 §4.2: large clusters form first and similarity spreads
-//! one way, larger to smaller), grouped `WriteBatch`es.
+//! the order given (a crawler's "first seen") or in descending fingerprint count (seed 000 §4.2:
+//! large clusters form first and similarity spreads one way, larger to smaller), grouped
+//! `WriteBatch`es.
 //!
 //! The writer is the serial part: it must decide page after page, each on the state the pages
 //! before it built. To keep it short, each window of the batch goes through three stages, the
@@ -44,14 +45,20 @@ use crate::{Error, Result};
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum BatchOrder {
     /// Descending number of sentence fingerprints, so that large clusters form first and
-    /// similarity spreads one way, larger to smaller (seed 000 §4.2). The default.
-    #[default]
+    /// similarity spreads one way, larger to smaller (seed 000 §4.2). Under the
+    /// [`crate::RepresentativePolicy::FirstSeen`] policy the page with the most fingerprints of
+    /// a cluster's pages in the batch leads it, not the one given first.
     FingerprintCount,
-    /// The order given (corpus order).
+    /// The order given (corpus order): what a crawler means by "first seen", so the first
+    /// page given of a cluster leads it under [`crate::RepresentativePolicy::FirstSeen`]. The
+    /// default: on the bench's dev corpus it finds more than [`BatchOrder::FingerprintCount`]
+    /// (recall 0.9954 against 0.9310, scored in corpus order).
+    #[default]
     Input,
 }
 
-/// Over which pages [`BatchOrder::FingerprintCount`] orders a batch.
+/// Over which pages [`BatchOrder::FingerprintCount`] orders a batch ([`OrderScope::Batch`]
+/// needs that order: with [`BatchOrder::Input`] [`Index::insert_batch`] refuses it).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum OrderScope {
     /// Each window on its own (see [`BatchOptions::window`]): the signatures of a window are
@@ -66,13 +73,15 @@ pub enum OrderScope {
     Batch,
 }
 
-/// Options of [`Index::insert_batch`].
+/// Options of [`Index::insert_batch`]. The default: input order ([`BatchOrder::Input`]), window
+/// scope, groups and windows of 1,024 pages.
 #[derive(Clone, Copy, Debug)]
 pub struct BatchOptions {
-    /// Insertion order.
+    /// Insertion order ([`BatchOrder::Input`] by default).
     pub order: BatchOrder,
-    /// Over which pages the fingerprint-count order applies (no effect on
-    /// [`BatchOrder::Input`]).
+    /// Over which pages the fingerprint-count order applies: [`OrderScope::Window`] (the default)
+    /// has no effect on [`BatchOrder::Input`], and [`OrderScope::Batch`] is refused with it (it
+    /// names a sort; with input order it would be silently ignored).
     pub scope: OrderScope,
     /// Pages per committed `WriteBatch`. A posting key shared by pages of one group is written
     /// once, as one merge operand: larger groups write fewer operands through the memtable
@@ -89,7 +98,7 @@ pub struct BatchOptions {
 impl Default for BatchOptions {
     fn default() -> Self {
         BatchOptions {
-            order: BatchOrder::FingerprintCount,
+            order: BatchOrder::Input,
             scope: OrderScope::Window,
             group: 1024,
             window: 1024,
@@ -150,10 +159,12 @@ impl Index {
         self.opts.store_texts && !self.opts.signature.method.uses_df()
     }
 
-    /// Inserts many pages: signatures in parallel, then insertion in `opts.order`, committed in
+    /// Inserts many pages: signatures in parallel, then insertion in `opts.order` (the order
+    /// given, by default), committed in
     /// groups of `opts.group` pages per write. Pages are taken in windows of `opts.window`: the
     /// signatures of the next window are computed while the current one is inserted, and the
-    /// fingerprint-count order applies within a window. Returns one result per page, in input
+    /// fingerprint-count order applies within a window (or over the whole batch with
+    /// [`OrderScope::Batch`]). Returns one result per page, in input
     /// order; a page that fails (bad content) does not stop the others. `progress(done, total)` is
     /// called after every committed group. With [`crate::IndexOptions::sync_writes`] the groups
     /// are committed without syncing and the WAL is synced once before the batch returns: every
@@ -168,7 +179,8 @@ impl Index {
     /// The outer error is a storage failure that stopped the batch (the index is then poisoned;
     /// groups committed before it stay, durable against a crash of the process), or
     /// [`Error::InvalidArgument`] when a batch worker panicked (groups committed before it stay,
-    /// synced).
+    /// synced), or, before anything is done, for [`OrderScope::Batch`] with
+    /// [`BatchOrder::Input`].
     pub fn insert_batch(
         &self,
         pages: &[Page<'_>],
@@ -186,6 +198,13 @@ impl Index {
         opts: &BatchOptions,
         progress: &mut dyn FnMut(usize, usize),
     ) -> Result<Vec<Result<Verdict>>> {
+        if opts.scope == OrderScope::Batch && opts.order == BatchOrder::Input {
+            return Err(Error::InvalidArgument(
+                "OrderScope::Batch sorts a whole batch by fingerprint count: it needs \
+                 BatchOrder::FingerprintCount (input order, the default, is not sorted)"
+                    .into(),
+            ));
+        }
         self.check_writable()?;
         let _in_flight = InFlight::enter(self);
         let window = opts.window.max(1);

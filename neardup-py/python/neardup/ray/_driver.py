@@ -233,8 +233,9 @@ class DistributedIndex:
     ) -> MergeReport:
         """Merges a day into the index: the keys of ``delete_list`` deleted first, then the
         pages of ``files`` (JSONL, ``.gz`` too) decided against the index and each other in
-        whole-batch order, as ``neardup ingest --delete-list … --order-scope batch`` does on one
-        machine with ``--batch`` at least the day's size. ``batch`` defaults to the next batch; re-running an interrupted merge with the
+        whole-batch order (by descending fingerprint count; not single-node ingest's default,
+        input order), as ``neardup ingest --delete-list … --order fingerprints --order-scope
+        batch`` does on one machine with ``--batch`` at least the day's size. ``batch`` defaults to the next batch; re-running an interrupted merge with the
         same inputs completes it (a batch all partitions applied is reported as such).
         ``export``: a TSV path for the index's export afterwards; ``checkpoint``: a checkpoint of
         every partition under ``checkpoints/batch=<n>/``. ``work_units``: at most how many scratch
