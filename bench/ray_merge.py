@@ -106,7 +106,7 @@ def main() -> None:
     options = {"sync_writes": False}
     ref = neardup.Index(tmp / "single", reuse_ids=False, **options)
     t = time.monotonic()
-    ref.insert_many(day1, order_scope="batch", batch_size=len(day1), progress=False)
+    ref.insert_many(day1, order="fingerprints", order_scope="batch", batch_size=len(day1), progress=False)
     single1 = time.monotonic() - t
     exp = ref.export()
     reps = sorted(set(exp.column("representative").to_pylist()))
@@ -119,7 +119,7 @@ def main() -> None:
             ref.delete(k)
         except neardup.NotFoundError:
             pass
-    ref.insert_many(day2, order_scope="batch", batch_size=len(day2), progress=False)
+    ref.insert_many(day2, order="fingerprints", order_scope="batch", batch_size=len(day2), progress=False)
     single2 = time.monotonic() - t
 
     t = time.monotonic()

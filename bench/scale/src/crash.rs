@@ -21,7 +21,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
-use neardup::{BatchOptions, CheckReport, Content, Index, IndexOptions, Signatures};
+use neardup::{CheckReport, Content, Index, IndexOptions, Signatures};
 use rand::{Rng, SeedableRng};
 
 use crate::gen::{GenPage, Generator};
@@ -181,7 +181,11 @@ pub fn child(dir: &Path, s: &Settings, inputs: &Inputs) -> anyhow::Result<()> {
         let n = s.batch.min(s.pages - next);
         let pages: Vec<GenPage> = (next..next + n).map(|i| g.page(i)).collect();
         acks.write_all(format!("begin {next}\n").as_bytes())?;
-        let out = ix.insert_batch(&pages_of(&pages), &BatchOptions::default(), &mut |_, _| {})?;
+        let out = ix.insert_batch(
+            &pages_of(&pages),
+            &crate::run::batch_options(),
+            &mut |_, _| {},
+        )?;
         let refused: Vec<String> = out
             .iter()
             .enumerate()
