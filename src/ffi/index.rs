@@ -8,7 +8,9 @@ use parking_lot::RwLock;
 use super::depth::DepthGuard;
 use super::nd_status::{self, *};
 use super::options::{nd_options, CallbackSource};
-use super::types::{content_arg, nd_deletion, nd_key_list, nd_page, nd_record, nd_str, nd_verdict};
+use super::types::{
+    content_arg, nd_deletion, nd_key_list, nd_page, nd_record, nd_str, nd_verdict, page_arg,
+};
 use super::{guard, guard_void, out_arg, str_arg, Fail, FfiResult};
 use crate::{Index, IndexOptions};
 
@@ -443,10 +445,7 @@ pub unsafe extern "C" fn nd_index_insert(
     unsafe {
         with_index(h, |ix| {
             let out = out_arg(out, "out")?;
-            let page = page
-                .as_ref()
-                .ok_or_else(|| Fail::new(ND_NULL_POINTER, "page is NULL"))?
-                .read()?;
+            let page = page_arg(page)?;
             let v = ix.insert(&page)?;
             *out = nd_verdict::from_verdict(&v);
             Ok(())

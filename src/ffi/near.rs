@@ -4,7 +4,7 @@
 
 use super::index::{nd_index, with_index};
 use super::nd_status::{self, *};
-use super::types::{content_arg, nd_page, nd_str};
+use super::types::{content_arg, nd_page, nd_str, page_arg};
 use super::{guard, guard_void, out_arg, Fail, FfiResult};
 use crate::{NearDuplicate, NearOptions, Score};
 
@@ -323,10 +323,7 @@ pub unsafe extern "C" fn nd_index_near_page(
     unsafe {
         with_index(h, |ix| {
             let out = out_arg(out, "out")?;
-            let page = page
-                .as_ref()
-                .ok_or_else(|| Fail::new(ND_NULL_POINTER, "page is NULL"))?
-                .read()?;
+            let page = page_arg(page)?;
             let found = ix.near_page(&page, &options_arg(opts))?;
             *out = nd_near_list::from_near(&found);
             Ok(())

@@ -187,6 +187,18 @@ pub(crate) unsafe fn content_arg<'a>(
     }
 }
 
+/// Reads a page argument.
+///
+/// # Safety
+/// `page` is NULL or points at a page whose buffers are readable for their lengths.
+pub(crate) unsafe fn page_arg<'a>(page: *const nd_page) -> FfiResult<Page<'a>> {
+    // SAFETY: per the contract.
+    let page = unsafe { page.as_ref() }
+        .ok_or_else(|| super::Fail::new(super::nd_status::ND_NULL_POINTER, "page is NULL"))?;
+    // SAFETY: forwarded contract.
+    unsafe { page.read() }
+}
+
 impl nd_page {
     /// The page as the library sees it.
     ///

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use super::place::Leader;
+use super::place::{stored_side, Leader};
 use super::Txn;
 use crate::index::decide::Memo;
 use crate::index::read::similar_of;
@@ -12,7 +12,6 @@ use crate::index::types::{Deletion, Moved, Page, Timing, Verdict};
 use crate::index::view::Known;
 use crate::index::view::{Snapshot, View};
 use crate::index::{check_page, text_chars, Index, Probe};
-use crate::methods::Side;
 use crate::options::RepresentativePolicy;
 use crate::signature::Signatures;
 use crate::storage::codec::{self, ClusterId, DocId, DocRecord, NO_DOC};
@@ -416,20 +415,11 @@ impl Index {
         txn.forget_doc(id, &rec);
         // Judged as a hand-over's members are: with the old page's words gone.
         let keeps = match (next, old_text) {
-            (Some(next), Some(old_text)) => {
-                let old = Side {
-                    text: &old_text,
-                    features: None,
-                    simhash: rec.simhash,
-                };
-                let new = Side {
-                    text: next.text,
-                    features: Some(next.features),
-                    simhash: next.simhash,
-                };
-                !self.codes_conflict(next.codes, &rec.codes)
-                    && self.similar(&*txn, new, old).is_some()
-            }
+            (Some(next), Some(old_text)) => self.verifies_as_member(
+                &*txn,
+                (next.side(), next.codes),
+                (stored_side(&old_text, &rec), &rec.codes),
+            ),
             _ => false,
         };
         let left = match next {

@@ -38,6 +38,26 @@ pub(crate) struct Leader<'a> {
     pub(crate) codes: &'a [u32],
 }
 
+impl<'a> Leader<'a> {
+    /// The page as one side of a comparison.
+    pub(crate) fn side(&self) -> Side<'a> {
+        Side {
+            text: self.text,
+            features: Some(self.features),
+            simhash: self.simhash,
+        }
+    }
+}
+
+/// A stored page as one side of a comparison: its text and its record's simhash.
+pub(crate) fn stored_side<'t>(text: &'t str, rec: &DocRecord) -> Side<'t> {
+    Side {
+        text,
+        features: None,
+        simhash: rec.simhash,
+    }
+}
+
 #[derive(Clone, Copy)]
 pub(crate) struct Placed {
     pub(crate) cluster: ClusterId,
@@ -138,17 +158,15 @@ impl Index {
             let Some(t) = txn.text(m)? else {
                 return Ok(false);
             };
-            let member = Side {
-                text: &t,
-                features: None,
-                simhash: m_rec.simhash,
-            };
             let newcomer = Side {
                 text,
                 features: Some(&features),
                 simhash: rec.simhash,
             };
-            if self.similar(txn, member, newcomer).is_none() {
+            if self
+                .similar(txn, stored_side(&t, &m_rec), newcomer)
+                .is_none()
+            {
                 return Ok(false);
             }
         }
@@ -263,6 +281,17 @@ impl Index {
         })
     }
 
+    /// Does a page verify against another as a member against its representative: heading codes
+    /// that do not conflict, and similar under the method? Each side with its heading codes.
+    pub(crate) fn verifies_as_member(
+        &self,
+        view: &impl View,
+        (member, member_codes): (Side<'_>, &[u32]),
+        (lead, lead_codes): (Side<'_>, &[u32]),
+    ) -> bool {
+        !self.codes_conflict(member_codes, lead_codes) && self.similar(view, member, lead).is_some()
+    }
+
     /// The pages of `members` but `except` that do not verify against `leader` (as a member
     /// against its representative); a member whose text is not held stays.
     fn unverified(
@@ -275,19 +304,9 @@ impl Index {
         let mut displaced = Vec::new();
         for m in members.iter().filter(|&m| m != except) {
             let Some(m_rec) = txn.doc(m)? else { continue };
-            let conflict = self.codes_conflict(&m_rec.codes, leader.codes);
             if let Some(t) = txn.text(m)? {
-                let member = Side {
-                    text: &t,
-                    features: None,
-                    simhash: m_rec.simhash,
-                };
-                let lead = Side {
-                    text: leader.text,
-                    features: Some(leader.features),
-                    simhash: leader.simhash,
-                };
-                if conflict || self.similar(txn, member, lead).is_none() {
+                let member = (stored_side(&t, &m_rec), m_rec.codes.as_slice());
+                if !self.verifies_as_member(txn, member, (leader.side(), leader.codes)) {
                     displaced.push(m);
                 }
             }
