@@ -207,6 +207,9 @@ enum Cmd {
         /// Pages a batch.
         #[arg(long, default_value_t = 1_000)]
         batch: usize,
+        /// `IndexOptions::block_cache_bytes`, in MiB (default: the library's).
+        #[arg(long)]
+        block_cache_mib: Option<usize>,
         /// The stream's seed (as the run's).
         #[arg(long, default_value_t = 1)]
         seed: u64,
@@ -441,15 +444,20 @@ fn main() -> anyhow::Result<()> {
             dir,
             pages,
             batch,
+            block_cache_mib,
             seed,
             dup_share,
             src,
         } => {
             let (inputs, _) = load(&src)?;
+            let mut opts = neardup::IndexOptions::default();
+            if let Some(m) = block_cache_mib {
+                opts.block_cache_bytes = m << 20;
+            }
             run::memory(
                 &inputs,
                 &dir.join("index"),
-                neardup::IndexOptions::default(),
+                opts,
                 (pages, batch),
                 (seed, dup_share),
             )

@@ -439,10 +439,15 @@ pub fn memory(
         measure::reset_peak();
         let (t0, c0) = (Instant::now(), measure::cpu_time());
         let mut done = 0;
+        let (mut parts, mut candidates, mut verified) = ([Duration::ZERO; 4], 0, 0);
         while done < pages {
             let n = batch.max(1).min(pages - done);
             let chunk: Vec<GenPage> = (done..done + n).map(|i| w.probe.page(i as u64)).collect();
-            ingest(&ix, &chunk)?;
+            let o = ingest(&ix, &chunk)?;
+            for (sum, p) in parts.iter_mut().zip(o.parts) {
+                *sum += p;
+            }
+            (candidates, verified) = (candidates + o.candidates, verified + o.verified);
             done += n;
             log(format!(
                 "{done} pages in: RSS {:.0} MB, peak {:.0} MB; {}",
@@ -451,10 +456,17 @@ pub fn memory(
                 memory_line(&ix)?
             ));
         }
+        let per = |d: Duration| d.as_secs_f64() * 1e6 / done.max(1) as f64;
         log(format!(
-            "{done} pages in {:.1} s, {:.0} µs CPU a page",
+            "{done} pages in {:.1} s, {:.0} µs CPU a page; verdict timings a page: signatures {:.0} + candidates {:.0} + verification {:.0} + write {:.0} µs; {:.1} candidates, {:.2} pairs verified a page",
             t0.elapsed().as_secs_f64(),
-            measure::cpu_time().saturating_sub(c0).as_secs_f64() * 1e6 / done.max(1) as f64
+            per(measure::cpu_time().saturating_sub(c0)),
+            per(parts[0]),
+            per(parts[1]),
+            per(parts[2]),
+            per(parts[3]),
+            candidates as f64 / done.max(1) as f64,
+            verified as f64 / done.max(1) as f64,
         ));
         anyhow::Ok(())
     })();
