@@ -13,7 +13,9 @@
 //! | `frequent` | posting key | reason byte: over-frequent fingerprints |
 //! | `chrome` | see [`chrome_key`] | block statistics per host, each page's counted blocks |
 //! | `page_clusters` | `DocId` | `ClusterId` (u32): each live page's cluster (format 5) |
+//! | `changes` | sequence number (u64) | [`change::Change`]: the change feed (format 5) |
 
+pub mod change;
 pub mod codec;
 #[cfg(test)]
 mod fuzz;
@@ -80,8 +82,11 @@ pub mod cf {
     /// search maps its best candidate pages to their clusters: a read of 4 bytes a page, from
     /// a family ten times smaller than the records (8.6 against 91 bytes a page at 1M pages), whose blocks stay in the cache.
     pub const PAGE_CLUSTERS: &str = "page_clusters";
+    /// Sequence number (`u64`) → change record: the change feed (format 5; an index without
+    /// it gets it when opened for writing, and its feed starts then).
+    pub const CHANGES: &str = "changes";
     /// Every column family, in creation order.
-    pub const ALL: [&str; 10] = [
+    pub const ALL: [&str; 11] = [
         META,
         KEYS,
         DOCS,
@@ -92,6 +97,7 @@ pub mod cf {
         FREQUENT,
         CHROME,
         PAGE_CLUSTERS,
+        CHANGES,
     ];
 }
 
@@ -117,6 +123,13 @@ pub mod meta {
     /// The database's place in a distributed index ([`crate::index::Partition`]): 17 bytes;
     /// absent in a whole index. Written once, before any page.
     pub const PARTITION: &[u8] = b"partition";
+    /// The sequence number the next change of the feed gets (`u64`; see [`cf::CHANGES`]).
+    /// Absent until the first change: then 1 in an index that never held a page, 2 in one
+    /// that did (change 1 stands for its history before the feed, trimmed).
+    pub const NEXT_CHANGE: &[u8] = b"next_change";
+    /// Every change numbered up to this one has been trimmed from the feed (`u64`; absent: 0,
+    /// or 1 in an index that held pages before its feed started).
+    pub const CHANGES_TRIMMED: &[u8] = b"changes_trimmed";
     /// Prefix of the keys of free page ids (‖ `DocId`, empty value; format 3).
     pub const FREE_DOC: &[u8] = b"free_doc/";
     /// Prefix of the keys of free cluster ids (‖ `ClusterId`, empty value; format 3).
@@ -569,6 +582,15 @@ pub fn cf_options(name: &str, tables: SimhashTables, cache: &Cache, budget: &Bud
                     // of what those hold is garbage, compactions are scheduled to collect it.
                     o.set_blob_gc_age_cutoff(TEXT_BLOB_GC_AGE_CUTOFF);
                     o.set_blob_gc_force_threshold(0.5);
+                }
+                cf::CHANGES => {
+                    // Written in sequence order, read in order, trimmed by range from its
+                    // start; most of a record is a page's text: in blob files, as the texts.
+                    o.set_block_based_table_factory(&table(false));
+                    o.set_enable_blob_files(true);
+                    o.set_min_blob_size(TEXT_BLOB_MIN);
+                    o.set_blob_compression_type(DBCompressionType::Zstd);
+                    o.set_enable_blob_gc(true);
                 }
                 cf::PAGE_CLUSTERS => {
                     // Read for the pages candidate search found, which are live: a filter
