@@ -255,7 +255,7 @@ fn the_feed_survives_reopening_and_is_trimmed_to_its_retention() {
         Err(Error::ChangesTrimmed { since: 0, trimmed }) => {
             assert!((last - 18..=last - 16).contains(&trimmed), "{trimmed}")
         }
-        other => panic!("{:?}", other.map(|c| c.last())),
+        other => panic!("{:?}", other.map(|c| c.last_change())),
     }
     // Numbers go on from where they were.
     ix.insert(&page(&pages[20].0, &pages[20].1, &pages[20].2))

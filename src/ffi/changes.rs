@@ -314,7 +314,7 @@ pub unsafe extern "C" fn nd_changes_last(c: *const nd_changes, out: *mut u64) ->
             unsafe { c.as_ref() }.ok_or_else(|| Fail::new(ND_NULL_POINTER, "cursor is NULL"))?;
         check_process(c.pid)?;
         let out = out_arg(out, "out")?;
-        let last = c.cell.with_dependent(|_, d| d.last());
+        let last = c.cell.with_dependent(|_, d| d.last_change());
         // SAFETY: checked non-null, writable per the contract.
         unsafe { *out = last };
         Ok(())

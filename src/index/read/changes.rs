@@ -26,7 +26,7 @@ pub struct Changes<'a> {
 impl Changes<'_> {
     /// The sequence number of the last change committed when the cursor was opened: the cursor
     /// ends there, and a follower that read them all resumes with `changes_since(last)`.
-    pub fn last(&self) -> u64 {
+    pub fn last_change(&self) -> u64 {
         self.last
     }
 
@@ -89,7 +89,7 @@ impl Iterator for Changes<'_> {
 
 impl Index {
     /// The change feed: every change committed after change `since`, in sequence order, at one
-    /// snapshot (changes committed meanwhile are not seen: resume from [`Changes::last`]).
+    /// snapshot (changes committed meanwhile are not seen: resume from [`Changes::last_change`]).
     /// `changes_since(0)` lists them all from the first; a follower keeps the last number it
     /// applied and asks for the changes since it. Each change carries enough to apply it to a
     /// copy ([`Index::apply_change`]). The feed keeps the last
