@@ -700,17 +700,15 @@ impl Change {
         use neardup::ChangeKind as K;
         match &self.inner.kind {
             K::Inserted(p) | K::Replaced(p) => Some(p.cluster),
-            K::Deleted { cluster, .. } | K::RepresentativeChanged { cluster, .. } => {
-                Some(*cluster)
-            }
+            K::Deleted { cluster, .. } | K::RepresentativeChanged { cluster, .. } => Some(*cluster),
             K::Moved { to, .. } => Some(*to),
             _ => None,
         }
     }
 
     /// Moved: the cluster it left.
-    #[getter]
-    fn from_cluster(&self) -> Option<u32> {
+    #[getter(from_cluster)]
+    fn cluster_left(&self) -> Option<u32> {
         match &self.inner.kind {
             neardup::ChangeKind::Moved { from, .. } => Some(*from),
             _ => None,

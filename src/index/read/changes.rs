@@ -99,6 +99,21 @@ impl Index {
     /// history before being change 1, trimmed. A partition of a distributed index (written by
     /// batch logs, `crate::merge`) records no changes.
     ///
+    /// A follower:
+    ///
+    /// ```no_run
+    /// # use neardup::{Index, IndexOptions};
+    /// # let primary = Index::open("/tmp/a", IndexOptions::default())?;
+    /// # let copy = Index::open("/tmp/b", IndexOptions::default())?;
+    /// let mut last = copy.last_change();
+    /// for change in primary.changes_since(last)? {
+    ///     let change = change?;
+    ///     copy.apply_change(&change)?;
+    ///     last = change.seq;
+    /// }
+    /// # Ok::<(), neardup::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// [`Error::ChangesTrimmed`] when changes after `since` were trimmed (the follower missed
     /// them: it must copy the index again); [`Error::InvalidArgument`] when `since` is past
