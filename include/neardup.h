@@ -1269,8 +1269,9 @@ nd_status nd_options_set_change_retention(nd_options *opts, uint64_t changes);
 // `opts` is NULL or a live `nd_options`.
 nd_status nd_options_set_posting_filter_bytes(nd_options *opts, uint64_t bytes);
 
-// The block cache, in bytes, shared by every column family: recently read blocks, and the
-// index and filter blocks of the table files (default 256 MiB). It changes no decision.
+// The block cache, in bytes, shared by every column family: recently read blocks, the texts
+// read to verify, and the index and filter blocks of the table files (default 256 MiB). It
+// changes no decision.
 //
 // # Errors
 // `ND_NULL_POINTER` when `opts` is NULL.

@@ -286,8 +286,9 @@ pub struct IndexOptions {
     pub posting_filter_bytes: usize,
     /// The block cache, in bytes, shared by every column family: recently read blocks of pages,
     /// postings and simhash tables, and the index and filter blocks of the table files (those of
-    /// the first level pinned); texts are read from their blob files, past the cache. Default 256 MiB. Reads of what is not cached go to the files (and
-    /// the operating system's page cache).
+    /// the first level pinned), and the texts read to verify (uncompressed, from their blob
+    /// files). Default 256 MiB. Reads of what is not cached go to the files (and the operating
+    /// system's page cache).
     pub block_cache_bytes: usize,
     /// The memtables of all column families together, in bytes: writes land there before they
     /// are flushed to table files. Default 256 MiB.

@@ -298,8 +298,9 @@ pub unsafe extern "C" fn nd_options_set_posting_filter_bytes(
     }
 }
 
-/// The block cache, in bytes, shared by every column family: recently read blocks, and the
-/// index and filter blocks of the table files (default 256 MiB). It changes no decision.
+/// The block cache, in bytes, shared by every column family: recently read blocks, the texts
+/// read to verify, and the index and filter blocks of the table files (default 256 MiB). It
+/// changes no decision.
 ///
 /// # Errors
 /// `ND_NULL_POINTER` when `opts` is NULL.

@@ -510,11 +510,12 @@ pub fn decode_posting(value: &[u8]) -> std::result::Result<RoaringBitmap, String
             if !body.len().is_multiple_of(4) {
                 return Err(format!("id list of {} bytes", body.len()));
             }
-            let mut bm = RoaringBitmap::new();
-            for c in body.chunks_exact(4) {
-                bm.insert(u32::from_be_bytes([c[0], c[1], c[2], c[3]]));
-            }
-            Ok(bm)
+            let ids = body
+                .chunks_exact(4)
+                .map(|c| u32::from_be_bytes([c[0], c[1], c[2], c[3]]));
+            // Lists are written in increasing order (`encode_posting`, the merge operator): built
+            // in one pass; a list out of order is still read, id by id.
+            Ok(RoaringBitmap::from_sorted_iter(ids.clone()).unwrap_or_else(|_| ids.collect()))
         }
         Some(&TAG_POSTING_ROARING) => RoaringBitmap::deserialize_from(&value[1..])
             .map_err(|e| format!("bad roaring bitmap: {e}")),
@@ -632,6 +633,13 @@ mod tests {
         assert_eq!(decode_count("chrome", b"k", &encode_count(7)).unwrap(), 7);
         assert!(decode_count("chrome", b"k", &[TAG_COUNT, 0, 0]).is_err());
         assert!(decode_posting(&[TAG_POSTING_LIST, 1, 2]).is_err());
+        // A list out of order, or with an id twice, is read as the set of its ids.
+        let mut v = vec![TAG_POSTING_LIST];
+        for id in [9u32, 3, 9, 5] {
+            v.extend_from_slice(&id.to_be_bytes());
+        }
+        let want: RoaringBitmap = [3u32, 5, 9].into_iter().collect();
+        assert_eq!(decode_posting(&v).unwrap(), want);
     }
 
     #[test]

@@ -452,6 +452,15 @@ pub fn verify_units(a: &[u32], b: &[u32], cfg: &VerifyConfig) -> Similarity {
     with_scratch(|sc| verify_with(a, b, cfg, &mut sc.work))
 }
 
+/// [`verify`] of a text already split into [`units()`] against a text (a probe split once and
+/// compared with many stored pages). Same result as [`verify`] on the texts.
+pub fn verify_units_text(a: &[u32], b: &str, cfg: &VerifyConfig) -> Similarity {
+    with_scratch(|sc| {
+        units::units_into(b, &mut sc.units_b);
+        verify_with(a, &sc.units_b, cfg, &mut sc.work)
+    })
+}
+
 /// Reusable working memory of the pipeline: kept per thread between calls, so a verification
 /// allocates (and page-faults) nothing once the buffers have grown to the texts' sizes.
 #[derive(Default)]

@@ -195,6 +195,30 @@ enum Cmd {
         #[command(flatten)]
         src: Sources,
     },
+    /// The resident memory of one index of a run's size while it ingests (a checkpoint copy,
+    /// the only index open; nothing of the run's index is written).
+    Memory {
+        /// The working directory of a `run` (its `index/` is copied).
+        #[arg(long)]
+        dir: PathBuf,
+        /// Pages of the probe batch to ingest.
+        #[arg(long, default_value_t = 20_000)]
+        pages: usize,
+        /// Pages a batch.
+        #[arg(long, default_value_t = 1_000)]
+        batch: usize,
+        /// `IndexOptions::block_cache_bytes`, in MiB (default: the library's).
+        #[arg(long)]
+        block_cache_mib: Option<usize>,
+        /// The stream's seed (as the run's).
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Share of near duplicates (as the run's).
+        #[arg(long, default_value_t = 0.2)]
+        dup_share: f64,
+        #[command(flatten)]
+        src: Sources,
+    },
     /// Compare the signatures of generated pages with those of dev pages.
     Realism {
         /// Pages of each kind.
@@ -414,6 +438,28 @@ fn main() -> anyhow::Result<()> {
                 opts,
                 (queries, passes, probe),
                 (seed, dup_share, reach),
+            )
+        }
+        Cmd::Memory {
+            dir,
+            pages,
+            batch,
+            block_cache_mib,
+            seed,
+            dup_share,
+            src,
+        } => {
+            let (inputs, _) = load(&src)?;
+            let mut opts = neardup::IndexOptions::default();
+            if let Some(m) = block_cache_mib {
+                opts.block_cache_bytes = m << 20;
+            }
+            run::memory(
+                &inputs,
+                &dir.join("index"),
+                opts,
+                (pages, batch),
+                (seed, dup_share),
             )
         }
         Cmd::Realism {

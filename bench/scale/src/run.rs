@@ -377,6 +377,11 @@ pub fn queries(
             ));
         }
     }
+    log(format!(
+        "after the queries: RSS {:.0} MB; {}",
+        measure::rss_mb(),
+        memory_line(&ix)?
+    ));
     if probe > 0 {
         let pages = w.probe_pages(probe);
         let dir = index.with_file_name("tmp").join("probe-q");
@@ -396,6 +401,77 @@ pub fn queries(
         ));
     }
     Ok(())
+}
+
+/// The resident memory of one index of the run's size while it ingests: a checkpoint copy of
+/// the run's index (`tmp/memory` beside it, removed after) is the only index open; `pages`
+/// pages of the probe batch go in, `batch` at a time, and after each batch the process's RSS,
+/// its peak and the index's memory by part are logged. What an engine holding that index
+/// would keep resident, with the bench's own share (the generator, one batch of pages) stated.
+pub fn memory(
+    inputs: &Inputs,
+    index: &Path,
+    opts: IndexOptions,
+    (pages, batch): (usize, usize),
+    (seed, dup_share): (u64, f64),
+) -> anyhow::Result<()> {
+    let w = Workload::new(inputs, seed, dup_share, None);
+    log(format!(
+        "generator and inputs: RSS {:.0} MB",
+        measure::rss_mb()
+    ));
+    let dir = index.with_file_name("tmp").join("memory");
+    remove(&dir);
+    std::fs::create_dir_all(dir.parent().context("tmp directory")?)?;
+    {
+        let ix = Index::open(index, opts.clone())?;
+        ix.checkpoint(&dir)?;
+    }
+    let result = (|| {
+        let t = Instant::now();
+        let ix = Index::open(&dir, opts)?;
+        log(format!(
+            "copy open in {:.3} s, {} pages; RSS {:.0} MB",
+            t.elapsed().as_secs_f64(),
+            ix.len(),
+            measure::rss_mb()
+        ));
+        measure::reset_peak();
+        let (t0, c0) = (Instant::now(), measure::cpu_time());
+        let mut done = 0;
+        let (mut parts, mut candidates, mut verified) = ([Duration::ZERO; 4], 0, 0);
+        while done < pages {
+            let n = batch.max(1).min(pages - done);
+            let chunk: Vec<GenPage> = (done..done + n).map(|i| w.probe.page(i as u64)).collect();
+            let o = ingest(&ix, &chunk)?;
+            for (sum, p) in parts.iter_mut().zip(o.parts) {
+                *sum += p;
+            }
+            (candidates, verified) = (candidates + o.candidates, verified + o.verified);
+            done += n;
+            log(format!(
+                "{done} pages in: RSS {:.0} MB, peak {:.0} MB; {}",
+                measure::rss_mb(),
+                measure::peak_mb(),
+                memory_line(&ix)?
+            ));
+        }
+        let per = |d: Duration| d.as_secs_f64() * 1e6 / done.max(1) as f64;
+        log(format!(
+            "{done} pages in {:.1} s, {:.0} µs CPU a page; verdict timings a page: signatures {:.0} + candidates {:.0} + verification {:.0} + write {:.0} µs; {:.1} candidates, {:.2} pairs verified a page",
+            t0.elapsed().as_secs_f64(),
+            per(measure::cpu_time().saturating_sub(c0)),
+            per(parts[0]),
+            per(parts[1]),
+            per(parts[2]),
+            per(parts[3]),
+            candidates as f64 / done.max(1) as f64,
+            verified as f64 / done.max(1) as f64,
+        ));
+        anyhow::Ok(())
+    })();
+    remove(&dir);
+    result
 }
 
 /// Ingests `pages` into a checkpoint copy of `ix` made in `dir` (removed before and after),
@@ -421,10 +497,26 @@ fn probe_copy(
             None => Index::open_existing(dir)?,
         };
         let open_s = t.elapsed().as_secs_f64();
-        Ok((ingest(&copy, pages)?, checkpoint_s, open_s))
+        let ingested = ingest(&copy, pages)?;
+        log(format!(
+            "probe copy after the ingest: RSS {:.0} MB; {}",
+            measure::rss_mb(),
+            memory_line(&copy)?
+        ));
+        Ok((ingested, checkpoint_s, open_s))
     })();
     remove(dir);
     result
+}
+
+/// The memory an index holds by part ([`Index::memory`]), in MB, for a log line.
+fn memory_line(ix: &Index) -> anyhow::Result<String> {
+    Ok(ix
+        .memory()?
+        .iter()
+        .map(|(name, b)| format!("{name} {:.1} MB", *b as f64 / 1048576.0))
+        .collect::<Vec<_>>()
+        .join(", "))
 }
 
 fn index_options(s: &Settings) -> IndexOptions {

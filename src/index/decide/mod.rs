@@ -166,6 +166,16 @@ pub(crate) struct Probe<'p> {
     pub(crate) codes: &'p [u32],
     /// Postings of the probe's keys read ahead of the writer (batch ingest), if still valid.
     pub(crate) known: Option<Known<'p>>,
+    /// The text split into verification units (LCS), made at the first verification and kept
+    /// for the others: a probe is verified against several stored pages.
+    pub(crate) units: std::sync::OnceLock<Vec<u32>>,
+}
+
+impl Probe<'_> {
+    /// The probe's text in verification units ([`crate::verify::units`]), split once.
+    pub(crate) fn units(&self) -> &[u32] {
+        self.units.get_or_init(|| crate::verify::units(self.text))
+    }
 }
 
 impl<'p> Probe<'p> {
@@ -202,6 +212,7 @@ impl<'p> Probe<'p> {
             content_hash,
             codes,
             known: None,
+            units: std::sync::OnceLock::new(),
         }
     }
 }

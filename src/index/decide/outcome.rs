@@ -155,6 +155,18 @@ impl Index {
         let Some(text) = text()? else {
             return Ok(None);
         };
+        if method.is_lcs() {
+            // `similar` on the texts, with the probe split into units once for all the pages it
+            // is verified against.
+            let text = text.as_ref();
+            if text == probe.text {
+                return Ok(Some(Outcome::Verified(Some((1.0, 1.0)))));
+            }
+            let sim = crate::verify::verify_units_text(probe.units(), text, &self.opts.verify);
+            return Ok(Some(Outcome::Verified(
+                sim.similar.then_some((sim.resemble, sim.contain)),
+            )));
+        }
         let a = Side {
             text: probe.text,
             features: Some(probe.features),
