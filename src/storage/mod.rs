@@ -82,8 +82,7 @@ pub mod cf {
     /// search maps its best candidate pages to their clusters: a read of 4 bytes a page, from
     /// a family ten times smaller than the records (8.6 against 91 bytes a page at 1M pages), whose blocks stay in the cache.
     pub const PAGE_CLUSTERS: &str = "page_clusters";
-    /// Sequence number (`u64`) → change record: the change feed (format 5; an index without
-    /// it gets it when opened for writing, and its feed starts then).
+    /// Sequence number (`u64`) → change record: the change feed (format 5; FORMAT.md).
     pub const CHANGES: &str = "changes";
     /// Every column family, in creation order.
     pub const ALL: [&str; 11] = [
@@ -123,12 +122,9 @@ pub mod meta {
     /// The database's place in a distributed index ([`crate::index::Partition`]): 17 bytes;
     /// absent in a whole index. Written once, before any page.
     pub const PARTITION: &[u8] = b"partition";
-    /// The sequence number the next change of the feed gets (`u64`; see [`cf::CHANGES`]).
-    /// Absent until the first change: then 1 in an index that never held a page, 2 in one
-    /// that did (change 1 stands for its history before the feed, trimmed).
+    /// The next change's sequence number (`u64`; [`cf::CHANGES`], FORMAT.md "Change feed").
     pub const NEXT_CHANGE: &[u8] = b"next_change";
-    /// Every change numbered up to this one has been trimmed from the feed (`u64`; absent: 0,
-    /// or 1 in an index that held pages before its feed started).
+    /// The last sequence number trimmed from the feed (`u64`).
     pub const CHANGES_TRIMMED: &[u8] = b"changes_trimmed";
     /// Prefix of the keys of free page ids (‖ `DocId`, empty value; format 3).
     pub const FREE_DOC: &[u8] = b"free_doc/";
@@ -590,8 +586,7 @@ pub fn cf_options(name: &str, tables: SimhashTables, cache: &Cache, budget: &Bud
                     o.set_blob_cache(cache);
                 }
                 cf::CHANGES => {
-                    // Written in sequence order, read in order, trimmed by range from its
-                    // start; most of a record is a page's text: in blob files, as the texts.
+                    // Scanned in order, trimmed by range; records hold texts: blob files.
                     o.set_block_based_table_factory(&table(false));
                     o.set_enable_blob_files(true);
                     o.set_min_blob_size(TEXT_BLOB_MIN);
