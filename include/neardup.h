@@ -131,6 +131,11 @@ enum nd_status
   ND_WRONG_PROCESS = 19,
   // The index was opened read-only (`nd_index_open_read_only`): writes are refused.
   ND_READ_ONLY = 20,
+  // The change feed no longer holds every change after the sequence number asked for
+  // (`nd_index_changes`): they were trimmed past the retention
+  // (`nd_options_set_change_retention`). The follower missed changes: copy the index again
+  // and follow the copy from its last change.
+  ND_CHANGES_TRIMMED = 21,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -139,6 +144,41 @@ typedef enum nd_status nd_status;
 typedef uint32_t nd_status;
 #endif // __STDC_VERSION__ >= 202311L
 #endif // __cplusplus
+
+// What a change did (`nd_change::kind`). Values are explicit and never reused.
+enum nd_change_kind
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  // A page stored under a key the index did not hold.
+  ND_CHANGE_INSERTED = 1,
+  // A page stored under a key the index held (its old version taken out in the same write).
+  ND_CHANGE_REPLACED = 2,
+  // An unchanged recrawl's new publish time, written in place (`time`).
+  ND_CHANGE_RETIMED = 3,
+  // A page deleted (`cluster`: the cluster it was in).
+  ND_CHANGE_DELETED = 4,
+  // A page held before the commit moved from cluster `from_cluster` to `cluster`, whose
+  // representative is `representative` (a member placed again after a hand-over).
+  ND_CHANGE_MOVED = 5,
+  // Cluster `cluster`'s representative changed from `previous` to `representative`.
+  ND_CHANGE_REPRESENTATIVE_CHANGED = 6,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum nd_change_kind nd_change_kind;
+#else
+typedef uint32_t nd_change_kind;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+// A cursor over the change feed (`nd_index_changes`). Opaque; used by one thread at a time
+// (it may move between threads). It keeps the index open: free it with [`nd_changes_free`]
+// before closing the index. Like its index it belongs to the process that opened it: in a
+// child after `fork`, `nd_changes_next` returns `ND_WRONG_PROCESS` and `nd_changes_free`
+// leaves it alone.
+typedef struct nd_changes nd_changes;
 
 // A cursor. Opaque; used by one thread at a time (it may move between threads). It keeps the
 // index open: free every cursor with [`nd_cursor_free`] before closing the index
@@ -295,6 +335,53 @@ typedef struct {
 // committed groups, inside the batch call: it must not call into any index (such calls return
 // `ND_INVALID_ARGUMENT`), and must not throw (mark it `noexcept`; an exception aborts).
 typedef void (*nd_progress_fn)(void *user, size_t done, size_t total);
+
+// One change of the feed. Every pointer is owned by the cursor and valid until the next
+// `nd_changes_next` or `nd_changes_free` on it; strings are UTF-8, NUL-terminated, with their
+// length (without the NUL) beside them; a field a kind does not have is empty or 0.
+typedef struct {
+  // Its sequence number: from 1, strictly increasing, never reused.
+  uint64_t seq;
+  // When it was committed, Unix milliseconds (the writer's clock).
+  int64_t committed_ms;
+  // What it did.
+  nd_change_kind kind;
+  // The page's key (empty for `ND_CHANGE_REPRESENTATIVE_CHANGED`).
+  const char *key;
+  // The length of `key` in bytes.
+  size_t key_len;
+  // Inserted, replaced: the page's host.
+  const char *host;
+  // The length of `host` in bytes.
+  size_t host_len;
+  // Inserted, replaced, retimed: the page's publish time, Unix seconds.
+  int64_t time;
+  // The page's id (all kinds but `ND_CHANGE_REPRESENTATIVE_CHANGED`).
+  uint32_t doc;
+  // Inserted, replaced: the page's cluster after the commit; deleted: the cluster it was
+  // in; moved: the cluster it moved to; representative changed: the cluster.
+  uint32_t cluster;
+  // Moved: the cluster it left (the other kinds: `cluster`).
+  uint32_t from_cluster;
+  // Inserted, replaced, moved: the page's cluster's representative after the commit;
+  // representative changed: the new representative.
+  const char *representative;
+  // The length of `representative` in bytes.
+  size_t representative_len;
+  // Representative changed: the representative before.
+  const char *previous;
+  // The length of `previous` in bytes.
+  size_t previous_len;
+  // Inserted, replaced: the page's normalized main text, as the index decided on it.
+  const char *text;
+  // The length of `text` in bytes.
+  size_t text_len;
+  // The whole change as bytes (what `nd_index_apply_change` takes, on a copy of the index in
+  // this or another process).
+  const uint8_t *bytes;
+  // The length of `bytes`.
+  size_t bytes_len;
+} nd_change;
 
 // One item of a cursor.
 typedef struct {
@@ -511,6 +598,75 @@ const char *nd_version(void);
 // The version of the C ABI this library implements; equal to the header's `ND_ABI_VERSION`
 // when header and library match.
 uint32_t nd_abi_version(void);
+
+// Opens a cursor over every change committed after change `since`, in sequence order, at a
+// snapshot (changes committed meanwhile are not seen: open another from the last one read).
+// `since` 0 lists the feed from its first change. On `ND_OK`, `*out` is the cursor; free it
+// with [`nd_changes_free`].
+//
+// # Errors
+// `ND_CHANGES_TRIMMED` when changes after `since` were trimmed (the follower missed them: copy
+// the index again), `ND_INVALID_ARGUMENT` when `since` is past the last change,
+// `ND_NULL_POINTER`, `ND_STORAGE`, `ND_CORRUPTION`, `ND_CLOSED`, `ND_WRONG_PROCESS`.
+//
+// # Safety
+// `h` is NULL or live; `out` is NULL or writable.
+nd_status nd_index_changes(const nd_index *h, uint64_t since, nd_changes **out);
+
+// Moves a changes cursor to its next change. On `ND_OK`, `*has_item` says whether there was
+// one and, when true, `*item` is filled (its strings and bytes owned by the cursor, valid until
+// the next call on it). At the end, `*has_item` is false (and stays false).
+//
+// # Errors
+// `ND_NULL_POINTER`, `ND_STORAGE` and `ND_CORRUPTION` from a read (the cursor then ends),
+// `ND_WRONG_PROCESS` on a cursor inherited over `fork`.
+//
+// # Safety
+// `c` is NULL or a live cursor used by no other thread; `item` and `has_item` are NULL or
+// writable.
+nd_status nd_changes_next(nd_changes *c, nd_change *item, bool *has_item);
+
+// The sequence number of the last change a changes cursor lists (the last committed when it
+// was opened): a follower that read them all opens the next cursor from it.
+//
+// # Errors
+// `ND_NULL_POINTER`, `ND_WRONG_PROCESS`.
+//
+// # Safety
+// `c` is NULL or a live cursor used by no other thread; `out` is NULL or writable.
+nd_status nd_changes_last(const nd_changes *c, uint64_t *out);
+
+// Releases a changes cursor. Accepts NULL. On a cursor inherited over `fork` (in the child) it
+// does nothing.
+//
+// # Safety
+// `c` is NULL or a live cursor, not used afterwards.
+void nd_changes_free(nd_changes *c);
+
+// The sequence number of the index's last committed change (0 when there is none): a copy
+// made now (a checkpoint) follows the index from it.
+//
+// # Errors
+// `ND_NULL_POINTER`, `ND_CLOSED`, `ND_WRONG_PROCESS`.
+//
+// # Safety
+// `h` is NULL or live; `out` is NULL or writable.
+nd_status nd_index_last_change(const nd_index *h, uint64_t *out);
+
+// Applies a change of another index's feed (`nd_change::bytes`, `len` bytes) to this index, a
+// copy of that one, in one atomic write: decided again from what the change kept, with the ids
+// the original gave out. Applied in sequence order to a copy that started empty with the
+// original (or from a checkpoint of it and its last change) under the same options, the copy
+// holds what the original holds.
+//
+// # Errors
+// `ND_INVALID_ARGUMENT` when the bytes are not a change or the change does not apply as it did
+// where it was made (nothing is written), `ND_NULL_POINTER`, `ND_READ_ONLY`, `ND_POISONED`,
+// `ND_STORAGE`, `ND_CORRUPTION`, `ND_CLOSED`, `ND_WRONG_PROCESS`.
+//
+// # Safety
+// `h` is NULL or live; `bytes` points at `len` readable bytes (or is NULL with `len` 0).
+nd_status nd_index_apply_change(const nd_index *h, const uint8_t *bytes, size_t len);
 
 // Opens a cursor over every cluster (id, representative, size), in id order, at a snapshot:
 // writes made meanwhile are not seen. On `ND_OK`, `*out` is the cursor; free it with
@@ -1089,6 +1245,18 @@ nd_status nd_options_set_store_texts(nd_options *opts, bool value);
 // # Safety
 // `opts` is NULL or a live `nd_options`.
 nd_status nd_options_set_sticky_representative(nd_options *opts, bool value);
+
+// How many of the last changes the change feed keeps (`nd_index_changes`; default 100,000;
+// not stored, may change from one opening to the next): at least this many, trimmed from the
+// oldest in steps of an eighth of it. 0 keeps none (sequence numbers still advance, so a
+// follower learns it missed changes: `ND_CHANGES_TRIMMED`).
+//
+// # Errors
+// `ND_NULL_POINTER` when `opts` is NULL.
+//
+// # Safety
+// `opts` is NULL or a live `nd_options`.
+nd_status nd_options_set_change_retention(nd_options *opts, uint64_t changes);
 
 // No longer used (kept so that existing callers build): the index keeps no posting-key filter
 // of its own; RocksDB's filters, read through the block cache

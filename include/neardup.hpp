@@ -15,10 +15,11 @@
  *   C call. Beside the throwing calls, a non-throwing family returns a Result<T> (the value, or
  *   the Status and message the Error would have carried; C++17 has no std::expected):
  *   Index::try_open, try_open_existing, try_open_read_only, try_insert, try_query, try_near,
- *   try_near_page, try_get, try_erase, try_close, try_reopen — as in mdbx.h++, which offers both
- *   styles. Where "not there" is a normal answer rather than an error, a variant returns
- *   std::optional instead: Index::find (ND_NOT_FOUND) beside Index::get, and Cursor::next. A
- *   batch never throws for one page: each page has a BatchResult with its Status and message.
+ *   try_near_page, try_get, try_erase, try_close, try_reopen, try_apply_change — as in
+ *   mdbx.h++, which offers both styles. Where "not there" is a normal answer rather than an
+ *   error, a variant returns std::optional instead: Index::find (ND_NOT_FOUND) beside
+ *   Index::get, Cursor::next and Changes::next. A batch never throws for one page: each page
+ *   has a BatchResult with its Status and message.
  *   The header refuses to compile without exceptions (-fno-exceptions): use neardup.h there.
  *
  * - Results are [[nodiscard]]: opens, queries, reads, inserts (the verdict is what an insert is
@@ -26,7 +27,7 @@
  *   Deletion may be dropped (its failure throws), as may a setter's *this.
  *
  * - Nothing the library owns escapes. Verdict, Deletion, Moved, Record, Stats, CheckReport,
- *   Placement, CursorItem and NearDuplicate are plain value types (std::string, std::vector,
+ *   Placement, CursorItem, NearDuplicate and Change are plain value types (std::string, std::vector,
  *   std::optional), copied out of the C structs as soon as a call returns, after which the C
  *   structs are freed by a guard (also when the copy throws). They can be copied, stored in
  *   containers and destroyed freely: nothing is freed twice. An empty nd_str ({NULL, 0}) becomes
@@ -197,6 +198,7 @@ enum class Status : uint32_t {
   AlreadyOpen = ND_ALREADY_OPEN,                    ///< This process has the index open.
   WrongProcess = ND_WRONG_PROCESS,                  ///< A handle inherited across fork().
   ReadOnly = ND_READ_ONLY,                          ///< The index was opened read-only.
+  ChangesTrimmed = ND_CHANGES_TRIMMED,              ///< The change feed was trimmed past it.
 };
 
 /// The Status of a C status code (same value).
@@ -503,6 +505,40 @@ struct CursorItem {
   std::string key;
   uint32_t cluster_id = 0;  ///< The cluster (of the page, of the members, or itself).
   uint64_t size = 0;        ///< Clusters: the number of members; otherwise 0.
+};
+
+/// What a change of the feed did (nd_change_kind; Index::changes_since).
+enum class ChangeKind : uint32_t {
+  Inserted = ND_CHANGE_INSERTED,   ///< A page stored under a key the index did not hold.
+  Replaced = ND_CHANGE_REPLACED,   ///< A page stored under a key the index held.
+  Retimed = ND_CHANGE_RETIMED,     ///< An unchanged recrawl's new publish time, in place.
+  Deleted = ND_CHANGE_DELETED,     ///< A page deleted.
+  Moved = ND_CHANGE_MOVED,         ///< A page held before moved to another cluster.
+  RepresentativeChanged = ND_CHANGE_REPRESENTATIVE_CHANGED,  ///< A cluster's new representative.
+};
+
+/// One committed change of the feed (nd_change), owned. A field its kind does not have is
+/// empty or 0 (see nd_change).
+struct Change {
+  uint64_t seq = 0;           ///< Its sequence number: from 1, strictly increasing.
+  int64_t committed_ms = 0;   ///< When it was committed, Unix milliseconds.
+  ChangeKind kind = ChangeKind::Inserted;  ///< What it did.
+  std::string key;            ///< The page's key (empty for RepresentativeChanged).
+  std::string host;           ///< Inserted, Replaced: the page's host.
+  int64_t time = 0;           ///< Inserted, Replaced, Retimed: the publish time, Unix seconds.
+  uint32_t doc_id = 0;        ///< The page's id.
+  /// Inserted, Replaced: the cluster after; Deleted: the one it was in; Moved: the one it
+  /// moved to; RepresentativeChanged: the cluster.
+  uint32_t cluster_id = 0;
+  uint32_t from_cluster_id = 0;  ///< Moved: the cluster it left (otherwise cluster_id).
+  /// Inserted, Replaced, Moved: the cluster's representative after; RepresentativeChanged:
+  /// the new one.
+  std::string representative;
+  std::string previous;       ///< RepresentativeChanged: the representative before.
+  std::string text;           ///< Inserted, Replaced: the normalized main text decided on.
+  /// The whole change as bytes: what Index::apply_change takes, on a copy of the index in this
+  /// or another process.
+  std::vector<uint8_t> bytes;
 };
 
 /// A stored page a probe verified similar to (nd_near_duplicate; Index::near).
@@ -969,6 +1005,12 @@ class Options {
     check(nd_options_set_sticky_representative(opts_, value));
     return *this;
   }
+  /// How many of the last changes the change feed keeps (default 100,000; not stored): at
+  /// least this many, trimmed in steps of an eighth; 0 keeps none.
+  Options& change_retention(uint64_t changes) {
+    check(nd_options_set_change_retention(opts_, changes));
+    return *this;
+  }
   /// No longer used (kept so that existing callers build): see block_cache_bytes.
   Options& posting_filter_bytes(uint64_t bytes) {
     check(nd_options_set_posting_filter_bytes(opts_, bytes));
@@ -1137,6 +1179,107 @@ class Cursor {
   Cursor(nd_cursor* cursor, std::shared_ptr<const void> keep) noexcept
       : cursor_(cursor), keep_(std::move(keep)) {}
   nd_cursor* cursor_ = nullptr;
+  std::shared_ptr<const void> keep_;  // the text source, kept while the database may be open
+};
+
+// ---------------------------------------------------------------------------------------------
+// Changes
+
+/// A cursor over the change feed, in sequence order, at one snapshot (nd_changes; see
+/// Index::changes_since). Move-only; used by one thread at a time. Iterate with next() or
+/// range-for: `for (const neardup::Change& c : ix.changes_since(last)) …`. Like Cursor, it
+/// keeps the database open even after its Index is destroyed.
+class Changes {
+ public:
+  Changes(Changes&& other) noexcept
+      : c_(std::exchange(other.c_, nullptr)), keep_(std::move(other.keep_)) {}
+  Changes& operator=(Changes&& other) noexcept {
+    if (this != &other) {
+      nd_changes_free(c_);
+      c_ = std::exchange(other.c_, nullptr);
+      keep_ = std::move(other.keep_);
+    }
+    return *this;
+  }
+  Changes(const Changes&) = delete;
+  Changes& operator=(const Changes&) = delete;
+  ~Changes() { nd_changes_free(c_); }
+
+  /// The next change, or none at the end (and after it). Throws Error on a read failure
+  /// (ND_STORAGE, ND_CORRUPTION: the cursor then ends).
+  [[nodiscard]] std::optional<Change> next() {
+    nd_change c{};
+    bool has = false;
+    check(nd_changes_next(c_, &c, &has));
+    if (!has) return std::nullopt;
+    auto str = [](const char* p, std::size_t n) { return p ? std::string(p, n) : std::string(); };
+    Change out;
+    out.seq = c.seq;
+    out.committed_ms = c.committed_ms;
+    out.kind = static_cast<ChangeKind>(c.kind);
+    out.key = str(c.key, c.key_len);
+    out.host = str(c.host, c.host_len);
+    out.time = c.time;
+    out.doc_id = c.doc;
+    out.cluster_id = c.cluster;
+    out.from_cluster_id = c.from_cluster;
+    out.representative = str(c.representative, c.representative_len);
+    out.previous = str(c.previous, c.previous_len);
+    out.text = str(c.text, c.text_len);
+    if (c.bytes != nullptr) out.bytes.assign(c.bytes, c.bytes + c.bytes_len);
+    return out;
+  }
+
+  /// The sequence number of the last change this cursor lists (the last committed when it was
+  /// opened): a follower that read them all calls changes_since(last()) next.
+  [[nodiscard]] uint64_t last() const {
+    uint64_t n = 0;
+    check(nd_changes_last(c_, &n));
+    return n;
+  }
+
+  /// An input iterator: each increment calls next().
+  class iterator {
+   public:
+    using iterator_category = std::input_iterator_tag;
+    using value_type = Change;
+    using difference_type = std::ptrdiff_t;
+    using pointer = const Change*;
+    using reference = const Change&;
+
+    iterator() = default;
+    reference operator*() const { return *item_; }
+    pointer operator->() const { return &*item_; }
+    iterator& operator++() {
+      item_ = changes_->next();
+      if (!item_) changes_ = nullptr;
+      return *this;
+    }
+    void operator++(int) { ++*this; }
+    friend bool operator==(const iterator& a, const iterator& b) noexcept {
+      return a.changes_ == b.changes_;
+    }
+    friend bool operator!=(const iterator& a, const iterator& b) noexcept { return !(a == b); }
+
+   private:
+    friend class Changes;
+    explicit iterator(Changes* changes) : changes_(changes) { ++*this; }
+    Changes* changes_ = nullptr;
+    std::optional<Change> item_;
+  };
+
+  /// Reads the first change (of what is left).
+  iterator begin() { return iterator(this); }
+  iterator end() noexcept { return iterator(); }
+
+  /// The C handle; still owned by this object.
+  [[nodiscard]] nd_changes* c_handle() const noexcept { return c_; }
+
+ private:
+  friend class Index;
+  Changes(nd_changes* c, std::shared_ptr<const void> keep) noexcept
+      : c_(c), keep_(std::move(keep)) {}
+  nd_changes* c_ = nullptr;
   std::shared_ptr<const void> keep_;  // the text source, kept while the database may be open
 };
 
@@ -1497,6 +1640,43 @@ class Index {
     nd_cursor* c = nullptr;
     call(nd_index_members(h_, cluster, &c));
     return Cursor(c, keep_);
+  }
+
+  /// The change feed: every change committed after change `since` (0: from the first), in
+  /// sequence order, at one snapshot. Throws Error(ND_CHANGES_TRIMMED) when changes after
+  /// `since` were trimmed (copy the index again), Error(ND_INVALID_ARGUMENT) when `since` is
+  /// past the last change.
+  [[nodiscard]] Changes changes_since(uint64_t since) const {
+    nd_changes* c = nullptr;
+    call(nd_index_changes(h_, since, &c));
+    return Changes(c, keep_);
+  }
+
+  /// The sequence number of the last committed change (0: none).
+  [[nodiscard]] uint64_t last_change() const {
+    uint64_t n = 0;
+    call(nd_index_last_change(h_, &n));
+    return n;
+  }
+
+  /// Applies a change of another index's feed to this index, a copy of that one
+  /// (nd_index_apply_change): decided again with the ids the original gave out. Throws
+  /// Error(ND_INVALID_ARGUMENT) when it does not apply as it did there (nothing is written).
+  void apply_change(const Change& change) {
+    apply_change(change.bytes.data(), change.bytes.size());
+  }
+
+  /// apply_change of a change's bytes (Change::bytes, shipped from another process).
+  void apply_change(const uint8_t* bytes, std::size_t len) {
+    call(nd_index_apply_change(h_, bytes, len));
+  }
+
+  /// apply_change, returning the failure instead of throwing it.
+  [[nodiscard]] Result<void> try_apply_change(const Change& change) {
+    const nd_status s = nd_index_apply_change(h_, change.bytes.data(), change.bytes.size());
+    if (s != ND_OK) return Result<void>::failure(to_status(s), failure_message(s));
+    detail::source_failure().clear();
+    return Result<void>::success();
   }
 
   /// Figures about the index.

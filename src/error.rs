@@ -150,6 +150,22 @@ pub enum Error {
         current: u32,
     },
 
+    /// The change feed no longer holds every change after the sequence number asked for: the
+    /// ones up to `trimmed` were dropped (see [`crate::IndexOptions::change_retention`]). A
+    /// follower that gets it has missed changes: it must copy the index again (a checkpoint)
+    /// and follow from that copy's [`crate::Index::last_change`].
+    #[error(
+        "the change feed was trimmed: changes after {since} are gone up to {trimmed} (the \
+         oldest kept is {}); copy the index again and follow from its last change",
+        trimmed + 1
+    )]
+    ChangesTrimmed {
+        /// The sequence number asked for (changes after it were wanted).
+        since: u64,
+        /// The last trimmed sequence number: every change up to it is gone.
+        trimmed: u64,
+    },
+
     /// A file-system error.
     #[error("I/O error on {path}: {source}")]
     Io {

@@ -45,7 +45,7 @@ pub mod verify;
 
 pub use error::{Error, Result};
 pub use index::{
-    dir_bytes, explain_pair, host_of, BatchMetrics, BatchOptions, BatchOrder, CheckReport,
+    dir_bytes, explain_pair, host_of, BatchMetrics, BatchOptions, BatchOrder, Changes, CheckReport,
     ChromeStats, ClusterInfo, Clusters, CompactReport, Deletion, ExplainedPage, Explanation, Index,
     InsertMetrics, Keys, Latency, Members, Metrics, Moved, NearDuplicate, NearOptions, OpMetrics,
     OrderScope, Page, Pages, Record, Score, SourcedContent, SourcedPage, Stats, TextSource, Timing,
@@ -56,5 +56,6 @@ pub use options::{
     ChromeConfig, FrequentConfig, IndexOptions, RepresentativePolicy, SignatureConfig,
 };
 pub use signature::{Content, Signatures};
+pub use storage::change::{Change, ChangeKind, PageChange};
 pub use storage::codec::{ClusterId, DocId};
 pub use verify::{Similarity, VerifyConfig};

@@ -64,6 +64,32 @@ impl Signatures {
     /// Computes the signatures from an already extracted main text.
     pub fn from_main_text(main: MainText, cfg: &SignatureConfig) -> Signatures {
         let text = page_text(&main, cfg);
+        let heading = if main.heading.is_empty() {
+            &main.title
+        } else {
+            &main.heading
+        };
+        let codes = heading_codes(heading);
+        Self::from_text_and_codes(main, text, codes, cfg)
+    }
+
+    /// The signatures of a page of which only its normalized text and heading codes are known
+    /// (as the change feed keeps them, [`crate::PageChange`]): exactly those
+    /// [`Signatures::from_main_text`] computed, the main text left empty.
+    pub fn from_normalized_text(
+        text: String,
+        codes: Vec<u32>,
+        cfg: &SignatureConfig,
+    ) -> Signatures {
+        Self::from_text_and_codes(MainText::default(), text, codes, cfg)
+    }
+
+    fn from_text_and_codes(
+        main: MainText,
+        text: String,
+        codes: Vec<u32>,
+        cfg: &SignatureConfig,
+    ) -> Signatures {
         let sentences = text::split_sentences(&text);
         let (fingerprints, sketch) = if cfg.method.is_lcs() {
             fingerprints_and_sketch(
@@ -78,12 +104,6 @@ impl Signatures {
         let features = cfg.method.features(&text);
         let simhash = simhash(&text, cfg.simhash_cjk_ngram as usize);
         let content_hash = xxh3_128(text.as_bytes());
-        let heading = if main.heading.is_empty() {
-            &main.title
-        } else {
-            &main.heading
-        };
-        let codes = heading_codes(heading);
         Signatures {
             main,
             text,

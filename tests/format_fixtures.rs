@@ -23,7 +23,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
-use neardup::{Content, Error, Index, IndexOptions, Page, RepresentativePolicy};
+use neardup::{ChangeKind, Content, Error, Index, IndexOptions, Page, RepresentativePolicy};
 
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
@@ -173,12 +173,26 @@ fn read_only(name: &str) {
         let ix = Index::open_read_only(&db).unwrap();
         assert!(ix.is_read_only());
         assert_answers(&ix, &e);
+        assert_history_before_the_feed(&ix);
         assert!(matches!(
             ix.delete(&e.export[0].0),
             Err(Error::ReadOnly(..))
         ));
     }
     assert_untouched(&db, &before);
+}
+
+/// An index written before the change feed: its history is change 1, trimmed; nothing after.
+fn assert_history_before_the_feed(ix: &Index) {
+    assert_eq!(ix.last_change(), 1);
+    assert!(matches!(
+        ix.changes_since(0),
+        Err(Error::ChangesTrimmed {
+            since: 0,
+            trimmed: 1
+        })
+    ));
+    assert_eq!(ix.changes_since(1).unwrap().count(), 0);
 }
 
 /// The lowest id below the page high-water mark that no live page holds.
@@ -225,6 +239,27 @@ fn written(name: &str) {
         assert!(d.was_representative);
         assert!(d.representative.is_some(), "{d:?}");
         assert_clean(&ix);
+        // The feed started at this open, after the fixture's history (change 1, trimmed).
+        assert!(matches!(
+            ix.changes_since(0),
+            Err(Error::ChangesTrimmed { trimmed: 1, .. })
+        ));
+        let kinds: Vec<ChangeKind> = ix
+            .changes_since(1)
+            .unwrap()
+            .map(|c| c.unwrap().kind)
+            .collect();
+        assert!(
+            matches!(&kinds[0], ChangeKind::Inserted(p) if p.key == new.key),
+            "{kinds:?}"
+        );
+        assert!(
+            matches!(&kinds[1], ChangeKind::Deleted { key, .. } if *key == gone),
+            "{kinds:?}"
+        );
+        assert!(kinds[2..].iter().any(
+            |k| matches!(k, ChangeKind::RepresentativeChanged { previous, .. } if *previous == gone)
+        ));
     }
     let ix = Index::open_existing(&db).unwrap();
     assert_clean(&ix);
@@ -283,6 +318,7 @@ fn compacts_into_current_format(name: &str, from_format: u32) {
         let ro = Index::open_read_only(&to).unwrap();
         assert_answers(&ro, &e);
         assert_clean(&ro);
+        assert_history_before_the_feed(&ro);
     }
     let ix = Index::open_existing(&to).unwrap();
     assert_answers(&ix, &e);

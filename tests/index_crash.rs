@@ -5,7 +5,8 @@
 //! every operation the child acknowledged is there: each acknowledged insert or replace with its
 //! content hash, each acknowledged delete absent, each acknowledged checkpoint a clean index
 //! holding what was acknowledged before it. A kill loses nothing acknowledged in either sync
-//! mode (off, the WAL is written before a call returns, only not synced).
+//! mode (off, the WAL is written before a call returns, only not synced). And the change feed
+//! is what was committed: a copy that applies it after every kill holds what the index holds.
 //!
 //! The test runs `NEARDUP_CRASH_ROUNDS` rounds per sync mode (5 by default);
 //! `scripts/soak-crash.sh ROUNDS` runs the long soak and prints its figures.
@@ -318,6 +319,8 @@ struct Figures {
     verified_members: u64,
     pages_at_end: u64,
     clusters_at_end: u64,
+    /// Changes of the feed a copy applied after the kills.
+    changes_followed: u64,
 }
 
 fn rounds() -> u64 {
@@ -347,6 +350,7 @@ fn report(f: &Figures, sync_writes: bool, took: Duration) -> String {
          verified after the kills: {} page states present with their acknowledged hash, {} \
          acknowledged deletes absent, {} member/representative pairs similar, {} pages in {} \
          checkpoints; lost: 0\n  \
+         change feed: {} changes applied to a copy, the same pages and clusters after every kill\n  \
          at the end: {} pages in {} clusters",
         if sync_writes { "on" } else { "off" },
         f.rounds,
@@ -370,6 +374,7 @@ fn report(f: &Figures, sync_writes: bool, took: Duration) -> String {
         f.verified_members,
         f.checkpoint_pages_verified,
         f.checkpoints,
+        f.changes_followed,
         f.pages_at_end,
         f.clusters_at_end,
     )
@@ -391,6 +396,15 @@ fn soak(sync_writes: bool, rounds: u64) -> Figures {
     let mut rng = Rng(0xC0FFEE ^ u64::from(sync_writes));
     let mut model = Model::new();
     let mut fig = Figures::default();
+    // A copy that follows the index's change feed after every kill.
+    let follower = Index::open(
+        dir.join("follower"),
+        IndexOptions {
+            sync_writes: false,
+            ..IndexOptions::default()
+        },
+    )
+    .unwrap();
     for round in 0..rounds {
         let mut child = Command::new(&exe)
             .args([
@@ -421,6 +435,7 @@ fn soak(sync_writes: bool, rounds: u64) -> Figures {
         assert_clean(&ix);
         verify(&ix, &mut model, &mut fig, round, "the index");
         assert_clusters(&ix, &mut fig, round);
+        follow(&ix, &follower, &mut fig, round);
         if round + 1 == rounds {
             fig.pages_at_end = ix.len();
             fig.clusters_at_end = ix.clusters().unwrap().count() as u64;
@@ -552,6 +567,35 @@ fn verify(ix: &Index, model: &mut Model, fig: &mut Figures, round: u64, what: &s
     );
     // Absent keys are settled now: forget them so the model stays as small as the index.
     model.retain(|_, a| a[0].is_some());
+}
+
+/// The change feed after a kill matches what was committed: a copy that applies the changes
+/// since the last it applied (their numbers following one another, across the kills) holds
+/// what the index holds — the same export, clusters and records.
+fn follow(ix: &Index, follower: &Index, fig: &mut Figures, round: u64) {
+    let mut last = follower.last_change();
+    for c in ix.changes_since(last).unwrap() {
+        let c = c.unwrap();
+        assert_eq!(c.seq, last + 1, "round {round}: the feed skips");
+        follower
+            .apply_change(&c)
+            .unwrap_or_else(|e| panic!("round {round}: change {}: {e}", c.seq));
+        last = c.seq;
+        fig.changes_followed += 1;
+    }
+    assert_eq!(last, ix.last_change(), "round {round}");
+    assert_eq!(
+        exports(follower),
+        exports(ix),
+        "round {round}: the copy differs"
+    );
+    let pages =
+        |i: &Index| -> Vec<neardup::Record> { i.pages().unwrap().map(|p| p.unwrap()).collect() };
+    assert_eq!(
+        pages(follower),
+        pages(ix),
+        "round {round}: the copy's records differ"
+    );
 }
 
 /// The clusters as the public API shows them: each representative a member, each member

@@ -73,6 +73,7 @@ args! {
     default: Option<Py<PyAny>> => "any value";
     first: u32 => "a page id (an int from 0 to 2**32 - 1)";
     chunk: usize => "an int of at least 1";
+    since: u64 => "a change's sequence number (an int of at least 0)";
     pages: Vec<u32> => "a list of page ids";
     clusters: Vec<u32> => "a list of cluster ids";
     ids: Vec<u32> => "a list of page ids";

@@ -109,6 +109,10 @@ pub(crate) fn to_py(py: Python<'_>, e: Error) -> PyErr {
                 ("errno", obj(py, source.raw_os_error())),
             ],
         ),
+        Error::ChangesTrimmed { since, trimmed } => (
+            "ChangesTrimmedError",
+            vec![("since", obj(py, since)), ("trimmed", obj(py, trimmed))],
+        ),
         // New variants (the enum is non-exhaustive) are the base class until they get their own.
         _ => ("Error", vec![]),
     };

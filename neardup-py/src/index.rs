@@ -10,7 +10,7 @@ use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
 
 use crate::args;
 use crate::errors::{invalid, invalid_type, to_py, IntoPy};
-use crate::types::{Deletion, NearDuplicate, PageInfo, Verdict};
+use crate::types::{Change, Deletion, NearDuplicate, PageInfo, Verdict};
 use crate::{options, Body};
 use neardup::{
     BatchOptions, BatchOrder, Index, IndexOptions, NearOptions, OrderScope, Page, Score,
@@ -457,6 +457,59 @@ impl PyIndex {
             Ok((keys, next))
         })
         .py(py)
+    }
+
+    /// At most ``chunk`` changes of the feed after change ``since``, read at one snapshot, and
+    /// the last change committed at that snapshot: what ``neardup.Index.changes_since``
+    /// streams through.
+    fn _changes_chunk(
+        &self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = args::since)] since: u64,
+        #[pyo3(from_py_with = args::chunk)] chunk: usize,
+    ) -> PyResult<(Vec<Change>, u64)> {
+        let ix = self.ix(py)?;
+        let (changes, last) = py
+            .detach(|| -> neardup::Result<(Vec<neardup::Change>, u64)> {
+                let mut cur = ix.changes_since(since)?;
+                let changes = cur
+                    .by_ref()
+                    .take(chunk.max(1))
+                    .collect::<neardup::Result<Vec<neardup::Change>>>()?;
+                Ok((changes, cur.last_change()))
+            })
+            .py(py)?;
+        Ok((changes.into_iter().map(Change::from).collect(), last))
+    }
+
+    /// The sequence number of the last committed change (0 when there is none): what a copy
+    /// of the index made now (a checkpoint) follows it from.
+    fn last_change(&self, py: Python<'_>) -> PyResult<u64> {
+        Ok(self.ix(py)?.last_change())
+    }
+
+    /// Applies a change of another index's feed (a ``Change``, or its ``bytes``) to this index,
+    /// a copy of that one, in one atomic write: decided again from what the change kept, with
+    /// the ids the original gave out. Applied in sequence order to a copy that started empty
+    /// with the original (or from a checkpoint of it and its ``last_change()``) under the same
+    /// options, the copy holds what the original holds. ``InvalidArgumentError`` when the change
+    /// does not apply as it did there (nothing is written).
+    fn apply_change(&self, py: Python<'_>, change: &Bound<'_, PyAny>) -> PyResult<()> {
+        let change: neardup::Change = if let Ok(c) = change.cast::<Change>() {
+            c.get().inner.clone()
+        } else if let Ok(b) = change.extract::<Vec<u8>>() {
+            neardup::Change::from_bytes(&b).py(py)?
+        } else {
+            return Err(invalid_type(
+                py,
+                format!(
+                    "change must be a neardup.Change or bytes, not {}",
+                    change.get_type().name()?
+                ),
+            ));
+        };
+        let ix = self.ix(py)?;
+        py.detach(|| ix.apply_change(&change)).py(py)
     }
 
     /// ``_keys_chunk`` for the pages' records (``PageInfo``).

@@ -279,6 +279,7 @@ fn _neardup(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<types::NearDuplicate>()?;
     m.add_class::<types::Signatures>()?;
     m.add_class::<types::Similarity>()?;
+    m.add_class::<types::Change>()?;
     m.add_function(wrap_pyfunction!(types::_restore, m)?)?;
     m.add_function(wrap_pyfunction!(signatures, m)?)?;
     m.add_function(wrap_pyfunction!(verify, m)?)?;

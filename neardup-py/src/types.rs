@@ -1,5 +1,5 @@
 //! The result objects: `Verdict`, `Deletion`, `PageInfo`, `NearDuplicate`, `Signatures`,
-//! `Similarity`. Plain,
+//! `Similarity`, `Change`. Plain,
 //! immutable values copied out of the library's structs (so they outlive the index).
 //!
 //! Each compares equal to another of its type with the same fields, hashes by them, and pickles
@@ -585,4 +585,193 @@ fn opt<T: std::fmt::Display>(v: &Option<T>) -> String {
 
 fn opt_str(v: &Option<String>) -> String {
     v.as_ref().map_or("None".to_string(), |v| format!("{v:?}"))
+}
+
+/// One committed change of an index's feed (`Index.changes_since`). Its fields are those of
+/// its kind (`None` for the others); ``bytes(change)`` is the whole change, what
+/// ``Index.apply_change`` takes on a copy of the index (in this or another process), and
+/// ``Change.from_bytes`` reads back. Pickles, compares and hashes by those bytes.
+#[pyclass(frozen, module = "neardup._neardup")]
+#[derive(Clone)]
+pub(crate) struct Change {
+    pub(crate) inner: neardup::Change,
+    bytes: Vec<u8>,
+}
+
+impl From<neardup::Change> for Change {
+    fn from(inner: neardup::Change) -> Self {
+        let bytes = inner.to_bytes();
+        Change { inner, bytes }
+    }
+}
+
+impl Change {
+    /// The page of an insert or a replace.
+    fn page(&self) -> Option<&neardup::PageChange> {
+        match &self.inner.kind {
+            neardup::ChangeKind::Inserted(p) | neardup::ChangeKind::Replaced(p) => Some(p),
+            _ => None,
+        }
+    }
+}
+
+#[pymethods]
+impl Change {
+    /// The change from ``bytes(change)``.
+    #[staticmethod]
+    fn from_bytes(py: Python<'_>, data: &[u8]) -> PyResult<Self> {
+        neardup::Change::from_bytes(data)
+            .map(Change::from)
+            .map_err(|e| crate::errors::to_py(py, e))
+    }
+
+    /// Its sequence number: from 1, strictly increasing over the index's life.
+    #[getter]
+    fn seq(&self) -> u64 {
+        self.inner.seq
+    }
+
+    /// When it was committed, Unix milliseconds (the writer's clock).
+    #[getter]
+    fn committed_ms(&self) -> i64 {
+        self.inner.committed_ms
+    }
+
+    /// What it did: ``"inserted"``, ``"replaced"``, ``"retimed"`` (an unchanged recrawl's new
+    /// publish time), ``"deleted"``, ``"moved"`` (a page held before moved to another cluster)
+    /// or ``"representative_changed"``.
+    #[getter]
+    fn kind(&self) -> &'static str {
+        use neardup::ChangeKind as K;
+        match &self.inner.kind {
+            K::Inserted(_) => "inserted",
+            K::Replaced(_) => "replaced",
+            K::Retimed { .. } => "retimed",
+            K::Deleted { .. } => "deleted",
+            K::Moved { .. } => "moved",
+            K::RepresentativeChanged { .. } => "representative_changed",
+            _ => "unknown",
+        }
+    }
+
+    /// The page's key (None for ``"representative_changed"``).
+    #[getter]
+    fn key(&self) -> Option<String> {
+        use neardup::ChangeKind as K;
+        match &self.inner.kind {
+            K::Inserted(p) | K::Replaced(p) => Some(p.key.clone()),
+            K::Retimed { key, .. } | K::Deleted { key, .. } | K::Moved { key, .. } => {
+                Some(key.clone())
+            }
+            _ => None,
+        }
+    }
+
+    /// Inserted, replaced: the page's host.
+    #[getter]
+    fn host(&self) -> Option<String> {
+        self.page().map(|p| p.host.clone())
+    }
+
+    /// Inserted, replaced, retimed: the page's publish time, Unix seconds.
+    #[getter]
+    fn time(&self) -> Option<i64> {
+        match &self.inner.kind {
+            neardup::ChangeKind::Retimed { time, .. } => Some(*time),
+            _ => self.page().map(|p| p.time),
+        }
+    }
+
+    /// The page's id (None for ``"representative_changed"``).
+    #[getter]
+    fn doc(&self) -> Option<u32> {
+        use neardup::ChangeKind as K;
+        match &self.inner.kind {
+            K::Inserted(p) | K::Replaced(p) => Some(p.doc),
+            K::Retimed { doc, .. } | K::Deleted { doc, .. } | K::Moved { doc, .. } => Some(*doc),
+            _ => None,
+        }
+    }
+
+    /// Inserted, replaced: the page's cluster after the commit; deleted: the cluster it was
+    /// in; moved: the cluster it moved to; representative changed: the cluster.
+    #[getter]
+    fn cluster(&self) -> Option<u32> {
+        use neardup::ChangeKind as K;
+        match &self.inner.kind {
+            K::Inserted(p) | K::Replaced(p) => Some(p.cluster),
+            K::Deleted { cluster, .. } | K::RepresentativeChanged { cluster, .. } => Some(*cluster),
+            K::Moved { to, .. } => Some(*to),
+            _ => None,
+        }
+    }
+
+    /// Moved: the cluster it left.
+    #[getter(from_cluster)]
+    fn cluster_left(&self) -> Option<u32> {
+        match &self.inner.kind {
+            neardup::ChangeKind::Moved { from, .. } => Some(*from),
+            _ => None,
+        }
+    }
+
+    /// Inserted, replaced, moved: the key of the page's cluster's representative after the
+    /// commit; representative changed: the new representative.
+    #[getter]
+    fn representative(&self) -> Option<String> {
+        use neardup::ChangeKind as K;
+        match &self.inner.kind {
+            K::Inserted(p) | K::Replaced(p) => Some(p.representative.clone()),
+            K::Moved { representative, .. } | K::RepresentativeChanged { representative, .. } => {
+                Some(representative.clone())
+            }
+            _ => None,
+        }
+    }
+
+    /// Representative changed: the representative before.
+    #[getter]
+    fn previous(&self) -> Option<String> {
+        match &self.inner.kind {
+            neardup::ChangeKind::RepresentativeChanged { previous, .. } => Some(previous.clone()),
+            _ => None,
+        }
+    }
+
+    /// Inserted, replaced: the page's normalized main text, as the index decided on it.
+    #[getter]
+    fn text(&self) -> Option<String> {
+        self.page().map(|p| p.text.clone())
+    }
+
+    fn __bytes__<'py>(&self, py: Python<'py>) -> Bound<'py, pyo3::types::PyBytes> {
+        pyo3::types::PyBytes::new(py, &self.bytes)
+    }
+
+    fn __reduce__<'py>(
+        slf: &Bound<'py, Self>,
+    ) -> PyResult<(Bound<'py, PyAny>, (Bound<'py, pyo3::types::PyBytes>,))> {
+        let py = slf.py();
+        let from = slf.get_type().getattr("from_bytes")?;
+        Ok((from, (pyo3::types::PyBytes::new(py, &slf.get().bytes),)))
+    }
+
+    fn __eq__(&self, other: &Bound<'_, PyAny>) -> bool {
+        other
+            .cast::<Change>()
+            .is_ok_and(|o| o.get().bytes == self.bytes)
+    }
+
+    fn __hash__(&self, py: Python<'_>) -> PyResult<isize> {
+        pyo3::types::PyBytes::new(py, &self.bytes).hash()
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "Change(seq={}, kind={:?}, key={:?})",
+            self.inner.seq,
+            self.kind(),
+            self.key().unwrap_or_default()
+        )
+    }
 }

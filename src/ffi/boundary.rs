@@ -68,6 +68,11 @@ pub enum nd_status {
     ND_WRONG_PROCESS = 19,
     /// The index was opened read-only (`nd_index_open_read_only`): writes are refused.
     ND_READ_ONLY = 20,
+    /// The change feed no longer holds every change after the sequence number asked for
+    /// (`nd_index_changes`): they were trimmed past the retention
+    /// (`nd_options_set_change_retention`). The follower missed changes: copy the index again
+    /// and follow the copy from its last change.
+    ND_CHANGES_TRIMMED = 21,
 }
 
 use nd_status::*;
@@ -91,6 +96,7 @@ pub(crate) fn status_of(e: &Error) -> nd_status {
         Error::AlreadyOpen { .. } => ND_ALREADY_OPEN,
         Error::WrongProcess { .. } | Error::ForkedStorage { .. } => ND_WRONG_PROCESS,
         Error::ReadOnly(..) => ND_READ_ONLY,
+        Error::ChangesTrimmed { .. } => ND_CHANGES_TRIMMED,
     }
 }
 
@@ -204,6 +210,7 @@ pub extern "C" fn nd_status_name(status: u32) -> *const c_char {
         18 => b"ND_ALREADY_OPEN\0",
         19 => b"ND_WRONG_PROCESS\0",
         20 => b"ND_READ_ONLY\0",
+        21 => b"ND_CHANGES_TRIMMED\0",
         _ => b"ND_UNKNOWN\0",
     };
     name.as_ptr().cast()
@@ -309,7 +316,7 @@ mod tests {
 
     #[test]
     fn every_status_has_its_name() {
-        for code in 0..=20u32 {
+        for code in 0..=21u32 {
             // SAFETY: static NUL-terminated strings.
             let name = unsafe { CStr::from_ptr(nd_status_name(code)) };
             assert_ne!(name.to_str().ok(), Some("ND_UNKNOWN"), "code {code}");

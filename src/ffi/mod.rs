@@ -8,7 +8,8 @@
 //! - **Memory.** Buffers the caller passes in (keys, pages, paths) are pointer + length and are
 //!   only read during the call; they need no NUL terminator. Everything the library hands out
 //!   ([`nd_str`], [`nd_key_list`], the strings of an [`nd_verdict`], [`nd_near_list`],
-//!   [`nd_options`], [`nd_near_options`], [`nd_index`]) is freed by its own `_free` function,
+//!   [`nd_options`], [`nd_near_options`], [`nd_index`], the cursors [`nd_cursor`] and
+//!   [`nd_changes`]) is freed by its own `_free` function,
 //!   which accepts NULL and zeroed values.
 //! - **Checks.** A null pointer with a non-zero length gives `ND_NULL_POINTER`, text that is not
 //!   UTF-8 gives `ND_INVALID_UTF8`, a length above `PTRDIFF_MAX` or an unknown constant gives
@@ -22,7 +23,7 @@
 //!   [`nd_index_close`] waits for the calls in flight on the handle to finish, then closes the
 //!   database; calls made after it return `ND_CLOSED`. [`nd_index_free`] releases the handle
 //!   itself and must be the caller's last use of it, on any thread.
-//! - **Processes.** A handle ([`nd_index`], [`nd_cursor`]) belongs to the process that opened
+//! - **Processes.** A handle ([`nd_index`], [`nd_cursor`], [`nd_changes`]) belongs to the process that opened
 //!   it. In a child after `fork`, every call on an inherited handle returns `ND_WRONG_PROCESS`
 //!   (checked before anything of the handle is touched) and freeing it does nothing (its RocksDB
 //!   objects are never released in the child), so the child may free it and `exit`. The open
@@ -35,6 +36,7 @@
 
 mod batch;
 mod boundary;
+mod changes;
 mod cursor;
 mod depth;
 mod index;
@@ -52,6 +54,7 @@ pub(crate) use boundary::{
 pub use boundary::{
     nd_abi_version, nd_last_error, nd_status, nd_status_name, nd_version, ND_ABI_VERSION,
 };
+pub use changes::*;
 pub use cursor::*;
 pub use index::*;
 pub use logging::*;

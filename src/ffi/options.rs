@@ -256,6 +256,25 @@ pub unsafe extern "C" fn nd_options_set_sticky_representative(
     unsafe { assign(opts, |o| o.opts.sticky_representative = value) }
 }
 
+/// How many of the last changes the change feed keeps (`nd_index_changes`; default 100,000;
+/// not stored, may change from one opening to the next): at least this many, trimmed from the
+/// oldest in steps of an eighth of it. 0 keeps none (sequence numbers still advance, so a
+/// follower learns it missed changes: `ND_CHANGES_TRIMMED`).
+///
+/// # Errors
+/// `ND_NULL_POINTER` when `opts` is NULL.
+///
+/// # Safety
+/// `opts` is NULL or a live `nd_options`.
+#[no_mangle]
+pub unsafe extern "C" fn nd_options_set_change_retention(
+    opts: *mut nd_options,
+    changes: u64,
+) -> nd_status {
+    // SAFETY: forwarded contract.
+    unsafe { assign(opts, |o| o.opts.change_retention = changes) }
+}
+
 /// No longer used (kept so that existing callers build): the index keeps no posting-key filter
 /// of its own; RocksDB's filters, read through the block cache
 /// (`nd_options_set_block_cache_bytes`), answer for the keys no page has.

@@ -26,6 +26,11 @@ pub(crate) struct Counters {
     pub(crate) free_clusters: FreeIds,
     /// The commit count at the start of each batch in flight (see [`FreeIds::held`]).
     pub(crate) batches: Vec<u64>,
+    /// The sequence number the next change of the feed gets (`storage::meta::NEXT_CHANGE`).
+    pub(crate) next_change: u64,
+    /// Every change numbered up to this one is trimmed from the feed
+    /// (`storage::meta::CHANGES_TRIMMED`).
+    pub(crate) changes_trimmed: u64,
 }
 
 /// The free ids of one kind, in memory; each is also a key in the `meta` column family

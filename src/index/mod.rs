@@ -46,7 +46,7 @@ pub use maintain::{
     dir_bytes, explain_pair, CheckReport, CompactReport, ExplainedPage, Explanation,
 };
 pub use metrics::{BatchMetrics, InsertMetrics, Latency, Metrics, OpMetrics};
-pub use read::{Clusters, Keys, Members, NearDuplicate, NearOptions, Pages, Score};
+pub use read::{Changes, Clusters, Keys, Members, NearDuplicate, NearOptions, Pages, Score};
 pub use source::{SourcedContent, SourcedPage, TextSource};
 pub use types::{ChromeStats, ClusterInfo, Deletion, Moved, Page, Record, Stats, Timing, Verdict};
 pub(crate) use view::View;

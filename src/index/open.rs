@@ -267,6 +267,9 @@ impl Index {
         if format == storage::FORMAT_VERSION_2 {
             ix.upgrade_from_2(&mut counters)?;
         }
+        if !read_only {
+            ix.start_feed(&counters)?;
+        }
         if ix.opts.signature.method.uses_df() {
             let mut df = ix.load_df_at(None)?;
             df.set_docs(counters.live_docs);
@@ -300,8 +303,11 @@ impl Index {
         let opts = stored.existing();
         let tables = SimhashTables::for_format(opts.simhash_max_distance, format)?;
         let db = storage::open_db_read_only(path, tables, &opts.budget())?;
-        // An index of a format before the page → cluster map may lack its column family.
-        let needed = |n: &str| n != cf::PAGE_CLUSTERS || storage::has_cluster_map(format);
+        // An index of a format before the page → cluster map may lack its column family; one
+        // written before the change feed lacks the feed's (it then has no change to list).
+        let needed = |n: &str| {
+            n != cf::CHANGES && (n != cf::PAGE_CLUSTERS || storage::has_cluster_map(format))
+        };
         if let Some(missing) = cf::ALL
             .into_iter()
             .find(|&n| needed(n) && db.0.cf_handle(n).is_none())
@@ -482,15 +488,25 @@ impl Index {
                 .map(|v| v.unwrap_or(0))
         };
         let next_doc = u32_of(meta::NEXT_DOC)?;
+        let next_seq = match get(meta::NEXT_SEQ)? {
+            None => u64::from(next_doc),
+            Some(_) => u64_of(meta::NEXT_SEQ)?,
+        };
+        // An index that held pages before its feed started: change 1 stands for that history,
+        // trimmed (a follower of it must start from a copy).
+        let (next_change, changes_trimmed) = match get(meta::NEXT_CHANGE)? {
+            Some(_) => (u64_of(meta::NEXT_CHANGE)?, u64_of(meta::CHANGES_TRIMMED)?),
+            None if next_doc > 0 || next_seq > 0 => (2, 1),
+            None => (1, 0),
+        };
         Ok(Counters {
             next_doc,
             next_cluster: u32_of(meta::NEXT_CLUSTER)?,
             live_docs: u64_of(meta::LIVE_DOCS)?,
             live_clusters: u64_of(meta::LIVE_CLUSTERS)?,
-            next_seq: match get(meta::NEXT_SEQ)? {
-                None => u64::from(next_doc),
-                Some(_) => u64_of(meta::NEXT_SEQ)?,
-            },
+            next_seq,
+            next_change,
+            changes_trimmed,
             free_docs: FreeIds {
                 ready: Arc::new(self.load_free(meta::FREE_DOC)?),
                 held: Vec::new(),
@@ -501,6 +517,31 @@ impl Index {
             },
             batches: Vec::new(),
         })
+    }
+
+    /// Writes the feed's counters into an index that has none yet (opened for writing for the
+    /// first time by a build with the feed), so that every reader of the database, at any
+    /// snapshot, finds where its feed starts.
+    fn start_feed(&self, counters: &Counters) -> Result<()> {
+        let m = self.cf(cf::META);
+        let present = self
+            .db
+            .get_cf(m, meta::NEXT_CHANGE)
+            .map_err(|e| Error::storage("reading meta", e))?
+            .is_some();
+        if present {
+            return Ok(());
+        }
+        let mut b = rocksdb::WriteBatch::default();
+        b.put_cf(m, meta::NEXT_CHANGE, counters.next_change.to_be_bytes());
+        b.put_cf(
+            m,
+            meta::CHANGES_TRIMMED,
+            counters.changes_trimmed.to_be_bytes(),
+        );
+        self.db
+            .write(b)
+            .map_err(|e| Error::storage("starting the change feed", e))
     }
 
     pub(crate) fn load_frequent(&self) -> Result<rustc_hash::FxHashSet<[u8; 9]>> {

@@ -99,14 +99,19 @@ impl<'a> Reader<'a> {
 }
 
 /// Appends the CRC-32 of `buf` to it.
-fn seal(mut buf: Vec<u8>) -> Vec<u8> {
+pub(crate) fn seal(mut buf: Vec<u8>) -> Vec<u8> {
     let crc = crc32fast::hash(&buf);
     buf.extend_from_slice(&crc.to_be_bytes());
     buf
 }
 
 /// Checks the tag and trailing CRC-32 of a sealed value; returns the body after the tag.
-fn unseal<'a>(cf: &'static str, key: &[u8], value: &'a [u8], tag: u8) -> Result<&'a [u8]> {
+pub(crate) fn unseal<'a>(
+    cf: &'static str,
+    key: &[u8],
+    value: &'a [u8],
+    tag: u8,
+) -> Result<&'a [u8]> {
     if value.len() < 5 {
         return Err(Error::corruption(
             cf,

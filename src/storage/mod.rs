@@ -13,7 +13,9 @@
 //! | `frequent` | posting key | reason byte: over-frequent fingerprints |
 //! | `chrome` | see [`chrome_key`] | block statistics per host, each page's counted blocks |
 //! | `page_clusters` | `DocId` | `ClusterId` (u32): each live page's cluster (format 5) |
+//! | `changes` | sequence number (u64) | [`change::Change`]: the change feed (format 5) |
 
+pub mod change;
 pub mod codec;
 #[cfg(test)]
 mod fuzz;
@@ -80,8 +82,10 @@ pub mod cf {
     /// search maps its best candidate pages to their clusters: a read of 4 bytes a page, from
     /// a family ten times smaller than the records (8.6 against 91 bytes a page at 1M pages), whose blocks stay in the cache.
     pub const PAGE_CLUSTERS: &str = "page_clusters";
+    /// Sequence number (`u64`) → change record: the change feed (format 5; FORMAT.md).
+    pub const CHANGES: &str = "changes";
     /// Every column family, in creation order.
-    pub const ALL: [&str; 10] = [
+    pub const ALL: [&str; 11] = [
         META,
         KEYS,
         DOCS,
@@ -92,6 +96,7 @@ pub mod cf {
         FREQUENT,
         CHROME,
         PAGE_CLUSTERS,
+        CHANGES,
     ];
 }
 
@@ -117,6 +122,10 @@ pub mod meta {
     /// The database's place in a distributed index ([`crate::index::Partition`]): 17 bytes;
     /// absent in a whole index. Written once, before any page.
     pub const PARTITION: &[u8] = b"partition";
+    /// The next change's sequence number (`u64`; [`cf::CHANGES`], FORMAT.md "Change feed").
+    pub const NEXT_CHANGE: &[u8] = b"next_change";
+    /// The last sequence number trimmed from the feed (`u64`).
+    pub const CHANGES_TRIMMED: &[u8] = b"changes_trimmed";
     /// Prefix of the keys of free page ids (‖ `DocId`, empty value; format 3).
     pub const FREE_DOC: &[u8] = b"free_doc/";
     /// Prefix of the keys of free cluster ids (‖ `ClusterId`, empty value; format 3).
@@ -575,6 +584,14 @@ pub fn cf_options(name: &str, tables: SimhashTables, cache: &Cache, budget: &Bud
                     // file was a file read, a checksum and a Zstd decompression (a tenth of an
                     // ingest's CPU at 1M pages in the scale bench).
                     o.set_blob_cache(cache);
+                }
+                cf::CHANGES => {
+                    // Scanned in order, trimmed by range; records hold texts: blob files.
+                    o.set_block_based_table_factory(&table(false));
+                    o.set_enable_blob_files(true);
+                    o.set_min_blob_size(TEXT_BLOB_MIN);
+                    o.set_blob_compression_type(DBCompressionType::Zstd);
+                    o.set_enable_blob_gc(true);
                 }
                 cf::PAGE_CLUSTERS => {
                     // Read for the pages candidate search found, which are live: a filter

@@ -56,6 +56,9 @@
 namespace {
 
 using neardup::BatchResult;
+using neardup::Change;
+using neardup::ChangeKind;
+using neardup::Changes;
 using neardup::ContentKind;
 using neardup::Cursor;
 using neardup::CursorItem;
@@ -67,6 +70,8 @@ using neardup::NearOptions;
 using neardup::Options;
 using neardup::PageRef;
 using neardup::Record;
+using neardup::Result;
+using neardup::Status;
 using neardup::Verdict;
 
 bool contains(const std::string& s, const char* part) { return s.find(part) != std::string::npos; }
@@ -389,6 +394,60 @@ void cursors(const std::string& root) {
   again.close();
 }
 
+// --- the change feed: a copy that applies it holds what the original holds; a trimmed feed
+// throws ND_CHANGES_TRIMMED; a change applied twice is refused (try_apply_change says so).
+void changes(const std::string& root) {
+  Index ix = Index::open(root + "/feed", fast());
+  Index copy = Index::open(root + "/feed-copy", fast());
+  EXPECT(ix.last_change() == 0);
+  const Pages pages = families(31);
+  for (size_t i = 0; i < pages.keys.size(); ++i) (void)ix.insert(pages.ref(i));
+  (void)ix.erase("f0-0");  // a representative: its cluster is handed over
+  std::vector<ChangeKind> kinds;
+  uint64_t last = 0;
+  {
+    Changes feed = ix.changes_since(0);
+    for (const Change& c : feed) {
+      EXPECT(c.seq == last + 1 && !c.bytes.empty());
+      last = c.seq;
+      kinds.push_back(c.kind);
+      if (c.seq == 1)
+        EXPECT(c.kind == ChangeKind::Inserted && c.key == "f0-0" && c.host == "example.com" &&
+               !c.text.empty() && c.representative == "f0-0");
+      copy.apply_change(c);
+    }
+    EXPECT(feed.last() == last && !feed.next());
+  }
+  EXPECT(last == ix.last_change() && copy.last_change() == last);
+  EXPECT(std::count(kinds.begin(), kinds.end(), ChangeKind::Inserted) == 9);
+  EXPECT(std::count(kinds.begin(), kinds.end(), ChangeKind::Deleted) == 1);
+  EXPECT(std::count(kinds.begin(), kinds.end(), ChangeKind::RepresentativeChanged) == 1);
+  for (const std::string& k : pages.keys) {
+    std::optional<Record> a = ix.find(k), b = copy.find(k);
+    EXPECT(a.has_value() == b.has_value());
+    if (a) EXPECT(a->doc_id == b->doc_id && a->cluster_id == b->cluster_id &&
+                  a->representative == b->representative);
+  }
+  EXPECT(copy.check().clean());
+  {
+    Changes first = ix.changes_since(0);
+    std::optional<Change> one = first.next();
+    EXPECT(one.has_value());
+    Result<void> again = copy.try_apply_change(*one);
+    EXPECT(!again && again.status() == Status::InvalidArgument);
+  }
+  EXPECT(ix.changes_since(last).begin() == ix.changes_since(last).end());
+  EXPECT_ERROR((void)ix.changes_since(last + 1), ND_INVALID_ARGUMENT, true);
+
+  Options keep2 = fast();
+  keep2.change_retention(2);
+  Index small = Index::open(root + "/feed-small", keep2);
+  for (size_t i = 0; i < 5; ++i) (void)small.insert(pages.ref(i));
+  EXPECT_ERROR((void)small.changes_since(0), ND_CHANGES_TRIMMED,
+               e.status() == Status::ChangesTrimmed);
+  EXPECT(neardup::status_name(Status::ChangesTrimmed) == std::string("ND_CHANGES_TRIMMED"));
+}
+
 // --- batches: per-page results with messages, progress, an exception from progress.
 void batches(const std::string& root) {
   Index ix = Index::open(root + "/batch", fast());
@@ -658,6 +717,7 @@ int main(int argc, char** argv) {
   engine(root);
   near_duplicates(root);
   cursors(root);
+  changes(root);
   batches(root);
   admin(root);
   text_source(root);

@@ -20,9 +20,10 @@ signatures, run in parallel. An ``Index`` cannot be pickled: open it where it is
 Ray actor, in a stage's ``setup()``).
 """
 
-# The work lives in modules named for it: _index (Index, InsertionSession), _rows (the batch calls'
-# input rows), _verdicts (their output table, their progress), _signatures (signatures_table),
-# _errors (the exceptions); _neardup is the Rust extension, and neardup.ray the merge on Ray.
+# The work lives in modules named for it: _index (Index, InsertionSession), _changes (the change
+# feed's iteration), _rows (the batch calls' input rows), _verdicts (their output table, their
+# progress), _signatures (signatures_table), _errors (the exceptions); _neardup is the Rust
+# extension, and neardup.ray the merge on Ray.
 
 from __future__ import annotations
 
@@ -30,6 +31,7 @@ from . import _errors, _neardup
 from ._errors import (
     AlreadyOpenError,
     BinaryPageError,
+    ChangesTrimmedError,
     CheckFailedError,
     CorruptionError,
     Error,
@@ -49,6 +51,7 @@ from ._errors import (
 )
 from ._index import DEFAULT_BATCH_SIZE, Index, InsertionSession
 from ._neardup import (
+    Change,
     Deletion,
     Layout,
     NearDuplicate,
@@ -78,6 +81,7 @@ __all__ = [
     "NearDuplicate",
     "Signatures",
     "Similarity",
+    "Change",
     "signatures",
     "signatures_table",
     "state_diff",

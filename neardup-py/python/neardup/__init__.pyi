@@ -17,6 +17,7 @@ import pyarrow
 from ._errors import (
     AlreadyOpenError as AlreadyOpenError,
     BinaryPageError as BinaryPageError,
+    ChangesTrimmedError as ChangesTrimmedError,
     CheckFailedError as CheckFailedError,
     CorruptionError as CorruptionError,
     Error as Error,
@@ -152,6 +153,39 @@ class NearDuplicate:
     @property
     def exact(self) -> bool: ...
 
+class Change:
+    """One committed change of an index's feed (``Index.changes_since``); its fields are those
+    of its kind (``None`` for the others). ``bytes(change)`` is what ``Index.apply_change``
+    takes on a copy of the index; ``Change.from_bytes`` reads it back."""
+
+    @staticmethod
+    def from_bytes(data: bytes) -> Change: ...
+    @property
+    def seq(self) -> int: ...
+    @property
+    def committed_ms(self) -> int: ...
+    @property
+    def kind(self) -> Literal["inserted", "replaced", "retimed", "deleted", "moved", "representative_changed"]: ...
+    @property
+    def key(self) -> Optional[str]: ...
+    @property
+    def host(self) -> Optional[str]: ...
+    @property
+    def time(self) -> Optional[int]: ...
+    @property
+    def doc(self) -> Optional[int]: ...
+    @property
+    def cluster(self) -> Optional[int]: ...
+    @property
+    def from_cluster(self) -> Optional[int]: ...
+    @property
+    def representative(self) -> Optional[str]: ...
+    @property
+    def previous(self) -> Optional[str]: ...
+    @property
+    def text(self) -> Optional[str]: ...
+    def __bytes__(self) -> bytes: ...
+
 class Signatures:
     """Everything computed from one page."""
 
@@ -267,6 +301,13 @@ class Index(Mapping[str, PageInfo]):
         order_scope: str = "window",
         progress: Progress = False,
     ) -> InsertionSession: ...
+    def changes_since(self, seq: int = 0) -> Iterator[Change]:
+        """Every change committed after change ``seq``, in sequence order, streamed;
+        ``ChangesTrimmedError`` when some were trimmed."""
+    def last_change(self) -> int:
+        """The sequence number of the last committed change (0: none)."""
+    def apply_change(self, change: Union[Change, bytes]) -> None:
+        """Applies a change of another index's feed to this copy of it."""
     def export(self) -> pyarrow.Table:
         """``pyarrow.Table(key: string, representative: string)``, as ``neardup export``."""
     def export_clusters(self) -> pyarrow.Table:

@@ -26,6 +26,7 @@ __all__ = [
     "ReadOnlyError",
     "AlreadyOpenError",
     "WrongProcessError",
+    "ChangesTrimmedError",
     "IoError",
 ]
 
@@ -145,6 +146,18 @@ class ReadOnlyError(Error):
 
     path: str
     operation: str
+
+
+class ChangesTrimmedError(Error):
+    """The change feed no longer holds every change after the sequence number asked for
+    (``Index.changes_since``): the ones up to ``trimmed`` were dropped past the
+    ``change_retention`` option. The follower missed changes: copy the index again (a
+    checkpoint) and follow the copy from its ``last_change()``.
+
+    Attributes: ``since`` (the number asked for), ``trimmed`` (every change up to it is gone)."""
+
+    since: int
+    trimmed: int
 
 
 class AlreadyOpenError(Error):

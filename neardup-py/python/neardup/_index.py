@@ -14,6 +14,8 @@ from typing import Any, Dict, Iterator, List, Optional
 
 from . import _neardup
 from ._args import batch_order, integer
+from ._changes import CHUNK as CHANGES_CHUNK
+from ._changes import follow
 from ._mapping import IndexItems, IndexKeys, IndexValues, iter_keys
 from ._neardup import host_of
 from ._rows import Chunk, body_groups, import_pyarrow, insert_groups
@@ -33,7 +35,8 @@ class Index(_neardup._Index):
     ``max_clusters_verified``, ``heading_codes``, ``block_cache_bytes``, ``write_buffer_bytes``,
     ``max_open_files``, ``sticky_representative`` (under ``"first_seen"``, a representative
     keeps its cluster across a changed recrawl that still verifies against its old version;
-    default ``True``), ``reuse_ids``,
+    default ``True``), ``reuse_ids``, ``change_retention`` (how many of the last changes the
+    change feed keeps; default 100,000),
     ``create_if_missing``, and the nested ``signature``, ``verify``, ``frequent`` and ``chrome``
     given as dicts of their fields (in part); ``method="shingle"`` is short for
     ``signature={"method": "shingle"}``. An unknown name raises ``TypeError``.
@@ -212,6 +215,20 @@ class Index(_neardup._Index):
         return InsertionSession(
             self, batch_size=batch_size, order=order, order_scope=order_scope, progress=progress
         )
+
+    def changes_since(self, seq: int = 0, chunk: int = CHANGES_CHUNK) -> Iterator[Any]:
+        """The change feed: every change committed after change ``seq`` (0: from the first),
+        in sequence order, as ``neardup.Change`` values — inserts, replaces, new publish times,
+        deletes, and what they did to other pages and clusters (``kind``). Streamed ``chunk``
+        changes at a time (see ``neardup._changes``), up to the last change committed when the
+        call was made. A follower applies each to its copy with ``apply_change`` and keeps the
+        last ``seq`` it applied, to resume from.
+
+        Raises ``ChangesTrimmedError`` when changes after ``seq`` were trimmed (past the
+        ``change_retention`` option: copy the index again) and ``InvalidArgumentError`` when
+        ``seq`` is past the last change — at the call, not at the first ``next``."""
+        first, last = self._changes_chunk(seq, chunk)
+        return follow(self, first, last, chunk)
 
     def export(self) -> Any:
         """Every page's key and the key of the page it was judged a near duplicate of (its

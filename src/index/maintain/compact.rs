@@ -262,6 +262,21 @@ impl Index {
                 Ok((k, v))
             }),
         )?;
+        // The change feed, through the new index's writes as the texts are (its records live
+        // in blob files): the feed goes on where it was, from the snapshot's counters (copied
+        // with `meta`). A snapshot from before the feed has neither (see below).
+        let feed = src.cf_handle(cf::CHANGES).is_some();
+        if feed {
+            write_unlogged(
+                &dst,
+                cf::CHANGES,
+                scan(cf::CHANGES)?.map(|item| {
+                    let (k, v) = item?;
+                    crate::storage::change::Change::decode_entry(&k, &v)?;
+                    Ok((k, v))
+                }),
+            )?;
+        }
         let mut out = files(cf::CLUSTERS);
         out.write(scan(cf::CLUSTERS)?.map(|item| {
             let (k, v) = item?;
@@ -374,6 +389,25 @@ impl Index {
                     crate::storage::FORMAT_VERSION.to_be_bytes(),
                 )
                 .map_err(|e| Error::storage("writing the format of the compacted index", e))?;
+        }
+        // A snapshot whose feed never started: the counters the new index wrote when it was
+        // created go, and its next open starts the feed as for any index with a history.
+        let m = src.cf_handle(cf::META).ok_or_else(|| {
+            Error::corruption(cf::META, b"", "column family missing from the snapshot")
+        })?;
+        let started = src
+            .get_cf(m, crate::storage::meta::NEXT_CHANGE)
+            .map_err(|e| Error::storage("reading the snapshot", e))?
+            .is_some();
+        if !started {
+            for k in [
+                crate::storage::meta::NEXT_CHANGE,
+                crate::storage::meta::CHANGES_TRIMMED,
+            ] {
+                dst.db
+                    .delete_cf(dst.cf(cf::META), k)
+                    .map_err(|e| Error::storage("writing the compacted index", e))?;
+            }
         }
         let _ = std::fs::remove_dir_all(&staging);
         // Reload the in-memory state from what was copied, then check it.

@@ -67,8 +67,9 @@ impl Index {
             let mut co = CompactOptions::default();
             co.set_bottommost_level_compaction(BottommostLevelCompaction::Force);
             // The texts' blob files are all collected by this compaction (not only the oldest
-            // quarter): the space of every deleted or replaced page's text is given back.
-            let every_blob = name == cf::TEXTS;
+            // quarter): the space of every deleted or replaced page's text is given back (and
+            // of every change trimmed from the feed).
+            let every_blob = name == cf::TEXTS || name == cf::CHANGES;
             if every_blob {
                 self.set_cf_option(h, "blob_garbage_collection_age_cutoff", "1.0")?;
             }

@@ -1,7 +1,8 @@
 //! Reading: queries (the verdict an insert would give, from one snapshot; every near duplicate
 //! of a page, in `near`), look-ups of stored pages and clusters (their records built in
-//! `record`), exports, and the cursors of `cursor`.
+//! `record`), exports, the cursors of `cursor`, and the change feed (`changes`).
 
+mod changes;
 mod cursor;
 mod near;
 mod record;
@@ -12,6 +13,7 @@ use std::time::{Duration, Instant};
 use rayon::prelude::*;
 use rocksdb::IteratorMode;
 
+pub use changes::Changes;
 pub use cursor::{Clusters, Keys, Members, Pages};
 pub use near::{NearDuplicate, NearOptions, Score};
 pub(crate) use record::similar_of;

@@ -14,6 +14,7 @@ use crate::index::view::{Snapshot, View};
 use crate::index::{check_page, text_chars, Index, Probe};
 use crate::options::RepresentativePolicy;
 use crate::signature::Signatures;
+use crate::storage::change::{ChangeKind, PageChange};
 use crate::storage::codec::{self, ClusterId, DocId, DocRecord, NO_DOC};
 use crate::storage::{cf, id_key, kind, posting_key};
 use crate::{Error, Result};
@@ -182,6 +183,7 @@ impl Index {
         }
         let method = &self.opts.signature.method;
         let no_text = method.main_width(&sig.text) < self.opts.min_text_width;
+        let founding = txn.founding_mark();
         // The cluster the new version leads in its old version's place, if it keeps the lead
         // (`IndexOptions::sticky_representative`).
         let mut kept = None;
@@ -194,6 +196,11 @@ impl Index {
                         if rec.time != page.time {
                             rec.time = page.time;
                             txn.put_doc(old, rec.clone());
+                            txn.record(ChangeKind::Retimed {
+                                key: rec.key.clone(),
+                                doc: old,
+                                time: page.time,
+                            });
                         }
                         return self.stored_verdict(txn, old, rec, no_text, timing);
                     }
@@ -258,9 +265,21 @@ impl Index {
             Some(cid) => self.place_lead(txn, id, &mut rec, cid)?,
             None => self.place(txn, id, &mut rec, &sig.text, decision.best.as_ref())?,
         };
+        let placed_cluster = rec.cluster;
         txn.put_key(page.key, id);
         txn.put_doc(id, rec);
         txn.put_text(id, Arc::from(sig.text.as_str()), &probe.keys);
+        let mut change = PageChange::new(
+            page.key.to_string(),
+            page.host.to_string(),
+            page.time,
+            sig.text.clone(),
+            sig.codes.clone(),
+            (id, seq, placed_cluster),
+            blocks.cloned(),
+        );
+        change.founded = txn.founded_since(founding);
+        txn.record_page(replaced.is_some(), change);
         if !words_first {
             for &key in &probe.keys {
                 txn.posting_add(key, id);
@@ -367,7 +386,15 @@ impl Index {
     }
 
     pub(crate) fn delete_in(&self, txn: &mut Txn<'_>, id: DocId) -> Result<Deletion> {
-        Ok(self.take_out(txn, id, None)?.0)
+        let founding = txn.founding_mark();
+        let deletion = self.take_out(txn, id, None)?.0;
+        txn.record(ChangeKind::Deleted {
+            key: deletion.key.clone(),
+            doc: id,
+            cluster: deletion.cluster,
+            founded: txn.founded_since(founding),
+        });
+        Ok(deletion)
     }
 
     /// May the new version of page `id` keep leading its cluster in its place

@@ -4,12 +4,16 @@
 //! - `txn`: the write transaction, a `WriteBatch` with a read-your-writes overlay;
 //! - `insert`: insert, replace and delete of one page;
 //! - `place`: cluster placement and the hand-over of a deleted representative (SPEC §2.7);
-//! - `batch`: batch ingest, with its look-ahead (`ahead`) and scheduler (`schedule`).
+//! - `batch`: batch ingest, with its look-ahead (`ahead`) and scheduler (`schedule`);
+//! - `feed`: the change feed's records of a write, its trim, and the ids a change applied to a
+//!   copy gives out again; `replay`: a change of another index's feed applied to this one.
 
 mod ahead;
 mod batch;
+mod feed;
 mod insert;
 mod place;
+mod replay;
 mod schedule;
 mod txn;
 mod window;
@@ -90,6 +94,7 @@ impl Index {
     ) -> Result<Committed> {
         // Nothing is written yet when this fails: the index stays writable.
         txn.resolve_chrome()?;
+        txn.resolve_feed()?;
         txn.finish();
         let frequent_added = std::mem::take(&mut txn.frequent_added);
         let frequent_deleted = txn.frequent_deleted();
@@ -118,6 +123,8 @@ impl Index {
         counters.live_docs = txn.live_docs;
         counters.live_clusters = txn.live_clusters;
         counters.next_seq = txn.next_seq;
+        counters.next_change = txn.next_change;
+        counters.changes_trimmed = txn.changes_trimmed;
         let hold = !counters.batches.is_empty();
         counters
             .free_docs

@@ -8,7 +8,7 @@
 //! go in key order. Inserting sorted keys into a RocksDB memtable is several times cheaper than
 //! inserting them in hash order, and the commit is the serial part of batch ingest.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 
 use roaring::RoaringBitmap;
@@ -18,6 +18,7 @@ use crate::index::ids::{AllocatedId, Allocation, Counters};
 use crate::index::view::Known;
 use crate::index::{Index, View};
 use crate::methods::DocFreq;
+use crate::storage::change::ChangeKind;
 use crate::storage::codec::{self, ClusterId, ClusterRecord, DocId, DocRecord, PageBlocks};
 use crate::storage::merge::{add_operand, remove_operand, Delta};
 use crate::storage::{cf, chrome_key, id_key, meta};
@@ -64,6 +65,28 @@ pub(crate) struct Txn<'a> {
     pub(crate) ids: IdChanges,
     /// The key of the page being inserted, while the index records its allocations.
     pub(crate) current_key: Option<Arc<str>>,
+    /// The changes this write records for the change feed, in the order decided (see
+    /// `write::feed`).
+    pub(crate) changes: Vec<ChangeKind>,
+    /// Every cluster id this write gave out, in order (each recorded change names its part).
+    pub(crate) clusters_given: Vec<ClusterId>,
+    /// When the write applies a change of another index's feed: the ids to give out.
+    pub(crate) pins: Option<Pins>,
+    /// The sequence number the write's first change gets.
+    pub(crate) next_change: u64,
+    /// The feed's last trimmed sequence number.
+    pub(crate) changes_trimmed: u64,
+}
+
+/// The ids a change gave out on the index it was first made in, to give out again in the same
+/// order when it is applied to a copy ([`crate::Index::apply_change`]): a copy decides ties by
+/// ids as the original did only if it holds the same ids.
+#[derive(Debug, Default)]
+pub(crate) struct Pins {
+    /// The page id an insert gets.
+    pub(crate) doc: Option<DocId>,
+    /// The cluster ids the change founds, in order.
+    pub(crate) clusters: VecDeque<ClusterId>,
 }
 
 /// The ids a transaction gave out again and freed; applied to the allocators when it commits.
@@ -122,6 +145,11 @@ impl<'a> Txn<'a> {
             },
             ids: IdChanges::default(),
             current_key: None,
+            changes: Vec::new(),
+            clusters_given: Vec::new(),
+            pins: None,
+            next_change: counters.next_change,
+            changes_trimmed: counters.changes_trimmed,
         }
     }
 
@@ -333,11 +361,20 @@ impl<'a> Txn<'a> {
 
     /// A page id — the lowest free one, else a new one — and the page's insertion number.
     pub(crate) fn alloc_doc(&mut self) -> Result<(DocId, u64)> {
-        let id = take_id(
-            &self.free_docs,
-            &mut self.ids.taken_docs,
-            &mut self.next_doc,
-        )?;
+        let id = match &mut self.pins {
+            Some(pins) => Txn::pinned_id(
+                pins.doc.take(),
+                &self.free_docs,
+                &mut self.ids.taken_docs,
+                &mut self.next_doc,
+                "page",
+            )?,
+            None => take_id(
+                &self.free_docs,
+                &mut self.ids.taken_docs,
+                &mut self.next_doc,
+            )?,
+        };
         self.ids.allocated_docs.push(id);
         self.live_docs += 1;
         let seq = self.next_seq;
@@ -353,11 +390,21 @@ impl<'a> Txn<'a> {
 
     /// A cluster id — the lowest free one, else a new one.
     pub(crate) fn alloc_cluster(&mut self) -> Result<ClusterId> {
-        let id = take_id(
-            &self.free_clusters,
-            &mut self.ids.taken_clusters,
-            &mut self.next_cluster,
-        )?;
+        let id = match &mut self.pins {
+            Some(pins) => Txn::pinned_id(
+                pins.clusters.pop_front(),
+                &self.free_clusters,
+                &mut self.ids.taken_clusters,
+                &mut self.next_cluster,
+                "cluster",
+            )?,
+            None => take_id(
+                &self.free_clusters,
+                &mut self.ids.taken_clusters,
+                &mut self.next_cluster,
+            )?,
+        };
+        self.clusters_given.push(id);
         self.live_clusters += 1;
         if self.ix.recording_allocations() {
             self.ids.journal.push(Allocation {
@@ -569,6 +616,9 @@ impl<'a> Txn<'a> {
             );
         }
 
+        // The change feed's records, its trim and counters (see `write::feed`).
+        self.finish_feed();
+        let batch = &mut self.batch;
         let m = ix.cf(cf::META);
         batch.put_cf(m, meta::NEXT_DOC, self.next_doc.to_be_bytes());
         batch.put_cf(m, meta::NEXT_CLUSTER, self.next_cluster.to_be_bytes());
