@@ -54,7 +54,8 @@ impl Index {
     /// Checks every invariant: every live page has its key, text, postings, simhash entries and
     /// exactly one cluster, which the page → cluster map names (format 5 on); the block statistics of site chrome add up to the live pages'; every
     /// cluster's representative is a member and every member is live; no posting or simhash
-    /// entry names a deleted page; every checksum verifies; the counters and free ids agree.
+    /// entry names a deleted page; every checksum verifies; the counters and free ids agree;
+    /// the change feed holds every change after the trimmed ones, each decoding.
     /// Reads one snapshot, each column family once in key order (see the module docs); writes
     /// go on meanwhile.
     ///
@@ -81,6 +82,7 @@ impl Index {
         self.check_keys(&fz, &mut rep, &live, &mut keys, None)?;
         self.check_chrome_counts(&fz, &mut rep, &mut chrome, None)?;
         self.check_counters(&fz, &mut rep, &live, &cluster_ids)?;
+        self.check_changes(&fz, &mut rep)?;
         self.name_differences(&fz, &mut rep, &live, [&postings, &simhash, &keys, &chrome])?;
         Ok(rep)
     }
