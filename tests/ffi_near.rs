@@ -14,11 +14,9 @@
 
 mod common;
 
-use std::path::Path;
-use std::process::Command;
 use std::ptr;
 
-use common::native::{assert_clean, fresh_library, root, run, ASAN_ENV, SANITIZE, VALGRIND};
+use common::native::check_c_program;
 use common::{article_rich, edited, html};
 use neardup::ffi::nd_status::*;
 use neardup::ffi::*;
@@ -351,52 +349,7 @@ fn bad_arguments_give_statuses_and_leave_out_alone() {
     }
 }
 
-/// Compiles `tests/c/near.c` into `out` against the shared library.
-fn build_c(out: &Path, extra: &[&str]) {
-    let lib = fresh_library("libneardup.so");
-    let dir = lib.parent().expect("profile directory");
-    let status = Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()))
-        .args([
-            "-std=c99",
-            "-pedantic",
-            "-O1",
-            "-g",
-            "-Wall",
-            "-Wextra",
-            "-Werror",
-        ])
-        .args(extra)
-        .arg(root().join("tests/c/near.c"))
-        .arg("-I")
-        .arg(root().join("include"))
-        .arg("-L")
-        .arg(dir)
-        .arg(format!("-Wl,-rpath,{}", dir.display()))
-        .args(["-lneardup", "-lm", "-o"])
-        .arg(out)
-        .status()
-        .expect("run the C compiler (cc; scripts/setup.sh installs it)");
-    assert!(status.success(), "compiling tests/c/near.c failed");
-}
-
 #[test]
 fn c_program_finds_the_near_duplicates_plainly_under_sanitizers_and_valgrind() {
-    let work = tempfile::tempdir().expect("tempdir");
-    let plain = work.path().join("near");
-    build_c(&plain, &[]);
-    let sanitized = work.path().join("near_asan");
-    build_c(&sanitized, &SANITIZE);
-    type Run<'a> = (&'a str, &'a Path, &'a [&'a str], &'a [(&'a str, &'a str)]);
-    let runs: [Run<'_>; 3] = [
-        ("plain", &plain, &[], &[]),
-        ("ASan+UBSan", &sanitized, &[], &ASAN_ENV),
-        ("valgrind", &plain, VALGRIND, &[]),
-    ];
-    for (name, exe, wrapper, env) in runs {
-        let dir = work.path().join(format!("run-{}", name.replace('+', "-")));
-        std::fs::create_dir(&dir).expect("mkdir");
-        let out = run(exe, wrapper, env, &dir, &[&dir]);
-        println!("{name}: {}", String::from_utf8_lossy(&out.stdout));
-        assert_clean(&out, &format!("tests/c/near.c ({name})"), "near: ok");
-    }
+    check_c_program("near");
 }

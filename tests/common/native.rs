@@ -116,3 +116,61 @@ pub fn assert_clean(out: &Output, what: &str, ok_line: &str) {
         .collect();
     assert!(own.is_empty(), "{what} wrote to stderr:\n{stderr}");
 }
+
+/// Compiles `tests/c/{name}.c` (C99, warnings as errors, `extra` flags) into `out` against the
+/// shared library.
+fn build_c(name: &str, out: &Path, extra: &[&str]) {
+    let lib = fresh_library("libneardup.so");
+    let dir = lib.parent().expect("profile directory");
+    let src = root().join(format!("tests/c/{name}.c"));
+    let status = Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()))
+        .args([
+            "-std=c99",
+            "-pedantic",
+            "-O1",
+            "-g",
+            "-Wall",
+            "-Wextra",
+            "-Werror",
+        ])
+        .args(extra)
+        .arg(&src)
+        .arg("-I")
+        .arg(root().join("include"))
+        .arg("-L")
+        .arg(dir)
+        .arg(format!("-Wl,-rpath,{}", dir.display()))
+        .args(["-lneardup", "-lm", "-o"])
+        .arg(out)
+        .status()
+        .expect("run the C compiler (cc; scripts/setup.sh installs it)");
+    assert!(status.success(), "compiling {} failed", src.display());
+}
+
+/// Builds `tests/c/{name}.c` and runs it plainly, under ASan+UBSan and under valgrind, each run
+/// in an empty directory it gets as its argument; each must print "{name}: ok" and nothing of
+/// its own on stderr.
+pub fn check_c_program(name: &str) {
+    let work = tempfile::tempdir().expect("tempdir");
+    let plain = work.path().join(name);
+    build_c(name, &plain, &[]);
+    let sanitized = work.path().join(format!("{name}_asan"));
+    build_c(name, &sanitized, &SANITIZE);
+    type Run<'a> = (&'a str, &'a Path, &'a [&'a str], &'a [(&'a str, &'a str)]);
+    let runs: [Run<'_>; 3] = [
+        ("plain", &plain, &[], &[]),
+        ("ASan+UBSan", &sanitized, &[], &ASAN_ENV),
+        ("valgrind", &plain, VALGRIND, &[]),
+    ];
+    for (what, exe, wrapper, env) in runs {
+        let dir = work.path().join(format!("run-{}", what.replace('+', "-")));
+        std::fs::create_dir(&dir).expect("mkdir");
+        let out = run(exe, wrapper, env, &dir, &[&dir]);
+        println!("{what}: {}", String::from_utf8_lossy(&out.stdout));
+        assert_clean(
+            &out,
+            &format!("tests/c/{name}.c ({what})"),
+            &format!("{name}: ok"),
+        );
+    }
+}

@@ -353,6 +353,15 @@ fn load(src: &Sources) -> anyhow::Result<(Inputs, serde_json::Value)> {
     ))
 }
 
+/// The library's default options, with the block cache `--block-cache-mib` asks for.
+fn options(block_cache_mib: Option<usize>) -> neardup::IndexOptions {
+    let mut opts = neardup::IndexOptions::default();
+    if let Some(m) = block_cache_mib {
+        opts.block_cache_bytes = m << 20;
+    }
+    opts
+}
+
 fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     match cli.cmd {
@@ -425,13 +434,8 @@ fn main() -> anyhow::Result<()> {
             src,
         } => {
             let (inputs, _) = load(&src)?;
-            let mut opts = neardup::IndexOptions {
-                sketch_fallback,
-                ..neardup::IndexOptions::default()
-            };
-            if let Some(m) = block_cache_mib {
-                opts.block_cache_bytes = m << 20;
-            }
+            let mut opts = options(block_cache_mib);
+            opts.sketch_fallback = sketch_fallback;
             run::queries(
                 &inputs,
                 &dir.join("index"),
@@ -450,14 +454,10 @@ fn main() -> anyhow::Result<()> {
             src,
         } => {
             let (inputs, _) = load(&src)?;
-            let mut opts = neardup::IndexOptions::default();
-            if let Some(m) = block_cache_mib {
-                opts.block_cache_bytes = m << 20;
-            }
             run::memory(
                 &inputs,
                 &dir.join("index"),
-                opts,
+                options(block_cache_mib),
                 (pages, batch),
                 (seed, dup_share),
             )
