@@ -455,8 +455,7 @@ impl SimhashTables {
             .collect()
     }
 
-    /// Decodes a key into (table, original simhash, id); `None` when it is not 13 bytes or
-    /// names no table.
+    /// Decodes a key into (table, original simhash, id); `None` if not 13 bytes or no table.
     pub fn decode(&self, key: &[u8]) -> Option<(u8, u64, u32)> {
         if key.len() != 13 || key[0] >= self.tables {
             return None;
@@ -487,30 +486,31 @@ pub struct Budget {
 /// The options of column family `name` (merge operator, prefix extractor, filters), its table
 /// files read through `cache`.
 ///
-/// Nothing is loaded when a database opens but the manifest: index and filter partitions are read
-/// into the block cache as reads need them, and the whole-key Bloom filters of every
-/// level answer for the posting keys no page has — most keys a new page looks up — without
-/// reading a data block.
+/// Nothing is loaded at open but the manifest: index and filter partitions come into the block
+/// cache as reads need them, and whole-key Bloom filters answer for the posting keys no page has
+/// (most keys a new page looks up) without reading a data block.
 pub fn cf_options(name: &str, tables: SimhashTables, cache: &Cache, budget: &Budget) -> Options {
     let table = |bloom: bool| {
         let mut b = BlockBasedOptions::default();
         b.set_block_cache(cache);
         b.set_format_version(5);
+        // A hash index per data block spares point reads the binary search (the hottest RocksDB
+        // symbol at 1M pages; bench/README.md); not for the prefix-sought simhash tables.
+        if name != cf::SIMHASH {
+            b.set_data_block_index_type(rocksdb::DataBlockIndexType::BinaryAndHash);
+            b.set_data_block_hash_ratio(0.75);
+        }
         if bloom {
             b.set_bloom_filter(10.0, false);
-            // The simhash tables are only ever sought by prefix: their filters hold the
-            // prefixes alone, half the bits to keep in the cache.
+            // The simhash tables, sought by prefix, filter prefixes alone (half the bits).
             b.set_whole_key_filtering(name != cf::SIMHASH);
             b.set_optimize_filters_for_memory(true);
         }
         // Index and filter blocks live in the block cache, charged to its budget, partitioned
-        // (4 KiB partitions under a pinned top level) so that a read brings in only the parts
-        // it needs. Whole filters per table file are cheaper while all of them fit in the cache
-        // (a batched read looks a file's filter up once for all its keys: 1,471 against 1,855
-        // µs a page at 250,000 pages in the scale bench), but past that every miss reads and
-        // checksums a filter of megabytes: at 1.4 million pages with the default 256 MiB cache
-        // an ingest spent two thirds of its CPU copying and hashing filter blocks, and its cost
-        // a page went from 2.6 to 10.6 ms. Partitions degrade gracefully at any size.
+        // (4 KiB partitions under a pinned top level): a read brings in only the parts it needs.
+        // Whole filters per file are cheaper while they all fit in the cache (1,471 against
+        // 1,855 µs a page at 250k pages), but past that every miss reads and checksums a filter
+        // of megabytes (at 1.4M pages: 2.6 → 10.6 ms a page). Partitions degrade gracefully.
         b.set_cache_index_and_filter_blocks(true);
         b.set_pin_l0_filter_and_index_blocks_in_cache(true);
         b.set_index_type(BlockBasedIndexType::TwoLevelIndexSearch);
