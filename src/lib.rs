@@ -55,7 +55,7 @@ pub use methods::{Features, Method, Side};
 pub use options::{
     ChromeConfig, FrequentConfig, IndexOptions, RepresentativePolicy, SignatureConfig,
 };
-pub use signature::{Content, Signatures};
+pub use signature::{extract_page, Content, Extracted, Signatures};
 pub use storage::change::{Change, ChangeKind, PageChange};
 pub use storage::codec::{ClusterId, DocId};
 pub use verify::{Similarity, VerifyConfig};

@@ -171,6 +171,38 @@ pub fn main_text(content: Content<'_>, cfg: &SignatureConfig) -> Result<MainText
     })
 }
 
+/// A page's main text as a reader sees it (what `neardup extract` prints): before normalization,
+/// with the page's title and first heading and the text's language.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Extracted {
+    /// The page's `<title>` (empty for plain text).
+    pub title: String,
+    /// Its first `<h1>` (empty when it has none).
+    pub heading: String,
+    /// The main text, one paragraph a line, as extracted: not normalized (no case, width,
+    /// punctuation or script folding), so it reads as the page does.
+    pub text: String,
+    /// The text's language as an ISO 639-3 code ([`crate::text::language`]), `None` when it
+    /// cannot be told.
+    pub lang: Option<&'static str>,
+}
+
+/// The main text of a page as [`Signatures::compute`] finds it (decoded, extracted), with its
+/// title, heading and language, for a reader or an extraction benchmark.
+///
+/// # Errors
+/// As [`Signatures::compute`]: a page too large, binary, or of an unknown encoding.
+pub fn extract_page(content: Content<'_>, cfg: &SignatureConfig) -> Result<Extracted> {
+    let main = main_text(content, cfg)?;
+    let text = main.body();
+    Ok(Extracted {
+        lang: text::language(&text),
+        title: main.title,
+        heading: main.heading,
+        text,
+    })
+}
+
 /// The normalized text of a page, exactly [`Signatures::text`] of [`Signatures::compute`],
 /// without computing the signatures.
 ///

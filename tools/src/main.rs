@@ -186,6 +186,21 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Print the main text of every page as a JSON line, without an index: `id`, `title`,
+    /// `heading`, `text` (as extracted, before normalization, one paragraph a line) and `lang`
+    /// (ISO 639-3, null when it cannot be told). A page that cannot be read gives `id` and
+    /// `error`; a record that is not a page (bad JSON, a damaged archive record) `place` and
+    /// `error`. Pages are read as `ingest` reads them (JSONL, WARC, ARC; gzip or plain).
+    Extract {
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        /// Write here instead of standard output.
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Worker threads (0: all cores).
+        #[arg(long, default_value_t = 0)]
+        threads: usize,
+    },
     /// Extract the main text of every page and compute its signatures, without an index:
     /// prints pages, MB/s and how many pages gave no sentence fingerprint.
     Signatures {
@@ -587,6 +602,57 @@ fn query(index: &Path, files: &[PathBuf]) -> Result<()> {
     Ok(())
 }
 
+/// `neardup extract`: see [`Command::Extract`].
+fn extract(files: &[PathBuf], out: Option<&Path>, threads: usize) -> Result<()> {
+    set_threads(threads);
+    let cfg = SignatureConfig::default();
+    let sink: Box<dyn Write> = match out {
+        Some(p) => Box::new(
+            std::fs::File::create(p).with_context(|| format!("cannot create {}", p.display()))?,
+        ),
+        None => Box::new(std::io::stdout().lock()),
+    };
+    let mut w = BufWriter::new(sink);
+    let pb = bar("extract");
+    let mut pages = 0u64;
+    for path in files {
+        let mut reader = open_source(path, cfg.max_page_bytes)?;
+        while !reader.is_done() {
+            let input::Chunk {
+                pages: chunk,
+                skips,
+                ..
+            } = reader.next_chunk(input::Limit {
+                pages: 2048,
+                bytes: CHUNK_BYTES,
+            });
+            for s in skips {
+                let line = serde_json::json!({"place": s.place, "error": s.reason});
+                writeln!(w, "{line}")?;
+            }
+            let results: Vec<_> = chunk
+                .par_iter()
+                .map(|(_, p)| neardup::extract_page(page_of(p).content, &cfg))
+                .collect();
+            for ((_, p), r) in chunk.iter().zip(results) {
+                let line = match r {
+                    Ok(e) => serde_json::json!({
+                        "id": p.key, "title": e.title, "heading": e.heading,
+                        "text": e.text, "lang": e.lang,
+                    }),
+                    Err(e) => serde_json::json!({"id": p.key, "error": e.to_string()}),
+                };
+                writeln!(w, "{line}")?;
+                pages += 1;
+            }
+            pb.set_position(pages);
+        }
+    }
+    pb.finish_and_clear();
+    w.flush()?;
+    Ok(())
+}
+
 fn signatures(files: &[PathBuf], threads: usize) -> Result<()> {
     set_threads(threads);
     let cfg = SignatureConfig::default();
@@ -830,6 +896,11 @@ fn main() -> Result<()> {
             Ok(())
         }
         Command::Signatures { files, threads } => signatures(&files, threads),
+        Command::Extract {
+            files,
+            out,
+            threads,
+        } => extract(&files, out.as_deref(), threads),
         Command::Explain { index, pages, json } => explain(index.as_deref(), &pages, json),
     }
 }

@@ -479,3 +479,76 @@ fn ingest_defaults_to_input_order() {
     let help = String::from_utf8(run(&["ingest", "--help"]).stdout).unwrap();
     assert!(help.contains("[default: input]"), "{help}");
 }
+
+/// `neardup extract`: one JSON line a page with its main text as extracted (not normalized),
+/// title and language; a page that cannot be read and a line that is not a page are reported,
+/// in input order, and nothing is left out.
+#[test]
+fn extract_prints_the_main_text_of_every_page() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("pages.jsonl");
+    let mut f = std::fs::File::create(&input).unwrap();
+    let article = |title: &str, body: &str| {
+        format!(
+            "<html><head><title>{title}</title></head><body><nav><a href='/'>Home</a></nav>\
+             <article><h1>{title}</h1><p>{body}</p><p>{body}</p></article></body></html>"
+        )
+    };
+    let en = "The committee met on Tuesday to discuss the new railway timetable, which \
+              changes the morning trains for the three villages along the river valley.";
+    let zh = "委員會於週二開會討論新的鐵路時刻表，這將改變沿河谷三個村莊的早班火車時間安排。";
+    let ja = "委員会は火曜日に会合を開き、川沿いの三つの村を結ぶ朝の列車の新しい時刻表について話し合いました。";
+    for (id, title, body) in [
+        ("en", "Timetable", en),
+        ("zh", "時刻表", zh),
+        ("ja", "時刻表", ja),
+    ] {
+        let line = serde_json::json!({"id": id, "html": article(title, body)});
+        writeln!(f, "{line}").unwrap();
+    }
+    writeln!(f, "{{\"id\": \"broken\", \"html\": ").unwrap();
+    let binary: String = (0..3000u32)
+        .map(|i| char::from_u32(i % 9).unwrap())
+        .collect();
+    writeln!(f, "{}", serde_json::json!({"id": "binary", "html": binary})).unwrap();
+    drop(f);
+
+    let out = dir.path().join("out.jsonl");
+    run(&["extract", "--out", s(&out), s(&input)]);
+    let lines: Vec<serde_json::Value> = std::fs::read_to_string(&out)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let by_id = |id: &str| lines.iter().find(|l| l["id"] == id).unwrap().clone();
+    let en_row = by_id("en");
+    assert_eq!(en_row["title"], "Timetable");
+    assert_eq!(en_row["lang"], "eng");
+    assert!(en_row["text"]
+        .as_str()
+        .unwrap()
+        .contains("railway timetable"));
+    assert!(
+        !en_row["text"].as_str().unwrap().contains("Home"),
+        "{en_row}"
+    );
+    // Not normalized: the traditional characters and full-width punctuation are kept.
+    let zh_row = by_id("zh");
+    assert!(
+        zh_row["text"]
+            .as_str()
+            .unwrap()
+            .contains("委員會於週二開會"),
+        "{zh_row}"
+    );
+    assert_eq!(zh_row["lang"], "cmn");
+    assert_eq!(by_id("ja")["lang"], "jpn");
+    assert!(by_id("binary")["error"].as_str().is_some());
+    assert!(lines
+        .iter()
+        .any(|l| l["place"].as_str().is_some() && l["error"].as_str().is_some()));
+    assert_eq!(lines.len(), 5);
+    // Standard output is the default.
+    let stdout = run(&["extract", s(&input)]).stdout;
+    assert_eq!(stdout, std::fs::read(&out).unwrap());
+}
