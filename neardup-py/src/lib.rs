@@ -138,6 +138,37 @@ fn signatures(
     Ok(sig.into())
 }
 
+/// The main text of one page as a reader sees it (what ``neardup extract`` prints): a dict with
+/// ``title``, ``heading``, ``text`` (as extracted, one paragraph a line, before normalization)
+/// and ``lang`` (an ISO 639-3 code such as ``"eng"``, ``"cmn"``, ``"jpn"``; None when it cannot
+/// be told). Give ``html`` (bytes in any encoding, or str) or ``text`` (str). ``config``
+/// overrides fields of the signature configuration (``max_page_bytes``...).
+///
+/// Raises ``PageTooLargeError``, ``BinaryPageError``, ``InvalidArgumentError``.
+#[pyfunction]
+#[pyo3(signature = (html=None, text=None, **config))]
+fn extract<'py>(
+    py: Python<'py>,
+    html: Option<&Bound<'py, PyAny>>,
+    text: Option<&Bound<'py, PyAny>>,
+    config: Option<&Bound<'py, PyDict>>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let cfg: SignatureConfig = options::from_kwargs(py, config)?;
+    let body = Body::from_args(py, html, text)?;
+    let e = py
+        .detach(|| {
+            cfg.validate()?;
+            neardup::extract_page(body.content(), &cfg)
+        })
+        .py(py)?;
+    let d = PyDict::new(py);
+    d.set_item("title", e.title)?;
+    d.set_item("heading", e.heading)?;
+    d.set_item("text", e.text)?;
+    d.set_item("lang", e.lang)?;
+    Ok(d)
+}
+
 /// Trustable-LCS verification of two normalized texts (``Signatures.text``): their resemble and
 /// contain rates and whether they are similar under the thresholds. ``config`` overrides fields
 /// of the verification configuration (``resemble_threshold``, ``contain_threshold``, ``theta``...).
@@ -282,6 +313,7 @@ fn _neardup(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<types::Change>()?;
     m.add_function(wrap_pyfunction!(types::_restore, m)?)?;
     m.add_function(wrap_pyfunction!(signatures, m)?)?;
+    m.add_function(wrap_pyfunction!(extract, m)?)?;
     m.add_function(wrap_pyfunction!(verify, m)?)?;
     m.add_function(wrap_pyfunction!(host_of, m)?)?;
     m.add_function(wrap_pyfunction!(_signatures_columns, m)?)?;

@@ -385,6 +385,9 @@ class InsertionSession:
 def signatures(html: Optional[Html] = None, text: Optional[str] = None, **config: Any) -> Signatures:
     """The signatures of one page; ``config`` overrides ``SignatureConfig`` fields."""
 
+def extract(html: Optional[Html] = None, text: Optional[str] = None, **config: Any) -> Dict[str, Any]:
+    """The main text of one page: ``title``, ``heading``, ``text`` (before normalization), ``lang``."""
+
 def verify(a: str, b: str, **config: Any) -> Similarity:
     """Trustable-LCS verification of two normalized texts; ``config`` overrides ``VerifyConfig``."""
 
