@@ -48,8 +48,8 @@ pub use index::{
     dir_bytes, explain_pair, host_of, BatchMetrics, BatchOptions, BatchOrder, Changes, CheckReport,
     ChromeStats, ClusterInfo, Clusters, CompactReport, Deletion, ExplainedPage, Explanation, Index,
     InsertMetrics, Keys, Latency, Members, Metrics, Moved, NearDuplicate, NearOptions, OpMetrics,
-    OrderScope, Page, Pages, Record, Score, SourcedContent, SourcedPage, Stats, TextSource, Timing,
-    Verdict,
+    OrderScope, Page, Pages, PairStage, Record, Score, SourcedContent, SourcedPage, Stats,
+    TextSource, Timing, Verdict,
 };
 pub use methods::{Features, Method, Side};
 pub use options::{

@@ -43,7 +43,7 @@ pub(crate) use decide::{Probe, FREQUENT_HOSTS, FREQUENT_PAGES};
 pub(crate) use ids::Counters;
 pub use ids::{AllocatedId, Allocation};
 pub use maintain::{
-    dir_bytes, explain_pair, CheckReport, CompactReport, ExplainedPage, Explanation,
+    dir_bytes, explain_pair, CheckReport, CompactReport, ExplainedPage, Explanation, PairStage,
 };
 pub use metrics::{BatchMetrics, InsertMetrics, Latency, Metrics, OpMetrics};
 pub use read::{Changes, Clusters, Keys, Members, NearDuplicate, NearOptions, Pages, Score};

@@ -968,5 +968,7 @@ fn explain(index: Option<&std::path::Path>, pages: &[String], json: bool) -> Res
         s.resemble, s.contain, e.exact, e.codes_conflict
     );
     println!("{}", e.rule);
+    let stage = serde_json::to_value(e.stage)?;
+    println!("stage: {}", stage.as_str().unwrap_or("?"));
     Ok(())
 }

@@ -4,9 +4,11 @@
 use serde::Serialize;
 
 use crate::fingerprint::{codes_conflict, hamming};
+use crate::index::decide::{Probe, MEMBER_FALLBACK};
 use crate::index::{Index, View};
 use crate::options::IndexOptions;
 use crate::signature::{signature_sets_of, Signatures};
+use crate::storage::codec::DocId;
 use crate::verify::{unit_spans, verify, Similarity};
 use crate::{Error, Result};
 
@@ -33,6 +35,38 @@ pub struct ExplainedPage {
     /// on the shorter text's own curve on the shorter page (see
     /// [`crate::verify::VerifyConfig::shorter_side`]); empty when there is none.
     pub regions: Vec<(usize, usize)>,
+}
+
+/// The stage of the pipeline that decided a pair: where two pages that are not found near
+/// duplicates were lost — what classifies the misses of a corpus (issue #35) — or
+/// [`PairStage::Duplicate`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PairStage {
+    /// Near duplicates, and found: candidates, verified, similar.
+    Duplicate,
+    /// Not compared: a page has (almost) no main text ([`IndexOptions::min_text_width`]).
+    NoMainText,
+    /// Kept apart by their headings' model codes ([`IndexOptions::heading_codes`]).
+    CodesConflict,
+    /// Never candidates: no key shared (or only over-frequent ones, in an index) and no
+    /// simhash look-up that reaches the other page.
+    NoCandidate,
+    /// A candidate, but ranked below what a page verifies: neither the page nor the
+    /// representative of its cluster is among the clusters ranked first
+    /// ([`IndexOptions::max_clusters_verified`]) or their best-sharing members (index only).
+    RankedOut,
+    /// The filter skeletons are too short to reach a threshold (seed 000 §4.3, early reject).
+    Skeleton,
+    /// The skeletons' edit distance exceeds what a similar pair can have (Myers' bound).
+    Bound,
+    /// The plain LCS reaches a threshold, the trustable LCS does not: the gaps of the
+    /// alignment cut it ([`crate::VerifyConfig::theta`], seed 000 §4.4).
+    TrustableLcs,
+    /// Even the plain LCS is below both thresholds.
+    Thresholds,
+    /// Not near duplicates under another method's rule.
+    MethodRule,
 }
 
 /// Every signal of a pair and the decision (see [`Index::explain`] and [`explain_pair`]).
@@ -63,6 +97,11 @@ pub struct Explanation {
     pub duplicate: bool,
     /// The rule that made the decision, in words.
     pub rule: String,
+    /// Where the pair was decided: [`PairStage::Duplicate`], or the stage that lost it. Without an
+    /// index, a pair is a candidate when it shares a key or its simhashes are within the
+    /// index's distance; [`Index::explain`] runs the later page's candidate search in the index
+    /// as it stands.
+    pub stage: PairStage,
 }
 
 /// Explains a pair of pages from their signatures, under `opts` (as [`Index::insert`] would
@@ -172,6 +211,23 @@ fn explain_pair_in(
             ),
         )
     };
+    let shared_fingerprints = shared(&a.fingerprints, &b.fingerprints);
+    let shared_clause_keys = shared(&a.sketch, &b.sketch);
+    let simhash_distance = hamming(a.simhash, b.simhash);
+    let candidates = exact
+        || shared_fingerprints + shared_clause_keys > 0
+        || simhash_distance <= opts.simhash_max_distance;
+    let stage = if no_main_text {
+        PairStage::NoMainText
+    } else if conflict {
+        PairStage::CodesConflict
+    } else if !candidates {
+        PairStage::NoCandidate
+    } else if duplicate {
+        PairStage::Duplicate
+    } else {
+        verification_stage(&sim, method, v)
+    };
     let side = |name: &str, s: &Signatures, regions: Vec<(usize, usize)>| ExplainedPage {
         name: name.to_string(),
         chars: s.text.chars().count(),
@@ -202,9 +258,9 @@ fn explain_pair_in(
         (char_regions(a, &shorter), char_regions(b, &sim.regions))
     };
     Explanation {
-        shared_fingerprints: shared(&a.fingerprints, &b.fingerprints),
-        shared_clause_keys: shared(&a.sketch, &b.sketch),
-        simhash_distance: hamming(a.simhash, b.simhash),
+        shared_fingerprints,
+        shared_clause_keys,
+        simhash_distance,
         exact,
         codes_conflict: conflict,
         no_main_text,
@@ -214,10 +270,71 @@ fn explain_pair_in(
         method: method.name().to_string(),
         duplicate,
         rule,
+        stage,
+    }
+}
+
+/// The verification stage that kept a pair apart (see [`PairStage`]).
+fn verification_stage(
+    sim: &Similarity,
+    method: &crate::Method,
+    v: &crate::VerifyConfig,
+) -> PairStage {
+    if !method.is_lcs() {
+        PairStage::MethodRule
+    } else if sim.early_reject {
+        PairStage::Skeleton
+    } else if sim.bound_exceeded {
+        PairStage::Bound
+    } else {
+        let (r, c) = crate::verify::rates(sim.lcs, sim.len_a, sim.len_b);
+        if crate::verify::is_similar(r, c, v) {
+            PairStage::TrustableLcs
+        } else {
+            PairStage::Thresholds
+        }
+    }
+}
+
+impl PairStage {
+    /// A stage of the verification (the pair was compared and kept apart).
+    fn is_verification(self) -> bool {
+        matches!(
+            self,
+            PairStage::Skeleton
+                | PairStage::Bound
+                | PairStage::TrustableLcs
+                | PairStage::Thresholds
+                | PairStage::MethodRule
+        )
     }
 }
 
 impl Index {
+    /// Where the candidate search of page `probe_id` loses page `held`: [`PairStage::NoCandidate`]
+    /// when no posting (nor the simhash fallback) reaches it, [`PairStage::RankedOut`] when it
+    /// is a candidate but neither it nor its cluster's representative is verified
+    /// ([`Index::decide`]); `None` when the search reaches it.
+    fn search_stage(
+        &self,
+        probe: &Signatures,
+        probe_id: DocId,
+        held: DocId,
+    ) -> Result<Option<PairStage>> {
+        let probe = Probe::of(probe, &self.opts.signature.method);
+        if !self.gather(self, &probe)?.cands.contains_key(&held) {
+            return Ok(Some(PairStage::NoCandidate));
+        }
+        let ranked = self.rank(self, &probe, Some(probe_id), None)?;
+        for (i, &(cid, rank)) in ranked.clusters.iter().enumerate() {
+            let rep = self.cluster(cid)?.map(|c| c.representative);
+            if rep == Some(held) || (i < MEMBER_FALLBACK && rank.best_member == held) {
+                return Ok(None);
+            }
+        }
+        Ok(Some(PairStage::RankedOut))
+    }
+
     /// Explains a pair of stored pages (see [`Explanation`]): signatures are recomputed from the
     /// stored texts, so the index must store them.
     ///
@@ -252,6 +369,26 @@ impl Index {
         };
         let (a, b) = (sig_of(key_a)?, sig_of(key_b)?);
         let mut e = self.with_df(|df| explain_pair_in((key_a, &a), (key_b, &b), &self.opts, df));
+        // The pair's search stages as the index stands: the later page (higher insertion
+        // number) searched for, as when it was inserted, the other held.
+        if matches!(e.stage, PairStage::Duplicate | PairStage::NoCandidate)
+            || e.stage.is_verification()
+        {
+            let id = |key: &str| -> Result<DocId> {
+                self.key_id(key)?
+                    .ok_or_else(|| Error::NotFound(key.to_string()))
+            };
+            let (id_a, id_b) = (id(key_a)?, id(key_b)?);
+            let seq = |id| -> Result<u64> { Ok(self.doc(id)?.map_or(0, |r| r.seq)) };
+            let (probe, probe_id, held) = if seq(id_a)? >= seq(id_b)? {
+                (&a, id_a, id_b)
+            } else {
+                (&b, id_b, id_a)
+            };
+            if let Some(lost) = self.search_stage(probe, probe_id, held)? {
+                e.stage = lost;
+            }
+        }
         for (side, key) in [(&mut e.a, key_a), (&mut e.b, key_b)] {
             if let Some(id) = self.key_id(key)? {
                 side.chrome_blocks_dropped = self.page_blocks(id)?.map_or(0, |b| b.dropped.len());

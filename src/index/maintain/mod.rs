@@ -12,7 +12,7 @@ use rocksdb::{BottommostLevelCompaction, CompactOptions, IteratorMode};
 
 pub use check::CheckReport;
 pub use compact::{dir_bytes, CompactReport};
-pub use explain::{explain_pair, ExplainedPage, Explanation};
+pub use explain::{explain_pair, ExplainedPage, Explanation, PairStage};
 
 use super::metrics::Metrics;
 use super::types::{ChromeStats, Stats};
