@@ -50,7 +50,7 @@ fn main() {
             t[2] = Instant::now();
             let body = main.body();
             t[3] = Instant::now();
-            let norm = text::normalize(&body, cfg.fold_traditional);
+            let norm = text::normalize(&body, cfg.folding());
             t[4] = Instant::now();
             let sentences = text::split_sentences(&norm);
             t[5] = Instant::now();

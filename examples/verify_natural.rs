@@ -130,7 +130,7 @@ fn main() {
         vcfg.max_iterations = it;
     }
     println!("verify config: {vcfg:?}");
-    let fold = SignatureConfig::default().fold_traditional;
+    let fold = SignatureConfig::default().folding();
 
     // Texts, normalized as the index does.
     let texts: HashMap<String, String> = read_jsonl(&format!("{dir}/maintext.jsonl.gz"))

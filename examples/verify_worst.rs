@@ -106,7 +106,7 @@ fn main() {
         .nth(1)
         .unwrap_or_else(|| "../shared/bench/natural-dev".to_string());
     let only = std::env::args().nth(2).unwrap_or_default();
-    let fold = SignatureConfig::default().fold_traditional;
+    let fold = SignatureConfig::default().folding();
     let meta = std::fs::read_to_string(format!("{dir}/meta.tsv")).expect("meta.tsv");
     let info: HashMap<String, (String, String)> = meta
         .lines()

@@ -993,6 +993,12 @@ class Options {
     check(nd_options_set_fold_traditional(opts_, value));
     return *this;
   }
+  /// Fold traditional Chinese only in Chinese text, not in Japanese or Korean (default true;
+  /// stored; an index made before the option folds every text).
+  Options& fold_only_chinese(bool value) {
+    check(nd_options_set_fold_only_chinese(opts_, value));
+    return *this;
+  }
   /// Store normalized texts in the index (default true; stored, must match). Off, set a
   /// text_source.
   Options& store_texts(bool value) {

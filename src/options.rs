@@ -50,6 +50,15 @@ pub struct SignatureConfig {
     pub max_page_bytes: usize,
     /// Fold traditional Chinese characters to simplified ones during normalization.
     pub fold_traditional: bool,
+    /// Fold them only in text written in Chinese: not in a text (a page's main text, a block)
+    /// whose kana or hangul make at least a tenth of its CJK characters — Japanese or Korean,
+    /// where a kanji or hanja is not a traditional Chinese character and folding it (販売 →
+    /// 贩売, 機能 → 机能) makes the stored text wrong and merges distinct spellings. Default
+    /// true. An index made before this option existed keeps folding every text, as its stored
+    /// texts were folded: its stored configuration does not name the option, and opening it
+    /// takes `false` whatever the options ask (a build before the option ignores it).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub fold_only_chinese: bool,
     /// The near-duplicate method: seed 000's LCS (the default) or one of the seeds' other
     /// methods (see [`crate::Method`]). Left out of the stored configuration when it is the
     /// default, so indexes made before methods existed read as LCS indexes.
@@ -72,12 +81,25 @@ impl Default for SignatureConfig {
             simhash_cjk_ngram: 2,
             max_page_bytes: 16 << 20,
             fold_traditional: true,
+            fold_only_chinese: true,
             method: crate::Method::Lcs,
         }
     }
 }
 
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
 impl SignatureConfig {
+    /// What normalization folds (see [`crate::text::Folding`]).
+    pub fn folding(&self) -> crate::text::Folding {
+        crate::text::Folding {
+            traditional: self.fold_traditional,
+            only_chinese: self.fold_only_chinese,
+        }
+    }
+
     /// The parameters of the sentence fingerprints and clause keys.
     pub fn sentence_params(&self) -> crate::fingerprint::SentenceParams {
         crate::fingerprint::SentenceParams {

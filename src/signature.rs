@@ -217,8 +217,8 @@ pub fn normalized_text(content: Content<'_>, cfg: &SignatureConfig) -> Result<St
 /// with the title and the blocks on lines of their own ([`crate::methods::topic::structured_text`]).
 pub(crate) fn page_text(main: &MainText, cfg: &SignatureConfig) -> String {
     match cfg.method {
-        Method::Topic(_) => crate::methods::topic::structured_text(main, cfg.fold_traditional),
-        _ => text::normalize(&main.body(), cfg.fold_traditional),
+        Method::Topic(_) => crate::methods::topic::structured_text(main, cfg.folding()),
+        _ => text::normalize(&main.body(), cfg.folding()),
     }
 }
 

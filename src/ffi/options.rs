@@ -216,6 +216,25 @@ pub unsafe extern "C" fn nd_options_set_fold_traditional(
     unsafe { assign(opts, |o| o.opts.signature.fold_traditional = value) }
 }
 
+/// Fold traditional Chinese only in text written in Chinese, not in Japanese or Korean text
+/// (kana or hangul a tenth of its CJK characters), whose kanji are not traditional Chinese
+/// (default true; stored). An index made before this option folds every text and keeps doing
+/// so whatever is set here.
+///
+/// # Errors
+/// `ND_NULL_POINTER` when `opts` is NULL.
+///
+/// # Safety
+/// `opts` is NULL or a live `nd_options`.
+#[no_mangle]
+pub unsafe extern "C" fn nd_options_set_fold_only_chinese(
+    opts: *mut nd_options,
+    value: bool,
+) -> nd_status {
+    // SAFETY: forwarded contract.
+    unsafe { assign(opts, |o| o.opts.signature.fold_only_chinese = value) }
+}
+
 /// Store each page's normalized text in the index (default true; stored, must match). Off,
 /// the index keeps only signatures and asks the text source (`nd_options_set_text_source`)
 /// for a page's content when it must verify against it.

@@ -32,7 +32,7 @@ use super::{Index, Page};
 use crate::signature::{main_text, Content, Signatures};
 use crate::storage::codec::{self, PageBlocks};
 use crate::storage::{cf, chrome_key};
-use crate::text::{block_digest, BlockKind, MainText, Paragraph};
+use crate::text::{block_digest, BlockKind, Folding, MainText, Paragraph};
 use crate::Result;
 
 /// A page after step 1.
@@ -155,7 +155,7 @@ impl Learned {
 /// The digest of a paragraph that may be chrome, with its length in characters: sub-titles are
 /// never chrome — they open the sections of the page's own text (the stock headings of a writing
 /// template, "Rules", "Goal", are shared by its pages but belong to each) — and stop a run.
-fn digest_of(p: &Paragraph, fold: bool) -> Option<(u64, usize)> {
+fn digest_of(p: &Paragraph, fold: Folding) -> Option<(u64, usize)> {
     match p.kind {
         BlockKind::Heading(_) => None,
         BlockKind::Text | BlockKind::Pre => block_digest(&p.text, fold),
@@ -164,7 +164,7 @@ fn digest_of(p: &Paragraph, fold: bool) -> Option<(u64, usize)> {
 
 /// The main text without the runs of paragraphs whose digest is in `dropped` (sorted) that open
 /// and close it — the paragraphs [`Learned::decide`] dropped, found again from the record.
-pub(crate) fn strip(main: &MainText, dropped: &[u64], fold: bool) -> MainText {
+pub(crate) fn strip(main: &MainText, dropped: &[u64], fold: Folding) -> MainText {
     let is_dropped =
         |p: &&Paragraph| digest_of(p, fold).is_some_and(|(d, _)| dropped.binary_search(&d).is_ok());
     let ps = &main.paragraphs;
@@ -203,7 +203,7 @@ impl Index {
             main.paragraphs
                 .iter()
                 .map(|p| {
-                    digest_of(p, cfg.fold_traditional)
+                    digest_of(p, cfg.folding())
                         .filter(|&(_, chars)| chars <= chrome.max_block_chars as usize)
                         .map(|(d, _)| d)
                 })
@@ -246,7 +246,7 @@ impl Index {
         let cfg = &self.opts.signature;
         match rec {
             Some(mut rec) if !rec.dropped.is_empty() => {
-                let stripped = strip(&ex.main, &rec.dropped, cfg.fold_traditional);
+                let stripped = strip(&ex.main, &rec.dropped, cfg.folding());
                 let sig = Signatures::from_main_text(stripped, cfg);
                 if self.opts.signature.method.main_width(&sig.text) >= self.opts.min_text_width {
                     return (sig, Some(rec));
@@ -402,12 +402,12 @@ mod tests {
         };
         let digest = |t: &str| block_digest(t, true).unwrap().0;
         let dropped = vec![digest("© 1999 Acme Trading Company")];
-        let s = strip(&main, &dropped, true);
+        let s = strip(&main, &dropped, true.into());
         assert_eq!(s.body(), "Body text here.\nMore body.");
         assert_eq!(s.title, "T");
         // The same block inside the body stays.
         let mut inside = main.clone();
         inside.paragraphs.swap(1, 2);
-        assert_eq!(strip(&inside, &dropped, true), inside);
+        assert_eq!(strip(&inside, &dropped, true.into()), inside);
     }
 }

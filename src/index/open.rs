@@ -204,9 +204,11 @@ impl Index {
         // refused open must leave the index as the build that wrote it can read it.
         // The simhash tables are those of the format found (FORMAT.md "simhash").
         let mut format = FORMAT_VERSION;
+        let mut opts = opts;
         if path.join("CURRENT").exists() {
             let (stored, config) = storage::read_meta(&path)?;
             if let Some(stored) = stored {
+                adopt_stored_folding(&mut opts, config.as_deref());
                 format = check_stored(&stored, config.as_deref(), &StoredConfig::of(&opts))?;
             }
         }
@@ -619,6 +621,18 @@ fn check_stored(format: &[u8], config: Option<&[u8]>, wanted: &StoredConfig) -> 
         });
     }
     Ok(found)
+}
+
+/// An index whose stored configuration does not name `fold_only_chinese` (made before the
+/// option, or with it off) folds every text, as its stored texts were folded: it is opened so
+/// whatever `opts` asks (see [`SignatureConfig::fold_only_chinese`]).
+fn adopt_stored_folding(opts: &mut IndexOptions, config: Option<&[u8]>) {
+    let names_it = config
+        .and_then(|c| serde_json::from_slice::<serde_json::Value>(c).ok())
+        .is_some_and(|v| v["signature"].get("fold_only_chinese").is_some());
+    if !names_it {
+        opts.signature.fold_only_chinese = false;
+    }
 }
 
 /// The first field where two JSON values differ: (path, stored, wanted).

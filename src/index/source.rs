@@ -131,7 +131,7 @@ impl Index {
         let main = main_text(content, cfg)
             .map_err(|e| unavailable(&format!("the text source gave a page that fails: {e}")))?;
         let main = match blocks {
-            Some(b) if !b.dropped.is_empty() => strip(&main, &b.dropped, cfg.fold_traditional),
+            Some(b) if !b.dropped.is_empty() => strip(&main, &b.dropped, cfg.folding()),
             _ => main,
         };
         let text = page_text(&main, cfg);

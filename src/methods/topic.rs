@@ -84,8 +84,9 @@ pub struct Topic {
 /// `<title>`) on the first line — always ended by a line break — then one block a line,
 /// sub-titles starting with [`SUBTITLE_MARK`]. Every piece is normalized on its own, so the text
 /// is normalized too.
-pub fn structured_text(main: &MainText, fold_traditional: bool) -> String {
-    let clean = |s: &str| normalize(s, fold_traditional).replace(['\n', SUBTITLE_MARK], " ");
+pub fn structured_text(main: &MainText, fold: impl Into<crate::text::Folding>) -> String {
+    let fold = fold.into();
+    let clean = |s: &str| normalize(s, fold).replace(['\n', SUBTITLE_MARK], " ");
     let title = if main.heading.trim().is_empty() {
         &main.title
     } else {

@@ -44,8 +44,8 @@ pub fn masked(normalized: &str) -> String {
 
 /// The digest of a paragraph of a page's main text and the length of its normalized text in
 /// characters; `None` for an empty paragraph.
-pub fn block_digest(paragraph: &str, fold_traditional: bool) -> Option<(u64, usize)> {
-    let text = normalize(paragraph, fold_traditional);
+pub fn block_digest(paragraph: &str, fold: impl Into<super::Folding>) -> Option<(u64, usize)> {
+    let text = normalize(paragraph, fold);
     if text.is_empty() {
         return None;
     }

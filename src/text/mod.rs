@@ -15,7 +15,7 @@ pub use extract::extract;
 pub use flat::{extract_flat, nesting_depth, MAX_DEPTH};
 pub use main_text::{BlockKind, MainText, Paragraph};
 pub(crate) use normalize::width_without_spaces;
-pub use normalize::{char_width, is_cjk, is_ideograph, normalize, width};
+pub use normalize::{char_width, is_cjk, is_ideograph, normalize, width, Folding};
 pub use sentence::{split as split_sentences, Sentence};
 
 /// The language of a text, as an ISO 639-3 code (`"eng"`, `"cmn"` for Chinese, `"jpn"`,

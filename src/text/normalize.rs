@@ -179,12 +179,58 @@ fn tw2sp() -> Option<&'static ferrous_opencc::OpenCC> {
     .as_ref()
 }
 
-/// Normalizes text (see the module docs). `fold_traditional` folds traditional Chinese
-/// characters to simplified ones. Letter case is kept (it tells sentence starts apart); the
-/// consumers that want case-insensitive text fold it themselves.
-pub fn normalize(raw: &str, fold_traditional: bool) -> String {
+/// Which text the traditional → simplified folding of [`normalize`] applies to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Folding {
+    /// Fold traditional Chinese characters to simplified ones.
+    pub traditional: bool,
+    /// Only in text written in Chinese: not in text whose kana or hangul make a tenth of its CJK
+    /// characters (Japanese, Korean), where a kanji or hanja is not a traditional Chinese
+    /// character (販売 is not 贩卖, 機能 not 机能). See [`crate::SignatureConfig::fold_only_chinese`].
+    pub only_chinese: bool,
+}
+
+/// `true` folds every text with Han characters (as before the folding had a scope), `false`
+/// none.
+impl From<bool> for Folding {
+    fn from(traditional: bool) -> Self {
+        Folding {
+            traditional,
+            only_chinese: false,
+        }
+    }
+}
+
+/// Is `text` (with Han characters) written in Japanese or Korean: kana or hangul at least a tenth
+/// of its CJK characters? A Chinese page quoting a Japanese name has a few kana among thousands
+/// of Han characters; Japanese prose is a third to a half kana.
+fn kana_or_hangul_text(text: &str) -> bool {
+    let (mut cjk, mut other) = (0usize, 0usize);
+    for c in text.chars() {
+        let u = c as u32;
+        if is_ideograph(c) {
+            cjk += 1;
+        } else if matches!(u, 0x3040..=0x30FA | 0x30FC..=0x30FF | 0x31F0..=0x31FF)
+            || matches!(u, 0xAC00..=0xD7AF | 0x1100..=0x11FF | 0x3130..=0x318F)
+        {
+            cjk += 1;
+            other += 1;
+        }
+    }
+    other * 10 >= cjk && other > 0
+}
+
+/// Normalizes text (see the module docs). `fold` says whether traditional Chinese characters
+/// are folded to simplified ones, and in which text ([`Folding`]; a `bool` folds every text or
+/// none). Letter case is kept (it tells sentence starts apart); the consumers that want
+/// case-insensitive text fold it themselves.
+pub fn normalize(raw: &str, fold: impl Into<Folding>) -> String {
+    let fold = fold.into();
     let nfkc = nfkc(raw);
-    let folded = if fold_traditional && nfkc.chars().any(is_ideograph) {
+    let folded = if fold.traditional
+        && nfkc.chars().any(is_ideograph)
+        && !(fold.only_chinese && kana_or_hangul_text(&nfkc))
+    {
         fold_to_mainland(nfkc)
     } else {
         nfkc
@@ -228,6 +274,28 @@ pub fn normalize(raw: &str, fold_traditional: bool) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn japanese_and_korean_text_is_not_folded_when_only_chinese_is() {
+        let only = Folding {
+            traditional: true,
+            only_chinese: true,
+        };
+        let ja = "新しい販売機能について説明します。";
+        assert_eq!(normalize(ja, only), "新しい販売機能について説明します.");
+        // The bool form folds every text, as before the scope existed.
+        assert_ne!(normalize(ja, true), normalize(ja, only));
+        assert!(normalize(ja, true).contains("贩"));
+        let ko = "新機能 판매 기능에 대한 설명입니다";
+        assert_eq!(normalize(ko, only), normalize(ko, false));
+        // Chinese, with a Japanese name quoted: folded.
+        let zh =
+            "這個軟體的新功能說明，參見「ラーメン」一節。這個軟體的使用者介面與檔案管理都已更新，\
+                  請在設定中選擇新的預設值，然後重新啟動程式，所有的變更才會生效。";
+        assert_eq!(normalize(zh, only), normalize(zh, true));
+        assert!(normalize(zh, only).contains("这个"));
+        assert_eq!(normalize("販売", false), "販売");
+    }
 
     #[test]
     fn the_fast_path_equals_nfkc() {

@@ -542,6 +542,7 @@ void admin(const std::string& root) {
       .heading_codes(true)
       .sticky_representative(true)
       .fold_traditional(true)
+      .fold_only_chinese(true)
       .create_if_missing(true)
       .signature(neardup::Signature{});
   Options moved_options = std::move(o);
