@@ -25,8 +25,10 @@ A day is merged by ``DistributedIndex.merge(files, delete_list)``:
 - **S6 report and checkpoint**: counts and timings in ``report.json``, optionally an export, and a
   checkpoint of every partition.
 
-A merge is re-run with the same inputs after any failure: a batch whose logs were written goes
-straight to S5, and partitions that applied it already skip it.
+The day's records are read as ``neardup ingest`` reads them: a line that cannot be read, or a row
+that cannot be a page, is an error row (``errors``, ``error_rows`` with file, line and reason),
+never the end of the merge. A merge is re-run with the same inputs after any failure: a batch
+whose logs were written goes straight to S5, and partitions that applied it already skip it.
 
 A distributed index never gives an id out again (``reuse_ids=False``, SCALEOUT §4): a new id is
 above every id held, so a unit that numbers its new pages, clusters and insertion sequence from

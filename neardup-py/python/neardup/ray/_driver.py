@@ -22,7 +22,7 @@ from neardup import InvalidArgumentError, Layout
 from neardup._rows import Chunk, chunks
 
 from . import _commit, _decide, _faults, _files, _plan, _sign
-from ._files import PathLike, read_key_list, read_pages
+from ._files import PathLike, read_key_list
 from ._partition import start_partitions
 from ._runtime import require_ray
 
@@ -32,8 +32,11 @@ LAYOUT_FILE = "layout.json"
 
 class MergeReport(dict):
     """What a merge did (a dict, also written to ``report.json`` in the batch's directory):
-    ``batch``, ``pages``, ``deleted``, ``missing`` (delete-list keys the index did not hold),
-    ``duplicates``, ``errors``, ``reached_pages`` and ``reached_clusters`` (the standing part the
+    ``batch``, ``pages`` (the day's records: its files' non-blank lines), ``deleted``,
+    ``missing`` (delete-list keys the index did not hold), ``duplicates``, ``errors`` (records
+    not merged: lines that could not be read, rows without a usable key or body, pages the index
+    refused), ``error_rows`` (the first 100 of those in file order, each ``{"file", "line",
+    "reason"}``), ``reached_pages`` and ``reached_clusters`` (the standing part the
     day read), ``components`` (sizes: largest, count, singletons), ``shuffled_bytes`` (keys,
     seeds and logs sent between driver and partitions), ``log_bytes`` (per partition),
     ``seconds`` (per stage), ``resumed`` (the stages a re-run skipped)."""
@@ -241,7 +244,18 @@ class DistributedIndex:
         every partition under ``checkpoints/batch=<n>/``. ``work_units``: at most how many scratch
         indexes decide the day's components in parallel (default: the cluster's CPUs); the
         clusters and ids are the single node's (with ``reuse_ids=False``) whatever it is.
-        ``progress``: True prints each stage, a callable gets each stage's line."""
+        ``progress``: True prints each stage, a callable gets each stage's line.
+
+        A record of the day that cannot be merged never stops the merge: a line that is not
+        UTF-8, not JSON or not a JSON object (as ``neardup ingest`` skips them), or a row without
+        a usable key or body, or one the index refuses (as ``insert_many`` reports them). The
+        other pages are merged; ``errors`` counts those records, and ``error_rows`` lists the
+        first 100 in file order as ``{"file", "line", "reason"}``.
+
+        # Errors
+        ``InvalidArgumentError`` for nothing to merge, a batch started with other inputs or one
+        the partitions cannot take next, or a delete list that is not UTF-8; ``OSError`` for an
+        input that cannot be opened."""
         say = _sayer(progress)
         files = list(files)
         if not files and delete_list is None:
@@ -297,8 +311,13 @@ class DistributedIndex:
         if not logs_done.exists():
             if high == n:
                 raise neardup.CorruptionError(f"partitions applied part of batch {n} but its logs are gone ({logs_done})")
-            pages = read_pages(files)
+            day = _files.read_day(files)
+            pages = day.pages
             gone = read_key_list(delete_list)
+            say(
+                f"read: {len(pages)} pages, {day.unreadable} unreadable records from {len(files)} "
+                f"files; {len(gone)} keys to delete"
+            )
             # The rows as insert_many reads them (keys, bodies, bad rows), read once.
             chunk = next(chunks(pages, max(1, len(pages))), None) or Chunk()
             t = time.monotonic()
@@ -325,6 +344,18 @@ class DistributedIndex:
             )
             t = time.monotonic()
             counts.update(_decide.decide(self, n, pages, chunk, sigs, gone, units, bdir, counts["shuffled_bytes"]))
+            del pages, chunk, sigs
+            # The records not merged: those that could not be read, and the error rows of S4.
+            counts["pages"] += day.unreadable
+            counts["errors"] += day.unreadable
+            listed = day.skipped + [
+                {"file": f, "line": line, "reason": reason}
+                for f, line, reason in ((*day.place(r), reason) for r, reason in counts["error_rows"])
+            ]
+            order = {str(Path(f)): i for i, f in enumerate(files)}
+            listed.sort(key=lambda e: (order.get(e["file"], len(order)), e["line"]))
+            counts["error_rows"] = listed[: _files.MAX_LISTED_ERRORS]
+            del day
             # What S1-S4 found, beside the logs for a re-run's report; then the marker.
             _files.write_atomic(bdir / "logs" / "counts.json", json.dumps(counts).encode())
             _files.write_atomic(bdir / "logs" / "_DONE", b"")

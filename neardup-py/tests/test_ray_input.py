@@ -1,0 +1,154 @@
+"""neardup.ray: what a day's input and a root can hold, and what the command line prints
+(issue #34, first slice).
+
+- A record that cannot be read (not UTF-8, not JSON, not an object, a lone surrogate, a broken
+  gzip stream) or cannot be a page is an error row with its file and line, as ``neardup ingest``
+  skips it: the other pages are merged as single-node ``insert_many`` merges them, and an empty
+  file is no error.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+
+import neardup
+import neardup.ray
+from neardup.ray import DistributedIndex
+
+OPTIONS = {"sync_writes": False}
+#: The single-node reference: a distributed index never gives an id out again (SCALEOUT §4).
+REFERENCE = dict(OPTIONS, reuse_ids=False)
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    """A local Ray cluster of 2 CPUs for the module; its address for drivers in subprocesses."""
+    ray = pytest.importorskip("ray", reason="neardup.ray needs Ray (scripts/setup.sh installs it)")
+    ray.init(num_cpus=2, include_dashboard=False, logging_level="WARNING", log_to_driver=False)
+    yield ray.get_runtime_context().gcs_address
+    ray.shutdown()
+
+
+def line(row) -> bytes:
+    return json.dumps(row).encode() + b"\n"
+
+
+def write_jsonl(path: Path, rows) -> Path:
+    with gzip.open(path, "wb") as f:
+        for r in rows:
+            f.write(line(r))
+    return path
+
+
+# Bad lines, each with the start of the reason the report gives (the command line's words).
+BAD_LINES = [
+    (b'{"id": "latin-1", "text": "caf\xe9 au lait"}\n', "line is not UTF-8"),
+    (b"{not json\n", "malformed JSON"),
+    (b"[1, 2, 3]\n", "malformed JSON: a list"),
+    (b'{"id": "half", "text": "a lone \\ud800 surrogate"}\n', "malformed JSON: a string holds a lone"),
+    (b'{"id": "cut", "html": "<p>a line cut in the mid\n', "malformed JSON"),
+]
+
+
+@pytest.fixture(scope="module")
+def bad_day(dev_pages, tmp_path_factory):
+    """A day in three files: good pages with every kind of bad line between them (and blank
+    lines, and a row without a body); an empty file; and a gzip file cut short. Returns the
+    files, the JSON objects of the day in order (what the reference inserts) and the error rows
+    expected (file, line, reason's start) of the unreadable lines."""
+    tmp = tmp_path_factory.mktemp("bad")
+    pages = [dict(p) for p in dev_pages[:120]]
+    pages[30] = {"id": "no-body"}  # a JSON object, but no page: an error row of S4
+    f1 = tmp / "day.jsonl.gz"
+    objects, unreadable = [], []
+    n = 0
+    with gzip.open(f1, "wb") as f:
+        for i, p in enumerate(pages[:90]):
+            f.write(line(p))
+            n += 1
+            objects.append(p)
+            if i == 30:
+                no_body = (str(f1), n, "invalid argument: page no-body has neither")
+            if i % 15 == 7:
+                raw, reason = BAD_LINES[(i // 15) % len(BAD_LINES)]
+                f.write(raw)
+                n += 1
+                unreadable.append((str(f1), n, reason))
+                f.write(b"\n   \n")  # blank lines: nothing
+                n += 2
+    empty = tmp / "empty.jsonl"
+    empty.write_bytes(b"")
+    # The rest in a gzip stream cut short: the pages before the cut are kept (as the CLI keeps them).
+    whole = write_jsonl(tmp / "whole.jsonl.gz", pages[90:]).read_bytes()
+    cut = tmp / "cut.jsonl.gz"
+    cut.write_bytes(whole[: len(whole) * 2 // 3])
+    skipped = []
+    kept = neardup.ray.read_pages([cut], skipped)
+    assert 0 < len(kept) < 30 and len(skipped) == 1
+    assert skipped[0]["reason"].startswith("read error, rest of file skipped")
+    unreadable.append((str(cut), skipped[0]["line"], "read error"))
+    return [f1, empty, cut], objects + kept, unreadable, no_body
+
+
+def test_read_pages_never_raises_a_decoding_error(bad_day, tmp_path):
+    files, objects, unreadable, _ = bad_day
+    skipped = []
+    assert neardup.ray.read_pages(files, skipped) == objects
+    assert [(s["file"], s["line"]) for s in skipped] == [(f, n) for f, n, _ in unreadable]
+    for s, (_, _, reason) in zip(skipped, unreadable):
+        assert s["reason"].startswith(reason), s
+    # Without a list to report them in, the first one raises, with its file and line.
+    with pytest.raises(neardup.InvalidArgumentError, match=r"day\.jsonl\.gz:\d+: line is not UTF-8"):
+        neardup.ray.read_pages(files)
+    assert neardup.ray.read_pages([files[1]]) == []
+    # A delete list that is not UTF-8 is refused whole: a key it names would be kept.
+    gone = tmp_path / "gone.txt"
+    gone.write_bytes(b"a\nb\xff\n")
+    with pytest.raises(neardup.InvalidArgumentError, match=r"gone\.txt:2: .*not UTF-8"):
+        neardup.ray.read_key_list(gone)
+
+
+def test_bad_lines_are_error_rows_and_the_good_pages_are_merged(cluster, bad_day, tmp_path):
+    files, objects, unreadable, no_body = bad_day
+    ref = neardup.Index(tmp_path / "ref", **REFERENCE)
+    want = ref.insert_many(objects, order="fingerprints", order_scope="batch", batch_size=len(objects), progress=False)
+    want_errors = [e for e in want.column("error").to_pylist() if e is not None]
+    assert len(want_errors) == 1  # the row without a body
+    with DistributedIndex(tmp_path / "dist", 2, 2, **OPTIONS) as dx:
+        report = dx.merge(files, work_units=2, progress=False)
+        assert report["batch"] == 1
+        assert report["pages"] == len(objects) + len(unreadable)
+        assert report["errors"] == len(unreadable) + 1
+        # Every error row in file order, with its file, line and reason.
+        want_rows = sorted(unreadable + [no_body], key=lambda e: (files.index(Path(e[0])), e[1]))
+        got = report["error_rows"]
+        assert [(e["file"], e["line"]) for e in got] == [(f, n) for f, n, _ in want_rows]
+        for e, (_, _, reason) in zip(got, want_rows):
+            assert e["reason"].startswith(reason), e
+        # Nothing lost, nothing half-applied: the good pages as one machine merges them.
+        assert dx.export().equals(ref.export())
+        assert dx.export_clusters().equals(ref.export_clusters())
+        assert dx.check()["problem_count"] == 0
+    ref.close()
+
+
+def test_error_rows_are_bounded(cluster, dev_pages, tmp_path):
+    f = tmp_path / "day.jsonl"
+    with open(f, "wb") as out:
+        for i in range(150):
+            out.write(b"{not json\n")
+        for p in dev_pages[:20]:
+            out.write(line(p))
+    with DistributedIndex(tmp_path / "dist", 1, 1, **OPTIONS) as dx:
+        report = dx.merge([f], progress=False)
+    assert report["errors"] == 150 and report["pages"] == 170
+    assert len(report["error_rows"]) == 100
+    assert [e["line"] for e in report["error_rows"]] == list(range(1, 101))
+    assert report["live_pages"] == 20
+
+
+
