@@ -5,19 +5,24 @@
   gzip stream) or cannot be a page is an error row with its file and line, as ``neardup ingest``
   skips it: the other pages are merged as single-node ``insert_many`` merges them, and an empty
   file is no error.
+- A root whose layout names partitions that are not there is refused, typed in Python and with
+  exit status 2 from the command line; nothing is created in their place.
 """
 
 from __future__ import annotations
 
 import gzip
 import json
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 import neardup
 import neardup.ray
-from neardup.ray import DistributedIndex
+from neardup.ray import DistributedIndex, MissingPartitionsError
 
 OPTIONS = {"sync_writes": False}
 #: The single-node reference: a distributed index never gives an id out again (SCALEOUT §4).
@@ -42,6 +47,12 @@ def write_jsonl(path: Path, rows) -> Path:
         for r in rows:
             f.write(line(r))
     return path
+
+
+def cli(*args: str, code: str = None) -> subprocess.CompletedProcess:
+    """``python -m neardup.ray ARGS`` (or ``python -c CODE ARGS``) in a subprocess."""
+    head = ["-c", code] if code else ["-m", "neardup.ray"]
+    return subprocess.run([sys.executable, *head, *args], capture_output=True, text=True, timeout=600)
 
 
 # Bad lines, each with the start of the reason the report gives (the command line's words).
@@ -149,6 +160,41 @@ def test_error_rows_are_bounded(cluster, dev_pages, tmp_path):
     assert len(report["error_rows"]) == 100
     assert [e["line"] for e in report["error_rows"]] == list(range(1, 101))
     assert report["live_pages"] == 20
+
+
+def test_a_root_whose_partitions_are_missing_is_refused(cluster, dev_pages, tmp_path):
+    day = write_jsonl(tmp_path / "day.jsonl.gz", dev_pages[:60])
+    root = tmp_path / "dist"
+    with DistributedIndex(root, 2, 2, **OPTIONS) as dx:
+        assert dx.merge([day], progress=False)["live_pages"] == 60
+    moved = tmp_path / "elsewhere"
+    moved.mkdir()
+    shutil.move(str(root / "doc-001"), str(moved / "doc-001"))
+    shutil.move(str(root / "key-000"), str(moved / "key-000"))
+    with pytest.raises(MissingPartitionsError) as e:
+        DistributedIndex(root)
+    assert isinstance(e.value, neardup.Error)
+    assert e.value.missing == ["key-000", "doc-001"] and e.value.root == root
+    assert "key-000, doc-001" in str(e.value)
+    assert not (root / "doc-001").exists() and not (root / "key-000").exists()
+    # The command line: one line on standard error, exit status 2, nothing on standard output.
+    gone = tmp_path / "gone.txt"
+    gone.write_text(dev_pages[0]["id"] + "\n")
+    out = cli("merge", "--index-root", str(root), "--address", cluster, "--delete-list", str(gone))
+    assert out.returncode == 2, out.stderr[-2000:]
+    assert out.stdout == ""
+    errors = [x for x in out.stderr.splitlines() if x.startswith("error:")]
+    assert len(errors) == 1 and "key-000, doc-001" in errors[0], out.stderr[-2000:]
+    assert not (root / "doc-001").exists()
+    # Put back, the index opens with its pages.
+    for name in ("doc-001", "key-000"):
+        shutil.move(str(moved / name), str(root / name))
+    with DistributedIndex(root) as dx:
+        assert dx.stats()["pages"] == 60
+    # A root with no layout yet is a new index, created.
+    with DistributedIndex(tmp_path / "new", 1, 2, **OPTIONS) as dx:
+        assert dx.stats()["pages"] == 0
+    assert json.loads((tmp_path / "new" / "layout.json").read_text())["doc_parts"] == 2
 
 
 

@@ -52,7 +52,15 @@ class DistributedIndex:
 
     Ray is started on this machine when it is not running (``ray.init(address=address,
     num_cpus=num_cpus)``); give ``address`` to join a cluster. Actors are created with
-    ``max_restarts=-1`` and ``max_task_retries=-1``."""
+    ``max_restarts=-1`` and ``max_task_retries=-1``.
+
+    A root with a layout file must hold its partitions' databases (``key-<n>``, ``doc-<n>``):
+    when any is missing, ``MissingPartitionsError`` is raised and nothing is created (a root with
+    no layout file is a new index, created with empty partitions).
+
+    # Errors
+    ``InvalidArgumentError`` for counts or options other than the root's, or options a
+    distributed index cannot keep; ``MissingPartitionsError`` as above."""
 
     def __init__(
         self,
@@ -67,7 +75,8 @@ class DistributedIndex:
         self.root = Path(root).absolute()
         self.root.mkdir(parents=True, exist_ok=True)
         layout_path = self.root / LAYOUT_FILE
-        if layout_path.exists():
+        new = not layout_path.exists()
+        if not new:
             stored = json.loads(layout_path.read_text())
             for name, given in (("key_parts", key_parts), ("doc_parts", doc_parts)):
                 if given is not None and given != stored[name]:
@@ -84,14 +93,14 @@ class DistributedIndex:
                 "doc_parts": doc_parts or 4,
                 "options": options,
             }
-            _check_options(options)
-            tmp = layout_path.with_suffix(".tmp")
-            tmp.write_text(json.dumps(stored, indent=1, sort_keys=True))
-            os.replace(tmp, layout_path)
         self.options: Dict[str, Any] = dict(stored["options"])
         self._signature = _check_options(self.options)
         distance = int(self.options.get("simhash_max_distance", 3))
         self.layout = Layout(int(stored["key_parts"]), int(stored["doc_parts"]), distance)
+        if not new:
+            # Opening a partition creates it: an index whose partitions are elsewhere (another
+            # node, a lost disk) would go on as a new, empty one.
+            _check_partitions(self.root, self.layout)
         ray = require_ray()
         if not ray.is_initialized():
             ray.init(
@@ -102,6 +111,13 @@ class DistributedIndex:
                 log_to_driver=False,
             )
         self.keys, self.docs = start_partitions(self.root, self.layout, self.options)
+        if new:
+            # Written once the partitions exist: from now on they must be found (a crash before
+            # leaves a root that is opened as new again, its empty partitions reused).
+            tmp = layout_path.with_suffix(".tmp")
+            tmp.write_text(json.dumps(stored, indent=1, sort_keys=True))
+            os.replace(tmp, layout_path)
+            _files.fsync_dir(self.root)
 
     # ----- partitions -----
 
@@ -383,6 +399,31 @@ class DistributedIndex:
         _files.write_atomic(bdir / "report.json", json.dumps(report, indent=1, sort_keys=True).encode())
         say(f"S6 report: {report['live_pages']} live pages in {report['live_clusters']} clusters")
         return report
+
+
+class MissingPartitionsError(neardup.Error):
+    """A distributed index's root holds a layout file but not the databases of some of its
+    partitions (moved, on another node, or lost). Nothing was created in their place.
+    Attributes: ``root`` (the root) and ``missing`` (the partitions' directory names)."""
+
+    def __init__(self, root: Path, missing: List[str]) -> None:
+        self.root = root
+        self.missing = missing
+        super().__init__(
+            f"{root} is a distributed index ({LAYOUT_FILE}) but the databases of partitions "
+            f"{', '.join(missing)} are not there: open it on the node that holds them, or restore "
+            f"them (a checkpoint under {root / 'checkpoints'}, if one was taken); a new index "
+            "needs a new root"
+        )
+
+
+def _check_partitions(root: Path, layout: Layout) -> None:
+    """Raises ``MissingPartitionsError`` unless every partition's database is under ``root``."""
+    names = [f"key-{n:03}" for n in range(layout.key_parts)] + [f"doc-{n:03}" for n in range(layout.doc_parts)]
+    # A RocksDB database always holds CURRENT, which names its manifest.
+    missing = [name for name in names if not (root / name / "CURRENT").is_file()]
+    if missing:
+        raise MissingPartitionsError(root, missing)
 
 
 def _check_options(options: Dict[str, Any]) -> Dict[str, Any]:

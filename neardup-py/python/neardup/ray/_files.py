@@ -211,10 +211,11 @@ def make_dirs(path: Path) -> None:
         p = p.parent
     for d in reversed(missing):
         d.mkdir()
-        _fsync_dir(d.parent)
+        fsync_dir(d.parent)
 
 
-def _fsync_dir(path: Path) -> None:
+def fsync_dir(path: Path) -> None:
+    """Makes the entries of a directory durable."""
     fd = os.open(path, os.O_RDONLY)
     try:
         os.fsync(fd)
@@ -230,7 +231,7 @@ def write_atomic(path: Path, data: bytes) -> None:
         f.flush()
         os.fsync(f.fileno())
     os.replace(tmp, path)
-    _fsync_dir(path.parent)
+    fsync_dir(path.parent)
 
 
 def write_tsv(table: Any, path: Path) -> None:
