@@ -7,12 +7,15 @@
   file is no error.
 - A root whose layout names partitions that are not there is refused, typed in Python and with
   exit status 2 from the command line; nothing is created in their place.
+- ``--num-cpus`` with ``--address`` is refused; standard output holds the JSON report only, the
+  stages go to standard error.
 """
 
 from __future__ import annotations
 
 import gzip
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -195,6 +198,63 @@ def test_a_root_whose_partitions_are_missing_is_refused(cluster, dev_pages, tmp_
     with DistributedIndex(tmp_path / "new", 1, 2, **OPTIONS) as dx:
         assert dx.stats()["pages"] == 0
     assert json.loads((tmp_path / "new" / "layout.json").read_text())["doc_parts"] == 2
+
+
+def test_num_cpus_with_an_address_is_refused(tmp_path):
+    with pytest.raises(neardup.InvalidArgumentError, match="give one or the other"):
+        DistributedIndex(tmp_path / "dist", address="127.0.0.1:6379", num_cpus=2)
+    assert not (tmp_path / "dist").exists()
+    out = cli("merge", "--index-root", str(tmp_path / "dist"), "--address", "127.0.0.1:6379",
+              "--num-cpus", "2", str(tmp_path / "day.jsonl"))
+    assert out.returncode == 2 and out.stdout == ""
+    assert out.stderr.startswith("error: --num-cpus") and "--address" in out.stderr
+    assert not (tmp_path / "dist").exists()
+
+
+# Writes to standard output, from Python and at the file descriptor, as Ray and libraries do.
+NOISY = """
+import os, sys
+import neardup.ray.__main__ as cli
+merge = cli.DistributedIndex.merge
+def noisy(self, *args, **kwargs):
+    print("noise from print")
+    os.write(1, b"noise at fd 1\\n")
+    return merge(self, *args, **kwargs)
+cli.DistributedIndex.merge = noisy
+sys.exit(cli.main(sys.argv[1:]))
+"""
+
+
+def test_standard_output_is_the_json_report_only(cluster, dev_pages, tmp_path):
+    day = write_jsonl(tmp_path / "day.jsonl.gz", dev_pages[:80])
+    root = tmp_path / "dist"
+    out = cli("merge", "--index-root", str(root), "--address", cluster, "--key-parts", "1",
+              "--doc-parts", "2", "--options", json.dumps(OPTIONS), str(day), code=NOISY)
+    assert out.returncode == 0, out.stderr[-3000:]
+    report = json.loads(out.stdout)  # the whole of it
+    assert report["batch"] == 1 and report["live_pages"] == 80
+    assert "noise from print" in out.stderr and "noise at fd 1" in out.stderr
+    stages = [x.split(":")[0] for x in out.stderr.splitlines() if x[:2] in ("re", "S1", "S2", "S4", "S5", "S6")]
+    assert stages[:6] == ["read", "S1 signatures", "S2-S3 reach", "S4 decide", "S5 commit", "S6 report"]
+    check = cli("check", "--index-root", str(root), "--address", cluster)
+    assert check.returncode == 0, check.stderr[-3000:]
+    assert json.loads(check.stdout)["problem_count"] == 0
+
+
+def test_standard_output_is_clean_with_a_ray_started_here(dev_pages, tmp_path):
+    # No cluster to join: the command line starts Ray with --num-cpus, and what Ray says on
+    # starting goes to standard error.
+    day = write_jsonl(tmp_path / "day.jsonl.gz", dev_pages[:40])
+    env = dict(os.environ)
+    env.pop("RAY_ADDRESS", None)
+    out = subprocess.run(
+        [sys.executable, "-m", "neardup.ray", "merge", "--index-root", str(tmp_path / "dist"),
+         "--num-cpus", "1", "--key-parts", "1", "--doc-parts", "1", str(day)],
+        capture_output=True, text=True, timeout=600, env=env,
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert json.loads(out.stdout)["live_pages"] == 40
+    assert "S5 commit" in out.stderr
 
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -50,8 +51,9 @@ class DistributedIndex:
     index (recorded in the layout file; site chrome and document-frequency methods cannot be
     merged in parts).
 
-    Ray is started on this machine when it is not running (``ray.init(address=address,
-    num_cpus=num_cpus)``); give ``address`` to join a cluster. Actors are created with
+    Ray is started on this machine with ``num_cpus`` CPUs (default: all) when it is not running;
+    give ``address`` to join a running cluster instead (``num_cpus`` with it raises
+    ``InvalidArgumentError``: the cluster has its own CPUs). Actors are created with
     ``max_restarts=-1`` and ``max_task_retries=-1``.
 
     A root with a layout file must hold its partitions' databases (``key-<n>``, ``doc-<n>``):
@@ -72,6 +74,11 @@ class DistributedIndex:
         num_cpus: Optional[int] = None,
         **options: Any,
     ) -> None:
+        if address is not None and num_cpus is not None:
+            raise InvalidArgumentError(
+                f"num_cpus={num_cpus} is for a Ray started here, but address={address!r} joins a "
+                "running cluster, which has its own CPUs: give one or the other"
+            )
         self.root = Path(root).absolute()
         self.root.mkdir(parents=True, exist_ok=True)
         layout_path = self.root / LAYOUT_FILE
@@ -103,13 +110,17 @@ class DistributedIndex:
             _check_partitions(self.root, self.layout)
         ray = require_ray()
         if not ray.is_initialized():
-            ray.init(
-                address=address,
-                num_cpus=num_cpus,
-                include_dashboard=False,
-                logging_level="WARNING",
-                log_to_driver=False,
-            )
+            try:
+                ray.init(
+                    address=address,
+                    num_cpus=num_cpus,
+                    include_dashboard=False,
+                    logging_level="WARNING",
+                    log_to_driver=False,
+                )
+            except ValueError as e:
+                # RAY_ADDRESS set in the environment joins a cluster too.
+                raise InvalidArgumentError(f"cannot start or join Ray: {e}") from None
         self.keys, self.docs = start_partitions(self.root, self.layout, self.options)
         if new:
             # Written once the partitions exist: from now on they must be found (a crash before
@@ -260,7 +271,8 @@ class DistributedIndex:
         every partition under ``checkpoints/batch=<n>/``. ``work_units``: at most how many scratch
         indexes decide the day's components in parallel (default: the cluster's CPUs); the
         clusters and ids are the single node's (with ``reuse_ids=False``) whatever it is.
-        ``progress``: True prints each stage, a callable gets each stage's line.
+        ``progress``: True prints each stage on standard error, a callable gets each stage's
+        line.
 
         A record of the day that cannot be merged never stops the merge: a line that is not
         UTF-8, not JSON or not a JSON object (as ``neardup ingest`` skips them), or a row without
@@ -444,5 +456,6 @@ def _sayer(progress: Union[bool, Callable[[str], Any]]) -> Callable[[str], Any]:
     if callable(progress):
         return progress
     if progress:
-        return lambda line: print(line, flush=True)
+        # Standard error: standard output is the caller's (the command line's JSON report).
+        return lambda line: print(line, file=sys.stderr, flush=True)
     return lambda line: None
