@@ -9,6 +9,8 @@
   exit status 2 from the command line; nothing is created in their place.
 - ``--num-cpus`` with ``--address`` is refused; standard output holds the JSON report only, the
   stages go to standard error.
+- A committed batch's logs and signatures are retired (``keep_batches``): after two days only
+  the last batch's manifest and report are left.
 """
 
 from __future__ import annotations
@@ -257,4 +259,37 @@ def test_standard_output_is_clean_with_a_ray_started_here(dev_pages, tmp_path):
     assert "S5 commit" in out.stderr
 
 
+def batch_dirs(root: Path):
+    return {d.name: sorted(p.name for p in d.iterdir()) for d in (root / "batches").iterdir()}
 
+
+def test_committed_batches_are_retired(cluster, dev_pages, tmp_path):
+    day1 = write_jsonl(tmp_path / "day1.jsonl.gz", dev_pages[:150])
+    day2 = write_jsonl(tmp_path / "day2.jsonl.gz", dev_pages[150:300])
+    stub = ["manifest.json", "report.json"]
+    with DistributedIndex(tmp_path / "dist", 2, 2, **OPTIONS) as dx:
+        dx.merge([day1], progress=False)
+        # The committed batch keeps what a re-run of its inputs reads.
+        assert batch_dirs(dx.root) == {"batch=1": stub}
+        dx.merge([day2], progress=False)
+        assert batch_dirs(dx.root) == {"batch=2": stub}
+        # Its inputs again: known, not merged a second time.
+        assert dx.merge([day2], progress=False) == {"batch": 2, "already_applied": True}
+        assert dx.stats()["pages"] == 300
+        with pytest.raises(neardup.InvalidArgumentError):
+            dx.merge([day2], keep_batches=-1, progress=False)
+    # Kept: the last batch's logs and signatures, for inspection or replay.
+    with DistributedIndex(tmp_path / "kept", 2, 2, **OPTIONS) as dx:
+        dx.merge([day1], keep_batches=1, progress=False)
+        dx.merge([day2], keep_batches=1, progress=False)
+        dirs = batch_dirs(dx.root)
+        assert list(dirs) == ["batch=2"]
+        assert {"logs", "s1.parquet", "manifest.json", "report.json"} <= set(dirs["batch=2"])
+    # The command line's --keep-batches.
+    root = tmp_path / "cli"
+    for n, f in enumerate((day1, day2), 1):
+        out = cli("merge", "--index-root", str(root), "--address", cluster, "--key-parts", "1",
+                  "--doc-parts", "1", "--keep-batches", "2", str(f))
+        assert out.returncode == 0, out.stderr[-3000:]
+    dirs = batch_dirs(root)
+    assert sorted(dirs) == ["batch=1", "batch=2"] and all("logs" in v for v in dirs.values())

@@ -23,7 +23,9 @@ A day is merged by ``DistributedIndex.merge(files, delete_list)``:
 - **S5 commit**: each partition applies its log once in effect (``Index.apply_log``, the batch
   recorded in the last write).
 - **S6 report and checkpoint**: counts and timings in ``report.json``, optionally an export, and a
-  checkpoint of every partition.
+  checkpoint of every partition; then the batch is retired: once every partition applied it, its
+  logs and signatures are removed (``keep_batches`` keeps the last ones whole), and so are the
+  directories of earlier batches.
 
 The day's records are read as ``neardup ingest`` reads them: a line that cannot be read, or a row
 that cannot be a page, is an error row (``errors``, ``error_rows`` with file, line and reason),

@@ -2,7 +2,7 @@
 
     python -m neardup.ray merge --index-root ROOT [--key-parts K] [--doc-parts J]
         [--delete-list FILE] [--batch N] [--export TSV] [--checkpoint] [--work-units W]
-        [--address ADDR | --num-cpus N] [--options JSON] DAY.jsonl.gz ...
+        [--keep-batches N] [--address ADDR | --num-cpus N] [--options JSON] DAY.jsonl.gz ...
     python -m neardup.ray export --index-root ROOT --out TSV
     python -m neardup.ray check --index-root ROOT
 
@@ -46,6 +46,14 @@ def _parser() -> argparse.ArgumentParser:
     m.add_argument("--export", help="write the export as TSV afterwards")
     m.add_argument("--checkpoint", action="store_true", help="checkpoint every partition")
     m.add_argument("--work-units", type=int, help="scratch indexes deciding at once (default: the CPUs)")
+    m.add_argument(
+        "--keep-batches",
+        type=int,
+        default=0,
+        metavar="N",
+        help="committed batches whose logs and signatures are kept under batches/ (default 0: "
+        "only what a re-run needs, each batch's manifest and report until the next)",
+    )
     m.add_argument("--options", help="neardup.Index options of a new index, as JSON")
     e = sub.add_parser("export", help="write the export as TSV")
     common(e)
@@ -100,6 +108,7 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
                     export=args.export,
                     checkpoint=args.checkpoint,
                     work_units=args.work_units,
+                    keep_batches=args.keep_batches,
                     progress=lambda line: print(line, file=sys.stderr, flush=True),
                 )
                 print(json.dumps(report, indent=1, sort_keys=True), file=out, flush=True)

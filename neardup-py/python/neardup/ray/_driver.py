@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -259,6 +260,7 @@ class DistributedIndex:
         export: Optional[PathLike] = None,
         checkpoint: bool = False,
         work_units: Optional[int] = None,
+        keep_batches: int = 0,
         progress: Union[bool, Callable[[str], Any]] = True,
     ) -> MergeReport:
         """Merges a day into the index: the keys of ``delete_list`` deleted first, then the
@@ -271,6 +273,12 @@ class DistributedIndex:
         every partition under ``checkpoints/batch=<n>/``. ``work_units``: at most how many scratch
         indexes decide the day's components in parallel (default: the cluster's CPUs); the
         clusters and ids are the single node's (with ``reuse_ids=False``) whatever it is.
+        ``keep_batches``: how many of the last committed batches keep their whole directory
+        under ``batches/`` (the logs and signatures, e.g. to replay onto a restored checkpoint);
+        by default none: once every partition applied a batch, its logs are not needed to
+        recover (a killed driver or actor needs only the logs of a batch not applied
+        everywhere), so the batch keeps only its ``manifest.json`` and ``report.json`` (what a
+        re-run of the same inputs reads) and the directories of earlier batches are removed.
         ``progress``: True prints each stage on standard error, a callable gets each stage's
         line.
 
@@ -288,8 +296,10 @@ class DistributedIndex:
         files = list(files)
         if not files and delete_list is None:
             raise InvalidArgumentError("nothing to merge: give JSONL files and/or a delete list")
+        if keep_batches < 0:
+            raise InvalidArgumentError(f"keep_batches must be 0 or more, not {keep_batches}")
         with _files.MergeLock(self.root):
-            return self._merge_locked(files, delete_list, batch, export, checkpoint, work_units, say)
+            return self._merge_locked(files, delete_list, batch, export, checkpoint, work_units, keep_batches, say)
 
     def _merge_locked(
         self,
@@ -299,6 +309,7 @@ class DistributedIndex:
         export: Optional[PathLike],
         checkpoint: bool,
         work_units: Optional[int],
+        keep_batches: int,
         say: Callable[[str], Any],
     ) -> MergeReport:
         applied = self.applied_batches()
@@ -314,6 +325,7 @@ class DistributedIndex:
             last = batches / f"batch={low}" / "manifest.json"
             if low == high and low > 0 and last.exists() and json.loads(last.read_text()) == manifest:
                 say(f"batch {low}: these inputs were merged already")
+                self._retire_batches(low, keep_batches, say)
                 return MergeReport(batch=low, already_applied=True)
             batch = low + 1
         n = batch
@@ -328,6 +340,7 @@ class DistributedIndex:
             )
         if low == n and high == n:
             say(f"batch {n}: applied already by every partition")
+            self._retire_batches(n, keep_batches, say)
             return MergeReport(batch=n, already_applied=True)
         if low != n - 1:
             raise InvalidArgumentError(f"batch {n} refused: the partitions applied {applied}, so the next batch is {low + 1}")
@@ -410,7 +423,33 @@ class DistributedIndex:
         report["seconds"]["S6"] = round(time.monotonic() - t, 3)
         _files.write_atomic(bdir / "report.json", json.dumps(report, indent=1, sort_keys=True).encode())
         say(f"S6 report: {report['live_pages']} live pages in {report['live_clusters']} clusters")
+        self._retire_batches(n, keep_batches, say)
         return report
+
+    def _retire_batches(self, n: int, keep: int, say: Callable[[str], Any]) -> None:
+        """Once every partition applied batch ``n``, no recovery reads the logs of batch ``n``
+        or earlier (a partition refuses ``n + 1`` until it applied ``n``, and a restarted actor
+        recovers what it applied from its own database): the last ``keep`` batches stay whole,
+        batch ``n`` keeps at least its manifest and report (a re-run of its inputs is known),
+        and earlier batch directories are removed."""
+        if self.applied_batches() != [n] * len(self.partitions()):
+            return
+        batches = self.root / "batches"
+        freed = 0
+        for d in batches.iterdir() if batches.is_dir() else []:
+            m = _batch_number(d.name)
+            if m is None or m > n or m > n - keep:
+                continue
+            if m == n:
+                # keep == 0: what a re-run of the same inputs reads stays.
+                for part in d.iterdir():
+                    if part.name not in ("manifest.json", "report.json"):
+                        freed += _remove(part)
+            else:
+                freed += _remove(d)
+        if freed:
+            _files.fsync_dir(batches)
+            say(f"retired: {freed / 1e6:.1f} MB of batch logs and signatures up to batch {n}")
 
 
 class MissingPartitionsError(neardup.Error):
@@ -450,6 +489,24 @@ def _check_options(options: Dict[str, Any]) -> Dict[str, Any]:
         with neardup.Index(Path(tmp) / "ix", **options) as probe:
             probe.seed_log([], [])
             return dict(probe.options["signature"])
+
+
+def _batch_number(name: str) -> Optional[int]:
+    """The number of a ``batch=<n>`` directory (``None`` for another name)."""
+    if name.startswith("batch=") and name[6:].isdigit():
+        return int(name[6:])
+    return None
+
+
+def _remove(path: Path) -> int:
+    """Removes a file or a directory tree; the bytes it held."""
+    if path.is_dir() and not path.is_symlink():
+        size = sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
+        shutil.rmtree(path)
+        return size
+    size = path.stat().st_size
+    path.unlink()
+    return size
 
 
 def _sayer(progress: Union[bool, Callable[[str], Any]]) -> Callable[[str], Any]:
