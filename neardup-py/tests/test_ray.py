@@ -7,7 +7,8 @@ against single-node ingest in whole-batch order (SCALEOUT §12.4–12.7).
   check. The reference never reuses ids, as a distributed index.
 - Crash and replay: the driver killed with SIGKILL after S1, after S4 and during S5, and a
   partition actor killed while the logs are applied; re-running the merge gives the export of
-  an uninterrupted run, a clean check, and the same page, cluster and sequence ids.
+  an uninterrupted run, a clean check, and the same page, cluster and sequence ids; and the
+  committed batches' logs are retired only then.
 """
 
 from __future__ import annotations
@@ -157,6 +158,14 @@ def ids(dx: DistributedIndex):
     return dx.pages(), dx.export_clusters()
 
 
+def retired(root: Path) -> bool:
+    """Whether the batches a two-day merge committed were retired: batch 1 gone, batch 2 left
+    with what a re-run of its inputs reads (and its report, unless the run that committed it
+    was killed before writing it)."""
+    left = {d.name: sorted(p.name for p in d.iterdir()) for d in (root / "batches").iterdir()}
+    return left in ({"batch=2": ["manifest.json", "report.json"]}, {"batch=2": ["manifest.json"]})
+
+
 @pytest.fixture(scope="module")
 def small_days(dev_pages, tmp_path_factory):
     tmp = tmp_path_factory.mktemp("small")
@@ -181,6 +190,7 @@ def clean_run(cluster, small_days, tmp_path_factory):
         assert out.returncode == 0, out.stderr[-3000:]
     report = json.loads(out.stdout)
     assert report["batch"] == 2
+    assert retired(root)
     with DistributedIndex(root) as dx:
         assert dx.export().equals(want[0]) and dx.export_clusters().equals(want[1])
         got = ids(dx)
@@ -211,6 +221,8 @@ def test_a_driver_killed_between_stages_or_during_commit_resumes(cluster, small_
     else:
         assert report["resumed"][:4] == ["S1", "S2", "S3", "S4"]
         assert report["pages"] == len(f2_rows(f2)) and report["deleted"] > 0
+    # Batch 1 retired when batch 2 was committed, batch 2's logs once the re-run committed it.
+    assert retired(root)
     with DistributedIndex(root) as dx:
         assert dx.export().equals(want[0]) and dx.export_clusters().equals(want[1])
         assert dx.check()["problem_count"] == 0
@@ -236,8 +248,10 @@ def test_a_partition_actor_killed_during_commit_is_restarted_and_the_batch_compl
         ray.get(refs)  # the killed actor's call is retried once it has reopened its database
         assert ray.get(victim.pid.remote()) != before
         assert dx.applied_batches() == [2] * 8
-        # The merge run again finds the batch applied.
+        # The merge run again finds the batch applied, and retires its logs.
+        assert (logs / "_DONE").exists()
         assert dx.merge([f2], gone, batch=2, progress=False).get("already_applied")
+        assert retired(root)
         assert dx.export().equals(want[0]) and dx.export_clusters().equals(want[1])
         assert dx.check()["problem_count"] == 0
         pages, clusters = ids(dx)

@@ -23,10 +23,16 @@ A day is merged by ``DistributedIndex.merge(files, delete_list)``:
 - **S5 commit**: each partition applies its log once in effect (``Index.apply_log``, the batch
   recorded in the last write).
 - **S6 report and checkpoint**: counts and timings in ``report.json``, optionally an export, and a
-  checkpoint of every partition.
+  checkpoint of every partition; then the batch is retired: once every partition applied it, its
+  logs and signatures are removed (``keep_batches`` keeps the last ones whole), and so are the
+  directories of earlier batches.
 
-A merge is re-run with the same inputs after any failure: a batch whose logs were written goes
-straight to S5, and partitions that applied it already skip it.
+The day's records are read as ``neardup ingest`` reads them: a line that cannot be read, or a row
+that cannot be a page, is an error row (``errors``, ``error_rows`` with file, line and reason),
+never the end of the merge. A merge is re-run with the same inputs after any failure: a batch
+whose logs were written goes straight to S5, and partitions that applied it already skip it. A
+root whose layout file names partitions that are not there is refused
+(``MissingPartitionsError``), never opened as a new, empty index.
 
 A distributed index never gives an id out again (``reuse_ids=False``, SCALEOUT §4): a new id is
 above every id held, so a unit that numbers its new pages, clusters and insertion sequence from
@@ -46,12 +52,12 @@ units, and later days break their ties as it would.
 
 from __future__ import annotations
 
-from ._driver import LAYOUT_FILE, DistributedIndex, MergeReport
+from ._driver import LAYOUT_FILE, DistributedIndex, MergeReport, MissingPartitionsError
 from ._files import PathLike, read_key_list, read_pages
 
-__all__ = ["DistributedIndex", "MergeReport", "read_pages", "read_key_list"]
+__all__ = ["DistributedIndex", "MergeReport", "MissingPartitionsError", "read_pages", "read_key_list"]
 
 # Shown (repr, help, pickle) under the name they are imported by, not the module defining them.
-for _obj in (DistributedIndex, MergeReport, read_pages, read_key_list):
+for _obj in (DistributedIndex, MergeReport, MissingPartitionsError, read_pages, read_key_list):
     _obj.__module__ = __name__
 del _obj

@@ -2,20 +2,24 @@
 
     python -m neardup.ray merge --index-root ROOT [--key-parts K] [--doc-parts J]
         [--delete-list FILE] [--batch N] [--export TSV] [--checkpoint] [--work-units W]
-        [--address ADDR] [--num-cpus N] [--options JSON] DAY.jsonl.gz ...
+        [--keep-batches N] [--address ADDR | --num-cpus N] [--options JSON] DAY.jsonl.gz ...
     python -m neardup.ray export --index-root ROOT --out TSV
     python -m neardup.ray check --index-root ROOT
 
-``merge`` prints each stage on standard error, then the report as JSON on standard output; ``check`` exits with 1 when the check
-finds problems. Errors are printed as one line and exit with 2.
+``merge`` prints each stage on standard error, then the report as JSON on standard output;
+``check`` prints its report as JSON on standard output and exits with 1 when it finds problems.
+Standard output holds the JSON report only: whatever Ray or the libraries print goes to standard
+error. Errors (a root whose partitions are missing, ``--num-cpus`` with ``--address``, ...) are
+printed as one line and exit with 2.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
-from typing import List, Optional
+from typing import List, Optional, TextIO
 
 import neardup
 
@@ -29,8 +33,8 @@ def _parser() -> argparse.ArgumentParser:
 
     def common(s: argparse.ArgumentParser) -> None:
         s.add_argument("--index-root", required=True, help="the distributed index's directory")
-        s.add_argument("--address", help="a Ray cluster's address (default: start Ray here)")
-        s.add_argument("--num-cpus", type=int, help="CPUs of a Ray started here")
+        s.add_argument("--address", help="a running Ray cluster's address to join (default: start Ray here)")
+        s.add_argument("--num-cpus", type=int, help="CPUs of a Ray started here (not with --address)")
 
     m = sub.add_parser("merge", help="merge a day's pages, after a delete list")
     common(m)
@@ -42,6 +46,14 @@ def _parser() -> argparse.ArgumentParser:
     m.add_argument("--export", help="write the export as TSV afterwards")
     m.add_argument("--checkpoint", action="store_true", help="checkpoint every partition")
     m.add_argument("--work-units", type=int, help="scratch indexes deciding at once (default: the CPUs)")
+    m.add_argument(
+        "--keep-batches",
+        type=int,
+        default=0,
+        metavar="N",
+        help="committed batches whose logs and signatures are kept under batches/ (default 0: "
+        "only what a re-run needs, each batch's manifest and report until the next)",
+    )
     m.add_argument("--options", help="neardup.Index options of a new index, as JSON")
     e = sub.add_parser("export", help="write the export as TSV")
     common(e)
@@ -53,6 +65,28 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: Optional[List[str]] = None) -> int:
     args = _parser().parse_args(argv)
+    if args.address is not None and args.num_cpus is not None:
+        print(
+            "error: --num-cpus is for a Ray started here; --address joins a running cluster, "
+            "which has its own CPUs: give one or the other",
+            file=sys.stderr,
+        )
+        return 2
+    # Standard output is the report's: whatever else writes to it while the command runs (Ray's
+    # log lines, a library's prints, the processes Ray starts) goes to standard error.
+    sys.stdout.flush()
+    report_out = os.fdopen(os.dup(1), "w")
+    os.dup2(2, 1)
+    try:
+        return _run(args, report_out)
+    finally:
+        sys.stdout.flush()
+        report_out.flush()
+        os.dup2(report_out.fileno(), 1)
+        report_out.close()
+
+
+def _run(args: argparse.Namespace, out: TextIO) -> int:
     try:
         options = json.loads(args.options) if getattr(args, "options", None) else {}
         ix = DistributedIndex(
@@ -74,14 +108,15 @@ def main(argv: Optional[List[str]] = None) -> int:
                     export=args.export,
                     checkpoint=args.checkpoint,
                     work_units=args.work_units,
+                    keep_batches=args.keep_batches,
                     progress=lambda line: print(line, file=sys.stderr, flush=True),
                 )
-                print(json.dumps(report, indent=1, sort_keys=True))
+                print(json.dumps(report, indent=1, sort_keys=True), file=out, flush=True)
             elif args.command == "export":
                 write_tsv(ix.export(), __import__("pathlib").Path(args.out))
             else:
                 report = ix.check()
-                print(json.dumps(report, indent=1, sort_keys=True, default=str))
+                print(json.dumps(report, indent=1, sort_keys=True, default=str), file=out, flush=True)
                 if report.get("problem_count", 0):
                     return 1
         finally:

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 import neardup
 from neardup._rows import insert_groups
 
-from ._files import make_dirs, write_atomic
+from ._files import MAX_LISTED_ERRORS, make_dirs, write_atomic
 from ._plan import Unit, group
 from ._runtime import require_ray
 
@@ -32,7 +32,8 @@ if TYPE_CHECKING:
 def decide(dx: DistributedIndex, n: int, pages: List[Dict[str, Any]], chunk: Any, sigs: Any, gone: List[str], units: List[Unit], bdir: Path, shuffled: int) -> Dict[str, Any]:
     """S4: each work unit decided in its own scratch index (a Ray task), seeded with what
     its components read; the units' logs combined into the batch log, cut by partition and
-    written under ``logs/`` (the caller writes the ``_DONE`` marker). Returns the counts."""
+    written under ``logs/`` (the caller writes the ``_DONE`` marker). Returns the counts, with
+    the first error rows as (row, reason) pairs in ``error_rows``."""
     ray = require_ray()
     lay = dx.layout
     frequent = ray.get([a.call.remote("seed_log", [], []) for a in dx.keys])
@@ -131,6 +132,7 @@ def decide(dx: DistributedIndex, n: int, pages: List[Dict[str, Any]], chunk: Any
         "missing": sum(r["missing"] for r in results),
         "duplicates": sum(r["duplicates"] for r in results),
         "errors": sum(r["errors"] for r in results),
+        "error_rows": sorted(e for r in results for e in r["error_rows"])[:MAX_LISTED_ERRORS],
         "log_bytes": sizes,
         "shuffled_bytes": shuffled + sum(len(r["log"]) for r in results) + len(log),
     }
@@ -151,7 +153,8 @@ def _decide_unit(
     of ``pages`` (an Arrow table or a list of dicts), one ``insert_many`` call in whole-batch
     order per list of ``runs`` ((row, key) pairs); returns its batch log, its counts, and which
     event gave out each new id, in order: ``("delete", position, kind, id)`` or ``("row", row,
-    kind, id)``, ``kind`` ``"page"`` or ``"cluster"``."""
+    kind, id)``, ``kind`` ``"page"`` or ``"cluster"``; and the first error rows, as (row,
+    reason)."""
     scratch_dir = tempfile.mkdtemp(prefix="neardup-scratch-")
     try:
         with neardup.Index(Path(scratch_dir) / "ix", **options) as scratch:
@@ -168,6 +171,7 @@ def _decide_unit(
                     missing += 1
                 allocations += [("delete", at, kind, i) for _, kind, i, _ in scratch.take_allocations()]
             duplicates = errors = 0
+            error_rows: List[Tuple[int, str]] = []
             for call in runs:
                 rows = [r for r, _ in call]
                 row_of = {k: r for r, k in call if k is not None}
@@ -178,7 +182,11 @@ def _decide_unit(
                 # Within one call keys are distinct: each id names the row it was given for.
                 allocations += [("row", row_of[k], kind, i) for k, kind, i, _ in scratch.take_allocations()]
                 duplicates += sum(1 for d in verdicts.column("duplicate").to_pylist() if d)
-                errors += sum(1 for e in verdicts.column("error").to_pylist() if e is not None)
+                # Output rows keep the call's order: each error names its row.
+                for r, e in zip(rows, verdicts.column("error").to_pylist()):
+                    if e is not None:
+                        errors += 1
+                        error_rows.append((r, e))
             log = neardup.state_diff(before, scratch.state_log(), live_docs, live_clusters)
     finally:
         shutil.rmtree(scratch_dir, ignore_errors=True)
@@ -189,6 +197,8 @@ def _decide_unit(
         "missing": missing,
         "duplicates": duplicates,
         "errors": errors,
+        # The first ones only: the driver lists at most MAX_LISTED_ERRORS of the day's.
+        "error_rows": sorted(error_rows)[:MAX_LISTED_ERRORS],
     }
 
 

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -22,7 +24,7 @@ from neardup import InvalidArgumentError, Layout
 from neardup._rows import Chunk, chunks
 
 from . import _commit, _decide, _faults, _files, _plan, _sign
-from ._files import PathLike, read_key_list, read_pages
+from ._files import PathLike, read_key_list
 from ._partition import start_partitions
 from ._runtime import require_ray
 
@@ -32,8 +34,11 @@ LAYOUT_FILE = "layout.json"
 
 class MergeReport(dict):
     """What a merge did (a dict, also written to ``report.json`` in the batch's directory):
-    ``batch``, ``pages``, ``deleted``, ``missing`` (delete-list keys the index did not hold),
-    ``duplicates``, ``errors``, ``reached_pages`` and ``reached_clusters`` (the standing part the
+    ``batch``, ``pages`` (the day's records: its files' non-blank lines), ``deleted``,
+    ``missing`` (delete-list keys the index did not hold), ``duplicates``, ``errors`` (records
+    not merged: lines that could not be read, rows without a usable key or body, pages the index
+    refused), ``error_rows`` (the first 100 of those in file order, each ``{"file", "line",
+    "reason"}``), ``reached_pages`` and ``reached_clusters`` (the standing part the
     day read), ``components`` (sizes: largest, count, singletons), ``shuffled_bytes`` (keys,
     seeds and logs sent between driver and partitions), ``log_bytes`` (per partition),
     ``seconds`` (per stage), ``resumed`` (the stages a re-run skipped)."""
@@ -47,9 +52,18 @@ class DistributedIndex:
     index (recorded in the layout file; site chrome and document-frequency methods cannot be
     merged in parts).
 
-    Ray is started on this machine when it is not running (``ray.init(address=address,
-    num_cpus=num_cpus)``); give ``address`` to join a cluster. Actors are created with
-    ``max_restarts=-1`` and ``max_task_retries=-1``."""
+    Ray is started on this machine with ``num_cpus`` CPUs (default: all) when it is not running;
+    give ``address`` to join a running cluster instead (``num_cpus`` with it raises
+    ``InvalidArgumentError``: the cluster has its own CPUs). Actors are created with
+    ``max_restarts=-1`` and ``max_task_retries=-1``.
+
+    A root with a layout file must hold its partitions' databases (``key-<n>``, ``doc-<n>``):
+    when any is missing, ``MissingPartitionsError`` is raised and nothing is created (a root with
+    no layout file is a new index, created with empty partitions).
+
+    # Errors
+    ``InvalidArgumentError`` for counts or options other than the root's, or options a
+    distributed index cannot keep; ``MissingPartitionsError`` as above."""
 
     def __init__(
         self,
@@ -61,10 +75,16 @@ class DistributedIndex:
         num_cpus: Optional[int] = None,
         **options: Any,
     ) -> None:
+        if address is not None and num_cpus is not None:
+            raise InvalidArgumentError(
+                f"num_cpus={num_cpus} is for a Ray started here, but address={address!r} joins a "
+                "running cluster, which has its own CPUs: give one or the other"
+            )
         self.root = Path(root).absolute()
         self.root.mkdir(parents=True, exist_ok=True)
         layout_path = self.root / LAYOUT_FILE
-        if layout_path.exists():
+        new = not layout_path.exists()
+        if not new:
             stored = json.loads(layout_path.read_text())
             for name, given in (("key_parts", key_parts), ("doc_parts", doc_parts)):
                 if given is not None and given != stored[name]:
@@ -81,24 +101,35 @@ class DistributedIndex:
                 "doc_parts": doc_parts or 4,
                 "options": options,
             }
-            _check_options(options)
-            tmp = layout_path.with_suffix(".tmp")
-            tmp.write_text(json.dumps(stored, indent=1, sort_keys=True))
-            os.replace(tmp, layout_path)
         self.options: Dict[str, Any] = dict(stored["options"])
         self._signature = _check_options(self.options)
         distance = int(self.options.get("simhash_max_distance", 3))
         self.layout = Layout(int(stored["key_parts"]), int(stored["doc_parts"]), distance)
+        if not new:
+            # Opening a partition creates it: an index whose partitions are elsewhere (another
+            # node, a lost disk) would go on as a new, empty one.
+            _check_partitions(self.root, self.layout)
         ray = require_ray()
         if not ray.is_initialized():
-            ray.init(
-                address=address,
-                num_cpus=num_cpus,
-                include_dashboard=False,
-                logging_level="WARNING",
-                log_to_driver=False,
-            )
+            try:
+                ray.init(
+                    address=address,
+                    num_cpus=num_cpus,
+                    include_dashboard=False,
+                    logging_level="WARNING",
+                    log_to_driver=False,
+                )
+            except ValueError as e:
+                # RAY_ADDRESS set in the environment joins a cluster too.
+                raise InvalidArgumentError(f"cannot start or join Ray: {e}") from None
         self.keys, self.docs = start_partitions(self.root, self.layout, self.options)
+        if new:
+            # Written once the partitions exist: from now on they must be found (a crash before
+            # leaves a root that is opened as new again, its empty partitions reused).
+            tmp = layout_path.with_suffix(".tmp")
+            tmp.write_text(json.dumps(stored, indent=1, sort_keys=True))
+            os.replace(tmp, layout_path)
+            _files.fsync_dir(self.root)
 
     # ----- partitions -----
 
@@ -229,6 +260,7 @@ class DistributedIndex:
         export: Optional[PathLike] = None,
         checkpoint: bool = False,
         work_units: Optional[int] = None,
+        keep_batches: int = 0,
         progress: Union[bool, Callable[[str], Any]] = True,
     ) -> MergeReport:
         """Merges a day into the index: the keys of ``delete_list`` deleted first, then the
@@ -241,13 +273,33 @@ class DistributedIndex:
         every partition under ``checkpoints/batch=<n>/``. ``work_units``: at most how many scratch
         indexes decide the day's components in parallel (default: the cluster's CPUs); the
         clusters and ids are the single node's (with ``reuse_ids=False``) whatever it is.
-        ``progress``: True prints each stage, a callable gets each stage's line."""
+        ``keep_batches``: how many of the last committed batches keep their whole directory
+        under ``batches/`` (the logs and signatures, e.g. to replay onto a restored checkpoint);
+        by default none: once every partition applied a batch, its logs are not needed to
+        recover (a killed driver or actor needs only the logs of a batch not applied
+        everywhere), so the batch keeps only its ``manifest.json`` and ``report.json`` (what a
+        re-run of the same inputs reads) and the directories of earlier batches are removed.
+        ``progress``: True prints each stage on standard error, a callable gets each stage's
+        line.
+
+        A record of the day that cannot be merged never stops the merge: a line that is not
+        UTF-8, not JSON or not a JSON object (as ``neardup ingest`` skips them), or a row without
+        a usable key or body, or one the index refuses (as ``insert_many`` reports them). The
+        other pages are merged; ``errors`` counts those records, and ``error_rows`` lists the
+        first 100 in file order as ``{"file", "line", "reason"}``.
+
+        # Errors
+        ``InvalidArgumentError`` for nothing to merge, a batch started with other inputs or one
+        the partitions cannot take next, or a delete list that is not UTF-8; ``OSError`` for an
+        input that cannot be opened."""
         say = _sayer(progress)
         files = list(files)
         if not files and delete_list is None:
             raise InvalidArgumentError("nothing to merge: give JSONL files and/or a delete list")
+        if keep_batches < 0:
+            raise InvalidArgumentError(f"keep_batches must be 0 or more, not {keep_batches}")
         with _files.MergeLock(self.root):
-            return self._merge_locked(files, delete_list, batch, export, checkpoint, work_units, say)
+            return self._merge_locked(files, delete_list, batch, export, checkpoint, work_units, keep_batches, say)
 
     def _merge_locked(
         self,
@@ -257,6 +309,7 @@ class DistributedIndex:
         export: Optional[PathLike],
         checkpoint: bool,
         work_units: Optional[int],
+        keep_batches: int,
         say: Callable[[str], Any],
     ) -> MergeReport:
         applied = self.applied_batches()
@@ -272,6 +325,7 @@ class DistributedIndex:
             last = batches / f"batch={low}" / "manifest.json"
             if low == high and low > 0 and last.exists() and json.loads(last.read_text()) == manifest:
                 say(f"batch {low}: these inputs were merged already")
+                self._retire_batches(low, keep_batches, say)
                 return MergeReport(batch=low, already_applied=True)
             batch = low + 1
         n = batch
@@ -286,6 +340,7 @@ class DistributedIndex:
             )
         if low == n and high == n:
             say(f"batch {n}: applied already by every partition")
+            self._retire_batches(n, keep_batches, say)
             return MergeReport(batch=n, already_applied=True)
         if low != n - 1:
             raise InvalidArgumentError(f"batch {n} refused: the partitions applied {applied}, so the next batch is {low + 1}")
@@ -297,8 +352,13 @@ class DistributedIndex:
         if not logs_done.exists():
             if high == n:
                 raise neardup.CorruptionError(f"partitions applied part of batch {n} but its logs are gone ({logs_done})")
-            pages = read_pages(files)
+            day = _files.read_day(files)
+            pages = day.pages
             gone = read_key_list(delete_list)
+            say(
+                f"read: {len(pages)} pages, {day.unreadable} unreadable records from {len(files)} "
+                f"files; {len(gone)} keys to delete"
+            )
             # The rows as insert_many reads them (keys, bodies, bad rows), read once.
             chunk = next(chunks(pages, max(1, len(pages))), None) or Chunk()
             t = time.monotonic()
@@ -325,6 +385,18 @@ class DistributedIndex:
             )
             t = time.monotonic()
             counts.update(_decide.decide(self, n, pages, chunk, sigs, gone, units, bdir, counts["shuffled_bytes"]))
+            del pages, chunk, sigs
+            # The records not merged: those that could not be read, and the error rows of S4.
+            counts["pages"] += day.unreadable
+            counts["errors"] += day.unreadable
+            listed = day.skipped + [
+                {"file": f, "line": line, "reason": reason}
+                for f, line, reason in ((*day.place(r), reason) for r, reason in counts["error_rows"])
+            ]
+            order = {str(Path(f)): i for i, f in enumerate(files)}
+            listed.sort(key=lambda e: (order.get(e["file"], len(order)), e["line"]))
+            counts["error_rows"] = listed[: _files.MAX_LISTED_ERRORS]
+            del day
             # What S1-S4 found, beside the logs for a re-run's report; then the marker.
             _files.write_atomic(bdir / "logs" / "counts.json", json.dumps(counts).encode())
             _files.write_atomic(bdir / "logs" / "_DONE", b"")
@@ -351,7 +423,58 @@ class DistributedIndex:
         report["seconds"]["S6"] = round(time.monotonic() - t, 3)
         _files.write_atomic(bdir / "report.json", json.dumps(report, indent=1, sort_keys=True).encode())
         say(f"S6 report: {report['live_pages']} live pages in {report['live_clusters']} clusters")
+        self._retire_batches(n, keep_batches, say)
         return report
+
+    def _retire_batches(self, n: int, keep: int, say: Callable[[str], Any]) -> None:
+        """Once every partition applied batch ``n``, no recovery reads the logs of batch ``n``
+        or earlier (a partition refuses ``n + 1`` until it applied ``n``, and a restarted actor
+        recovers what it applied from its own database): the last ``keep`` batches stay whole,
+        batch ``n`` keeps at least its manifest and report (a re-run of its inputs is known),
+        and earlier batch directories are removed."""
+        if self.applied_batches() != [n] * len(self.partitions()):
+            return
+        batches = self.root / "batches"
+        freed = 0
+        for d in batches.iterdir() if batches.is_dir() else []:
+            m = _batch_number(d.name)
+            if m is None or m > n or m > n - keep:
+                continue
+            if m == n:
+                # keep == 0: what a re-run of the same inputs reads stays.
+                for part in d.iterdir():
+                    if part.name not in ("manifest.json", "report.json"):
+                        freed += _remove(part)
+            else:
+                freed += _remove(d)
+        if freed:
+            _files.fsync_dir(batches)
+            say(f"retired: {freed / 1e6:.1f} MB of batch logs and signatures up to batch {n}")
+
+
+class MissingPartitionsError(neardup.Error):
+    """A distributed index's root holds a layout file but not the databases of some of its
+    partitions (moved, on another node, or lost). Nothing was created in their place.
+    Attributes: ``root`` (the root) and ``missing`` (the partitions' directory names)."""
+
+    def __init__(self, root: Path, missing: List[str]) -> None:
+        self.root = root
+        self.missing = missing
+        super().__init__(
+            f"{root} is a distributed index ({LAYOUT_FILE}) but the databases of partitions "
+            f"{', '.join(missing)} are not there: open it on the node that holds them, or restore "
+            f"them (a checkpoint under {root / 'checkpoints'}, if one was taken); a new index "
+            "needs a new root"
+        )
+
+
+def _check_partitions(root: Path, layout: Layout) -> None:
+    """Raises ``MissingPartitionsError`` unless every partition's database is under ``root``."""
+    names = [f"key-{n:03}" for n in range(layout.key_parts)] + [f"doc-{n:03}" for n in range(layout.doc_parts)]
+    # A RocksDB database always holds CURRENT, which names its manifest.
+    missing = [name for name in names if not (root / name / "CURRENT").is_file()]
+    if missing:
+        raise MissingPartitionsError(root, missing)
 
 
 def _check_options(options: Dict[str, Any]) -> Dict[str, Any]:
@@ -368,9 +491,28 @@ def _check_options(options: Dict[str, Any]) -> Dict[str, Any]:
             return dict(probe.options["signature"])
 
 
+def _batch_number(name: str) -> Optional[int]:
+    """The number of a ``batch=<n>`` directory (``None`` for another name)."""
+    if name.startswith("batch=") and name[6:].isdigit():
+        return int(name[6:])
+    return None
+
+
+def _remove(path: Path) -> int:
+    """Removes a file or a directory tree; the bytes it held."""
+    if path.is_dir() and not path.is_symlink():
+        size = sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
+        shutil.rmtree(path)
+        return size
+    size = path.stat().st_size
+    path.unlink()
+    return size
+
+
 def _sayer(progress: Union[bool, Callable[[str], Any]]) -> Callable[[str], Any]:
     if callable(progress):
         return progress
     if progress:
-        return lambda line: print(line, flush=True)
+        # Standard error: standard output is the caller's (the command line's JSON report).
+        return lambda line: print(line, file=sys.stderr, flush=True)
     return lambda line: None

@@ -7,12 +7,16 @@ driver out, and the export as TSV.
 
 from __future__ import annotations
 
+import bisect
 import gzip
 import hashlib
 import json
 import os
+import re
+import zlib
+from array import array
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence, Union
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from neardup import InvalidArgumentError
 
@@ -20,39 +24,143 @@ from neardup import InvalidArgumentError
 PathLike = Union[str, "os.PathLike[str]"]
 
 
-def read_pages(files: Sequence[PathLike]) -> List[Dict[str, Any]]:
-    """The pages of JSONL files (``.gz`` read as gzip), one dict per line with the CLI's fields:
-    ``id`` (or ``url``), ``host``, ``time``, ``html`` or ``text``. Blank lines are skipped; a line
-    that is not a JSON object raises ``InvalidArgumentError`` naming the file and line."""
-    pages: List[Dict[str, Any]] = []
-    for f in files:
-        path = Path(f)
+#: At most how many error rows a merge's report lists (``error_rows``); ``errors`` counts them all.
+MAX_LISTED_ERRORS = 100
+
+# A JSON escape of a UTF-16 surrogate: json.loads accepts a lone one, which no UTF-8 text holds.
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+
+
+class Day:
+    """The records of a day's JSONL files, read as ``neardup ingest`` reads them: ``pages``, one
+    dict per JSON object, in file and line order; where each came from (``place``); and the
+    records that could not be read (``unreadable``, the first ``limit`` of them in ``skipped`` as
+    ``{"file", "line", "reason"}``). Besides the dicts it keeps 4 bytes a page."""
+
+    def __init__(self, limit: Optional[int] = None) -> None:
+        self.pages: List[Dict[str, Any]] = []
+        self.skipped: List[Dict[str, Any]] = []
+        self.unreadable = 0
+        self.limit = limit
+        self._files: List[str] = []
+        self._starts: List[int] = []  # the first page of each file
+        self._lines = array("I")  # each page's line
+
+    def place(self, row: int) -> Tuple[str, int]:
+        """The file and line (from 1) of page ``row``."""
+        f = bisect.bisect_right(self._starts, row) - 1
+        return self._files[f], self._lines[row]
+
+    def _skip(self, path: Path, line: int, reason: str) -> None:
+        self.unreadable += 1
+        if self.limit is None or len(self.skipped) < self.limit:
+            self.skipped.append({"file": str(path), "line": line, "reason": reason})
+
+    def read(self, path: Path) -> None:
+        self._files.append(str(path))
+        self._starts.append(len(self.pages))
         opener = gzip.open if path.suffix == ".gz" else open
-        with opener(path, "rt", encoding="utf-8") as fh:  # type: ignore[operator]
-            for n, line in enumerate(fh, 1):
-                if not line.strip():
-                    continue
-                try:
-                    row = json.loads(line)
-                except json.JSONDecodeError as e:
-                    raise InvalidArgumentError(f"{path}:{n}: not JSON: {e}") from None
-                if not isinstance(row, dict):
-                    raise InvalidArgumentError(f"{path}:{n}: not a JSON object")
-                # A row without a usable key or body is kept: the merge reports it as an
-                # error row, as insert_many does.
-                pages.append(row)
-    return pages
+        n = 0
+        with opener(path, "rb") as fh:  # type: ignore[operator]
+            try:
+                for n, raw in enumerate(fh, 1):
+                    if not raw.strip():
+                        continue
+                    row = _parse(raw)
+                    if isinstance(row, str):
+                        self._skip(path, n, row)
+                    else:
+                        self.pages.append(row)
+                        self._lines.append(n)
+            except (OSError, EOFError, zlib.error) as e:
+                # A broken gzip stream: the pages before it are kept, as the CLI keeps them.
+                self._skip(path, n + 1, f"read error, rest of file skipped (after line {n}): {e}")
+
+
+def _parse(raw: bytes) -> Union[Dict[str, Any], str]:
+    """A JSONL line as a dict, or why it is not a page record (the CLI's reasons)."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        return f"line is not UTF-8 ({e})"
+    try:
+        row = json.loads(text)
+    except json.JSONDecodeError as e:
+        return f"malformed JSON: {e}"
+    except RecursionError:
+        return "malformed JSON: nested too deeply"
+    if not isinstance(row, dict):
+        return f"malformed JSON: a {type(row).__name__}, not an object"
+    if _SURROGATE_ESCAPE.search(raw) and not _is_utf8(row):
+        return "malformed JSON: a string holds a lone UTF-16 surrogate"
+    # A row without a usable key or body is kept: the merge reports it as an error row, as
+    # insert_many does.
+    return row
+
+
+def _is_utf8(value: Any) -> bool:
+    """Whether every string in a JSON value can be written as UTF-8."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return False
+        return True
+    if isinstance(value, dict):
+        return all(_is_utf8(k) and _is_utf8(v) for k, v in value.items())
+    if isinstance(value, list):
+        return all(_is_utf8(v) for v in value)
+    return True
+
+
+def read_day(files: Sequence[PathLike], limit: Optional[int] = MAX_LISTED_ERRORS) -> Day:
+    """The day's records of JSONL files (``.gz`` read as gzip): what the merge reads. A record that
+    cannot be read never stops it (see ``Day``)."""
+    day = Day(limit)
+    for f in files:
+        day.read(Path(f))
+    return day
+
+
+def read_pages(files: Sequence[PathLike], skipped: Optional[List[Dict[str, Any]]] = None) -> List[Dict[str, Any]]:
+    """The pages of JSONL files (``.gz`` read as gzip), one dict per line with the CLI's fields:
+    ``id`` (or ``url``), ``host``, ``time``, ``html`` or ``text``. Blank lines are skipped.
+
+    A line that is not UTF-8, not JSON or not a JSON object (or a broken gzip stream) is read as
+    ``neardup ingest`` reads it: with ``skipped`` (a list) it is skipped and appended there as
+    ``{"file", "line", "reason"}``; without, it raises ``InvalidArgumentError`` naming the file and
+    line. A row without a usable key or body is returned: ``insert_many`` and the merge report it
+    as an error row."""
+    day = read_day(files, limit=None)
+    if skipped is None:
+        if day.skipped:
+            s = day.skipped[0]
+            raise InvalidArgumentError(f"{s['file']}:{s['line']}: {s['reason']}")
+    else:
+        skipped.extend(day.skipped)
+    return day.pages
 
 
 def read_key_list(path: Optional[PathLike]) -> List[str]:
     """The keys of a delete list as ``neardup ingest --delete-list`` reads it: one a line,
-    blank lines and lines starting with ``#`` skipped."""
+    blank lines and lines starting with ``#`` skipped. A line that is not UTF-8 raises
+    ``InvalidArgumentError`` naming the file and line."""
     if path is None:
         return []
     p = Path(path)
     opener = gzip.open if p.suffix == ".gz" else open
-    with opener(p, "rt", encoding="utf-8") as fh:  # type: ignore[operator]
-        return [k for k in (line.strip() for line in fh) if k and not k.startswith("#")]
+    keys = []
+    with opener(p, "rb") as fh:  # type: ignore[operator]
+        for n, raw in enumerate(fh, 1):
+            try:
+                k = raw.decode("utf-8").strip()
+            except UnicodeDecodeError as e:
+                # Unlike a page, a key of the delete list is not skipped: the day would keep a
+                # page it was told to delete.
+                raise InvalidArgumentError(f"{p}:{n}: the delete list's line is not UTF-8 ({e})") from None
+            if k and not k.startswith("#"):
+                keys.append(k)
+    return keys
 
 
 def manifest(files: Sequence[PathLike], delete_list: Optional[PathLike]) -> Dict[str, Any]:
@@ -103,10 +211,11 @@ def make_dirs(path: Path) -> None:
         p = p.parent
     for d in reversed(missing):
         d.mkdir()
-        _fsync_dir(d.parent)
+        fsync_dir(d.parent)
 
 
-def _fsync_dir(path: Path) -> None:
+def fsync_dir(path: Path) -> None:
+    """Makes the entries of a directory durable."""
     fd = os.open(path, os.O_RDONLY)
     try:
         os.fsync(fd)
@@ -122,7 +231,7 @@ def write_atomic(path: Path, data: bytes) -> None:
         f.flush()
         os.fsync(f.fileno())
     os.replace(tmp, path)
-    _fsync_dir(path.parent)
+    fsync_dir(path.parent)
 
 
 def write_tsv(table: Any, path: Path) -> None:
