@@ -30,7 +30,7 @@
 
 // Version of the C ABI described by `include/neardup.h`. It changes whenever a declaration
 // changes incompatibly; compare it with [`nd_abi_version`] at start-up.
-#define ND_ABI_VERSION 5
+#define ND_ABI_VERSION 6
 
 // `nd_near_options_set_by`: keep and order the near duplicates by their resemble rate (the
 // default).
@@ -155,7 +155,8 @@ enum nd_change_kind
   ND_CHANGE_INSERTED = 1,
   // A page stored under a key the index held (its old version taken out in the same write).
   ND_CHANGE_REPLACED = 2,
-  // An unchanged recrawl's new publish time, written in place (`time`).
+  // An unchanged recrawl's record refreshed in place: a new publish time (`time`), the hash
+  // of a raw page that is not byte-identical (carried in `bytes`), or both.
   ND_CHANGE_RETIMED = 3,
   // A page deleted (`cluster`: the cluster it was in).
   ND_CHANGE_DELETED = 4,
@@ -288,8 +289,10 @@ typedef struct {
   // True when the page has (almost) no main text: stored in a cluster of its own, never
   // compared, never a duplicate (ABI version 2).
   bool no_main_text;
-  // True when the key was present with the same main text: nothing was written, and the
-  // verdict is the stored one (an unchanged recrawl; insert only; ABI version 3).
+  // True when the key was present with the same main text and host: nothing was decided
+  // again, and the verdict is the stored one (an unchanged recrawl; insert only; ABI version
+  // 3). The page's record was refreshed in place unless `unchanged_html` is true and the
+  // publish time is the same.
   bool unchanged;
   // When `replaced`: what taking the old page out changed, as `nd_index_delete` reports it
   // (owned by the library, freed by `nd_verdict_free`); NULL otherwise (ABI version 4).
@@ -329,6 +332,12 @@ typedef struct {
   uint64_t verify_ns;
   // Nanoseconds spent writing (0 for a query).
   uint64_t write_ns;
+  // True when `unchanged` is true and the raw page is byte-identical to the one stored (the
+  // same content kind and bytes, by their hash); it implies `unchanged`. False when only the
+  // main text is the same (a navigation or footer change): the stored page hash and time
+  // were then updated in place. False too at the first recrawl of a page stored by a build
+  // that kept no page hash (ABI version 6).
+  bool unchanged_html;
 } nd_verdict;
 
 // Progress of a batch: `done` of `total` pages handled. Called on the calling thread between

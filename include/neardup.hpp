@@ -431,7 +431,12 @@ struct Verdict {
   bool exact = false;         ///< The normalized texts of the page and similar_to are identical.
   bool replaced = false;      ///< Insert: the key was present and its page was replaced.
   bool no_main_text = false;  ///< (Almost) no main text: a cluster of its own, never compared.
-  bool unchanged = false;     ///< Insert: the same main text was stored; nothing was written.
+  /// Insert: the same main text and host were stored (an unchanged recrawl): nothing decided
+  /// again; the stored record refreshed in place unless unchanged_html and the same time.
+  bool unchanged = false;
+  /// Insert: unchanged, and the raw page byte-identical to the stored one (implies unchanged);
+  /// false when only the main text is the same (the stored page hash was then updated).
+  bool unchanged_html = false;
   /// When replaced: what taking the old page out changed.
   std::optional<Deletion> replaced_page;
   /// The page's internal id; none for a query.
@@ -511,7 +516,7 @@ struct CursorItem {
 enum class ChangeKind : uint32_t {
   Inserted = ND_CHANGE_INSERTED,   ///< A page stored under a key the index did not hold.
   Replaced = ND_CHANGE_REPLACED,   ///< A page stored under a key the index held.
-  Retimed = ND_CHANGE_RETIMED,     ///< An unchanged recrawl's new publish time, in place.
+  Retimed = ND_CHANGE_RETIMED,     ///< An unchanged recrawl refreshed in place (time, page hash).
   Deleted = ND_CHANGE_DELETED,     ///< A page deleted.
   Moved = ND_CHANGE_MOVED,         ///< A page held before moved to another cluster.
   RepresentativeChanged = ND_CHANGE_REPRESENTATIVE_CHANGED,  ///< A cluster's new representative.
@@ -716,6 +721,7 @@ inline Verdict to_verdict(const nd_verdict& v) {
   out.replaced = v.replaced;
   out.no_main_text = v.no_main_text;
   out.unchanged = v.unchanged;
+  out.unchanged_html = v.unchanged_html;
   if (v.replaced_page != nullptr) out.replaced_page = to_deletion(*v.replaced_page);
   out.doc_id = to_id(v.doc_id);
   out.cluster_id = to_id(v.cluster_id);

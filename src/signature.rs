@@ -3,7 +3,7 @@
 //! features of the index's method — and the posting keys they make, the one place that says
 //! which keys a page is filed under.
 
-use xxhash_rust::xxh3::xxh3_128;
+use xxhash_rust::xxh3::{xxh3_128, xxh3_64_with_seed};
 
 use crate::fingerprint::{fingerprints_and_sketch, heading_codes, simhash, Fingerprint};
 use crate::methods::{Features, Method};
@@ -22,6 +22,19 @@ pub enum Content<'a> {
     Html(&'a [u8]),
     /// Plain text: each line is a paragraph; no main-text extraction.
     Text(&'a str),
+}
+
+impl Content<'_> {
+    /// The hash of the raw page as given: xxh3-64 of its bytes, seeded 0 for HTML and 1 for
+    /// text (the same bytes handed as the other kind are another page). The index keeps it with
+    /// each page to tell a byte-identical recrawl from one whose main text only is the same
+    /// ([`crate::Verdict::unchanged_html`]).
+    pub fn raw_hash(&self) -> u64 {
+        match self {
+            Content::Html(b) => xxh3_64_with_seed(b, 0),
+            Content::Text(t) => xxh3_64_with_seed(t.as_bytes(), 1),
+        }
+    }
 }
 
 /// Everything computed from one page.

@@ -7,10 +7,10 @@
 //! - Format 3 (its first build; a5fff82, with LCS and with another method; its last, texts in
 //!   blob files): a read-only handle checks clean, gives the recorded answers and writes nothing; a writer does
 //!   too, then inserts and deletes, and the index checks clean after a reopen. Compacted, it
-//!   becomes format 5 (the simhash tables cut anew, the page → cluster map built) with the same
+//!   becomes format 6 (the simhash tables cut anew, the page → cluster map built) with the same
 //!   answers.
 //! - Format 4 (its last build, 88ead35, without the page → cluster map): the same, read-only
-//!   without the `page_clusters` column family; a writer keeps format 4; compacted, format 5.
+//!   without the `page_clusters` column family; a writer keeps format 4; compacted, format 6.
 //! - Format 2 (the first build, without the `chrome` column family, and the last): the same,
 //!   with the upgrade to format 3 when it is opened for writing (the ids the old build never gave
 //!   out again become free and the lowest is given to the next page).
@@ -302,7 +302,7 @@ fn stored_format(db: &Path) -> u32 {
     u32::from_be_bytes(v[..4].try_into().unwrap())
 }
 
-/// Compacted, a format 3 or 4 index becomes format 5: a format 3 index's simhash tables are cut
+/// Compacted, a format 3 or 4 index becomes format 6 (the current one): a format 3 index's simhash tables are cut
 /// anew, ten tables of block pairs (FORMAT.md "simhash"), and the page → cluster map is built
 /// from the page records (FORMAT.md "page_clusters"); it checks clean (the map against the
 /// records too), gives the recorded answers, and a writer goes on from it.
@@ -313,7 +313,7 @@ fn compacts_into_current_format(name: &str, from_format: u32) {
     let to = out.path().join("db");
     let report = Index::compact_snapshot_checked(&db, &to).unwrap();
     assert!(report.check.is_clean(), "{:?}", report.check);
-    assert_eq!((stored_format(&db), stored_format(&to)), (from_format, 5));
+    assert_eq!((stored_format(&db), stored_format(&to)), (from_format, 6));
     {
         let ro = Index::open_read_only(&to).unwrap();
         assert_answers(&ro, &e);
@@ -389,7 +389,7 @@ fn format_1_is_refused() {
                 r,
                 Err(Error::IncompatibleFormat {
                     found: 1,
-                    supported: 5
+                    supported: 6
                 })
             ),
             "{:?}",

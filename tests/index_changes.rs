@@ -135,7 +135,13 @@ fn a_copy_that_applies_the_feed_holds_what_the_original_holds() {
             ..page("f6v1", &host, &x)
         })
         .unwrap();
-    assert!(retimed.unchanged);
+    assert!(retimed.unchanged && retimed.unchanged_html);
+    // An unchanged recrawl whose footer changed: its page hash written in place.
+    let (host, x) = family_page(12, 0);
+    let footer = x.replace("Copyright Daily,", "Copyright Daily 2026,");
+    assert_ne!(footer, x);
+    let refreshed = ix.insert(&page("f12v0", &host, &footer)).unwrap();
+    assert!(refreshed.unchanged && !refreshed.unchanged_html);
     // Changed recrawls: a representative (kept, sticky, or handed over) and a member.
     let rep6 = ix.representative_of("f6v1").unwrap().unwrap().1;
     let f6 = article(9_006, 6);
@@ -181,6 +187,17 @@ fn a_copy_that_applies_the_feed_holds_what_the_original_holds() {
         )),
         1
     );
+    let footer_hash = Some(Content::Html(footer.as_bytes()).raw_hash());
+    assert_eq!(
+        kinds(|k| matches!(k, ChangeKind::Retimed { .. })),
+        2,
+        "a new time, a new page hash"
+    );
+    assert!(changes.iter().any(|c| matches!(
+        &c.kind,
+        ChangeKind::Retimed { key, time: 0, raw_hash, .. }
+            if key == "f12v0" && *raw_hash == footer_hash
+    )));
     assert!(kinds(|k| matches!(k, ChangeKind::Deleted { .. })) >= 4);
     assert!(
         kinds(|k| matches!(k, ChangeKind::RepresentativeChanged { .. })) >= 1,
@@ -202,6 +219,10 @@ fn a_copy_that_applies_the_feed_holds_what_the_original_holds() {
     .unwrap();
     assert_eq!(p.text, sig.text);
     assert_eq!(p.codes, sig.codes);
+    assert_eq!(
+        p.raw_hash,
+        Some(Content::Html(pages[0].2.as_bytes()).raw_hash())
+    );
     // A change travels as bytes.
     for c in &changes {
         assert_eq!(&Change::from_bytes(&c.to_bytes()).unwrap(), c);
@@ -215,6 +236,16 @@ fn a_copy_that_applies_the_feed_holds_what_the_original_holds() {
     assert_clean(&copy);
     // The copy's own feed lists the same changes asked for.
     assert_eq!(asked(&all_changes(&copy, 0)), asked(&changes));
+    // The page hashes came over with the changes: recrawled on the copy, the footer's version
+    // (from a retime) and a page as inserted are byte-identical there, and write nothing.
+    let held = copy.last_change();
+    let (host, _) = family_page(12, 0);
+    let v = copy.insert(&page("f12v0", &host, &footer)).unwrap();
+    assert!(v.unchanged && v.unchanged_html, "{v:?}");
+    let (host, x) = family_page(13, 2);
+    let v = copy.insert(&page("f13v2", &host, &x)).unwrap();
+    assert!(v.unchanged && v.unchanged_html, "{v:?}");
+    assert_eq!(copy.last_change(), held);
 
     // A change applied twice, or to an index that is not a copy, is refused, nothing written.
     let before = copy.last_change();

@@ -1,11 +1,12 @@
 //! Recrawls (issue "Embedding-grade", point 3): re-inserting a key whose main text is unchanged
 //! is a no-op that returns the stored verdict — no new id, no verification, no change of role —
 //! while a changed page replaces the old one. And what the verdict says a crawler needs (point
-//! 4): whether an identical main text is already stored, and under which key.
+//! 4): whether an identical main text is already stored, and under which key; and (issue #33,
+//! B4) whether the recrawled page is byte-identical or the same main text only.
 
 mod common;
 use common::{article, assert_clean, edited, html, open, page};
-use neardup::{BatchOptions, BatchOrder};
+use neardup::{BatchOptions, BatchOrder, ChangeKind, Content, Page, Signatures};
 
 #[test]
 fn an_unchanged_recrawl_changes_nothing() {
@@ -22,7 +23,10 @@ fn an_unchanged_recrawl_changes_nothing() {
     // The representative recrawled, same text (other markup around it is the same page):
     // same id, same cluster, still the representative, nothing verified.
     let again = ix.insert(&page("a", "x.example", &ha)).unwrap();
-    assert!(again.unchanged && !again.replaced, "{again:?}");
+    assert!(
+        again.unchanged && again.unchanged_html && !again.replaced,
+        "{again:?}"
+    );
     assert_eq!((again.doc, again.cluster), (va.doc, va.cluster));
     assert_eq!(again.representative.as_deref(), Some("a"));
     assert_eq!(again.verified, 0);
@@ -67,6 +71,132 @@ fn an_unchanged_recrawl_changes_nothing() {
     let ix = open(dir.path());
     let v = ix.insert(&page("b", "y.example", &hb)).unwrap();
     assert!(v.unchanged, "{v:?}");
+    assert_clean(&ix);
+}
+
+#[test]
+fn a_recrawl_tells_the_same_page_from_the_same_main_text() {
+    let dir = tempfile::tempdir().unwrap();
+    let ix = open(dir.path());
+    let a = article(21, 6);
+    let ha = html(0, "A", &a);
+    let hb = html(1, "A again", &edited(&a, 2));
+    let va = ix.insert(&page("a", "x.example", &ha)).unwrap();
+    let vb = ix.insert(&page("b", "y.example", &hb)).unwrap();
+    assert!(!va.unchanged_html && !vb.unchanged_html);
+    assert!(vb.duplicate, "{vb:?}");
+
+    // The same bytes: unchanged and unchanged_html, nothing written (the feed has no change).
+    let last = ix.last_change();
+    let v = ix.insert(&page("a", "x.example", &ha)).unwrap();
+    assert!(v.unchanged && v.unchanged_html && !v.replaced, "{v:?}");
+    assert_eq!(ix.last_change(), last);
+
+    // The footer changed, not the main text: unchanged, not unchanged_html. Nothing decided
+    // again (same id, insertion number, cluster and role); the page's hash written in place.
+    let footer = ha.replace("Copyright Daily,", "Copyright Daily 2026,");
+    assert_ne!(footer, ha);
+    let cfg = &ix.options().signature;
+    assert_eq!(
+        Signatures::compute(Content::Html(footer.as_bytes()), cfg)
+            .unwrap()
+            .content_hash,
+        Signatures::compute(Content::Html(ha.as_bytes()), cfg)
+            .unwrap()
+            .content_hash,
+        "the footer is outside the main text"
+    );
+    let v = ix.insert(&page("a", "x.example", &footer)).unwrap();
+    assert!(v.unchanged && !v.unchanged_html && !v.replaced, "{v:?}");
+    assert_eq!((v.doc, v.seq, v.cluster), (va.doc, va.seq, va.cluster));
+    assert_eq!(v.representative.as_deref(), Some("a"));
+    assert_eq!(v.verified, 0);
+    let changes: Vec<_> = ix
+        .changes_since(last)
+        .unwrap()
+        .map(|c| c.unwrap().kind)
+        .collect();
+    assert_eq!(
+        changes,
+        [ChangeKind::Retimed {
+            key: "a".into(),
+            doc: va.doc.unwrap(),
+            time: 0,
+            raw_hash: Some(Content::Html(footer.as_bytes()).raw_hash()),
+        }]
+    );
+    // Now that version is the stored one: byte-identical, nothing written; the old one is not.
+    let last = ix.last_change();
+    let v = ix.insert(&page("a", "x.example", &footer)).unwrap();
+    assert!(v.unchanged && v.unchanged_html, "{v:?}");
+    assert_eq!(ix.last_change(), last);
+    let v = ix.insert(&page("a", "x.example", &ha)).unwrap();
+    assert!(v.unchanged && !v.unchanged_html, "{v:?}");
+    assert_eq!(ix.last_change(), last + 1);
+
+    // A new publish time with the same bytes: unchanged_html, the time written in place.
+    let v = ix
+        .insert(&Page {
+            time: 1_700_000_000,
+            ..page("a", "x.example", &ha)
+        })
+        .unwrap();
+    assert!(v.unchanged && v.unchanged_html, "{v:?}");
+    assert_eq!(ix.last_change(), last + 2);
+    assert_eq!(ix.get("a").unwrap().unwrap().time, 1_700_000_000);
+
+    // In a batch alike: the duplicate byte-identical, the representative's footer changed.
+    let last = ix.last_change();
+    let pages = [
+        page("b", "y.example", &hb),
+        Page {
+            time: 1_700_000_000,
+            ..page("a", "x.example", &footer)
+        },
+    ];
+    let opts = BatchOptions {
+        order: BatchOrder::Input,
+        ..BatchOptions::default()
+    };
+    let vs: Vec<_> = ix
+        .insert_batch(&pages, &opts, &mut |_, _| {})
+        .unwrap()
+        .into_iter()
+        .map(|v| v.unwrap())
+        .collect();
+    assert!(vs[0].unchanged && vs[0].unchanged_html, "{:?}", vs[0]);
+    assert!(vs[1].unchanged && !vs[1].unchanged_html, "{:?}", vs[1]);
+    assert_eq!((vs[1].doc, vs[1].cluster), (va.doc, va.cluster));
+    assert_eq!(ix.last_change(), last + 1);
+
+    // The same bytes as text are another page (same main text here: unchanged only).
+    let text = "One paragraph of a text page, long enough to have a main text of its own.\n\
+                And a second one, so that it is not too short to be compared with others.";
+    let t = |content| Page {
+        key: "t",
+        host: "x.example",
+        time: 0,
+        content,
+    };
+    ix.insert(&t(Content::Text(text))).unwrap();
+    let v = ix.insert(&t(Content::Text(text))).unwrap();
+    assert!(v.unchanged && v.unchanged_html, "{v:?}");
+    assert_ne!(
+        Content::Text(text).raw_hash(),
+        Content::Html(text.as_bytes()).raw_hash()
+    );
+    // A query is never unchanged.
+    let q = ix.query(Content::Html(footer.as_bytes())).unwrap();
+    assert!(!q.unchanged && !q.unchanged_html, "{q:?}");
+    assert_clean(&ix);
+    drop(ix);
+
+    // After reopening, the stored hash is still there.
+    let ix = open(dir.path());
+    let last = ix.last_change();
+    let v = ix.insert(&page("a", "x.example", &footer)).unwrap();
+    assert!(v.unchanged && v.unchanged_html, "{v:?}");
+    assert_eq!(ix.last_change(), last);
     assert_clean(&ix);
 }
 

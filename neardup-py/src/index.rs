@@ -113,6 +113,7 @@ fn verdict_columns<'py>(
     let mut text_chars = Vec::with_capacity(n);
     let mut replaced = Vec::with_capacity(n);
     let mut unchanged = Vec::with_capacity(n);
+    let mut unchanged_html = Vec::with_capacity(n);
     let mut no_main_text = Vec::with_capacity(n);
     let mut candidates = Vec::with_capacity(n);
     let mut verified = Vec::with_capacity(n);
@@ -133,6 +134,7 @@ fn verdict_columns<'py>(
                 text_chars.push(Some(v.text_chars));
                 replaced.push(Some(v.replaced));
                 unchanged.push(Some(v.unchanged));
+                unchanged_html.push(Some(v.unchanged_html));
                 no_main_text.push(Some(v.no_main_text));
                 candidates.push(Some(v.candidates as u64));
                 verified.push(Some(v.verified as u64));
@@ -152,6 +154,7 @@ fn verdict_columns<'py>(
                 text_chars.push(None);
                 replaced.push(None);
                 unchanged.push(None);
+                unchanged_html.push(None);
                 no_main_text.push(None);
                 candidates.push(None);
                 verified.push(None);
@@ -179,6 +182,7 @@ fn verdict_columns<'py>(
     d.set_item("text_chars", text_chars)?;
     d.set_item("replaced", replaced)?;
     d.set_item("unchanged", unchanged)?;
+    d.set_item("unchanged_html", unchanged_html)?;
     d.set_item("no_main_text", no_main_text)?;
     d.set_item("candidates", candidates)?;
     d.set_item("verified", verified)?;

@@ -125,8 +125,13 @@ pub(crate) struct Verdict {
     replaced: bool,
     /// What taking the replaced page out changed (None unless `replaced`).
     replaced_page: Option<Deletion>,
-    /// True when the key was present with the same main text and host: nothing was written.
+    /// True when the key was present with the same main text and host (an unchanged recrawl):
+    /// nothing was decided again; the stored record was refreshed in place (page hash, time)
+    /// unless `unchanged_html` is true and the time is the same.
     unchanged: bool,
+    /// True when `unchanged` and the raw page is byte-identical to the stored one (implies
+    /// `unchanged`); false when only the main text is the same.
+    unchanged_html: bool,
     /// True when the page has (almost) no main text: stored alone, never compared.
     no_main_text: bool,
     /// How many candidate pages were found.
@@ -152,6 +157,7 @@ impl From<neardup::Verdict> for Verdict {
             replaced: v.replaced,
             replaced_page: v.replaced_page.map(|d| Deletion::from(*d)),
             unchanged: v.unchanged,
+            unchanged_html: v.unchanged_html,
             no_main_text: v.no_main_text,
             candidates: v.candidates,
             verified: v.verified,
@@ -174,6 +180,7 @@ state!(Verdict {
     replaced,
     replaced_page,
     unchanged,
+    unchanged_html,
     no_main_text,
     candidates,
     verified
@@ -195,7 +202,7 @@ impl Verdict {
         format!(
             "Verdict(duplicate={}, doc={}, cluster={}, representative={}, similar_to={}, \
              resemble={:.3}, contain={:.3}, exact={}, replaced={}, unchanged={}, \
-             no_main_text={}, candidates={}, verified={})",
+             unchanged_html={}, no_main_text={}, candidates={}, verified={})",
             py_bool(self.duplicate),
             opt(&self.doc),
             opt(&self.cluster),
@@ -206,6 +213,7 @@ impl Verdict {
             py_bool(self.exact),
             py_bool(self.replaced),
             py_bool(self.unchanged),
+            py_bool(self.unchanged_html),
             py_bool(self.no_main_text),
             self.candidates,
             self.verified
@@ -637,8 +645,9 @@ impl Change {
         self.inner.committed_ms
     }
 
-    /// What it did: ``"inserted"``, ``"replaced"``, ``"retimed"`` (an unchanged recrawl's new
-    /// publish time), ``"deleted"``, ``"moved"`` (a page held before moved to another cluster)
+    /// What it did: ``"inserted"``, ``"replaced"``, ``"retimed"`` (an unchanged recrawl's
+    /// record refreshed in place: a new publish time, a raw page that is not byte-identical, or
+    /// both), ``"deleted"``, ``"moved"`` (a page held before moved to another cluster)
     /// or ``"representative_changed"``.
     #[getter]
     fn kind(&self) -> &'static str {

@@ -41,8 +41,11 @@ def test_insert_get_len_in_delete(ix):
 
 def test_replace_and_unchanged(ix):
     ix.insert("k", html=page(), host="h", time=5)
-    v = ix.insert("k", html=page(), host="h")
-    assert v.unchanged
+    v = ix.insert("k", html=page(), host="h", time=5)
+    assert v.unchanged and v.unchanged_html
+    # The same main text in other markup: unchanged, not byte-identical.
+    v = ix.insert("k", html=page() + b"<!-- fetched again -->", host="h", time=5)
+    assert v.unchanged and not v.unchanged_html
     v = ix.insert("k", text="an entirely new text of the page, which is short", host="h")
     assert v.replaced and v.replaced_page is not None and v.replaced_page.key == "k"
     assert len(ix) == 1

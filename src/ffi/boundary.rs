@@ -10,7 +10,7 @@ use crate::Error;
 
 /// Version of the C ABI described by `include/neardup.h`. It changes whenever a declaration
 /// changes incompatibly; compare it with [`nd_abi_version`] at start-up.
-pub const ND_ABI_VERSION: u32 = 5;
+pub const ND_ABI_VERSION: u32 = 6;
 
 /// Status of a C ABI call. Values are explicit and never reused for another meaning.
 #[repr(u32)]

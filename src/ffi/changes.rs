@@ -28,7 +28,8 @@ pub enum nd_change_kind {
     ND_CHANGE_INSERTED = 1,
     /// A page stored under a key the index held (its old version taken out in the same write).
     ND_CHANGE_REPLACED = 2,
-    /// An unchanged recrawl's new publish time, written in place (`time`).
+    /// An unchanged recrawl's record refreshed in place: a new publish time (`time`), the hash
+    /// of a raw page that is not byte-identical (carried in `bytes`), or both.
     ND_CHANGE_RETIMED = 3,
     /// A page deleted (`cluster`: the cluster it was in).
     ND_CHANGE_DELETED = 4,
@@ -167,7 +168,7 @@ fn item(c: &mut nd_changes, change: &Change) -> nd_change {
             none,
             p.text.as_str(),
         ),
-        ChangeKind::Retimed { key, doc, time } => (
+        ChangeKind::Retimed { key, doc, time, .. } => (
             ND_CHANGE_RETIMED,
             key.as_str(),
             none,

@@ -242,8 +242,10 @@ pub struct nd_verdict {
     /// True when the page has (almost) no main text: stored in a cluster of its own, never
     /// compared, never a duplicate (ABI version 2).
     pub no_main_text: bool,
-    /// True when the key was present with the same main text: nothing was written, and the
-    /// verdict is the stored one (an unchanged recrawl; insert only; ABI version 3).
+    /// True when the key was present with the same main text and host: nothing was decided
+    /// again, and the verdict is the stored one (an unchanged recrawl; insert only; ABI version
+    /// 3). The page's record was refreshed in place unless `unchanged_html` is true and the
+    /// publish time is the same.
     pub unchanged: bool,
     /// When `replaced`: what taking the old page out changed, as `nd_index_delete` reports it
     /// (owned by the library, freed by `nd_verdict_free`); NULL otherwise (ABI version 4).
@@ -283,6 +285,12 @@ pub struct nd_verdict {
     pub verify_ns: u64,
     /// Nanoseconds spent writing (0 for a query).
     pub write_ns: u64,
+    /// True when `unchanged` is true and the raw page is byte-identical to the one stored (the
+    /// same content kind and bytes, by their hash); it implies `unchanged`. False when only the
+    /// main text is the same (a navigation or footer change): the stored page hash and time
+    /// were then updated in place. False too at the first recrawl of a page stored by a build
+    /// that kept no page hash (ABI version 6).
+    pub unchanged_html: bool,
 }
 
 impl nd_verdict {
@@ -313,6 +321,7 @@ impl nd_verdict {
             candidates_ns: ns(v.timing.candidates),
             verify_ns: ns(v.timing.verify),
             write_ns: ns(v.timing.write),
+            unchanged_html: v.unchanged_html,
         }
     }
 }

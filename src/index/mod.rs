@@ -88,6 +88,10 @@ pub struct Index {
     /// The index keeps the page → cluster map (`cf::PAGE_CLUSTERS`, on-disk format 5 on): every
     /// write of a page record writes its entry, and clusters of candidates are read from it.
     pub(crate) cluster_map: bool,
+    /// The index keeps the hash of each page's raw page in its record (on-disk format 6 on):
+    /// what tells [`crate::Verdict::unchanged_html`]. An index of an older format that stays
+    /// one (formats 3 and 4, and 5 opened read-only) keeps none.
+    pub(crate) raw_hashes: bool,
     /// A format 2 index opened read-only: its free ids exist in memory only (`check()` compares
     /// with those).
     pub(crate) free_in_memory_only: AtomicBool,

@@ -244,6 +244,7 @@ impl Index {
             source,
             read_only,
             cluster_map: false,
+            raw_hashes: false,
             free_in_memory_only: AtomicBool::new(false),
             partition: RwLock::new(None),
             allocations: Mutex::new(None),
@@ -251,8 +252,12 @@ impl Index {
             metrics: super::metrics::Recorder::new(),
             registration,
         };
-        let format = ix.check_or_write_meta()?;
+        let mut format = ix.check_or_write_meta()?;
+        if format == storage::FORMAT_VERSION_5 && !read_only {
+            format = ix.upgrade_from_5()?;
+        }
         ix.cluster_map = storage::has_cluster_map(format);
+        ix.raw_hashes = storage::has_raw_hashes(format);
         if SimhashTables::for_format(ix.opts.simhash_max_distance, format)? != ix.tables {
             return Err(Error::corruption(
                 cf::META,
@@ -381,6 +386,28 @@ impl Index {
                 Ok(FORMAT_VERSION)
             }
         }
+    }
+
+    /// Upgrades an index of format 5 to the current one, opened for writing: the version number
+    /// only, since every format 5 record reads as it is (its pages without a raw page hash,
+    /// which each gets at its next insert). A build that reads format 5 only then refuses the
+    /// index as a newer format instead of meeting records it cannot read.
+    pub(crate) fn upgrade_from_5(&self) -> Result<u32> {
+        let mut wo = WriteOptions::default();
+        wo.set_sync(true);
+        self.db
+            .put_cf_opt(
+                self.cf(cf::META),
+                meta::FORMAT,
+                FORMAT_VERSION.to_be_bytes(),
+                &wo,
+            )
+            .map_err(|e| Error::storage("upgrading the index from format 5", e))?;
+        log::info!(
+            "neardup: upgraded {} from format 5 to {FORMAT_VERSION}",
+            self.path.display()
+        );
+        Ok(FORMAT_VERSION)
     }
 
     /// Upgrades an index of format 2, where ids were never reused: every id below the

@@ -77,14 +77,25 @@ pub struct Verdict {
     /// `representative` is the page's own key and `moved` lists the members that did not
     /// verify against the new version.
     pub replaced_page: Option<Box<Deletion>>,
-    /// True when the key was already present with the same main text (same content hash, same
-    /// host): an unchanged recrawl. Nothing was decided — no new id, no verification, no change
-    /// of cluster or role; only a new publish time is written, in place (under
-    /// [`crate::RepresentativePolicy::EarliestTime`], where the time names the representative, a
-    /// new time makes a changed recrawl instead) — and the verdict is the stored one: `duplicate` and `similar_to` as
-    /// decided when the page was inserted (when that page is still held), its cluster and
-    /// representative now; `resemble` and `contain` as stored then (in single precision).
+    /// True when the key was already present with the same main text (same content hash of the
+    /// normalized main text, same host): an unchanged recrawl, whatever changed in the page
+    /// outside its main text (navigation, footer, markup). Nothing was decided — no new id, no
+    /// verification, no change of cluster or role; only the page's record is refreshed in
+    /// place when the page is not byte-identical (`unchanged_html` false: its raw page hash) or
+    /// comes with a new publish time (under [`crate::RepresentativePolicy::EarliestTime`],
+    /// where the time names the representative, a new time makes a changed recrawl instead) —
+    /// and the verdict is the stored one: `duplicate` and `similar_to` as decided when the page
+    /// was inserted (when that page is still held), its cluster and representative now;
+    /// `resemble` and `contain` as stored then (in single precision).
     pub unchanged: bool,
+    /// True when the recrawl is `unchanged` and its raw page is byte-identical to the one
+    /// stored (the same content kind and bytes, by their hash: [`Content::raw_hash`]); it
+    /// implies `unchanged`. False for every other verdict, and for the first recrawl of a page
+    /// stored by a build that did not keep the hash (it is written then, and the next identical
+    /// recrawl is `unchanged_html`). When it is true and the publish time is the same, nothing
+    /// at all was written; when `unchanged` alone is true, the stored raw hash (and time) were
+    /// updated in place and the change feed lists a [`crate::ChangeKind::Retimed`].
+    pub unchanged_html: bool,
     /// True when the page has (almost) no main text — narrower than
     /// [`IndexOptions::min_text_width`]: it was stored, in a cluster of its own, without being
     /// compared, and is never a duplicate (an empty extraction says nothing about the page).

@@ -382,6 +382,7 @@ mod tests {
             similar_seq: 0,
             resemble: 0.0,
             contain: 0.0,
+            raw_hash: Some(seq),
         }
     }
 

@@ -402,6 +402,7 @@ mod tests {
                 similar_seq: 0,
                 resemble: 0.5,
                 contain: 0.25,
+                raw_hash: (simhash % 2 == 0).then_some(simhash),
             })
     }
 

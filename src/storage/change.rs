@@ -9,8 +9,13 @@ use super::cf;
 use super::codec::{seal, unseal, ClusterId, DocId, PageBlocks, Reader};
 use crate::{Error, Result};
 
-/// Tag of a change record, version 1.
-pub const TAG_CHANGE: u8 = 0xE1;
+/// Tag of a change record, version 1: without raw page hashes. Written for a change that
+/// carries none (so that an index of format 5 or older, which keeps none, writes only records
+/// the builds of its format read).
+pub const TAG_CHANGE_1: u8 = 0xE1;
+/// Tag of a change record, version 2: inserts, replaces and retimes carry the page's raw hash
+/// ([`PageChange::raw_hash`]).
+pub const TAG_CHANGE: u8 = 0xE2;
 
 /// Kind bytes of a change record.
 mod kind {
@@ -53,15 +58,20 @@ pub enum ChangeKind {
     /// its cluster handed over or kept, see [`crate::IndexOptions::sticky_representative`]) and
     /// the new one placed, in one write.
     Replaced(PageChange),
-    /// An unchanged recrawl (same main text and host) with a new publish time, written in place:
-    /// the page keeps its id, insertion number, cluster and role.
+    /// An unchanged recrawl (same main text and host: [`crate::Verdict::unchanged`]) whose
+    /// record was refreshed in place — a new publish time, a raw page that is not
+    /// byte-identical (a new [`PageChange::raw_hash`]: [`crate::Verdict::unchanged_html`]
+    /// false), or both: the page keeps its id, insertion number, cluster and role.
     Retimed {
         /// The page's key.
         key: String,
         /// Its id.
         doc: DocId,
-        /// Its new publish time, Unix seconds.
+        /// Its publish time, Unix seconds (new, or the one it had).
         time: i64,
+        /// The hash of its raw page as now stored; `None` in a change recorded by a build that
+        /// did not keep it (applying such a change leaves the stored hash as it is).
+        raw_hash: Option<u64>,
     },
     /// A page deleted.
     Deleted {
@@ -130,6 +140,10 @@ pub struct PageChange {
     pub founded: Vec<ClusterId>,
     /// What the page counted for its host's site chrome (applied again with it).
     pub(crate) blocks: Option<PageBlocks>,
+    /// The hash of its raw page as given ([`crate::Content::raw_hash`]), stored with the page
+    /// (and applied again with it); `None` when unknown — in a change recorded by a build that
+    /// did not keep it, or one applied from such a change.
+    pub raw_hash: Option<u64>,
 }
 
 impl PageChange {
@@ -156,6 +170,7 @@ impl PageChange {
             representative: String::new(),
             founded: Vec::new(),
             blocks,
+            raw_hash: None,
         }
     }
 }
@@ -182,6 +197,26 @@ fn str32(r: &mut Reader<'_>) -> std::result::Result<String, String> {
     r.str(n)
 }
 
+/// Writes an optional raw page hash: a byte 1 and the hash, or 0 and eight zero bytes.
+fn put_raw(b: &mut Vec<u8>, raw: Option<u64>) {
+    b.push(u8::from(raw.is_some()));
+    b.extend_from_slice(&raw.unwrap_or(0).to_be_bytes());
+}
+
+/// Reads what [`put_raw`] wrote (nothing in a version 1 record: `None`).
+fn raw(r: &mut Reader<'_>, v1: bool) -> std::result::Result<Option<u64>, String> {
+    if v1 {
+        return Ok(None);
+    }
+    let present = r.take(1)?[0];
+    let hash = r.u64()?;
+    match present {
+        0 if hash == 0 => Ok(None),
+        1 => Ok(Some(hash)),
+        _ => Err(format!("a raw hash flagged {present:#04x}")),
+    }
+}
+
 fn ids(r: &mut Reader<'_>, body: usize) -> std::result::Result<Vec<u32>, String> {
     let n = r.u32()? as usize;
     if n > body / 4 {
@@ -191,11 +226,21 @@ fn ids(r: &mut Reader<'_>, body: usize) -> std::result::Result<Vec<u32>, String>
 }
 
 impl Change {
+    /// The raw page hash the change carries, if any: it is then written as a version 2 record.
+    fn raw_hash(&self) -> Option<u64> {
+        match &self.kind {
+            ChangeKind::Inserted(p) | ChangeKind::Replaced(p) => p.raw_hash,
+            ChangeKind::Retimed { raw_hash, .. } => *raw_hash,
+            _ => None,
+        }
+    }
+
     /// Encodes the change as the `changes` column family stores it (its sequence number is the
     /// key): tag, commit time, kind, the kind's fields, CRC-32 (FORMAT.md "Change feed").
     pub(crate) fn encode_value(&self) -> Vec<u8> {
+        let v1 = self.raw_hash().is_none();
         let mut b = Vec::with_capacity(64);
-        b.push(TAG_CHANGE);
+        b.push(if v1 { TAG_CHANGE_1 } else { TAG_CHANGE });
         b.extend_from_slice(&self.committed_ms.to_be_bytes());
         match &self.kind {
             ChangeKind::Inserted(p) | ChangeKind::Replaced(p) => {
@@ -222,13 +267,24 @@ impl Change {
                     }
                     None => b.extend_from_slice(&0u32.to_be_bytes()),
                 }
+                if !v1 {
+                    put_raw(&mut b, p.raw_hash);
+                }
                 put_str32(&mut b, &p.text);
             }
-            ChangeKind::Retimed { key, doc, time } => {
+            ChangeKind::Retimed {
+                key,
+                doc,
+                time,
+                raw_hash,
+            } => {
                 b.push(kind::RETIMED);
                 put_str32(&mut b, key);
                 b.extend_from_slice(&doc.to_be_bytes());
                 b.extend_from_slice(&time.to_be_bytes());
+                if !v1 {
+                    put_raw(&mut b, *raw_hash);
+                }
             }
             ChangeKind::Deleted {
                 key,
@@ -270,7 +326,8 @@ impl Change {
         seal(b)
     }
 
-    /// Decodes and verifies a record of the `changes` column family read at `key`.
+    /// Decodes and verifies a record of the `changes` column family read at `key` (of either
+    /// version: a version 1 record reads without raw hashes).
     ///
     /// # Errors
     /// [`Error::Corruption`] on a key that is not 8 bytes, a wrong tag, checksum, kind or
@@ -279,7 +336,13 @@ impl Change {
         let seq = <[u8; 8]>::try_from(key)
             .map(u64::from_be_bytes)
             .map_err(|_| Error::corruption(cf::CHANGES, key, "key is not 8 bytes"))?;
-        let body = unseal(cf::CHANGES, key, value, TAG_CHANGE)?;
+        let v1 = value.first() == Some(&TAG_CHANGE_1);
+        let body = unseal(
+            cf::CHANGES,
+            key,
+            value,
+            if v1 { TAG_CHANGE_1 } else { TAG_CHANGE },
+        )?;
         let parse = || -> std::result::Result<Change, String> {
             let n = body.len();
             let mut r = Reader::new(body);
@@ -304,6 +367,7 @@ impl Change {
                                 .map_err(|e| format!("its chrome record: {e}"))?,
                         ),
                     };
+                    let raw_hash = raw(&mut r, v1)?;
                     let text = str32(&mut r)?;
                     let p = PageChange {
                         key,
@@ -317,6 +381,7 @@ impl Change {
                         representative,
                         founded,
                         blocks,
+                        raw_hash,
                     };
                     if k == kind::INSERTED {
                         ChangeKind::Inserted(p)
@@ -328,6 +393,7 @@ impl Change {
                     key: str32(&mut r)?,
                     doc: r.u32()?,
                     time: r.u64()? as i64,
+                    raw_hash: raw(&mut r, v1)?,
                 },
                 kind::DELETED => ChangeKind::Deleted {
                     key: str32(&mut r)?,
@@ -415,6 +481,7 @@ mod tests {
                 counted: vec![1, 2, 3],
                 dropped: vec![2],
             }),
+            raw_hash: Some(0xfeed_f00d),
         }
     }
 
@@ -424,12 +491,20 @@ mod tests {
             ChangeKind::Inserted(page()),
             ChangeKind::Replaced(PageChange {
                 blocks: None,
+                raw_hash: None,
                 ..page()
             }),
             ChangeKind::Retimed {
                 key: "k".into(),
                 doc: 1,
                 time: -5,
+                raw_hash: Some(u64::MAX),
+            },
+            ChangeKind::Retimed {
+                key: "k".into(),
+                doc: 1,
+                time: 5,
+                raw_hash: None,
             },
             ChangeKind::Deleted {
                 key: "k".into(),
@@ -473,6 +548,80 @@ mod tests {
         }
         assert!(matches!(
             Change::decode_entry(b"short", &[TAG_CHANGE]),
+            Err(Error::Corruption { .. })
+        ));
+    }
+
+    /// A version 2 record as version 1 wrote it: without the 9 bytes of its raw hash (`at`
+    /// bytes before the CRC).
+    fn as_version_1(v: &[u8], at: usize) -> Vec<u8> {
+        let body = &v[..v.len() - 4];
+        let cut = body.len() - at;
+        let mut old = body[..cut - 9].to_vec();
+        old.extend_from_slice(&body[cut..]);
+        old[0] = TAG_CHANGE_1;
+        let crc = crc32fast::hash(&old);
+        old.extend_from_slice(&crc.to_be_bytes());
+        old
+    }
+
+    #[test]
+    fn version_1_records_read_without_raw_hashes() {
+        let p = page();
+        let text_at = 4 + p.text.len();
+        for (kind, at, want) in [
+            (
+                ChangeKind::Inserted(p.clone()),
+                text_at,
+                ChangeKind::Inserted(PageChange {
+                    raw_hash: None,
+                    ..p.clone()
+                }),
+            ),
+            (
+                ChangeKind::Retimed {
+                    key: "k".into(),
+                    doc: 4,
+                    time: 9,
+                    raw_hash: Some(3),
+                },
+                0,
+                ChangeKind::Retimed {
+                    key: "k".into(),
+                    doc: 4,
+                    time: 9,
+                    raw_hash: None,
+                },
+            ),
+        ] {
+            let c = Change {
+                seq: 7,
+                committed_ms: 1,
+                kind,
+            };
+            let old = as_version_1(&c.encode_value(), at);
+            let read = Change::decode_entry(&change_key(7), &old).unwrap();
+            assert_eq!(read.kind, want);
+        }
+        // A raw hash flagged neither 0 nor 1 does not decode.
+        let c = Change {
+            seq: 7,
+            committed_ms: 1,
+            kind: ChangeKind::Retimed {
+                key: "k".into(),
+                doc: 4,
+                time: 9,
+                raw_hash: Some(3),
+            },
+        };
+        let mut v = c.encode_value();
+        let flag = v.len() - 4 - 9;
+        v[flag] = 2;
+        let body = v.len() - 4;
+        let crc = crc32fast::hash(&v[..body]);
+        v[body..].copy_from_slice(&crc.to_be_bytes());
+        assert!(matches!(
+            Change::decode_entry(&change_key(7), &v),
             Err(Error::Corruption { .. })
         ));
     }

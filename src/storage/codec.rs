@@ -20,8 +20,12 @@ pub type ClusterId = u32;
 /// never reused then). Read, never written.
 pub const TAG_DOC: u8 = 0xD1;
 /// Tag of a document record, format 3: with the page's insertion number and that of the page
-/// it was judged similar to.
+/// it was judged similar to. Written for a record whose raw page hash is unknown (one written
+/// before [`TAG_DOC_RAW`], kept as it is when rewritten in place).
 pub const TAG_DOC_SEQ: u8 = 0xD2;
+/// Tag of a document record with the hash of the raw page ([`DocRecord::raw_hash`]): the
+/// [`TAG_DOC_SEQ`] layout, then the hash. Still format 5 (see FORMAT.md "Document record").
+pub const TAG_DOC_RAW: u8 = 0xD3;
 /// Tag of a cluster record, format 1.
 pub const TAG_CLUSTER: u8 = 0xC1;
 /// Tag of a stored normalized text, format 1.
@@ -173,15 +177,26 @@ pub struct DocRecord {
     pub resemble: f32,
     /// Contain rate with `similar_to` when placed (0 with none, and in format 2 records).
     pub contain: f32,
+    /// The hash of the raw page as last given to insert (xxh3-64 of its bytes, seeded by the
+    /// content kind: FORMAT.md "Document record"): what tells a byte-identical recrawl from one
+    /// with the same main text only. `None` when
+    /// unknown: a record written before the hash was kept (tag [`TAG_DOC_SEQ`] or
+    /// [`TAG_DOC`]), or a page applied from a change that did not carry it.
+    pub raw_hash: Option<u64>,
 }
 
 impl DocRecord {
-    /// Encodes the record (tag, fields, CRC-32).
+    /// Encodes the record (tag, fields, CRC-32): [`TAG_DOC_RAW`] with its raw page hash, or
+    /// [`TAG_DOC_SEQ`] when that is unknown.
     pub fn encode(&self) -> Vec<u8> {
         let key = self.key.as_bytes();
         let host = &self.host.as_bytes()[..self.host.len().min(u16::MAX as usize)];
-        let mut b = Vec::with_capacity(64 + key.len() + host.len());
-        b.push(TAG_DOC_SEQ);
+        let mut b = Vec::with_capacity(72 + key.len() + host.len());
+        b.push(if self.raw_hash.is_some() {
+            TAG_DOC_RAW
+        } else {
+            TAG_DOC_SEQ
+        });
         b.extend_from_slice(&(key.len() as u32).to_be_bytes());
         b.extend_from_slice(key);
         b.extend_from_slice(&(host.len() as u16).to_be_bytes());
@@ -202,17 +217,30 @@ impl DocRecord {
         for c in codes {
             b.extend_from_slice(&c.to_be_bytes());
         }
+        if let Some(raw) = self.raw_hash {
+            b.extend_from_slice(&raw.to_be_bytes());
+        }
         seal(b)
     }
 
+    /// The tag a record starts with, if it is one of a document record this build reads (the
+    /// tag [`unseal`] then expects; another byte is reported as expecting the current tag).
+    fn tag_of(value: &[u8]) -> u8 {
+        match value.first() {
+            Some(&t @ (TAG_DOC | TAG_DOC_SEQ)) => t,
+            _ => TAG_DOC_RAW,
+        }
+    }
+
     /// Decodes and verifies a record read at `key` in `cf` (a format 2 record gets its id, read
-    /// from `key`, as insertion number).
+    /// from `key`, as insertion number; a record without a raw page hash reads with `None`).
     ///
     /// # Errors
     /// [`Error::Corruption`] on a wrong tag, checksum or length.
     pub fn decode(cf: &'static str, key: &[u8], value: &[u8]) -> Result<DocRecord> {
-        let old = value.first() == Some(&TAG_DOC);
-        let body = unseal(cf, key, value, if old { TAG_DOC } else { TAG_DOC_SEQ })?;
+        let tag = Self::tag_of(value);
+        let old = tag == TAG_DOC;
+        let body = unseal(cf, key, value, tag)?;
         let parse = || -> std::result::Result<DocRecord, String> {
             let mut r = Reader::new(body);
             let klen = r.u32()? as usize;
@@ -234,6 +262,7 @@ impl DocRecord {
                 resemble: 0.0,
                 contain: 0.0,
                 codes: Vec::new(),
+                raw_hash: None,
             };
             let mut rec = rec;
             if old {
@@ -253,6 +282,9 @@ impl DocRecord {
             for _ in 0..n {
                 rec.codes.push(r.u32()?);
             }
+            if tag == TAG_DOC_RAW {
+                rec.raw_hash = Some(r.u64()?);
+            }
             if !r.is_empty() {
                 return Err("trailing bytes".into());
             }
@@ -267,8 +299,7 @@ impl DocRecord {
     /// # Errors
     /// [`Error::Corruption`] on a wrong tag, checksum or length.
     pub fn decode_cluster(cf: &'static str, key: &[u8], value: &[u8]) -> Result<ClusterId> {
-        let old = value.first() == Some(&TAG_DOC);
-        let body = unseal(cf, key, value, if old { TAG_DOC } else { TAG_DOC_SEQ })?;
+        let body = unseal(cf, key, value, Self::tag_of(value))?;
         let parse = || -> std::result::Result<ClusterId, String> {
             let mut r = Reader::new(body);
             let klen = r.u32()? as usize;
@@ -544,13 +575,60 @@ mod tests {
             similar_seq: 3,
             resemble: 0.5,
             contain: 0.75,
+            raw_hash: Some(0x0123_4567_89ab_cdef),
         }
     }
 
     #[test]
     fn doc_round_trip() {
         let d = doc();
-        assert_eq!(DocRecord::decode("docs", b"k", &d.encode()).unwrap(), d);
+        let v = d.encode();
+        assert_eq!(v[0], TAG_DOC_RAW);
+        assert_eq!(DocRecord::decode("docs", b"k", &v).unwrap(), d);
+        // An unknown raw hash is written as the older builds wrote the record, and reads back.
+        let unknown = DocRecord {
+            raw_hash: None,
+            ..doc()
+        };
+        let v = unknown.encode();
+        assert_eq!(v[0], TAG_DOC_SEQ);
+        assert_eq!(DocRecord::decode("docs", b"k", &v).unwrap(), unknown);
+        assert_eq!(DocRecord::decode_cluster("docs", b"k", &v).unwrap(), 7);
+    }
+
+    #[test]
+    fn a_record_without_the_raw_hash_reads_with_none() {
+        // A `0xD2` record as the builds before the raw hash wrote it: the `0xD3` layout without
+        // its last 8 bytes.
+        let d = doc();
+        let v = d.encode();
+        let mut old = v[..v.len() - 4 - 8].to_vec();
+        old[0] = TAG_DOC_SEQ;
+        let crc = crc32fast::hash(&old);
+        old.extend_from_slice(&crc.to_be_bytes());
+        let read = DocRecord::decode("docs", b"k", &old).unwrap();
+        assert_eq!(
+            read,
+            DocRecord {
+                raw_hash: None,
+                ..d
+            }
+        );
+        // Tags are not told apart by length: a `0xD3` record cut short is corruption.
+        let mut cut = v[..v.len() - 4 - 8].to_vec();
+        let crc = crc32fast::hash(&cut);
+        cut.extend_from_slice(&crc.to_be_bytes());
+        assert!(matches!(
+            DocRecord::decode("docs", b"k", &cut),
+            Err(Error::Corruption { .. })
+        ));
+        // An unknown tag names the current one.
+        let mut other = v.clone();
+        other[0] = 0xD4;
+        let e = DocRecord::decode("docs", b"k", &other)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("unknown tag 0xd4, expected 0xd3"), "{e}");
     }
 
     #[test]
@@ -570,7 +648,10 @@ mod tests {
     #[test]
     fn format_2_records_take_their_id_as_insertion_number() {
         // A format 2 record: the format 3 layout without the two insertion numbers.
-        let d = doc();
+        let d = DocRecord {
+            raw_hash: None,
+            ..doc()
+        };
         let v = d.encode();
         let body = &v[..v.len() - 4];
         let codes_at = body.len() - 1 - 4 * d.codes.len();

@@ -127,12 +127,23 @@ fn doc_record() -> impl Strategy<Value = DocRecord> {
             any::<u64>(),
             0f32..=1.0,
             0f32..=1.0,
+            any::<Option<u64>>(),
         ),
     )
         .prop_map(
             |(
                 (key, host, time, cluster, text_chars, fingerprints),
-                (simhash, content_hash, codes, similar_to, seq, similar_seq, resemble, contain),
+                (
+                    simhash,
+                    content_hash,
+                    codes,
+                    similar_to,
+                    seq,
+                    similar_seq,
+                    resemble,
+                    contain,
+                    raw_hash,
+                ),
             )| DocRecord {
                 key,
                 host,
@@ -148,6 +159,7 @@ fn doc_record() -> impl Strategy<Value = DocRecord> {
                 similar_seq,
                 resemble,
                 contain,
+                raw_hash,
             },
         )
 }

@@ -17,6 +17,7 @@
 
 pub mod change;
 pub mod codec;
+pub mod format;
 #[cfg(test)]
 mod fuzz;
 pub mod merge;
@@ -29,32 +30,9 @@ use rocksdb::{
     Options, ReadOptions, SliceTransform, DB,
 };
 
+pub use format::*;
+
 use crate::{Error, Result};
-
-/// The on-disk format version this build writes. Formats 4 (no page → cluster map) and 3 (also
-/// simhash tables of 16-bit blocks at distance 3) are read and written as they are; format 2
-/// (no insertion numbers, ids never reused) is read too, and upgraded to 3 when opened for
-/// writing. `compact` writes formats 3 and 4 out as the current one.
-pub const FORMAT_VERSION: u32 = 5;
-/// Format 4: no page → cluster map ([`has_cluster_map`]); a page's cluster is read from its
-/// record.
-pub const FORMAT_VERSION_4: u32 = 4;
-/// Format 3: the tables of [`TableScheme::Rotated`] at every distance.
-pub const FORMAT_VERSION_3: u32 = 3;
-/// Format 2, read and upgraded to 3.
-pub const FORMAT_VERSION_2: u32 = 2;
-
-/// Is `format` one this build opens?
-pub fn format_supported(format: u32) -> bool {
-    (FORMAT_VERSION_2..=FORMAT_VERSION).contains(&format)
-}
-
-/// Does an index of on-disk format `format` keep the page → cluster map
-/// ([`cf::PAGE_CLUSTERS`], from format 5 on), written with every page record and read by
-/// candidate search in place of the records?
-pub fn has_cluster_map(format: u32) -> bool {
-    format > FORMAT_VERSION_4
-}
 
 /// Column family names.
 pub mod cf {

@@ -105,7 +105,7 @@ int main(int argc, char** argv) {
     nd_page p = page(keys[0].c_str(), bodies[0]);
     nd_verdict v{};
     OK(nd_index_insert(ix, &p, &v));
-    EXPECT(v.unchanged && !v.replaced && v.replaced_page == nullptr);
+    EXPECT(v.unchanged && v.unchanged_html && !v.replaced && v.replaced_page == nullptr);
     EXPECT(v.doc_id == first[0].doc_id && v.cluster_id == first[0].cluster_id);
     EXPECT(str(v.representative) == "f0-0");
     nd_verdict_free(&v);

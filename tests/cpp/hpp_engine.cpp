@@ -188,7 +188,7 @@ void engine(const std::string& root) {
 
   // A recrawl: nothing written, the stored verdict.
   Verdict same = ix.insert(pages.ref(0));
-  EXPECT(same.unchanged && !same.replaced && !same.replaced_page);
+  EXPECT(same.unchanged && same.unchanged_html && !same.replaced && !same.replaced_page);
   EXPECT(same.doc_id == first[0].doc_id && same.cluster_id == first[0].cluster_id);
 
   // A query: nothing stored; an unseen text has no cluster, representative or similar page.

@@ -82,7 +82,12 @@ class Verdict:
     @property
     def replaced_page(self) -> Optional[Deletion]: ...
     @property
-    def unchanged(self) -> bool: ...
+    def unchanged(self) -> bool:
+        """The same main text and host were stored (an unchanged recrawl): nothing decided again."""
+    @property
+    def unchanged_html(self) -> bool:
+        """``unchanged``, and the raw page byte-identical to the stored one (with the same time,
+        nothing was written)."""
     @property
     def no_main_text(self) -> bool: ...
     @property

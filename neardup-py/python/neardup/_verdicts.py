@@ -78,6 +78,7 @@ def verdict_schema():
             ("text_chars", pa.uint32()),
             ("replaced", pa.bool_()),
             ("unchanged", pa.bool_()),
+            ("unchanged_html", pa.bool_()),
             ("no_main_text", pa.bool_()),
             ("candidates", pa.uint64()),
             ("verified", pa.uint64()),

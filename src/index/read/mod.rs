@@ -146,6 +146,7 @@ impl Index {
             replaced: false,
             replaced_page: None,
             unchanged: false,
+            unchanged_html: false,
             no_main_text: decision.no_main_text,
             candidates: cands,
             verified: 0,

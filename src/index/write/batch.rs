@@ -606,7 +606,8 @@ impl Index {
                     let known = from.map(|f| &history[f..]);
                     let (memo, known) = known_outcomes(&mut pre[i], ids, known);
                     let blocks = w.blocks[i].as_ref();
-                    match self.insert_in(&mut txn, &pages[i], sig, blocks, memo, known) {
+                    let raw = self.raw_hash_of(&pages[i]);
+                    match self.insert_in(&mut txn, &pages[i], sig, blocks, raw, memo, known) {
                         Ok(v) => {
                             doc_of[i] = v.doc;
                             verdicts.push((i, v));
@@ -640,7 +641,8 @@ impl Index {
                         let known = from.map(|f| &history[f..]);
                         let (memo, known) = known_outcomes(&mut pre[i], ids, known);
                         let blocks = w.blocks[i].as_ref();
-                        let r = self.insert_in(&mut one, &pages[i], sig, blocks, memo, known);
+                        let raw = self.raw_hash_of(&pages[i]);
+                        let r = self.insert_in(&mut one, &pages[i], sig, blocks, raw, memo, known);
                         let r = match r {
                             Ok(v) => match self.commit(one, &mut counters, false) {
                                 Ok(committed) => {

@@ -36,12 +36,13 @@ impl Index {
         check_page(page)?;
         let t0 = Instant::now();
         let (sig, blocks) = self.signatures_of(page)?;
+        let raw = self.raw_hash_of(page);
         let signature = t0.elapsed();
-        // An unchanged recrawl writes nothing: it is answered from one snapshot, without the
-        // writer lock, so that it never waits behind other writers' decisions (issue #33, B6).
-        // A write that changes the page meanwhile comes after it. The stored page may come from
-        // a commit another thread has not synced yet: acknowledged only once durable.
-        if let Some(mut verdict) = self.unchanged_verdict(page, &sig)? {
+        // A byte-identical recrawl writes nothing: it is answered from one snapshot, without
+        // the writer lock, so that it never waits behind other writers' decisions (issue #33,
+        // B6). A write that changes the page meanwhile comes after it. The stored page may come
+        // from a commit another thread has not synced yet: acknowledged only once durable.
+        if let Some(mut verdict) = self.unchanged_verdict(page, &sig, raw)? {
             self.sync_wal()?;
             verdict.timing.signature = signature;
             return Ok(verdict);
@@ -80,11 +81,12 @@ impl Index {
                 page,
                 &sig,
                 blocks.as_ref(),
+                raw,
                 &mut Memo::default(),
                 None,
             )?;
             if verdict.unchanged && !txn.writes_docs() {
-                // An unchanged recrawl: nothing to write. The stored page may come from a
+                // A byte-identical recrawl: nothing to write. The stored page may come from a
                 // commit another thread has not synced yet: acknowledged only once durable
                 // (nothing to do when it is).
                 drop(counters);
@@ -130,10 +132,16 @@ impl Index {
         Ok(deletion)
     }
 
+    /// The hash of `page`'s raw page as this index keeps it: `None` on an index of a format
+    /// that keeps none ([`Index::raw_hashes`]).
+    pub(crate) fn raw_hash_of(&self, page: &Page<'_>) -> Option<u64> {
+        self.raw_hashes.then(|| page.content.raw_hash())
+    }
+
     /// Is `page` an unchanged recrawl of the stored page `rec` (same main text and host)? Its
-    /// publish time may differ — written in place, nothing re-decided — except under
-    /// [`RepresentativePolicy::EarliestTime`], where the time names the representative: there a
-    /// new time makes a changed recrawl, decided again.
+    /// raw page may differ outside the main text, and its publish time too — written in place,
+    /// nothing re-decided — except under [`RepresentativePolicy::EarliestTime`], where the time
+    /// names the representative: there a new time makes a changed recrawl, decided again.
     pub(crate) fn unchanged_recrawl(
         &self,
         rec: &DocRecord,
@@ -146,10 +154,17 @@ impl Index {
                 || self.opts.representative != RepresentativePolicy::EarliestTime)
     }
 
-    /// The stored verdict of an unchanged re-insert of `page` (same key, host, main text and
-    /// publish time), read from one snapshot; `None` when the page is new or changed. Refused as a write is on
-    /// an index that cannot be written.
-    fn unchanged_verdict(&self, page: &Page<'_>, sig: &Signatures) -> Result<Option<Verdict>> {
+    /// The stored verdict of a byte-identical re-insert of `page` (same key, host, raw page
+    /// hash `raw`, hence main text, and publish time — on an index that keeps no raw hashes,
+    /// `raw` is `None` and the main text alone counts), read from one snapshot; `None` when the
+    /// page is new, changed, or has something to write in place. Refused as a write is on an
+    /// index that cannot be written.
+    fn unchanged_verdict(
+        &self,
+        page: &Page<'_>,
+        sig: &Signatures,
+        raw: Option<u64>,
+    ) -> Result<Option<Verdict>> {
         self.check_writable()?;
         self.refuse_if_partition("an insert")?;
         let snap = Snapshot::of(self);
@@ -157,26 +172,39 @@ impl Index {
             return Ok(None);
         };
         match snap.doc(id)? {
-            // A new publish time is written under the writer lock (see `Index::insert_in`).
-            Some(rec) if self.unchanged_recrawl(&rec, page, sig) && rec.time == page.time => {
+            // A new publish time or raw page hash is written under the writer lock (see
+            // `Index::insert_in`).
+            Some(rec)
+                if self.unchanged_recrawl(&rec, page, sig)
+                    && rec.time == page.time
+                    && rec.raw_hash == raw =>
+            {
                 let method = &self.opts.signature.method;
                 let no_text = method.main_width(&sig.text) < self.opts.min_text_width;
-                self.stored_verdict(&snap, id, rec, no_text, Timing::default())
-                    .map(Some)
+                let mut v = self.stored_verdict(&snap, id, rec, no_text, Timing::default())?;
+                v.unchanged_html = raw.is_some();
+                Ok(Some(v))
             }
             _ => Ok(None),
         }
     }
 
+    /// Inserts `page` in `txn` (see [`Index::insert`]): its signatures `sig`, the site chrome
+    /// it counts `blocks`, the hash of its raw page `raw` (`None`: unknown, a change applied
+    /// from a feed that did not carry it), what was decided ahead for it (`memo`, `known`).
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn insert_in(
         &self,
         txn: &mut Txn<'_>,
         page: &Page<'_>,
         sig: &Signatures,
         blocks: Option<&codec::PageBlocks>,
+        raw: Option<u64>,
         memo: &mut Memo,
         known: Option<Known<'_>>,
     ) -> Result<Verdict> {
+        // An index of a format that keeps no raw hashes writes none (FORMAT.md).
+        let raw = raw.filter(|_| self.raw_hashes);
         let mut timing = Timing::default();
         if self.recording_allocations() {
             txn.current_key = Some(Arc::from(page.key));
@@ -190,19 +218,26 @@ impl Index {
         let replaced = match txn.key_id(page.key)? {
             Some(old) => {
                 if let Some(mut rec) = txn.doc(old)? {
-                    // An unchanged recrawl: the stored verdict; only a new publish time is
-                    // written, in place (same id, insertion number and cluster).
+                    // An unchanged recrawl: the stored verdict; only a new publish time or raw
+                    // page hash is written, in place (same id, insertion number and cluster).
+                    // An unknown `raw` leaves the stored hash as it is.
                     if self.unchanged_recrawl(&rec, page, sig) {
-                        if rec.time != page.time {
+                        let same_html = raw.is_some() && rec.raw_hash == raw;
+                        let new_raw = raw.is_some() && !same_html;
+                        if rec.time != page.time || new_raw {
                             rec.time = page.time;
+                            rec.raw_hash = raw.or(rec.raw_hash);
                             txn.put_doc(old, rec.clone());
                             txn.record(ChangeKind::Retimed {
                                 key: rec.key.clone(),
                                 doc: old,
                                 time: page.time,
+                                raw_hash: rec.raw_hash,
                             });
                         }
-                        return self.stored_verdict(txn, old, rec, no_text, timing);
+                        let mut v = self.stored_verdict(txn, old, rec, no_text, timing)?;
+                        v.unchanged_html = same_html;
+                        return Ok(v);
                     }
                 }
                 let next = Leader {
@@ -251,6 +286,7 @@ impl Index {
             similar_seq: nearest.as_ref().map_or(0, |(_, r)| r.seq),
             resemble: decision.nearest.as_ref().map_or(0.0, |m| m.resemble as f32),
             contain: decision.nearest.as_ref().map_or(0.0, |m| m.contain as f32),
+            raw_hash: raw,
         };
         let rec_chars = rec.text_chars;
         // Under document frequencies the page's words count before it is placed: placing it
@@ -279,6 +315,7 @@ impl Index {
             blocks.cloned(),
         );
         change.founded = txn.founded_since(founding);
+        change.raw_hash = raw;
         txn.record_page(replaced.is_some(), change);
         if !words_first {
             for &key in &probe.keys {
@@ -311,6 +348,7 @@ impl Index {
             replaced: replaced.is_some(),
             replaced_page: replaced.map(Box::new),
             unchanged: false,
+            unchanged_html: false,
             no_main_text: decision.no_main_text,
             candidates: cands,
             verified: decision.verified,
@@ -334,7 +372,8 @@ impl Index {
         }
     }
 
-    /// The verdict of page `id` as stored (an unchanged re-insert of its key).
+    /// The verdict of page `id` as stored (an unchanged re-insert of its key; `unchanged_html`
+    /// is for the caller to say).
     pub(crate) fn stored_verdict(
         &self,
         txn: &impl View,
@@ -378,6 +417,7 @@ impl Index {
             replaced: false,
             replaced_page: None,
             unchanged: true,
+            unchanged_html: false,
             no_main_text,
             candidates: 0,
             verified: 0,
@@ -519,7 +559,7 @@ mod tests {
             .recv_timeout(std::time::Duration::from_secs(60))
             .expect("the unchanged re-insert waited for the writer lock")
             .unwrap();
-        assert!(again.unchanged);
+        assert!(again.unchanged && again.unchanged_html, "{again:?}");
         assert_eq!((again.doc, again.cluster), (first.doc, first.cluster));
         // The changed page is decided under the lock: not before it is let go.
         assert!(rx.try_recv().is_err());
@@ -527,5 +567,131 @@ mod tests {
         let changed = rx.recv().unwrap().unwrap();
         assert!(changed.replaced && !changed.unchanged, "{changed:?}");
         t.join().unwrap();
+    }
+
+    /// A page stored by a build that kept no raw page hash (a `0xD2` record, as those builds
+    /// wrote it): its first byte-identical recrawl is unchanged but not `unchanged_html`, and
+    /// writes the hash in place (a `Retimed` change carrying it) without deciding anything
+    /// again; the next is `unchanged_html` and writes nothing.
+    #[test]
+    fn a_record_without_a_raw_hash_gets_it_at_its_first_recrawl() {
+        let dir = tempfile::tempdir().unwrap();
+        let ix = Index::open(dir.path(), IndexOptions::default()).unwrap();
+        let html = "<html><body><article><p>A page stored long ago by a build that did not keep \
+                    the hash of the raw page it was given.</p><p>Its second paragraph is long \
+                    enough to give it fingerprints of its own.</p></article></body></html>";
+        let page = Page {
+            key: "old",
+            host: "h",
+            time: 5,
+            content: Content::Html(html.as_bytes()),
+        };
+        let first = ix.insert(&page).unwrap();
+        let id = first.doc.unwrap();
+        let hash = Content::Html(html.as_bytes()).raw_hash();
+        let mut rec = ix.doc(id).unwrap().unwrap();
+        assert_eq!(rec.raw_hash, Some(hash));
+        rec.raw_hash = None;
+        let old = rec.encode();
+        assert_eq!(old[0], codec::TAG_DOC_SEQ);
+        ix.db.put_cf(ix.cf(cf::DOCS), id_key(id), old).unwrap();
+        assert_eq!(ix.doc(id).unwrap().unwrap(), rec);
+
+        let last = ix.last_change();
+        let again = ix.insert(&page).unwrap();
+        assert!(again.unchanged && !again.unchanged_html, "{again:?}");
+        assert_eq!(
+            (again.doc, again.seq, again.cluster),
+            (first.doc, first.seq, first.cluster)
+        );
+        let stored = ix.doc(id).unwrap().unwrap();
+        assert_eq!(
+            stored,
+            DocRecord {
+                raw_hash: Some(hash),
+                ..rec
+            }
+        );
+        let changes: Vec<ChangeKind> = ix
+            .changes_since(last)
+            .unwrap()
+            .map(|c| c.unwrap().kind)
+            .collect();
+        assert_eq!(
+            changes,
+            [ChangeKind::Retimed {
+                key: "old".into(),
+                doc: id,
+                time: 5,
+                raw_hash: Some(hash),
+            }]
+        );
+        let third = ix.insert(&page).unwrap();
+        assert!(third.unchanged && third.unchanged_html, "{third:?}");
+        assert_eq!(ix.last_change(), last + 1);
+        assert!(ix.check().unwrap().is_clean());
+    }
+
+    /// The stored format version of the index in `dir`.
+    fn stored_format(dir: &std::path::Path) -> u32 {
+        let v = crate::storage::read_meta(dir).unwrap().0.unwrap();
+        u32::from_be_bytes(v.as_slice().try_into().unwrap())
+    }
+
+    /// Writes `format` as the stored format version of the (empty) index `ix`, and closes it.
+    fn set_format(ix: Index, format: u32) {
+        let m = ix.cf(cf::META);
+        ix.db
+            .put_cf(m, crate::storage::meta::FORMAT, format.to_be_bytes())
+            .unwrap();
+        drop(ix);
+    }
+
+    /// Format 5 is upgraded to 6 when opened for writing, not read-only; an index of format 4
+    /// stays one and writes only the records its format has (`0xD2` pages, `0xE1` changes):
+    /// its recrawls are `unchanged`, never `unchanged_html` (FORMAT.md, version 6).
+    #[test]
+    fn only_format_6_keeps_raw_hashes() {
+        let dir = tempfile::tempdir().unwrap();
+        let opts = IndexOptions::default;
+        set_format(Index::open(dir.path(), opts()).unwrap(), 5);
+        let ro = Index::open_read_only(dir.path()).unwrap();
+        assert!(!ro.raw_hashes);
+        drop(ro);
+        assert_eq!(stored_format(dir.path()), 5);
+        let ix = Index::open(dir.path(), opts()).unwrap();
+        assert!(ix.raw_hashes);
+        assert_eq!(stored_format(dir.path()), crate::storage::FORMAT_VERSION);
+
+        set_format(ix, 4);
+        let ix = Index::open(dir.path(), opts()).unwrap();
+        assert!(!ix.raw_hashes);
+        let html = "<html><body><article><p>A page of an index that keeps the format it was \
+                    made with, an older one without the hash of raw pages.</p><p>A second \
+                    paragraph gives it fingerprints of its own.</p></article></body></html>";
+        let page = Page {
+            key: "p",
+            host: "h",
+            time: 1,
+            content: Content::Html(html.as_bytes()),
+        };
+        let first = ix.insert(&page).unwrap();
+        let id = first.doc.unwrap();
+        let raw_doc = ix.db.get_cf(ix.cf(cf::DOCS), id_key(id)).unwrap().unwrap();
+        assert_eq!(raw_doc[0], codec::TAG_DOC_SEQ);
+        assert_eq!(ix.doc(id).unwrap().unwrap().raw_hash, None);
+        let again = ix.insert(&page).unwrap();
+        assert!(again.unchanged && !again.unchanged_html, "{again:?}");
+        let retimed = ix.insert(&Page { time: 2, ..page }).unwrap();
+        assert!(retimed.unchanged && !retimed.unchanged_html, "{retimed:?}");
+        for seq in 1..=ix.last_change() {
+            let key = crate::storage::change::change_key(seq);
+            if let Some(v) = ix.db.get_cf(ix.cf(cf::CHANGES), key).unwrap() {
+                assert_eq!(v[0], crate::storage::change::TAG_CHANGE_1, "change {seq}");
+            }
+        }
+        assert!(ix.check().unwrap().is_clean());
+        drop(ix);
+        assert_eq!(stored_format(dir.path()), 4);
     }
 }

@@ -19,8 +19,8 @@ impl Index {
     /// following its primary, an incremental copy — in one atomic write, recorded in this
     /// index's own feed. Inserts, replaces, new publish times and deletes are decided again
     /// here from what the change kept (the normalized text and heading codes the original
-    /// decided on, its host and time, the site chrome it counted), giving out the ids the
-    /// original gave; [`ChangeKind::Moved`] and [`ChangeKind::RepresentativeChanged`] are what
+    /// decided on, its host and time, the site chrome it counted, the hash of its raw page),
+    /// giving out the ids the original gave; [`ChangeKind::Moved`] and [`ChangeKind::RepresentativeChanged`] are what
     /// those did, and are no-ops here (the decisions redo them).
     ///
     /// Applied in sequence order to an index opened with the same stored configuration (and the
@@ -64,6 +64,7 @@ impl Index {
                     &page,
                     &sig,
                     p.blocks.as_ref(),
+                    p.raw_hash,
                     &mut Memo::default(),
                     None,
                 )?;
@@ -81,7 +82,12 @@ impl Index {
                     )));
                 }
             }
-            ChangeKind::Retimed { key, doc, time } => {
+            ChangeKind::Retimed {
+                key,
+                doc,
+                time,
+                raw_hash,
+            } => {
                 let held = txn.key_id(key)?;
                 let rec = match held {
                     Some(id) if id == *doc => txn.doc(id)?,
@@ -91,8 +97,17 @@ impl Index {
                     return Err(diverged(format!("{key:?} is not page {doc} here")));
                 };
                 rec.time = *time;
+                // A change that did not carry the hash (an older build's) leaves it as it is.
+                // So does an index of a format that keeps none.
+                rec.raw_hash = raw_hash.filter(|_| self.raw_hashes).or(rec.raw_hash);
+                let raw_hash = rec.raw_hash;
                 txn.put_doc(*doc, rec);
-                txn.record(change.kind.clone());
+                txn.record(ChangeKind::Retimed {
+                    key: key.clone(),
+                    doc: *doc,
+                    time: *time,
+                    raw_hash,
+                });
             }
             ChangeKind::Deleted {
                 key, doc, founded, ..

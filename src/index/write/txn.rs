@@ -196,7 +196,8 @@ impl<'a> Txn<'a> {
 
     // ----- writes (into the overlay; `finish` builds the batch) -----
 
-    /// Has this transaction written a page record (an unchanged recrawl's new publish time)?
+    /// Has this transaction written a page record (an unchanged recrawl's new publish time or
+    /// raw page hash)?
     pub(crate) fn writes_docs(&self) -> bool {
         !self.docs.is_empty()
     }
