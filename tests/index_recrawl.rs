@@ -191,10 +191,15 @@ fn a_recrawl_tells_the_same_page_from_the_same_main_text() {
     assert_clean(&ix);
     drop(ix);
 
-    // After reopening, the stored hash is still there.
+    // After reopening, the stored hash (and time) are still there.
     let ix = open(dir.path());
     let last = ix.last_change();
-    let v = ix.insert(&page("a", "x.example", &footer)).unwrap();
+    let v = ix
+        .insert(&Page {
+            time: 1_700_000_000,
+            ..page("a", "x.example", &footer)
+        })
+        .unwrap();
     assert!(v.unchanged && v.unchanged_html, "{v:?}");
     assert_eq!(ix.last_change(), last);
     assert_clean(&ix);
