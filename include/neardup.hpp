@@ -88,7 +88,10 @@
  *
  * - Processes. An Index and its Cursors belong to the process that opened them. In a child after
  *   fork(), every call on an inherited one throws Error(ND_WRONG_PROCESS), and destroying it
- *   (~Index, ~Cursor) does nothing, so the child may let it go out of scope and exit(). Opening an
+ *   (~Index, ~Cursor) does nothing, so the child may let it go out of scope and exit() — but a
+ *   child with threads of its own still running must end with _exit() (or exec): RocksDB's exit
+ *   handler, inherited from the parent, joins the parent's background threads, whose records the
+ *   child's threads reuse, and hangs. Opening an
  *   index in a child of a process that had opened one throws ND_WRONG_PROCESS (read-only too):
  *   RocksDB's process-wide state is the parent's. Fork before opening any index, or exec.
  *

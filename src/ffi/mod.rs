@@ -26,7 +26,12 @@
 //! - **Processes.** A handle ([`nd_index`], [`nd_cursor`], [`nd_changes`]) belongs to the process that opened
 //!   it. In a child after `fork`, every call on an inherited handle returns `ND_WRONG_PROCESS`
 //!   (checked before anything of the handle is touched) and freeing it does nothing (its RocksDB
-//!   objects are never released in the child), so the child may free it and `exit`. The open
+//!   objects are never released in the child), so the child may free it and `exit` — unless
+//!   the child has threads of its own still running then: RocksDB's exit handler, inherited
+//!   from the parent, joins the parent's background threads, whose thread records glibc hands
+//!   to the child's new threads, and waits forever (5 of 5 children with 4 running threads
+//!   hung at `exit`; none without an index opened in the parent). Such a child ends with
+//!   `_exit` (or `exec`), as forked children commonly do. The open
 //!   table is per process too: the parent's open does not count as the child's. But a child of
 //!   a process that had opened an index cannot open one (`ND_WRONG_PROCESS`, read-only opens
 //!   included): RocksDB's process-wide state — background threads, held locks — is the

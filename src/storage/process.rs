@@ -11,7 +11,10 @@
 //! So the first process to open a database in this process image is recorded, and every later
 //! open of a database in another process (a child, a grandchild) fails with
 //! [`Error::ForkedStorage`] before RocksDB is called: in such a process neardup runs no RocksDB
-//! code at all, and the child can `exit` cleanly. A process forked before any index was opened
+//! code at all, and the child can `exit` cleanly — unless it has threads of its own still
+//! running then: RocksDB's exit handler, inherited from the parent, joins the parent's pool
+//! threads, whose thread records glibc gives to the child's new threads, and waits forever. Such
+//! a child ends with `_exit` (documented in `crate::ffi` and the README). A process forked before any index was opened
 //! (or one that `exec`s) has RocksDB to itself.
 
 use std::sync::atomic::{AtomicU32, Ordering};
