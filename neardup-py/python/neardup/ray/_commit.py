@@ -48,7 +48,8 @@ def checkpoint(dx: DistributedIndex, n: int) -> None:
     refs = []
     for role, actors in (("key", dx.keys), ("doc", dx.docs)):
         for p, a in enumerate(actors):
-            refs.append(a.call.remote("checkpoint", str(dest / f"{role}-{p:03}")))
+            # On the partition's node: its checkpoint goes to that node's disk.
+            refs.append(a.checkpoint.remote(str(dest / f"{role}-{p:03}")))
     ray.get(refs)
     for old in base.iterdir():
         if old != dest and old.name.startswith("batch=") and int(old.name[6:]) < n - 1:
