@@ -90,7 +90,7 @@ class PartitionNodeMissingError(neardup.Error):
 
     def __init__(self, root: Path, missing: Dict[str, str], alive: Sequence[str]) -> None:
         self.root = root
-        self.missing = dict(missing)
+        self.missing = {part: missing[part] for part in layout_order(missing)}
         self.alive = list(alive)
         by_node: Dict[str, List[str]] = {}
         for part, node in self.missing.items():
