@@ -175,9 +175,11 @@ def test_a_moved_partition_gives_the_same_answers(nodes, days, tmp_path):
     with DistributedIndex(root) as dx:
         assert on_their_nodes(dx)
         assert dx.export().equals(before)
-        # A merge after the moves: single-node ingest's answers.
-        dx.merge([f2], work_units=2, progress=False)
+        # A merge after the moves: single-node ingest's answers, checkpointed on each node.
+        dx.merge([f2], work_units=2, checkpoint=True, progress=False)
         assert dx.export().equals(want[1])
+        shots = sorted(p.name for p in (root / "checkpoints" / "batch=2").iterdir())
+        assert shots == ["doc-000", "doc-001", "key-000", "key-001"]
         assert dx.check()["problem_count"] == 0
 
 

@@ -3,7 +3,7 @@
 S5: every partition applies its part of the batch log, read from the batch's ``logs/``, once in
 effect (``Index.apply_log`` records the batch in its last write, and a partition that applied it
 skips it): a re-run after a crash, of the driver or of an actor, applies it again harmlessly.
-S6: a checkpoint of every partition under ``checkpoints/batch=<n>/``.
+S6: a checkpoint of every partition under ``checkpoints/batch=<n>/``, on the partition's node.
 """
 
 from __future__ import annotations
@@ -53,4 +53,10 @@ def checkpoint(dx: DistributedIndex, n: int) -> None:
     ray.get(refs)
     for old in base.iterdir():
         if old != dest and old.name.startswith("batch=") and int(old.name[6:]) < n - 1:
+            # Each partition's old checkpoint on its node, then what is left on this one.
+            ray.get([
+                a.remove_tree.remote(str(old / f"{role}-{p:03}"))
+                for role, actors in (("key", dx.keys), ("doc", dx.docs))
+                for p, a in enumerate(actors)
+            ])
             shutil.rmtree(old, ignore_errors=True)

@@ -49,6 +49,12 @@ class _Partition:
 
         return ray.get_runtime_context().get_node_id()
 
+    def remove_tree(self, path: str) -> None:
+        """Removes a directory tree of this node's disk (an old checkpoint of the partition)."""
+        import shutil
+
+        shutil.rmtree(path, ignore_errors=True)
+
     def checkpoint(self, path: str) -> None:
         """``Index.checkpoint(path)``, its parent directory made first (on this node's disk)."""
         os.makedirs(os.path.dirname(path), exist_ok=True)

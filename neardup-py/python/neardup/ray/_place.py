@@ -258,11 +258,12 @@ def _pin(node_id: str) -> Any:
     return NodeAffinitySchedulingStrategy(node_id, soft=False)
 
 
-def _on(fn: Any, node_id: Optional[str]) -> Any:
-    """``fn`` as a Ray task of no CPU, on ``node_id`` (``None``: this driver's node)."""
+def _on(fn: Any, node_id: Optional[str], retries: int = 3) -> Any:
+    """``fn`` as a Ray task of no CPU, on ``node_id`` (``None``: this driver's node), retried
+    ``retries`` times if its worker dies (the tasks here are idempotent but ``_finish``)."""
     ray = require_ray()
     node_id = node_id or ray.get_runtime_context().get_node_id()
-    return ray.remote(num_cpus=0, max_retries=3)(fn).options(scheduling_strategy=_pin(node_id))
+    return ray.remote(num_cpus=0, max_retries=retries)(fn).options(scheduling_strategy=_pin(node_id))
 
 
 def check_databases(root: Path, assignment: Dict[str, Any], node_ids: Dict[str, Optional[str]]) -> None:
@@ -436,7 +437,7 @@ def move(dx: "DistributedIndex", role: str, n: int, node: str) -> Dict[str, Any]
                         done, pending = ray.wait(pending, num_returns=1)
                         sent += sum(ray.get(done))
             sent += sum(ray.get(pending))
-            ray.get(_on(_finish, target).remote(str(incoming), str(root / new_dir), files))
+            ray.get(_on(_finish, target, retries=0).remote(str(incoming), str(root / new_dir), files))
         except BaseException:
             # The partition stays where it was: its actor starts there again.
             for where, path in ((target, incoming), (source, shot)):
