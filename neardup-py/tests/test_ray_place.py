@@ -7,7 +7,8 @@
   and a command line in another process) finds the same placement and merges on.
 - ``move_partition`` (and ``python -m neardup.ray move``) copies a partition to another node and
   rewrites the assignment: the export is the same after the move, and a merge after it gives
-  single-node ingest's answers.
+  single-node ingest's answers. A move that fails before the copy is whole leaves the partition
+  where it was.
 - A node gone (removed from the cluster): the index is refused with
   ``PartitionNodeMissingError`` naming its partitions and node, in Python and from the command
   line, and the root is untouched; the node started again (a new node id, the same label), the
@@ -30,6 +31,7 @@ ray = pytest.importorskip("ray", reason="neardup.ray needs Ray (scripts/setup.sh
 
 import neardup  # noqa: E402
 from neardup.ray import NODE_LABEL, DistributedIndex, MissingPartitionsError, PartitionNodeMissingError  # noqa: E402
+from neardup.ray import _place  # noqa: E402
 
 OPTIONS = {"sync_writes": False}
 #: The single-node reference: a distributed index never gives an id out again (SCALEOUT §4).
@@ -142,7 +144,7 @@ def test_partitions_are_spread_over_the_nodes_and_a_second_driver_finds_them(nod
         assert dx.check()["problem_count"] == 0
 
 
-def test_a_moved_partition_gives_the_same_answers(nodes, days, tmp_path):
+def test_a_moved_partition_gives_the_same_answers(nodes, days, tmp_path, monkeypatch):
     cluster, _ = nodes
     f1, f2, want = days
     root = tmp_path / "dist"
@@ -152,6 +154,17 @@ def test_a_moved_partition_gives_the_same_answers(nodes, days, tmp_path):
         }
         dx.merge([f1], work_units=2, progress=False)
         before = dx.export()
+        stored = (root / "placement.json").read_text()
+        # A move that fails once its chunks are written, before the copy is renamed into place:
+        # the partition stays where it was, its actor started there again, nothing left over.
+        monkeypatch.setattr(_place, "_finish", _place._read_chunk)  # opening a directory fails
+        with pytest.raises(OSError):
+            dx.move_partition("doc", 1, "n0")
+        monkeypatch.undo()
+        assert (root / "placement.json").read_text() == stored
+        assert not [p.name for p in root.iterdir() if p.name.startswith(".") and p.name != ".merge.lock"]
+        assert (root / "doc-001" / "CURRENT").is_file() and on_their_nodes(dx)
+        assert dx.export().equals(before)
         done = dx.move_partition("doc", 1, "n0")
         assert done["moved"] and done["from"] == "n2" and done["to"] == "n0" and done["bytes"] > 0
         stored = json.loads((root / "placement.json").read_text())["partitions"]
