@@ -34,6 +34,13 @@ whose logs were written goes straight to S5, and partitions that applied it alre
 root whose layout file names partitions that are not there is refused
 (``MissingPartitionsError``), never opened as a new, empty index.
 
+Partitions are placed across the cluster's nodes (``_place``): a new index stores its
+assignment partition → node in ``placement.json`` (nodes named by their ``neardup-node`` label,
+else their IP address, which survive a restart), and every driver pins each partition's actor
+to the node alive under its name; a partition whose node is gone refuses the index
+(``PartitionNodeMissingError``). ``DistributedIndex.move_partition`` moves one, its checkpoint
+streamed to the target node through Ray objects.
+
 A distributed index never gives an id out again (``reuse_ids=False``, SCALEOUT §4): a new id is
 above every id held, so a unit that numbers its new pages, clusters and insertion sequence from
 the batch's start breaks every tie within its components as one machine would. Each unit reports
@@ -46,18 +53,27 @@ units, and later days break their ties as it would.
 """
 
 # The work lives in modules named for it: _driver (DistributedIndex, the merge stage after stage),
-# _partition (the partition actors), _sign (S1), _plan (S2-S3), _decide (S4), _commit (S5 and
-# S6's checkpoint), _files (inputs, manifests, markers, the merge lock), _faults (the crash tests'
-# kill points), _runtime (Ray, imported when first needed); __main__ is the command line.
+# _partition (the partition actors), _place (which node holds which partition; moves), _sign
+# (S1), _plan (S2-S3), _decide (S4), _commit (S5 and S6's checkpoint), _files (inputs, manifests,
+# markers, the merge lock), _faults (the crash tests' kill points), _runtime (Ray, imported when
+# first needed); __main__ is the command line.
 
 from __future__ import annotations
 
-from ._driver import LAYOUT_FILE, DistributedIndex, MergeReport, MissingPartitionsError
+from ._driver import LAYOUT_FILE, DistributedIndex, MergeReport
 from ._files import PathLike, read_key_list, read_pages
+from ._place import NODE_LABEL, PLACEMENT_FILE, MissingPartitionsError, PartitionNodeMissingError
 
-__all__ = ["DistributedIndex", "MergeReport", "MissingPartitionsError", "read_pages", "read_key_list"]
+__all__ = [
+    "DistributedIndex",
+    "MergeReport",
+    "MissingPartitionsError",
+    "PartitionNodeMissingError",
+    "read_pages",
+    "read_key_list",
+]
 
 # Shown (repr, help, pickle) under the name they are imported by, not the module defining them.
-for _obj in (DistributedIndex, MergeReport, MissingPartitionsError, read_pages, read_key_list):
+for _obj in (DistributedIndex, MergeReport, MissingPartitionsError, PartitionNodeMissingError, read_pages, read_key_list):
     _obj.__module__ = __name__
 del _obj

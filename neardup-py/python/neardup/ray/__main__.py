@@ -2,12 +2,16 @@
 
     python -m neardup.ray merge --index-root ROOT [--key-parts K] [--doc-parts J]
         [--delete-list FILE] [--batch N] [--export TSV] [--checkpoint] [--work-units W]
-        [--keep-batches N] [--address ADDR | --num-cpus N] [--options JSON] DAY.jsonl.gz ...
+        [--keep-batches N] [--address ADDR | --num-cpus N] [--options JSON]
+        [--placement spread|driver | --nodes NAME,...] DAY.jsonl.gz ...
     python -m neardup.ray export --index-root ROOT --out TSV
     python -m neardup.ray check --index-root ROOT
+    python -m neardup.ray move --index-root ROOT --partition key-001 --node NAME
 
 ``merge`` prints each stage on standard error, then the report as JSON on standard output;
-``check`` prints its report as JSON on standard output and exits with 1 when it finds problems.
+``check`` prints its report as JSON on standard output and exits with 1 when it finds problems;
+``move`` moves a partition's database to another node (``DistributedIndex.move_partition``) and
+prints what it did as JSON.
 Standard output holds the JSON report only: whatever Ray or the libraries print goes to standard
 error. Errors (a root whose partitions are missing, ``--num-cpus`` with ``--address``, ...) are
 printed as one line and exit with 2.
@@ -19,11 +23,12 @@ import argparse
 import json
 import os
 import sys
+from pathlib import Path
 from typing import List, Optional, TextIO
 
 import neardup
 
-from . import DistributedIndex
+from . import LAYOUT_FILE, DistributedIndex
 from ._files import write_tsv
 
 
@@ -55,11 +60,22 @@ def _parser() -> argparse.ArgumentParser:
         "only what a re-run needs, each batch's manifest and report until the next)",
     )
     m.add_argument("--options", help="neardup.Index options of a new index, as JSON")
+    m.add_argument(
+        "--placement",
+        choices=["spread", "driver"],
+        help="where a new index's partitions go: spread over the cluster's nodes (the default on "
+        "more than one node) or all on the driver's node (the default on one)",
+    )
+    m.add_argument("--nodes", help="a new index's partitions round-robin over these nodes (names, comma-separated)")
     e = sub.add_parser("export", help="write the export as TSV")
     common(e)
     e.add_argument("--out", required=True)
     c = sub.add_parser("check", help="the distributed check")
     common(c)
+    mv = sub.add_parser("move", help="move a partition's database to another node")
+    common(mv)
+    mv.add_argument("--partition", required=True, help="the partition: key-<n> or doc-<n>")
+    mv.add_argument("--node", required=True, help="the target node's name (its neardup-node label, else its IP)")
     return p
 
 
@@ -89,12 +105,23 @@ def main(argv: Optional[List[str]] = None) -> int:
 def _run(args: argparse.Namespace, out: TextIO) -> int:
     try:
         options = json.loads(args.options) if getattr(args, "options", None) else {}
+        nodes = getattr(args, "nodes", None)
+        move = None
+        if args.command == "move":
+            if not (Path(args.index_root) / LAYOUT_FILE).exists():
+                raise neardup.InvalidArgumentError(f"{args.index_root} is not a distributed index (no {LAYOUT_FILE})")
+            role, _, n = args.partition.partition("-")
+            if role not in ("key", "doc") or not n.isdigit():
+                raise neardup.InvalidArgumentError(f"--partition is key-<n> or doc-<n>, not {args.partition!r}")
+            move = (role, int(n))
         ix = DistributedIndex(
             args.index_root,
             getattr(args, "key_parts", None),
             getattr(args, "doc_parts", None),
             address=args.address,
             num_cpus=args.num_cpus,
+            placement=getattr(args, "placement", None),
+            nodes=[x for x in nodes.split(",") if x] if nodes else None,
             **options,
         )
         try:
@@ -112,8 +139,12 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
                     progress=lambda line: print(line, file=sys.stderr, flush=True),
                 )
                 print(json.dumps(report, indent=1, sort_keys=True), file=out, flush=True)
+            elif args.command == "move":
+                assert move is not None
+                done = ix.move_partition(move[0], move[1], args.node)
+                print(json.dumps(done, indent=1, sort_keys=True), file=out, flush=True)
             elif args.command == "export":
-                write_tsv(ix.export(), __import__("pathlib").Path(args.out))
+                write_tsv(ix.export(), Path(args.out))
             else:
                 report = ix.check()
                 print(json.dumps(report, indent=1, sort_keys=True, default=str), file=out, flush=True)

@@ -3,7 +3,7 @@
 S5: every partition applies its part of the batch log, read from the batch's ``logs/``, once in
 effect (``Index.apply_log`` records the batch in its last write, and a partition that applied it
 skips it): a re-run after a crash, of the driver or of an actor, applies it again harmlessly.
-S6: a checkpoint of every partition under ``checkpoints/batch=<n>/``.
+S6: a checkpoint of every partition under ``checkpoints/batch=<n>/``, on the partition's node.
 """
 
 from __future__ import annotations
@@ -48,8 +48,15 @@ def checkpoint(dx: DistributedIndex, n: int) -> None:
     refs = []
     for role, actors in (("key", dx.keys), ("doc", dx.docs)):
         for p, a in enumerate(actors):
-            refs.append(a.call.remote("checkpoint", str(dest / f"{role}-{p:03}")))
+            # On the partition's node: its checkpoint goes to that node's disk.
+            refs.append(a.checkpoint.remote(str(dest / f"{role}-{p:03}")))
     ray.get(refs)
     for old in base.iterdir():
         if old != dest and old.name.startswith("batch=") and int(old.name[6:]) < n - 1:
+            # Each partition's old checkpoint on its node, then what is left on this one.
+            ray.get([
+                a.remove_tree.remote(str(old / f"{role}-{p:03}"))
+                for role, actors in (("key", dx.keys), ("doc", dx.docs))
+                for p, a in enumerate(actors)
+            ])
             shutil.rmtree(old, ignore_errors=True)

@@ -23,9 +23,10 @@ import neardup
 from neardup import InvalidArgumentError, Layout
 from neardup._rows import Chunk, chunks
 
-from . import _commit, _decide, _faults, _files, _plan, _sign
+from . import _commit, _decide, _faults, _files, _place, _plan, _sign
 from ._files import PathLike, read_key_list
 from ._partition import start_partitions
+from ._place import MissingPartitionsError, PartitionNodeMissingError  # noqa: F401 - re-exported
 from ._runtime import require_ray
 
 #: The layout file at the root of a distributed index.
@@ -47,7 +48,8 @@ class MergeReport(dict):
 class DistributedIndex:
     """A distributed neardup index under ``root``: ``key_parts`` key and ``doc_parts`` doc
     partitions (read from ``root/layout.json`` once created; giving other counts then raises),
-    each a named Ray actor pinned to this node that reopens its database when restarted.
+    each a named Ray actor pinned to its partition's node that reopens its database when
+    restarted.
     ``options`` are ``neardup.Index`` options, the same for every partition and the scratch
     index (recorded in the layout file; site chrome and document-frequency methods cannot be
     merged in parts).
@@ -57,13 +59,30 @@ class DistributedIndex:
     ``InvalidArgumentError``: the cluster has its own CPUs). Actors are created with
     ``max_restarts=-1`` and ``max_task_retries=-1``.
 
-    A root with a layout file must hold its partitions' databases (``key-<n>``, ``doc-<n>``):
-    when any is missing, ``MissingPartitionsError`` is raised and nothing is created (a root with
-    no layout file is a new index, created with empty partitions).
+    Placement: a new index assigns each partition to a node and stores the assignment in
+    ``root/placement.json`` (beside ``layout.json``; see ``placement()``). ``placement="spread"``
+    (the default on a cluster of more than one alive node) deals the partitions round-robin, key
+    partitions then doc partitions, over the alive nodes sorted by name; ``nodes=[...]`` over
+    the nodes named, in that order; ``placement="driver"`` (the default on one node, and what a
+    root made before placement existed has) keeps every partition on the node of the driver that
+    opens the index. A node's name is what survives its restart: its label ``neardup-node``, else
+    its resource ``neardup-node:<name>``, else its IP address; never its Ray node id. Each
+    partition's database is ``root/<role>-<n>`` (``.m<g>`` after its g-th move) on its node's
+    disk; ``layout.json``, ``placement.json`` and ``batches/`` are on the driver's. A driver
+    started anywhere reads the assignment and pins each actor to the node now alive under its
+    partition's name; ``move_partition`` moves one. Giving ``placement`` or ``nodes`` for an
+    existing root other than it was created with raises ``InvalidArgumentError``.
+
+    A root with a layout file must hold its partitions' databases (``key-<n>``, ``doc-<n>``),
+    each on its node (a task there looks): when any is missing, ``MissingPartitionsError`` is
+    raised and nothing is created; when a partition's node is not alive,
+    ``PartitionNodeMissingError`` names the partitions and nodes, and nothing is started
+    elsewhere (a root with no layout file is a new index, created with empty partitions).
 
     # Errors
-    ``InvalidArgumentError`` for counts or options other than the root's, or options a
-    distributed index cannot keep; ``MissingPartitionsError`` as above."""
+    ``InvalidArgumentError`` for counts, options or a placement other than the root's, options
+    a distributed index cannot keep, or a node name several alive nodes share;
+    ``MissingPartitionsError`` and ``PartitionNodeMissingError`` as above."""
 
     def __init__(
         self,
@@ -73,6 +92,8 @@ class DistributedIndex:
         *,
         address: Optional[str] = None,
         num_cpus: Optional[int] = None,
+        placement: Optional[str] = None,
+        nodes: Optional[Sequence[str]] = None,
         **options: Any,
     ) -> None:
         if address is not None and num_cpus is not None:
@@ -80,6 +101,7 @@ class DistributedIndex:
                 f"num_cpus={num_cpus} is for a Ray started here, but address={address!r} joins a "
                 "running cluster, which has its own CPUs: give one or the other"
             )
+        request = _place.check_request(placement, nodes)
         self.root = Path(root).absolute()
         self.root.mkdir(parents=True, exist_ok=True)
         layout_path = self.root / LAYOUT_FILE
@@ -105,10 +127,19 @@ class DistributedIndex:
         self._signature = _check_options(self.options)
         distance = int(self.options.get("simhash_max_distance", 3))
         self.layout = Layout(int(stored["key_parts"]), int(stored["doc_parts"]), distance)
+        assignment: Optional[Dict[str, Any]] = None
         if not new:
-            # Opening a partition creates it: an index whose partitions are elsewhere (another
-            # node, a lost disk) would go on as a new, empty one.
-            _check_partitions(self.root, self.layout)
+            assignment = _place.load(self.root, self.layout)
+            if request is not None and request != (assignment["placement"], assignment["nodes"]):
+                raise InvalidArgumentError(
+                    f"{self.root} was created with placement={assignment['placement']!r}, "
+                    f"nodes={assignment['nodes']}: placement is chosen when an index is created; "
+                    "move_partition moves a partition"
+                )
+            if all(e["node"] is None for e in assignment["partitions"].values()):
+                # Opening a partition creates it: an index whose partitions are elsewhere
+                # (another node, a lost disk) would go on as a new, empty one.
+                _place.check_local(self.root, assignment)
         ray = require_ray()
         if not ray.is_initialized():
             try:
@@ -122,7 +153,18 @@ class DistributedIndex:
             except ValueError as e:
                 # RAY_ADDRESS set in the environment joins a cluster too.
                 raise InvalidArgumentError(f"cannot start or join Ray: {e}") from None
-        self.keys, self.docs = start_partitions(self.root, self.layout, self.options)
+        if assignment is None:
+            # A new index: its partitions placed, the assignment written before any is created.
+            assignment = _place.choose(self.layout, request)
+            _place.store(self.root, assignment)
+            node_ids = _place.resolve(self.root, assignment)
+        else:
+            # Each partition on its node, alive and holding its database, or the index refused.
+            node_ids = _place.resolve(self.root, assignment)
+            if any(e["node"] is not None for e in assignment["partitions"].values()):
+                _place.check_databases(self.root, assignment, node_ids)
+        actors = start_partitions(self.root, self.layout, self.options, node_ids, assignment)
+        self.keys, self.docs = actors[: self.layout.key_parts], actors[self.layout.key_parts :]
         if new:
             # Written once the partitions exist: from now on they must be found (a crash before
             # leaves a root that is opened as new again, its empty partitions reused).
@@ -141,6 +183,36 @@ class DistributedIndex:
         """The last batch each partition applied (``None``: none), key partitions first."""
         ray = require_ray()
         return ray.get([a.call.remote("applied_batch") for a in self.partitions()])
+
+    def placement(self) -> Dict[str, Dict[str, Any]]:
+        """Where each partition is: ``{"key-000": {"node": name, "dir": directory}, ...}`` as
+        ``placement.json`` stores it (``node`` ``None``: the driver's node), each with ``node_id``,
+        the Ray node its actor runs on now."""
+        ray = require_ray()
+        stored = _place.load(self.root, self.layout)["partitions"]
+        names = _place.partition_names(self.layout)
+        ids = ray.get([a.node.remote() for a in self.partitions()])
+        return {name: dict(stored[name], node_id=i) for name, i in zip(names, ids)}
+
+    def move_partition(self, role: str, n: int, node: str) -> Dict[str, Any]:
+        """Moves partition ``<role>-<n>`` (``role`` ``"key"`` or ``"doc"``) to the node named
+        ``node`` (its ``neardup-node`` label, else its ``neardup-node:<name>`` resource, else its
+        IP address), under the merge lock: a checkpoint of the database on its node, the actor
+        closed and ended, the checkpoint's files streamed in chunks through Ray objects to a task
+        on the target node that writes them (each file checked by size and sha256) under
+        ``<role>-<n>.m<g>``; only once the copy is whole is ``placement.json`` rewritten (a
+        temporary file renamed over it), then the old copy removed and the actor started on the
+        target node. Interrupted before the assignment is written, the partition stays where it
+        was; after, it is on the target node (an old copy may be left behind). Returns
+        ``{"partition", "from", "to", "moved", "dir", "files", "bytes", "seconds"}`` (``moved``
+        False when it is on that node already). A root whose partitions followed the driver
+        (``placement="driver"``) has them all pinned to this driver's node first.
+
+        # Errors
+        ``InvalidArgumentError`` for no such partition, a node name that several nodes share or
+        a merge running; ``PartitionNodeMissingError`` when the target (or the source) node is
+        not alive."""
+        return _place.move(self, role, n, node)
 
     def close(self) -> None:
         """Closes every partition's database and ends its actor."""
@@ -450,31 +522,6 @@ class DistributedIndex:
         if freed:
             _files.fsync_dir(batches)
             say(f"retired: {freed / 1e6:.1f} MB of batch logs and signatures up to batch {n}")
-
-
-class MissingPartitionsError(neardup.Error):
-    """A distributed index's root holds a layout file but not the databases of some of its
-    partitions (moved, on another node, or lost). Nothing was created in their place.
-    Attributes: ``root`` (the root) and ``missing`` (the partitions' directory names)."""
-
-    def __init__(self, root: Path, missing: List[str]) -> None:
-        self.root = root
-        self.missing = missing
-        super().__init__(
-            f"{root} is a distributed index ({LAYOUT_FILE}) but the databases of partitions "
-            f"{', '.join(missing)} are not there: open it on the node that holds them, or restore "
-            f"them (a checkpoint under {root / 'checkpoints'}, if one was taken); a new index "
-            "needs a new root"
-        )
-
-
-def _check_partitions(root: Path, layout: Layout) -> None:
-    """Raises ``MissingPartitionsError`` unless every partition's database is under ``root``."""
-    names = [f"key-{n:03}" for n in range(layout.key_parts)] + [f"doc-{n:03}" for n in range(layout.doc_parts)]
-    # A RocksDB database always holds CURRENT, which names its manifest.
-    missing = [name for name in names if not (root / name / "CURRENT").is_file()]
-    if missing:
-        raise MissingPartitionsError(root, missing)
 
 
 def _check_options(options: Dict[str, Any]) -> Dict[str, Any]:

@@ -1,10 +1,11 @@
 """The partition actors of a distributed index (SCALEOUT §4, §9; FORMAT.md "Partitions").
 
 Each key or doc partition is one neardup database owned by a named Ray actor: the actor opens it
-in its role and answers the driver's calls (``Index`` methods by name, the batch logs of S5). The
-actors are pinned to the driver's node, named after the index's root so that a driver finds the
-ones already running, and restarted by Ray without limit: a restarted actor reopens its database
-(the write-ahead log recovers it), and its calls are retried.
+in its role and answers the driver's calls (``Index`` methods by name, the batch logs of S5). Each
+actor is pinned to its partition's node (``_place``: the stored assignment, resolved to the node
+ids alive now; the driver's node when the index places nothing), named after the index's root so
+that a driver finds the ones already running, and restarted by Ray without limit: a restarted
+actor reopens its database (the write-ahead log recovers it), and its calls are retried.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import hashlib
 import os
 import time
 from pathlib import Path
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 import neardup
 from neardup import Layout
@@ -42,6 +43,23 @@ class _Partition:
     def pid(self) -> int:
         return os.getpid()
 
+    def node(self) -> str:
+        """The id of the Ray node this actor runs on."""
+        import ray
+
+        return ray.get_runtime_context().get_node_id()
+
+    def remove_tree(self, path: str) -> None:
+        """Removes a directory tree of this node's disk (an old checkpoint of the partition)."""
+        import shutil
+
+        shutil.rmtree(path, ignore_errors=True)
+
+    def checkpoint(self, path: str) -> None:
+        """``Index.checkpoint(path)``, its parent directory made first (on this node's disk)."""
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        self.ix.checkpoint(path)
+
     def close(self) -> None:
         self.ix.close()
 
@@ -51,21 +69,30 @@ def _actor_name(root: Path, role: str, part: int) -> str:
     return f"neardup-{digest}-{role}-{part}"
 
 
-def start_partitions(root: Path, layout: Layout, options: Dict[str, Any]) -> Tuple[List[Any], List[Any]]:
-    """The actors of the partitions under ``root`` (``key-<n>``, ``doc-<n>``), started or found
-    running: the key partitions' actors, then the doc partitions'. Each database is opened with
-    ``options``."""
+def start_partitions(
+    root: Path,
+    layout: Layout,
+    options: Dict[str, Any],
+    node_ids: Dict[str, Optional[str]],
+    assignment: Dict[str, Any],
+    only: Optional[List[Tuple[str, int]]] = None,
+) -> List[Any]:
+    """The actors of the partitions under ``root``, started or found running: every partition's
+    (the key partitions', then the doc partitions'), or those of ``only``. Each runs on its node
+    (``node_ids``: partition → node id, ``None`` for this driver's node) and opens its database
+    (``root/<dir>`` of ``assignment``, on that node's disk) with ``options``."""
     ray = require_ray()
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
-    node = ray.get_runtime_context().get_node_id()
+    here = ray.get_runtime_context().get_node_id()
     cls = ray.remote(_Partition)
     shape = (layout.key_parts, layout.doc_parts, layout.simhash_max_distance)
-    roles = [("key", n) for n in range(layout.key_parts)] + [
+    roles = only if only is not None else [("key", n) for n in range(layout.key_parts)] + [
         ("doc", n) for n in range(layout.doc_parts)
     ]
 
     def actor(role: str, n: int) -> Any:
+        name = f"{role}-{n:03}"
         return cls.options(
             name=_actor_name(root, role, n),
             namespace="neardup",
@@ -73,12 +100,13 @@ def start_partitions(root: Path, layout: Layout, options: Dict[str, Any]) -> Tup
             max_restarts=-1,
             max_task_retries=-1,
             num_cpus=0,
-            scheduling_strategy=NodeAffinitySchedulingStrategy(node, soft=False),
-        ).remote(str(root / f"{role}-{n:03}"), role, n, shape, options)
+            scheduling_strategy=NodeAffinitySchedulingStrategy(node_ids[name] or here, soft=False),
+        ).remote(str(root / assignment["partitions"][name]["dir"]), role, n, shape, options)
 
     actors = [actor(r, n) for r, n in roles]
     # A driver that died a moment ago leaves its actors named until Ray has ended them: the
-    # handles found then are dead, and are asked for again until fresh ones start.
+    # handles found then are dead, and are asked for again until fresh ones start. So does a
+    # partition just moved, whose old actor was ended.
     deadline = time.monotonic() + 60
     while True:
         pings = [a.pid.remote() for a in actors]
@@ -95,4 +123,4 @@ def start_partitions(root: Path, layout: Layout, options: Dict[str, Any]) -> Tup
         time.sleep(0.5)
         for i in dead:
             actors[i] = actor(*roles[i])
-    return actors[: layout.key_parts], actors[layout.key_parts :]
+    return actors
