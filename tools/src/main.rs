@@ -559,21 +559,40 @@ fn ingest(
     Ok(())
 }
 
+/// Calls `f` with each chunk of at most `pages` pages read from `files` in turn (each page at
+/// most `max_page` bytes), with the records skipped before them.
+fn for_each_chunk(
+    files: &[PathBuf],
+    max_page: usize,
+    pages: usize,
+    mut f: impl FnMut(input::Chunk) -> Result<()>,
+) -> Result<()> {
+    for path in files {
+        let mut reader = open_source(path, max_page)?;
+        while !reader.is_done() {
+            f(reader.next_chunk(input::Limit {
+                pages,
+                bytes: CHUNK_BYTES,
+            }))?;
+        }
+    }
+    Ok(())
+}
+
 fn query(index: &Path, files: &[PathBuf]) -> Result<()> {
     let ix = open_index(index, None)?;
     let out = std::io::stdout();
     let mut out = BufWriter::new(out.lock());
-    for path in files {
-        let mut reader = open_source(path, ix.options().signature.max_page_bytes)?;
-        while !reader.is_done() {
-            let input::Chunk {
-                pages: chunk,
-                skips,
-                ..
-            } = reader.next_chunk(input::Limit {
-                pages: 1024,
-                bytes: CHUNK_BYTES,
-            });
+    let max_page = ix.options().signature.max_page_bytes;
+    for_each_chunk(
+        files,
+        max_page,
+        1024,
+        |input::Chunk {
+             pages: chunk,
+             skips,
+             ..
+         }| {
             for s in skips {
                 eprintln!("skipped {}: {}", s.place, s.reason);
             }
@@ -597,8 +616,9 @@ fn query(index: &Path, files: &[PathBuf]) -> Result<()> {
                     Err(e) => eprintln!("skipped {place}: page {}: {e}", p.key),
                 }
             }
-        }
-    }
+            Ok(())
+        },
+    )?;
     Ok(())
 }
 
@@ -615,17 +635,15 @@ fn extract(files: &[PathBuf], out: Option<&Path>, threads: usize) -> Result<()> 
     let mut w = BufWriter::new(sink);
     let pb = bar("extract");
     let mut pages = 0u64;
-    for path in files {
-        let mut reader = open_source(path, cfg.max_page_bytes)?;
-        while !reader.is_done() {
-            let input::Chunk {
-                pages: chunk,
-                skips,
-                ..
-            } = reader.next_chunk(input::Limit {
-                pages: 2048,
-                bytes: CHUNK_BYTES,
-            });
+    for_each_chunk(
+        files,
+        cfg.max_page_bytes,
+        2048,
+        |input::Chunk {
+             pages: chunk,
+             skips,
+             ..
+         }| {
             for s in skips {
                 let line = serde_json::json!({"place": s.place, "error": s.reason});
                 writeln!(w, "{line}")?;
@@ -646,8 +664,9 @@ fn extract(files: &[PathBuf], out: Option<&Path>, threads: usize) -> Result<()> 
                 pages += 1;
             }
             pb.set_position(pages);
-        }
-    }
+            Ok(())
+        },
+    )?;
     pb.finish_and_clear();
     w.flush()?;
     Ok(())
@@ -659,17 +678,15 @@ fn signatures(files: &[PathBuf], threads: usize) -> Result<()> {
     let pb = bar("signatures");
     let start = Instant::now();
     let (mut pages, mut bytes, mut without, mut skipped, mut fps) = (0u64, 0u64, 0u64, 0u64, 0u64);
-    for path in files {
-        let mut reader = open_source(path, cfg.max_page_bytes)?;
-        while !reader.is_done() {
-            let input::Chunk {
-                pages: chunk,
-                skips,
-                ..
-            } = reader.next_chunk(input::Limit {
-                pages: 2048,
-                bytes: CHUNK_BYTES,
-            });
+    for_each_chunk(
+        files,
+        cfg.max_page_bytes,
+        2048,
+        |input::Chunk {
+             pages: chunk,
+             skips,
+             ..
+         }| {
             for s in skips {
                 say(&pb, format!("skipped {}: {}", s.place, s.reason));
                 skipped += 1;
@@ -693,8 +710,9 @@ fn signatures(files: &[PathBuf], threads: usize) -> Result<()> {
                 }
             }
             pb.set_position(pages);
-        }
-    }
+            Ok(())
+        },
+    )?;
     pb.finish_and_clear();
     let secs = start.elapsed().as_secs_f64();
     println!("pages               {pages}");

@@ -163,19 +163,23 @@ def read_key_list(path: Optional[PathLike]) -> List[str]:
     return keys
 
 
+def sha256_file(path: PathLike) -> str:
+    """The SHA-256 of a file's bytes, hex, read in 1 MiB blocks."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
 def manifest(files: Sequence[PathLike], delete_list: Optional[PathLike]) -> Dict[str, Any]:
     """The inputs of a merge, each by absolute path and SHA-256: what a batch was started with."""
 
-    def digest(p: PathLike) -> str:
-        h = hashlib.sha256()
-        with open(p, "rb") as f:
-            for block in iter(lambda: f.read(1 << 20), b""):
-                h.update(block)
-        return h.hexdigest()
-
     return {
-        "files": [[str(Path(f).absolute()), digest(f)] for f in files],
-        "delete_list": None if delete_list is None else [str(Path(delete_list).absolute()), digest(delete_list)],
+        "files": [[str(Path(f).absolute()), sha256_file(f)] for f in files],
+        "delete_list": None
+        if delete_list is None
+        else [str(Path(delete_list).absolute()), sha256_file(delete_list)],
     }
 
 

@@ -32,7 +32,6 @@ Ray objects) and rewrites the assignment once the copy is whole.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
@@ -309,11 +308,7 @@ def _list_files(top: str) -> List[Tuple[str, int, str]]:
     for dirpath, _, files in os.walk(top):
         for f in sorted(files):
             p = os.path.join(dirpath, f)
-            h = hashlib.sha256()
-            with open(p, "rb") as fh:
-                for block in iter(lambda: fh.read(1 << 20), b""):
-                    h.update(block)
-            out.append((os.path.relpath(p, top), os.path.getsize(p), h.hexdigest()))
+            out.append((os.path.relpath(p, top), os.path.getsize(p), _files.sha256_file(p)))
     return sorted(out)
 
 
@@ -345,7 +340,7 @@ def _finish(incoming: str, final: str, files: List[Tuple[str, int, str]]) -> Non
     renames the directory to ``final``."""
     for rel, size, digest in files:
         p = os.path.join(incoming, rel)
-        if os.path.getsize(p) != size or _list_one(p) != digest:
+        if os.path.getsize(p) != size or _files.sha256_file(p) != digest:
             raise neardup.CorruptionError(f"{p} arrived damaged: {os.path.getsize(p)} bytes, expected {size}")
         fd = os.open(p, os.O_RDONLY)
         try:
@@ -357,14 +352,6 @@ def _finish(incoming: str, final: str, files: List[Tuple[str, int, str]]) -> Non
     shutil.rmtree(final, ignore_errors=True)
     os.rename(incoming, final)
     _files.fsync_dir(Path(final).parent)
-
-
-def _list_one(path: str) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def _remove_dirs(paths: List[str]) -> None:
