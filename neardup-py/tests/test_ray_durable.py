@@ -15,6 +15,9 @@ stands for the store (S3, GCS, NFS).
 - Checkpoints are incremental (a file already in the store is not uploaded again) and retired
   (``keep_checkpoints``), with the files only they named; the batch logs a restore needs stay, the
   others are retired. A database lost on an alive node is restored in place.
+- A node lost while a merge runs (the same driver: during S4, or during S5 after one of its
+  partitions applied its log): its partitions are restored when they fail, and the merge
+  completes with the single node's answers.
 - A store that is missing, not a directory, or read-only is a ``StoreError`` before anything
   is created or merged: the root and the partitions are untouched.
 """
@@ -194,6 +197,45 @@ def test_a_lost_node_s_partitions_are_restored_from_the_store(cluster, days, tmp
         assert dx.export().equals(want[0])
         assert dx.export_clusters().equals(want[1])
         assert dx.check()["problem_count"] == 0
+
+
+@pytest.mark.parametrize("lose_at", ["S4", "S5"])
+def test_a_node_lost_while_the_merge_runs_is_restored_and_the_merge_completes(cluster, days, tmp_path, monkeypatch, lose_at):
+    # The same driver throughout: node n1 removed (and its disk deleted) while the work units
+    # decide, or once the first partition, n1's key-000, applied its log.
+    from neardup.ray import _commit, _decide
+
+    f1, f2, gone, want = days
+    n1 = cluster.add_node(num_cpus=1, labels={NODE_LABEL: "n1"})
+    root, store, local = tmp_path / "dist", tmp_path / "store", tmp_path / "local"
+    store.mkdir()
+    with DistributedIndex(root, 2, 3, nodes=["n1", "n2", "n0"], local_root=local / "{node}", store=store, **OPTIONS) as dx:
+        dx.merge([f1], work_units=2, progress=False)
+
+        def lose(point):
+            if point == lose_at:
+                cluster.remove_node(n1)
+                shutil.rmtree(local / "n1")
+
+        module = _decide if lose_at == "S4" else _commit
+        monkeypatch.setattr(module, "kill_armed", lambda point: point == lose_at)
+        monkeypatch.setattr(module, "kill_point", lose)
+        report = dx.merge([f2], gone, work_units=2, progress=False)
+        monkeypatch.undo()
+        assert report["batch"] == 2
+        assert [(r["partition"], r["from"], r["to"]) for r in report["restored"]] == [
+            ("key-000", "n1", "n0"), ("doc-001", "n1", "n0")
+        ]
+        assert not (local / "n1").exists()
+        assert {n: p["node"] for n, p in dx.placement().items()} == {
+            "key-000": "n0", "key-001": "n2", "doc-000": "n0", "doc-001": "n0", "doc-002": "n2"
+        }
+        assert on_their_nodes(dx)
+        assert dx.applied_batches() == [2] * 5
+        assert dx.export().equals(want[0]) and dx.export_clusters().equals(want[1])
+        assert dx.check()["problem_count"] == 0
+        for part, (manifests, named, held) in store_files(store).items():
+            assert manifests == ["batch=2.json"] and named == held, part
 
 
 def test_checkpoints_are_incremental_and_retired_and_a_lost_database_is_restored_in_place(cluster, days, tmp_path):

@@ -48,8 +48,9 @@ its batches there, written by the workers (S1's signatures, S4's logs; the actor
 logs from it in S5), and every partition uploads an incremental checkpoint to it after each
 committed batch (S6; files by sha256, a manifest per checkpoint, the older ones retired). A
 partition whose node is lost is restored when the index is next opened: its last checkpoint
-copied to another alive node, ``placement.json`` rewritten, the batch logs since replayed; the
-merge's report lists it under ``restored``. A store that is missing or not writable is a
+copied to another alive node, ``placement.json`` rewritten, the batch logs since replayed (or,
+lost while a merge runs, when one of its partitions fails; the merge then resumes); the merge's
+report lists it under ``restored``. A store that is missing or not writable is a
 ``StoreError`` before anything is merged.
 
 A distributed index never gives an id out again (``reuse_ids=False``, SCALEOUT §4): a new id is

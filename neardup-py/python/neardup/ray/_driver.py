@@ -93,8 +93,10 @@ class DistributedIndex:
     node, is **restored** when the index is opened: its last checkpoint copied from the store to
     another alive node (the one holding the fewest partitions; its own node when only the
     database was lost), ``placement.json`` rewritten, and the batch logs since its checkpoint
-    replayed; ``restored`` lists what was done (and the next merge's report). ``restore=False``
-    refuses such an index instead, as without a store.
+    replayed; ``restored`` lists what was done (and the next merge's report). A node lost while
+    a merge runs is noticed when one of its partitions fails: its partitions are restored so,
+    and the merge resumes from its markers. ``restore=False`` refuses such an index instead
+    (``PartitionNodeMissingError``), as without a store.
 
     A root with a layout file must hold its partitions' databases (``key-<n>``, ``doc-<n>``),
     each on its node (a task there looks): when any is missing, ``MissingPartitionsError`` is
@@ -168,6 +170,7 @@ class DistributedIndex:
         #: The partitions restored from the store when the index was opened (see ``restore``).
         self.restored: List[Dict[str, Any]] = []
         self._keep_checkpoints = 1
+        self._restore = restore
         if self.store.shared:
             if new:
                 self.store.create(stored["store_id"], {"key_parts": stored["key_parts"], "doc_parts": stored["doc_parts"]})
@@ -477,7 +480,16 @@ class DistributedIndex:
             if self.store.shared:
                 # Nothing is merged into an index whose store cannot take its logs and checkpoints.
                 self.store.probe()
-            report = self._merge_locked(files, delete_list, batch, export, checkpoint, work_units, keep_batches, say)
+            ray = require_ray()
+            lost = (ray.exceptions.ActorUnschedulableError, ray.exceptions.ActorDiedError)
+            try:
+                report = self._merge_locked(files, delete_list, batch, export, checkpoint, work_units, keep_batches, say)
+            except lost:
+                # A node lost during the merge: its partitions restored (or the typed error),
+                # then the merge resumed from its markers, once.
+                if not self._recover(say):
+                    raise
+                report = self._merge_locked(files, delete_list, batch, export, checkpoint, work_units, keep_batches, say)
             if self.store.shared:
                 # The restores this driver made, in its first merge's report.
                 report["restored"], self._unreported = self._unreported, []
@@ -606,6 +618,39 @@ class DistributedIndex:
         say(f"S6 report: {report['live_pages']} live pages in {report['live_clusters']} clusters")
         self._retire_batches(n, keep_batches, say)
         return report
+
+    def _recover(self, say: Callable[[str], Any]) -> bool:
+        """After a partition actor failed during a merge: when partitions' nodes are not alive,
+        restores them from the shared store (their actors started on their new nodes, the logs
+        since their checkpoints replayed) and returns True; without a store (or with
+        ``restore=False``) raises ``PartitionNodeMissingError``. False when every node is
+        alive (the failure was something else)."""
+        ray = require_ray()
+        assignment = _place.load(self.root, self.layout)
+        alive = _place.alive_nodes()
+        missing = {
+            name: e["node"] for name, e in assignment["partitions"].items() if e["node"] is not None and e["node"] not in alive
+        }
+        if not missing:
+            return False
+        if not (self.store.shared and self._restore):
+            raise PartitionNodeMissingError(self.root, missing, sorted(alive))
+        say(f"nodes lost during the merge: restoring {', '.join(_place.layout_order(missing))} from the store")
+        names = _place.partition_names(self.layout)
+        actors = self.partitions()
+        for name, a in zip(names, actors):
+            if name in missing:
+                ray.kill(a, no_restart=True)
+        before = len(self.restored)
+        node_ids = self._resolve(assignment, True)
+        only = [(name[:3], int(name[4:])) for name in names if name in missing]
+        started = dict(zip(_place.layout_order(missing), start_partitions(self.root, self.layout, self.options, node_ids, assignment, only=only)))
+        actors = [started.get(name, a) for name, a in zip(names, actors)]
+        self.keys, self.docs = actors[: self.layout.key_parts], actors[self.layout.key_parts :]
+        new = self.restored[before:]
+        _durable.catch_up(self, new)
+        self._unreported += new
+        return True
 
     def _already_applied(self, n: int, keep: int, say: Callable[[str], Any]) -> MergeReport:
         """A batch every partition applied: with a shared store, the checkpoints of it that
