@@ -284,7 +284,7 @@ def test_committed_batches_are_retired(cluster, dev_pages, tmp_path):
         dx.merge([day2], keep_batches=1, progress=False)
         dirs = batch_dirs(dx.root)
         assert list(dirs) == ["batch=2"]
-        assert {"logs", "s1.parquet", "manifest.json", "report.json"} <= set(dirs["batch=2"])
+        assert {"logs", "s1", "manifest.json", "report.json"} <= set(dirs["batch=2"])
     # The command line's --keep-batches.
     root = tmp_path / "cli"
     for n, f in enumerate((day1, day2), 1):

@@ -39,7 +39,19 @@ assignment partition → node in ``placement.json`` (nodes named by their ``near
 else their IP address, which survive a restart), and every driver pins each partition's actor
 to the node alive under its name; a partition whose node is gone refuses the index
 (``PartitionNodeMissingError``). ``DistributedIndex.move_partition`` moves one, its checkpoint
-streamed to the target node through Ray objects.
+streamed to the target node through Ray objects. Each node keeps its databases under the index's
+``local_root`` (``{node}`` in it replaced by the node's name; by default the root).
+
+Durable state off the nodes (``_store``, ``_durable``): an index created with a shared
+``store`` (a path every node reaches, or a ``pyarrow.fs`` URI such as ``s3://bucket/ix``) keeps
+its batches there, written by the workers (S1's signatures, S4's logs; the actors read their
+logs from it in S5), and every partition uploads an incremental checkpoint to it after each
+committed batch (S6; files by sha256, a manifest per checkpoint, the older ones retired). A
+partition whose node is lost is restored when the index is next opened: its last checkpoint
+copied to another alive node, ``placement.json`` rewritten, the batch logs since replayed (or,
+lost while a merge runs, when one of its partitions fails; the merge then resumes); the merge's
+report lists it under ``restored``. A store that is missing or not writable is a
+``StoreError`` before anything is merged.
 
 A distributed index never gives an id out again (``reuse_ids=False``, SCALEOUT §4): a new id is
 above every id held, so a unit that numbers its new pages, clusters and insertion sequence from
@@ -54,26 +66,29 @@ units, and later days break their ties as it would.
 
 # The work lives in modules named for it: _driver (DistributedIndex, the merge stage after stage),
 # _partition (the partition actors), _place (which node holds which partition; moves), _sign
-# (S1), _plan (S2-S3), _decide (S4), _commit (S5 and S6's checkpoint), _files (inputs, manifests,
-# markers, the merge lock), _faults (the crash tests' kill points), _runtime (Ray, imported when
-# first needed); __main__ is the command line.
+# (S1), _plan (S2-S3), _decide (S4), _commit (S5 and S6's checkpoint), _store (the store of the
+# batches: the root's, or a shared one through pyarrow.fs), _durable (checkpoints in the shared
+# store, restore), _files (inputs, manifests, markers, the merge lock), _faults (the crash
+# tests' kill points), _runtime (Ray, imported when first needed); __main__ is the command line.
 
 from __future__ import annotations
 
 from ._driver import LAYOUT_FILE, DistributedIndex, MergeReport
 from ._files import PathLike, read_key_list, read_pages
 from ._place import NODE_LABEL, PLACEMENT_FILE, MissingPartitionsError, PartitionNodeMissingError
+from ._store import StoreError
 
 __all__ = [
     "DistributedIndex",
     "MergeReport",
     "MissingPartitionsError",
     "PartitionNodeMissingError",
+    "StoreError",
     "read_pages",
     "read_key_list",
 ]
 
 # Shown (repr, help, pickle) under the name they are imported by, not the module defining them.
-for _obj in (DistributedIndex, MergeReport, MissingPartitionsError, PartitionNodeMissingError, read_pages, read_key_list):
+for _obj in (DistributedIndex, MergeReport, MissingPartitionsError, PartitionNodeMissingError, StoreError, read_pages, read_key_list):
     _obj.__module__ = __name__
 del _obj

@@ -2,8 +2,9 @@
 
     python -m neardup.ray merge --index-root ROOT [--key-parts K] [--doc-parts J]
         [--delete-list FILE] [--batch N] [--export TSV] [--checkpoint] [--work-units W]
-        [--keep-batches N] [--address ADDR | --num-cpus N] [--options JSON]
-        [--placement spread|driver | --nodes NAME,...] DAY.jsonl.gz ...
+        [--keep-batches N] [--keep-checkpoints N] [--address ADDR | --num-cpus N] [--options JSON]
+        [--placement spread|driver | --nodes NAME,...] [--local-root DIR] [--store PATH|URI]
+        [--no-restore] DAY.jsonl.gz ...
     python -m neardup.ray export --index-root ROOT --out TSV
     python -m neardup.ray check --index-root ROOT
     python -m neardup.ray move --index-root ROOT --partition key-001 --node NAME
@@ -11,7 +12,10 @@
 ``merge`` prints each stage on standard error, then the report as JSON on standard output;
 ``check`` prints its report as JSON on standard output and exits with 1 when it finds problems;
 ``move`` moves a partition's database to another node (``DistributedIndex.move_partition``) and
-prints what it did as JSON.
+prints what it did as JSON. With a shared store (``--store`` when the index is created), a
+partition whose node is gone is restored from the store on another node when any command opens
+the index (``--no-restore`` refuses instead); ``merge``'s report lists it under ``restored``, and
+the other commands print it on standard error.
 Standard output holds the JSON report only: whatever Ray or the libraries print goes to standard
 error. Errors (a root whose partitions are missing, ``--num-cpus`` with ``--address``, ...) are
 printed as one line and exit with 2.
@@ -40,6 +44,12 @@ def _parser() -> argparse.ArgumentParser:
         s.add_argument("--index-root", required=True, help="the distributed index's directory")
         s.add_argument("--address", help="a running Ray cluster's address to join (default: start Ray here)")
         s.add_argument("--num-cpus", type=int, help="CPUs of a Ray started here (not with --address)")
+        s.add_argument(
+            "--no-restore",
+            action="store_true",
+            help="refuse an index with a partition whose node is gone (PartitionNodeMissingError) "
+            "rather than restore it from the store",
+        )
 
     m = sub.add_parser("merge", help="merge a day's pages, after a delete list")
     common(m)
@@ -59,7 +69,24 @@ def _parser() -> argparse.ArgumentParser:
         help="committed batches whose logs and signatures are kept under batches/ (default 0: "
         "only what a re-run needs, each batch's manifest and report until the next)",
     )
+    m.add_argument(
+        "--keep-checkpoints",
+        type=int,
+        default=1,
+        metavar="N",
+        help="checkpoints of each partition kept in the shared store (default 1: what a restore needs)",
+    )
     m.add_argument("--options", help="neardup.Index options of a new index, as JSON")
+    m.add_argument(
+        "--store",
+        help="a new index's shared store: a directory every node reaches or a pyarrow.fs URI "
+        "(s3://..., gs://...); batches and checkpoints are kept there, lost partitions restored from it",
+    )
+    m.add_argument(
+        "--local-root",
+        help="a new index's directory for the databases on each node's local disk ({node}: the "
+        "node's name; default: the index root)",
+    )
     m.add_argument(
         "--placement",
         choices=["spread", "driver"],
@@ -122,8 +149,13 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
             num_cpus=args.num_cpus,
             placement=getattr(args, "placement", None),
             nodes=[x for x in nodes.split(",") if x] if nodes else None,
+            local_root=getattr(args, "local_root", None),
+            store=getattr(args, "store", None),
+            restore=not args.no_restore,
             **options,
         )
+        if ix.restored and args.command != "merge":
+            print(f"restored: {json.dumps(ix.restored, sort_keys=True)}", file=sys.stderr, flush=True)
         try:
             if args.command == "merge":
                 if not args.files and not args.delete_list:
@@ -136,6 +168,7 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
                     checkpoint=args.checkpoint,
                     work_units=args.work_units,
                     keep_batches=args.keep_batches,
+                    keep_checkpoints=args.keep_checkpoints,
                     progress=lambda line: print(line, file=sys.stderr, flush=True),
                 )
                 print(json.dumps(report, indent=1, sort_keys=True), file=out, flush=True)

@@ -1,17 +1,19 @@
 """S5 and S6's checkpoint of the daily merge (SCALEOUT §5, §9).
 
-S5: every partition applies its part of the batch log, read from the batch's ``logs/``, once in
-effect (``Index.apply_log`` records the batch in its last write, and a partition that applied it
-skips it): a re-run after a crash, of the driver or of an actor, applies it again harmlessly.
-S6: a checkpoint of every partition under ``checkpoints/batch=<n>/``, on the partition's node.
+S5: every partition applies its part of the batch log, read from the batch's ``logs/`` in the
+store, once in effect (``Index.apply_log`` records the batch in its last write, and a partition
+that applied it skips it): a re-run after a crash, of the driver or of an actor, applies it again
+harmlessly. With a shared store each actor reads its log from the store itself; with the root's,
+which only the driver's node reaches, the driver reads it and sends it.
+S6: a checkpoint of every partition: uploaded to the shared store (``_durable``), or, without
+one and when asked, under ``checkpoints/batch=<n>/`` on the partition's node.
 """
 
 from __future__ import annotations
 
-import shutil
-from pathlib import Path
 from typing import TYPE_CHECKING
 
+from . import _place
 from ._faults import kill_armed, kill_point
 from ._runtime import require_ray
 
@@ -19,44 +21,36 @@ if TYPE_CHECKING:
     from ._driver import DistributedIndex, MergeReport
 
 
-def commit(dx: DistributedIndex, n: int, bdir: Path, report: MergeReport) -> None:
+def commit(dx: DistributedIndex, n: int, brel: str, report: MergeReport) -> None:
     """S5: every partition applies its log (once in effect)."""
     ray = require_ray()
-    logs_dir = bdir / "logs"
-    calls = [
-        (a, logs_dir / f"{role}-{p:03}.ndlog")
-        for role, actors in (("key", dx.keys), ("doc", dx.docs))
-        for p, a in enumerate(actors)
-    ]
+    store = dx.store
+
+    def apply(a, name):  # type: ignore[no-untyped-def]
+        rel = f"{brel}/logs/{name}.ndlog"
+        if store.shared:
+            return a.apply_stored.remote(n, store, rel)
+        return a.apply.remote(n, store.read(rel))
+
+    calls = list(zip(dx.partitions(), _place.partition_names(dx.layout)))
     if kill_armed("S5"):
         # Crash tests: the first partition commits, then the driver dies.
-        a, path = calls.pop(0)
-        ray.get(a.apply.remote(n, path.read_bytes()))
+        a, name = calls.pop(0)
+        ray.get(apply(a, name))
         kill_point("S5")
-    refs = [a.apply.remote(n, path.read_bytes()) for a, path in calls]
+    refs = [apply(a, name) for a, name in calls]
     report["partitions_applied"] = sum(bool(x) for x in ray.get(refs))
 
 
 def checkpoint(dx: DistributedIndex, n: int) -> None:
-    """A checkpoint of every partition under ``checkpoints/batch=<n>/``; older ones but the
-    last are removed."""
+    """Without a shared store: a checkpoint of every partition under
+    ``checkpoints/batch=<n>/<role>-<p>`` of its node's local root; older ones but the last are
+    removed."""
     ray = require_ray()
-    base = dx.root / "checkpoints"
-    dest = base / f"batch={n}"
-    shutil.rmtree(dest, ignore_errors=True)
-    dest.mkdir(parents=True)
+    assignment = _place.load(dx.root, dx.layout)
     refs = []
-    for role, actors in (("key", dx.keys), ("doc", dx.docs)):
-        for p, a in enumerate(actors):
-            # On the partition's node: its checkpoint goes to that node's disk.
-            refs.append(a.checkpoint.remote(str(dest / f"{role}-{p:03}")))
+    for name, a in zip(_place.partition_names(dx.layout), dx.partitions()):
+        # On the partition's node: its checkpoint goes to that node's disk.
+        top = _place.local_base(dx.root, assignment, assignment["partitions"][name]["node"]) / "checkpoints"
+        refs.append(a.checkpoint_local.remote(str(top), n))
     ray.get(refs)
-    for old in base.iterdir():
-        if old != dest and old.name.startswith("batch=") and int(old.name[6:]) < n - 1:
-            # Each partition's old checkpoint on its node, then what is left on this one.
-            ray.get([
-                a.remove_tree.remote(str(old / f"{role}-{p:03}"))
-                for role, actors in (("key", dx.keys), ("doc", dx.docs))
-                for p, a in enumerate(actors)
-            ])
-            shutil.rmtree(old, ignore_errors=True)

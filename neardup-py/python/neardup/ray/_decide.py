@@ -8,7 +8,8 @@ order), run with the single-node code; the difference of its state logs is its l
 numbers the units' new pages, clusters and insertion sequence in the order one machine gives them
 out (the deletes in delete-list order, then the pages in processing order), joins the logs
 (``neardup.combine_unit_logs``), cuts the batch log by partition (``Layout.route``) and writes
-it under the batch's ``logs/`` (SCALEOUT §9: the log makes S5 repeatable).
+it under the batch's ``logs/`` in the store (SCALEOUT §9: the log makes S5 repeatable): the units'
+logs go from the units to a worker that does so, never through the driver.
 """
 
 from __future__ import annotations
@@ -21,19 +22,22 @@ from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 import neardup
 from neardup._rows import insert_groups
 
-from ._files import MAX_LISTED_ERRORS, make_dirs, write_atomic
+from ._faults import kill_armed, kill_point
+from ._files import MAX_LISTED_ERRORS
 from ._plan import Unit, group
 from ._runtime import require_ray
+from ._store import Store, task
 
 if TYPE_CHECKING:
     from ._driver import DistributedIndex
 
 
-def decide(dx: DistributedIndex, n: int, pages: List[Dict[str, Any]], chunk: Any, sigs: Any, gone: List[str], units: List[Unit], bdir: Path, shuffled: int) -> Dict[str, Any]:
+def decide(dx: DistributedIndex, n: int, pages: List[Dict[str, Any]], chunk: Any, sigs: Any, gone: List[str], units: List[Unit], brel: str, shuffled: int) -> Dict[str, Any]:
     """S4: each work unit decided in its own scratch index (a Ray task), seeded with what
     its components read; the units' logs combined into the batch log, cut by partition and
-    written under ``logs/`` (the caller writes the ``_DONE`` marker). Returns the counts, with
-    the first error rows as (row, reason) pairs in ``error_rows``."""
+    written under ``<brel>/logs/`` in the store by a worker (the caller writes the ``_DONE``
+    marker). Returns the counts, with the first error rows as (row, reason) pairs in
+    ``error_rows``."""
     ray = require_ray()
     lay = dx.layout
     frequent = ray.get([a.call.remote("seed_log", [], []) for a in dx.keys])
@@ -54,7 +58,7 @@ def decide(dx: DistributedIndex, n: int, pages: List[Dict[str, Any]], chunk: Any
         for pos, r in enumerate(sorted(rows, key=lambda r: (-(count.get(r) or 0), r))):
             place[r] = (c, pos)
     options = dict(dx.options, reuse_ids=False)
-    task = ray.remote(num_cpus=1)(_decide_unit)
+    unit_task = ray.remote(num_cpus=1, num_returns=2)(_decide_unit)
     # The pages go to the object store once, as Arrow (the units read their rows without a
     # copy), or as dicts when their fields do not make Arrow columns.
     table = _pages_table(pages)
@@ -74,7 +78,7 @@ def decide(dx: DistributedIndex, n: int, pages: List[Dict[str, Any]], chunk: Any
         if n_unit == 0 and bad:
             calls.append(bad)  # error rows only: they change nothing
         refs.append(
-            task.remote(
+            unit_task.remote(
                 options,
                 seed,
                 source,
@@ -84,7 +88,12 @@ def decide(dx: DistributedIndex, n: int, pages: List[Dict[str, Any]], chunk: Any
                 base["live_clusters"],
             )
         )
-    results = ray.get(refs)
+    if kill_armed("S4"):
+        # Crash tests: the driver dies while the units decide, once the first is done.
+        ray.wait([m for _, m in refs], num_returns=1)
+        kill_point("S4")
+    # The driver reads what each unit did; the units' logs stay in the object store.
+    results = ray.get([m for _, m in refs])
     # The batch's new ids in the order one machine gives them out: the deletes' in
     # delete-list order, then the pages' in processing order; each event's ids in the order
     # it gave them out.
@@ -116,16 +125,8 @@ def decide(dx: DistributedIndex, n: int, pages: List[Dict[str, Any]], chunk: Any
     for u, m in enumerate(maps):
         if any(v is None for table in m.values() for v in table):
             raise neardup.CorruptionError(f"work unit {u} gave out ids it did not report")
-    log = neardup.combine_unit_logs(base, [r["log"] for r in results], maps)
-    key_logs, doc_logs = lay.route(log)
-    logs_dir = bdir / "logs"
-    shutil.rmtree(logs_dir, ignore_errors=True)
-    make_dirs(logs_dir)
-    sizes = {}
-    for role, logs in (("key", key_logs), ("doc", doc_logs)):
-        for p, data in enumerate(logs):
-            write_atomic(logs_dir / f"{role}-{p:03}.ndlog", data)
-            sizes[f"{role}-{p}"] = len(data)
+    write = task(_write_logs, dx.store, num_cpus=1)
+    written = ray.get(write.remote(dx.store, f"{brel}/logs", base, lay, maps, *[log for log, _ in refs]))
     counts = {
         "work_units": [len(u.rows) for u in units],
         "deleted": sum(r["deleted"] for r in results),
@@ -133,10 +134,27 @@ def decide(dx: DistributedIndex, n: int, pages: List[Dict[str, Any]], chunk: Any
         "duplicates": sum(r["duplicates"] for r in results),
         "errors": sum(r["errors"] for r in results),
         "error_rows": sorted(e for r in results for e in r["error_rows"])[:MAX_LISTED_ERRORS],
-        "log_bytes": sizes,
-        "shuffled_bytes": shuffled + sum(len(r["log"]) for r in results) + len(log),
+        "log_bytes": written["sizes"],
+        "shuffled_bytes": shuffled + written["bytes"],
     }
     return counts
+
+
+def _write_logs(store: Store, rel: str, base: Dict[str, int], layout: Any, maps: List[Dict[str, Any]], *logs: bytes) -> Dict[str, Any]:
+    """In a worker: the units' logs numbered and joined into the batch log
+    (``neardup.combine_unit_logs``), cut by partition (``Layout.route``) and written under
+    ``rel`` in the store, one ``<role>-<p>.ndlog`` a partition. Returns the bytes of each
+    partition's log (``sizes``) and the bytes the units' logs and the batch log made
+    (``bytes``)."""
+    log = neardup.combine_unit_logs(base, list(logs), maps)
+    key_logs, doc_logs = layout.route(log)
+    store.delete(rel)
+    sizes = {}
+    for role, parts in (("key", key_logs), ("doc", doc_logs)):
+        for p, data in enumerate(parts):
+            store.write(f"{rel}/{role}-{p:03}.ndlog", data)
+            sizes[f"{role}-{p}"] = len(data)
+    return {"sizes": sizes, "bytes": sum(len(x) for x in logs) + len(log)}
 
 
 def _decide_unit(
@@ -147,12 +165,12 @@ def _decide_unit(
     runs: List[List[Tuple[int, Optional[str]]]],
     live_docs: int,
     live_clusters: int,
-) -> Dict[str, Any]:
+) -> Tuple[bytes, Dict[str, Any]]:
     """S4 for one work unit, in a Ray task: a scratch index seeded with ``seed`` (deciding
     nothing), the unit's deletes (delete-list position, key) in delete-list order, then its rows
     of ``pages`` (an Arrow table or a list of dicts), one ``insert_many`` call in whole-batch
-    order per list of ``runs`` ((row, key) pairs); returns its batch log, its counts, and which
-    event gave out each new id, in order: ``("delete", position, kind, id)`` or ``("row", row,
+    order per list of ``runs`` ((row, key) pairs); returns its batch log and, apart (a second Ray
+    object), its counts and which event gave out each new id, in order: ``("delete", position, kind, id)`` or ``("row", row,
     kind, id)``, ``kind`` ``"page"`` or ``"cluster"``; and the first error rows, as (row,
     reason)."""
     scratch_dir = tempfile.mkdtemp(prefix="neardup-scratch-")
@@ -190,8 +208,7 @@ def _decide_unit(
             log = neardup.state_diff(before, scratch.state_log(), live_docs, live_clusters)
     finally:
         shutil.rmtree(scratch_dir, ignore_errors=True)
-    return {
-        "log": log,
+    return log, {
         "allocations": allocations,
         "deleted": deleted,
         "missing": missing,

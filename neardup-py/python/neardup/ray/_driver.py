@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import sys
 import tempfile
 import time
@@ -23,11 +22,12 @@ import neardup
 from neardup import InvalidArgumentError, Layout
 from neardup._rows import Chunk, chunks
 
-from . import _commit, _decide, _faults, _files, _place, _plan, _sign
+from . import _commit, _decide, _durable, _faults, _files, _place, _plan, _sign
 from ._files import PathLike, read_key_list
 from ._partition import start_partitions
 from ._place import MissingPartitionsError, PartitionNodeMissingError  # noqa: F401 - re-exported
 from ._runtime import require_ray
+from ._store import Store, StoreError, new_store_id, open_store  # noqa: F401 - StoreError re-exported
 
 #: The layout file at the root of a distributed index.
 LAYOUT_FILE = "layout.json"
@@ -42,7 +42,11 @@ class MergeReport(dict):
     "reason"}``), ``reached_pages`` and ``reached_clusters`` (the standing part the
     day read), ``components`` (sizes: largest, count, singletons), ``shuffled_bytes`` (keys,
     seeds and logs sent between driver and partitions), ``log_bytes`` (per partition),
-    ``seconds`` (per stage), ``resumed`` (the stages a re-run skipped)."""
+    ``seconds`` (per stage), ``resumed`` (the stages a re-run skipped). With a shared store:
+    ``checkpoints`` (``{"partitions", "files", "bytes", "uploaded"}``: what S6 uploaded), and
+    ``restored`` (the partitions this driver restored from the store when it opened the index,
+    each ``{"partition", "from", "to", "dir", "checkpoint_batch", "replayed", "files", "bytes",
+    "seconds", "reason"}``; empty when none was lost)."""
 
 
 class DistributedIndex:
@@ -67,22 +71,46 @@ class DistributedIndex:
     root made before placement existed has) keeps every partition on the node of the driver that
     opens the index. A node's name is what survives its restart: its label ``neardup-node``, else
     its resource ``neardup-node:<name>``, else its IP address; never its Ray node id. Each
-    partition's database is ``root/<role>-<n>`` (``.m<g>`` after its g-th move) on its node's
-    disk; ``layout.json``, ``placement.json`` and ``batches/`` are on the driver's. A driver
+    partition's database is ``<role>-<n>`` (``.m<g>`` after a move, ``.r<g>`` after a restore)
+    under its node's local root (below) on its node's disk; ``layout.json``, ``placement.json``
+    and (without a store) ``batches/`` are on the driver's. A driver
     started anywhere reads the assignment and pins each actor to the node now alive under its
     partition's name; ``move_partition`` moves one. Giving ``placement`` or ``nodes`` for an
     existing root other than it was created with raises ``InvalidArgumentError``.
+
+    ``local_root``: where each node keeps the databases of its partitions, a directory of its
+    local disk, ``{node}`` in it replaced by the node's name (e.g. ``"/nvme/neardup"``, or
+    ``"/tmp/sim/{node}"`` for simulated nodes on one machine); by default the root, the same path
+    on every node. Chosen when the index is created (stored in ``placement.json``).
+
+    ``store``: a shared store, a directory path (an NFS mount) or a ``pyarrow.fs`` URI
+    (``s3://bucket/prefix``, ``gs://…``) every node reaches, that must exist and be writable;
+    chosen when the index is created (stored in ``layout.json``; opening the index later needs
+    no ``store``, and another one raises ``InvalidArgumentError``). With it the batches
+    (``batches/``: signatures and logs, written by the workers) are kept there rather than under
+    the root, every committed batch is checkpointed to it by every partition (incrementally:
+    ``_durable``), and a partition whose node is not alive, or whose database is missing on its
+    node, is **restored** when the index is opened: its last checkpoint copied from the store to
+    another alive node (the one holding the fewest partitions; its own node when only the
+    database was lost), ``placement.json`` rewritten, and the batch logs since its checkpoint
+    replayed; ``restored`` lists what was done (and the next merge's report). A node lost while
+    a merge runs is noticed when one of its partitions fails: its partitions are restored so,
+    and the merge resumes from its markers. ``restore=False`` refuses such an index instead
+    (``PartitionNodeMissingError``), as without a store.
 
     A root with a layout file must hold its partitions' databases (``key-<n>``, ``doc-<n>``),
     each on its node (a task there looks): when any is missing, ``MissingPartitionsError`` is
     raised and nothing is created; when a partition's node is not alive,
     ``PartitionNodeMissingError`` names the partitions and nodes, and nothing is started
-    elsewhere (a root with no layout file is a new index, created with empty partitions).
+    elsewhere (a root with no layout file is a new index, created with empty partitions); with
+    a store, both are restored instead (above).
 
     # Errors
-    ``InvalidArgumentError`` for counts, options or a placement other than the root's, options
-    a distributed index cannot keep, or a node name several alive nodes share;
-    ``MissingPartitionsError`` and ``PartitionNodeMissingError`` as above."""
+    ``InvalidArgumentError`` for counts, options, a store or a placement other than the
+    root's, options a distributed index cannot keep, or a node name several alive nodes share;
+    ``MissingPartitionsError`` and ``PartitionNodeMissingError`` as above (with a store: for a
+    partition not restored); ``StoreError`` for a store that is missing, not writable, another
+    index's, or without a checkpoint of a partition to restore (nothing is restored then)."""
 
     def __init__(
         self,
@@ -94,6 +122,9 @@ class DistributedIndex:
         num_cpus: Optional[int] = None,
         placement: Optional[str] = None,
         nodes: Optional[Sequence[str]] = None,
+        local_root: Optional[PathLike] = None,
+        store: Optional[PathLike] = None,
+        restore: bool = True,
         **options: Any,
     ) -> None:
         if address is not None and num_cpus is not None:
@@ -103,9 +134,12 @@ class DistributedIndex:
             )
         request = _place.check_request(placement, nodes)
         self.root = Path(root).absolute()
-        self.root.mkdir(parents=True, exist_ok=True)
         layout_path = self.root / LAYOUT_FILE
         new = not layout_path.exists()
+        if new and store is not None:
+            # Checked before anything is made: a store that cannot be used refuses a new index.
+            Store(str(store), shared=True).probe()
+        self.root.mkdir(parents=True, exist_ok=True)
         if not new:
             stored = json.loads(layout_path.read_text())
             for name, given in (("key_parts", key_parts), ("doc_parts", doc_parts)):
@@ -117,12 +151,31 @@ class DistributedIndex:
                 raise InvalidArgumentError(
                     f"{self.root} was created with options {stored['options']}, not {options}"
                 )
+            if store is not None and open_store(str(store), self.root).spec != stored.get("store"):
+                raise InvalidArgumentError(
+                    f"{self.root} was created with store {stored.get('store')!r}, not {str(store)!r}: "
+                    "the store is chosen when an index is created"
+                )
         else:
             stored = {
                 "key_parts": key_parts or 4,
                 "doc_parts": doc_parts or 4,
                 "options": options,
             }
+            if store is not None:
+                stored.update(store=open_store(str(store), self.root).spec, store_id=new_store_id())
+        #: Where the batches (and, when shared, the checkpoints) are kept: the shared store the
+        #: index was created with, else the root (``_store``).
+        self.store: Store = open_store(stored.get("store"), self.root)
+        #: The partitions restored from the store when the index was opened (see ``restore``).
+        self.restored: List[Dict[str, Any]] = []
+        self._keep_checkpoints = 1
+        self._restore = restore
+        if self.store.shared:
+            if new:
+                self.store.create(stored["store_id"], {"key_parts": stored["key_parts"], "doc_parts": stored["doc_parts"]})
+            else:
+                self.store.open(stored["store_id"])
         self.options: Dict[str, Any] = dict(stored["options"])
         self._signature = _check_options(self.options)
         distance = int(self.options.get("simhash_max_distance", 3))
@@ -136,7 +189,17 @@ class DistributedIndex:
                     f"nodes={assignment['nodes']}: placement is chosen when an index is created; "
                     "move_partition moves a partition"
                 )
-            if all(e["node"] is None for e in assignment["partitions"].values()):
+            if local_root is not None and str(local_root) != assignment.get("local_root"):
+                raise InvalidArgumentError(
+                    f"{self.root} was created with local_root={assignment.get('local_root')!r}, not "
+                    f"{str(local_root)!r}: it is chosen when an index is created"
+                )
+            local = assignment.get("local_root")
+            if (
+                all(e["node"] is None for e in assignment["partitions"].values())
+                and not (local and "{node}" in local)
+                and not (self.store.shared and restore)
+            ):
                 # Opening a partition creates it: an index whose partitions are elsewhere
                 # (another node, a lost disk) would go on as a new, empty one.
                 _place.check_local(self.root, assignment)
@@ -155,16 +218,20 @@ class DistributedIndex:
                 raise InvalidArgumentError(f"cannot start or join Ray: {e}") from None
         if assignment is None:
             # A new index: its partitions placed, the assignment written before any is created.
-            assignment = _place.choose(self.layout, request)
+            assignment = _place.choose(self.layout, request, None if local_root is None else str(local_root))
             _place.store(self.root, assignment)
             node_ids = _place.resolve(self.root, assignment)
         else:
-            # Each partition on its node, alive and holding its database, or the index refused.
-            node_ids = _place.resolve(self.root, assignment)
-            if any(e["node"] is not None for e in assignment["partitions"].values()):
-                _place.check_databases(self.root, assignment, node_ids)
+            # Each partition on its node, alive and holding its database, or the index refused
+            # (with a shared store: restored from it).
+            node_ids = self._resolve(assignment, restore)
         actors = start_partitions(self.root, self.layout, self.options, node_ids, assignment)
         self.keys, self.docs = actors[: self.layout.key_parts], actors[self.layout.key_parts :]
+        if self.store.shared and not new:
+            # Restored partitions (and any left behind by a catch-up that stopped) replay the
+            # batch logs since their checkpoints.
+            _durable.catch_up(self, self.restored)
+        self._unreported = list(self.restored)
         if new:
             # Written once the partitions exist: from now on they must be found (a crash before
             # leaves a root that is opened as new again, its empty partitions reused).
@@ -172,6 +239,30 @@ class DistributedIndex:
             tmp.write_text(json.dumps(stored, indent=1, sort_keys=True))
             os.replace(tmp, layout_path)
             _files.fsync_dir(self.root)
+
+    def _resolve(self, assignment: Dict[str, Any], restore: bool) -> Dict[str, Optional[str]]:
+        """The node id of each partition of an existing index; with a shared store (and
+        ``restore``) the partitions whose node is gone or whose database is missing restored
+        first (``_durable.restore``), recorded in ``self.restored``."""
+        can = self.store.shared and restore
+        try:
+            node_ids = _place.resolve(self.root, assignment)
+        except PartitionNodeMissingError as e:
+            if not can:
+                raise
+            self.restored += _durable.restore(self.root, self.store, assignment, dict(e.missing), in_place=False)
+            node_ids = _place.resolve(self.root, assignment)
+        local = assignment.get("local_root")
+        if any(e["node"] is not None for e in assignment["partitions"].values()) or can or (local and "{node}" in local):
+            try:
+                _place.check_databases(self.root, assignment, node_ids)
+            except MissingPartitionsError as e:
+                if not can:
+                    raise
+                lost = {name: assignment["partitions"][name]["node"] for name in e.missing}
+                self.restored += _durable.restore(self.root, self.store, assignment, lost, in_place=True)
+                node_ids = _place.resolve(self.root, assignment)
+        return node_ids
 
     # ----- partitions -----
 
@@ -333,6 +424,7 @@ class DistributedIndex:
         checkpoint: bool = False,
         work_units: Optional[int] = None,
         keep_batches: int = 0,
+        keep_checkpoints: int = 1,
         progress: Union[bool, Callable[[str], Any]] = True,
     ) -> MergeReport:
         """Merges a day into the index: the keys of ``delete_list`` deleted first, then the
@@ -354,6 +446,16 @@ class DistributedIndex:
         ``progress``: True prints each stage on standard error, a callable gets each stage's
         line.
 
+        With a shared store (``store=`` when the index was created), the batch's directory is
+        ``batches/batch=<n>/`` of the store, its signatures and logs written there by the
+        workers; the store is probed (a file written and deleted) before anything is merged;
+        and after the commit every partition uploads its checkpoint of the batch to it
+        (``checkpoint`` is implied), keeping its last ``keep_checkpoints`` (default 1: what a
+        restore needs). A batch's logs are retired only once every partition's last checkpoint
+        in the store is at or after it. A merge whose batch every partition applied but not
+        every partition checkpointed (a crash or a failing store after the commit) writes the
+        missing checkpoints.
+
         A record of the day that cannot be merged never stops the merge: a line that is not
         UTF-8, not JSON or not a JSON object (as ``neardup ingest`` skips them), or a row without
         a usable key or body, or one the index refuses (as ``insert_many`` reports them). The
@@ -363,15 +465,35 @@ class DistributedIndex:
         # Errors
         ``InvalidArgumentError`` for nothing to merge, a batch started with other inputs or one
         the partitions cannot take next, or a delete list that is not UTF-8; ``OSError`` for an
-        input that cannot be opened."""
+        input that cannot be opened; ``StoreError`` for a shared store that is missing or not
+        writable (before anything is applied; after the commit, before the checkpoints)."""
         say = _sayer(progress)
         files = list(files)
         if not files and delete_list is None:
             raise InvalidArgumentError("nothing to merge: give JSONL files and/or a delete list")
         if keep_batches < 0:
             raise InvalidArgumentError(f"keep_batches must be 0 or more, not {keep_batches}")
+        if keep_checkpoints < 1:
+            raise InvalidArgumentError(f"keep_checkpoints must be 1 or more, not {keep_checkpoints}")
+        self._keep_checkpoints = keep_checkpoints
         with _files.MergeLock(self.root):
-            return self._merge_locked(files, delete_list, batch, export, checkpoint, work_units, keep_batches, say)
+            if self.store.shared:
+                # Nothing is merged into an index whose store cannot take its logs and checkpoints.
+                self.store.probe()
+            ray = require_ray()
+            lost = (ray.exceptions.ActorUnschedulableError, ray.exceptions.ActorDiedError)
+            try:
+                report = self._merge_locked(files, delete_list, batch, export, checkpoint, work_units, keep_batches, say)
+            except lost:
+                # A node lost during the merge: its partitions restored (or the typed error),
+                # then the merge resumed from its markers, once.
+                if not self._recover(say):
+                    raise
+                report = self._merge_locked(files, delete_list, batch, export, checkpoint, work_units, keep_batches, say)
+            if self.store.shared:
+                # The restores this driver made, in its first merge's report.
+                report["restored"], self._unreported = self._unreported, []
+            return report
 
     def _merge_locked(
         self,
@@ -390,40 +512,37 @@ class DistributedIndex:
         if high - low > 1:
             raise InvalidArgumentError(f"the partitions applied batches too far apart: {applied}")
         manifest = _files.manifest(files, delete_list)
-        batches = self.root / "batches"
+        st = self.store
         if batch is None:
             # The same inputs as the last batch every partition applied: that merge is done (a
             # crash after its commit, before its report, ends here on the re-run).
-            last = batches / f"batch={low}" / "manifest.json"
-            if low == high and low > 0 and last.exists() and json.loads(last.read_text()) == manifest:
+            last = f"batches/batch={low}/manifest.json"
+            if low == high and low > 0 and st.exists(last) and st.read_json(last) == manifest:
                 say(f"batch {low}: these inputs were merged already")
-                self._retire_batches(low, keep_batches, say)
-                return MergeReport(batch=low, already_applied=True)
+                return self._already_applied(low, keep_batches, say)
             batch = low + 1
         n = batch
         if n < 1:
             raise InvalidArgumentError(f"batch numbers start at 1, not {n}")
-        bdir = batches / f"batch={n}"
-        mpath = bdir / "manifest.json"
-        if mpath.exists() and json.loads(mpath.read_text()) != manifest:
+        brel = f"batches/batch={n}"
+        mrel = f"{brel}/manifest.json"
+        if st.exists(mrel) and st.read_json(mrel) != manifest:
             raise InvalidArgumentError(
-                f"batch {n} was started with other inputs ({mpath}): re-run it with those (or, "
-                f"when no partition has applied it, remove {bdir} to abandon it)"
+                f"batch {n} was started with other inputs ({st.path(mrel)}): re-run it with those (or, "
+                f"when no partition has applied it, remove {st.path(brel)} to abandon it)"
             )
         if low == n and high == n:
             say(f"batch {n}: applied already by every partition")
-            self._retire_batches(n, keep_batches, say)
-            return MergeReport(batch=n, already_applied=True)
+            return self._already_applied(n, keep_batches, say)
         if low != n - 1:
             raise InvalidArgumentError(f"batch {n} refused: the partitions applied {applied}, so the next batch is {low + 1}")
-        _files.make_dirs(bdir)
-        if not mpath.exists():
-            _files.write_atomic(mpath, json.dumps(manifest, indent=1).encode())
+        if not st.exists(mrel):
+            st.write(mrel, json.dumps(manifest, indent=1).encode())
         report = MergeReport(batch=n, seconds={}, resumed=[])
-        logs_done = bdir / "logs" / "_DONE"
-        if not logs_done.exists():
+        logs_done = f"{brel}/logs/_DONE"
+        if not st.exists(logs_done):
             if high == n:
-                raise neardup.CorruptionError(f"partitions applied part of batch {n} but its logs are gone ({logs_done})")
+                raise neardup.CorruptionError(f"partitions applied part of batch {n} but its logs are gone ({st.path(logs_done)})")
             day = _files.read_day(files)
             pages = day.pages
             gone = read_key_list(delete_list)
@@ -434,7 +553,7 @@ class DistributedIndex:
             # The rows as insert_many reads them (keys, bodies, bad rows), read once.
             chunk = next(chunks(pages, max(1, len(pages))), None) or Chunk()
             t = time.monotonic()
-            sigs = _sign.sign(pages, bdir, report, self._signature)
+            sigs = _sign.sign(pages, st, brel, report, self._signature)
             report["seconds"]["S1"] = round(time.monotonic() - t, 3)
             say(f"S1 signatures: {len(pages)} pages in {report['seconds']['S1']} s")
             _faults.kill_point("after-S1")
@@ -456,7 +575,7 @@ class DistributedIndex:
                 f"clusters; components {sizes}; {len(units)} work units"
             )
             t = time.monotonic()
-            counts.update(_decide.decide(self, n, pages, chunk, sigs, gone, units, bdir, counts["shuffled_bytes"]))
+            counts.update(_decide.decide(self, n, pages, chunk, sigs, gone, units, brel, counts["shuffled_bytes"]))
             del pages, chunk, sigs
             # The records not merged: those that could not be read, and the error rows of S4.
             counts["pages"] += day.unreadable
@@ -470,18 +589,18 @@ class DistributedIndex:
             counts["error_rows"] = listed[: _files.MAX_LISTED_ERRORS]
             del day
             # What S1-S4 found, beside the logs for a re-run's report; then the marker.
-            _files.write_atomic(bdir / "logs" / "counts.json", json.dumps(counts).encode())
-            _files.write_atomic(bdir / "logs" / "_DONE", b"")
+            st.write(f"{brel}/logs/counts.json", json.dumps(counts).encode())
+            st.write(logs_done, b"")
             report["seconds"]["S4"] = round(time.monotonic() - t, 3)
             say(f"S4 decide: {counts['duplicates']} duplicates, {counts['errors']} errors in {report['seconds']['S4']} s")
         else:
             report["resumed"].extend(["S1", "S2", "S3", "S4"])
             say(f"batch {n}: logs written by an earlier run, committing them")
-        counts = json.loads((bdir / "logs" / "counts.json").read_text())
+        counts = st.read_json(f"{brel}/logs/counts.json")
         report.update(counts)
         _faults.kill_point("after-S4")
         t = time.monotonic()
-        _commit.commit(self, n, bdir, report)
+        _commit.commit(self, n, brel, report)
         report["seconds"]["S5"] = round(time.monotonic() - t, 3)
         say(f"S5 commit: {len(self.partitions())} partitions in {report['seconds']['S5']} s")
         _faults.kill_point("after-S5")
@@ -490,12 +609,61 @@ class DistributedIndex:
         report.update(live_pages=stats["pages"], live_clusters=stats["clusters"])
         if export is not None:
             _files.write_tsv(self.export(), Path(export))
-        if checkpoint:
+        if st.shared:
+            report["checkpoints"] = _durable.store_checkpoints(self, n, self._keep_checkpoints)
+        elif checkpoint:
             _commit.checkpoint(self, n)
         report["seconds"]["S6"] = round(time.monotonic() - t, 3)
-        _files.write_atomic(bdir / "report.json", json.dumps(report, indent=1, sort_keys=True).encode())
+        st.write(f"{brel}/report.json", json.dumps(report, indent=1, sort_keys=True).encode())
         say(f"S6 report: {report['live_pages']} live pages in {report['live_clusters']} clusters")
         self._retire_batches(n, keep_batches, say)
+        return report
+
+    def _recover(self, say: Callable[[str], Any]) -> bool:
+        """After a partition actor failed during a merge: when partitions' nodes are not alive,
+        restores them from the shared store (their actors started on their new nodes, the logs
+        since their checkpoints replayed) and returns True; without a store (or with
+        ``restore=False``) raises ``PartitionNodeMissingError``. False when every node is
+        alive (the failure was something else)."""
+        ray = require_ray()
+        assignment = _place.load(self.root, self.layout)
+        alive = _place.alive_nodes()
+        missing = {
+            name: e["node"] for name, e in assignment["partitions"].items() if e["node"] is not None and e["node"] not in alive
+        }
+        if not missing:
+            return False
+        if not (self.store.shared and self._restore):
+            raise PartitionNodeMissingError(self.root, missing, sorted(alive))
+        say(f"nodes lost during the merge: restoring {', '.join(_place.layout_order(missing))} from the store")
+        names = _place.partition_names(self.layout)
+        actors = self.partitions()
+        for name, a in zip(names, actors):
+            if name in missing:
+                ray.kill(a, no_restart=True)
+        before = len(self.restored)
+        node_ids = self._resolve(assignment, True)
+        only = [(name[:3], int(name[4:])) for name in names if name in missing]
+        started = dict(zip(_place.layout_order(missing), start_partitions(self.root, self.layout, self.options, node_ids, assignment, only=only)))
+        actors = [started.get(name, a) for name, a in zip(names, actors)]
+        self.keys, self.docs = actors[: self.layout.key_parts], actors[self.layout.key_parts :]
+        new = self.restored[before:]
+        _durable.catch_up(self, new)
+        self._unreported += new
+        return True
+
+    def _already_applied(self, n: int, keep: int, say: Callable[[str], Any]) -> MergeReport:
+        """A batch every partition applied: with a shared store, the checkpoints of it that
+        are missing (a crash, or a failing store, after the commit) are written; then the
+        batches are retired."""
+        report = MergeReport(batch=n, already_applied=True)
+        if self.store.shared:
+            names = _place.partition_names(self.layout)
+            behind = [x for x in names if (_durable.last_checkpoint(self.store, x) or 0) < n]
+            if behind:
+                say(f"batch {n}: checkpointing {', '.join(behind)}, which did not checkpoint it")
+                report["checkpoints"] = _durable.store_checkpoints(self, n, self._keep_checkpoints, only=behind)
+        self._retire_batches(n, keep, say)
         return report
 
     def _retire_batches(self, n: int, keep: int, say: Callable[[str], Any]) -> None:
@@ -503,25 +671,32 @@ class DistributedIndex:
         or earlier (a partition refuses ``n + 1`` until it applied ``n``, and a restarted actor
         recovers what it applied from its own database): the last ``keep`` batches stay whole,
         batch ``n`` keeps at least its manifest and report (a re-run of its inputs is known),
-        and earlier batch directories are removed."""
+        and earlier batch directories are removed. With a shared store, a restore replays the
+        logs since a partition's last checkpoint: only the batches at or before every
+        partition's last checkpoint are retired."""
         if self.applied_batches() != [n] * len(self.partitions()):
             return
-        batches = self.root / "batches"
+        st = self.store
+        limit = n
+        if st.shared:
+            names = _place.partition_names(self.layout)
+            limit = min([n] + [_durable.last_checkpoint(st, x) or 0 for x in names])
         freed = 0
-        for d in batches.iterdir() if batches.is_dir() else []:
-            m = _batch_number(d.name)
-            if m is None or m > n or m > n - keep:
+        for name in st.list("batches"):
+            m = _batch_number(name)
+            if m is None or m > limit or m > n - keep:
                 continue
             if m == n:
                 # keep == 0: what a re-run of the same inputs reads stays.
-                for part in d.iterdir():
-                    if part.name not in ("manifest.json", "report.json"):
-                        freed += _remove(part)
+                for part in st.list(f"batches/{name}"):
+                    if part not in ("manifest.json", "report.json"):
+                        freed += st.delete(f"batches/{name}/{part}")
             else:
-                freed += _remove(d)
+                freed += st.delete(f"batches/{name}")
         if freed:
-            _files.fsync_dir(batches)
-            say(f"retired: {freed / 1e6:.1f} MB of batch logs and signatures up to batch {n}")
+            if st.local:
+                _files.fsync_dir(Path(st.path("batches")))
+            say(f"retired: {freed / 1e6:.1f} MB of batch logs and signatures up to batch {limit}")
 
 
 def _check_options(options: Dict[str, Any]) -> Dict[str, Any]:
@@ -543,17 +718,6 @@ def _batch_number(name: str) -> Optional[int]:
     if name.startswith("batch=") and name[6:].isdigit():
         return int(name[6:])
     return None
-
-
-def _remove(path: Path) -> int:
-    """Removes a file or a directory tree; the bytes it held."""
-    if path.is_dir() and not path.is_symlink():
-        size = sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
-        shutil.rmtree(path)
-        return size
-    size = path.stat().st_size
-    path.unlink()
-    return size
 
 
 def _sayer(progress: Union[bool, Callable[[str], Any]]) -> Callable[[str], Any]:

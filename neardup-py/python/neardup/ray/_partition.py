@@ -19,15 +19,24 @@ from typing import Any, Dict, List, Optional, Tuple
 import neardup
 from neardup import Layout
 
+from ._durable import upload_checkpoint
 from ._runtime import require_ray
+from ._store import Store
 
 
 class _Partition:
     """The body of a partition actor: one neardup database in a key or doc role."""
 
     def __init__(self, path: str, role: str, part: int, layout: Tuple[int, int, int], options: Dict[str, Any]) -> None:
+        self.path = path
+        self.name = f"{role}-{part:03}"
+        # Under a node's local root (_place.local_base) that may not exist yet.
+        os.makedirs(os.path.dirname(path), exist_ok=True)
         self.ix = neardup.Index(path, **options)
         self.ix.set_partition(Layout(*layout), role, part)
+        # The sha256 of each immutable file (SST) of this database's checkpoints, by name, size,
+        # inode and modification time: an upload hashes only the files it has not seen.
+        self._hashes: Dict[Tuple[str, int, int, int], str] = {}
 
     def call(self, name: str, *args: Any) -> Any:
         """Calls ``Index.<name>(*args)``."""
@@ -36,6 +45,15 @@ class _Partition:
     def apply(self, batch: int, log: bytes) -> bool:
         """Applies a batch log once in effect."""
         return bool(self.ix.apply_log(batch, log))
+
+    def apply_stored(self, batch: int, store: Store, rel: str) -> bool:
+        """Applies a batch log read from the shared store (``rel`` in it) once in effect."""
+        return bool(self.ix.apply_log(batch, store.read(rel)))
+
+    def store_checkpoint(self, store: Store, batch: int, keep: int) -> Dict[str, Any]:
+        """Uploads a checkpoint of the database, at ``batch``, to the shared store, incrementally
+        (``_durable.upload_checkpoint``); the last ``keep`` checkpoints of the partition stay."""
+        return upload_checkpoint(self.ix, self._hashes, store, self.name, batch, self.path + ".upload", keep)
 
     def stats(self) -> Dict[str, Any]:
         return dict(self.ix.stats())
@@ -60,6 +78,23 @@ class _Partition:
         os.makedirs(os.path.dirname(path), exist_ok=True)
         self.ix.checkpoint(path)
 
+    def checkpoint_local(self, top: str, batch: int) -> None:
+        """A checkpoint under ``top/batch=<batch>/<partition>`` on this node's disk; this
+        partition's checkpoints of batches before ``batch - 1`` there are removed (and their
+        directories once empty)."""
+        import shutil
+
+        dest = os.path.join(top, f"batch={batch}", self.name)
+        shutil.rmtree(dest, ignore_errors=True)
+        self.checkpoint(dest)
+        for d in os.listdir(top):
+            if d.startswith("batch=") and d[6:].isdigit() and int(d[6:]) < batch - 1:
+                shutil.rmtree(os.path.join(top, d, self.name), ignore_errors=True)
+                try:
+                    os.rmdir(os.path.join(top, d))
+                except OSError:
+                    pass  # another partition's checkpoint is still there
+
     def close(self) -> None:
         self.ix.close()
 
@@ -80,7 +115,8 @@ def start_partitions(
     """The actors of the partitions under ``root``, started or found running: every partition's
     (the key partitions', then the doc partitions'), or those of ``only``. Each runs on its node
     (``node_ids``: partition → node id, ``None`` for this driver's node) and opens its database
-    (``root/<dir>`` of ``assignment``, on that node's disk) with ``options``."""
+    (``<dir>`` of ``assignment`` under the node's local root, ``_place.db_path``) with
+    ``options``."""
     ray = require_ray()
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
@@ -90,6 +126,8 @@ def start_partitions(
     roles = only if only is not None else [("key", n) for n in range(layout.key_parts)] + [
         ("doc", n) for n in range(layout.doc_parts)
     ]
+
+    from ._place import db_path
 
     def actor(role: str, n: int) -> Any:
         name = f"{role}-{n:03}"
@@ -101,7 +139,7 @@ def start_partitions(
             max_task_retries=-1,
             num_cpus=0,
             scheduling_strategy=NodeAffinitySchedulingStrategy(node_ids[name] or here, soft=False),
-        ).remote(str(root / assignment["partitions"][name]["dir"]), role, n, shape, options)
+        ).remote(str(db_path(root, assignment, name)), role, n, shape, options)
 
     actors = [actor(r, n) for r, n in roles]
     # A driver that died a moment ago leaves its actors named until Ray has ended them: the

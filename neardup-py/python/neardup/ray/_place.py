@@ -9,9 +9,12 @@ The assignment partition → node is stored under the root, beside the layout fi
 ``placement`` and ``nodes`` are what the index was created with (``"driver"``: every partition on
 the node of the driver that opens it, as before placement existed; ``"spread"``: round-robin over
 the cluster's alive nodes, sorted by name; ``"nodes"``: round-robin over the ``nodes`` given).
-Each partition names its node (``null``: the driver's) and its database's directory under the
-root *on that node's disk*: ``<role>-<n>``, or ``<role>-<n>.m<g>`` after its g-th move (a move
-never writes where the old copy is, so nodes that share a disk, as in the tests, move safely).
+Each partition names its node (``null``: the driver's) and its database's directory *on that
+node's disk*, under the node's local root (``"local_root"``, ``{node}`` in it replaced by the
+node's name; without one, the root): ``<role>-<n>``, or ``<role>-<n>.m<g>`` after a move and
+``<role>-<n>.r<g>`` after a restore from the shared store (``_durable``), ``g`` counting the
+copies (a new copy never goes where an old one is, so nodes that share a disk, as in the tests,
+move safely).
 A root without ``placement.json`` (made before it existed) is a ``"driver"`` placement.
 
 Nodes are named by what survives a restart, never by Ray's node id (a new one each time a node
@@ -34,6 +37,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import time
 from pathlib import Path
@@ -180,10 +184,13 @@ def check_request(placement: Optional[str], nodes: Optional[Sequence[str]]) -> O
     return placement, None
 
 
-def choose(layout: Layout, request: Optional[Tuple[str, Optional[List[str]]]]) -> Dict[str, Any]:
+def choose(
+    layout: Layout, request: Optional[Tuple[str, Optional[List[str]]]], local_root: Optional[str] = None
+) -> Dict[str, Any]:
     """The assignment of a new index: ``request`` as ``check_request`` gives it; by default
     ``spread`` on a cluster of more than one alive node, else ``driver`` (every partition on the
-    driver's node, as before placement existed)."""
+    driver's node, as before placement existed). ``local_root``: where the databases go on each
+    node's disk (``local_base``; ``None``: under the root)."""
     names = partition_names(layout)
     alive = alive_nodes()
     if request is None:
@@ -202,12 +209,41 @@ def choose(layout: Layout, request: Optional[Tuple[str, Optional[List[str]]]]) -
         for n in nodes or []:
             _unique(alive, n)
         targets = list(nodes or [])
-    return {
+    out: Dict[str, Any] = {
         "version": 1,
         "placement": how,
         "nodes": nodes,
         "partitions": {name: {"node": targets[i % len(targets)], "dir": name} for i, name in enumerate(names)},
     }
+    if local_root is not None:
+        out["local_root"] = str(local_root)
+    return out
+
+
+def local_base(root: Path, assignment: Dict[str, Any], node: Optional[str]) -> Path:
+    """The directory of node ``node``'s local disk (``None``: the driver's node) that holds the
+    index's databases there: the assignment's ``local_root`` with ``{node}`` replaced by the
+    node's name, else the root (the same path on every node)."""
+    local = assignment.get("local_root")
+    if local is None:
+        return root
+    if "{node}" in local:
+        local = local.replace("{node}", node if node is not None else driver_node_name())
+    return Path(local)
+
+
+def db_path(root: Path, assignment: Dict[str, Any], name: str) -> Path:
+    """Where partition ``name``'s database is on its node's disk."""
+    entry = assignment["partitions"][name]
+    return local_base(root, assignment, entry["node"]) / entry["dir"]
+
+
+def next_dir(name: str, current: str, kind: str) -> str:
+    """The directory of partition ``name``'s next copy: ``<name>.<kind><g>``, ``g`` one more
+    than the current copy's (``kind``: ``m`` for a move, ``r`` for a restore). A new copy never
+    goes where an older one is (nodes that share a disk, as in the tests)."""
+    m = re.search(r"\.[a-z](\d+)$", current)
+    return f"{name}.{kind}{int(m.group(1)) + 1 if m else 1}"
 
 
 def load(root: Path, layout: Layout) -> Dict[str, Any]:
@@ -273,13 +309,13 @@ def check_databases(root: Path, assignment: Dict[str, Any], node_ids: Dict[str, 
     for name in assignment["partitions"]:
         by_node.setdefault(node_ids[name], []).append(name)
     refs = {
-        node: _on(_missing_dirs, node).remote(str(root), [assignment["partitions"][n]["dir"] for n in names])
+        node: _on(_missing_dirs, node).remote("/", [str(db_path(root, assignment, n)) for n in names])
         for node, names in by_node.items()
     }
     lost = set()
     for node, ref in refs.items():
         gone = set(ray.get(ref))
-        lost.update(n for n in by_node[node] if assignment["partitions"][n]["dir"] in gone)
+        lost.update(n for n in by_node[node] if str(db_path(root, assignment, n)) in gone)
     if lost:
         missing = layout_order(lost)
         raise MissingPartitionsError(root, missing, {n: assignment["partitions"][n]["node"] for n in missing})
@@ -288,8 +324,9 @@ def check_databases(root: Path, assignment: Dict[str, Any], node_ids: Dict[str, 
 def check_local(root: Path, assignment: Dict[str, Any]) -> None:
     """``check_databases`` for a root whose partitions are all on the driver's node, without
     Ray."""
-    gone = set(_missing_dirs(str(root), [e["dir"] for e in assignment["partitions"].values()]))
-    missing = layout_order(n for n, e in assignment["partitions"].items() if e["dir"] in gone)
+    paths = {n: str(db_path(root, assignment, n)) for n in assignment["partitions"]}
+    gone = set(_missing_dirs("/", list(paths.values())))
+    missing = layout_order(n for n, p in paths.items() if p in gone)
     if missing:
         raise MissingPartitionsError(root, missing)
 
@@ -397,11 +434,12 @@ def move(dx: "DistributedIndex", role: str, n: int, node: str) -> Dict[str, Any]
         source = _unique(alive, source_name)
         if source == target:
             return {"partition": name, "from": source_name, "to": node, "moved": False}
-        old_dir = root / entry["dir"]
-        gen = int(entry["dir"].rsplit(".m", 1)[1]) + 1 if ".m" in entry["dir"] else 1
-        new_dir = f"{name}.m{gen}"
-        shot = root / f".{name}.checkpoint"
-        incoming = root / f".{new_dir}.incoming"
+        old_dir = db_path(root, assignment, name)
+        new_dir = next_dir(name, entry["dir"], "m")
+        source_base = local_base(root, assignment, source_name)
+        target_base = local_base(root, assignment, node)
+        shot = source_base / f".{name}.checkpoint"
+        incoming = target_base / f".{new_dir}.incoming"
         actor = parts[role][n]
         # A consistent snapshot while the database is open (the merge lock keeps writers out),
         # then the actor closed and ended: nothing writes to the partition until it is moved.
@@ -424,7 +462,7 @@ def move(dx: "DistributedIndex", role: str, n: int, node: str) -> Dict[str, Any]
                         done, pending = ray.wait(pending, num_returns=1)
                         sent += sum(ray.get(done))
             sent += sum(ray.get(pending))
-            ray.get(_on(_finish, target, retries=0).remote(str(incoming), str(root / new_dir), files))
+            ray.get(_on(_finish, target, retries=0).remote(str(incoming), str(target_base / new_dir), files))
         except BaseException:
             # The partition stays where it was: its actor starts there again.
             for where, path in ((target, incoming), (source, shot)):

@@ -1,0 +1,348 @@
+"""neardup.ray: durable state off the nodes and node-loss recovery (issue #34, item 2), on a
+simulated cluster (``ray.cluster_utils.Cluster``: a head ``n0`` and nodes ``n1``, ``n2`` of one
+CPU, named by their ``neardup-node`` label). Each node keeps its databases under its own local
+root (``local_root=".../local/{node}"``), which no other node reads, and a shared directory
+stands for the store (S3, GCS, NFS).
+
+- A node holding partitions is removed during day 2, its local root deleted (its disk is gone):
+  the driver is killed while the work units decide (S4), after the first partition, one of the
+  lost node's, applied its log (S5), or after every partition applied it but before the
+  checkpoints (after S5); the merge is run again. The lost partitions are restored on the
+  surviving nodes from their checkpoints in the store (plus, after S5, the batch's log replayed),
+  ``placement.json`` names their new nodes, the report says which were restored from where, and
+  the export and clusters are single-node ingest's of the same two days (``reuse_ids=False``),
+  with a clean check. ``--no-restore`` refuses the index instead, as before stores.
+- Checkpoints are incremental (a file already in the store is not uploaded again) and retired
+  (``keep_checkpoints``), with the files only they named; the batch logs a restore needs stay, the
+  others are retired. A database lost on an alive node is restored in place.
+- A node lost while a merge runs (the same driver: during S4, or during S5 after one of its
+  partitions applied its log): its partitions are restored when they fail, and the merge
+  completes with the single node's answers.
+- A store that is missing, not a directory, or read-only is a ``StoreError`` before anything
+  is created or merged: the root and the partitions are untouched.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import pickle
+import shutil
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ray = pytest.importorskip("ray", reason="neardup.ray needs Ray (scripts/setup.sh installs it)")
+
+import neardup  # noqa: E402
+from neardup.ray import NODE_LABEL, DistributedIndex, StoreError  # noqa: E402
+from neardup.ray._store import Store  # noqa: E402
+
+OPTIONS = {"sync_writes": False}
+#: The single-node reference: a distributed index never gives an id out again (SCALEOUT §4).
+REFERENCE = dict(OPTIONS, reuse_ids=False)
+
+
+def write_jsonl(path: Path, rows) -> Path:
+    with gzip.open(path, "wt", encoding="utf-8") as f:
+        for r in rows:
+            f.write(json.dumps(r) + "\n")
+    return path
+
+
+@pytest.fixture(scope="module")
+def days(dev_pages, tmp_path_factory):
+    """Two small days (250 pages; then a delete list of representatives and members, and 150
+    pages of which 10 re-crawl day 1's keys) and single-node ingest's export and clusters after
+    day 2, in whole-batch order."""
+    tmp = tmp_path_factory.mktemp("durable")
+    day1 = dev_pages[:250]
+    day2 = dev_pages[250:390] + [dict(dev_pages[260 + i], id=day1[i * 20 + 3]["id"]) for i in range(10)]
+    f1, f2 = write_jsonl(tmp / "day1.jsonl.gz", day1), write_jsonl(tmp / "day2.jsonl.gz", day2)
+    with neardup.Index(tmp / "ref", **REFERENCE) as ref:
+        ref.insert_many(day1, order="fingerprints", order_scope="batch", batch_size=len(day1), progress=False)
+        reps = sorted(set(ref.export().column("representative").to_pylist()))
+        gone = sorted(set(reps[::25][:6] + [day1[i * 31 + 1]["id"] for i in range(6)]))
+        (tmp / "gone.txt").write_text("\n".join(gone) + "\n")
+        for k in gone:
+            ref.delete(k)
+        ref.insert_many(day2, order="fingerprints", order_scope="batch", batch_size=len(day2), progress=False)
+        want = (ref.export(), ref.export_clusters())
+    return f1, f2, tmp / "gone.txt", want
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    """A head ``n0`` and a node ``n2`` (one CPU each), joined by this process; each test adds
+    its own ``n1``, which it loses."""
+    from ray.cluster_utils import Cluster
+
+    c = Cluster(
+        initialize_head=True,
+        head_node_args={"num_cpus": 1, "include_dashboard": False, "labels": {NODE_LABEL: "n0"}},
+    )
+    c.add_node(num_cpus=1, labels={NODE_LABEL: "n2"})
+    ray.init(address=c.address, logging_level="WARNING", log_to_driver=False)
+    yield c
+    ray.shutdown()
+    c.shutdown()
+
+
+def cli(address: str, *args: str, kill_at: str = None) -> subprocess.CompletedProcess:
+    """``python -m neardup.ray ARGS --address ADDRESS`` in a subprocess (a driver of its own)."""
+    env = dict(os.environ)
+    env.pop("NEARDUP_RAY_KILL_AT", None)
+    if kill_at:
+        env["NEARDUP_RAY_KILL_AT"] = kill_at
+    cmd = [sys.executable, "-m", "neardup.ray", *args, "--address", address]
+    return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=900)
+
+
+def alive_ids():
+    return {n["Labels"].get(NODE_LABEL): n["NodeID"] for n in ray.nodes() if n["Alive"]}
+
+
+def on_their_nodes(dx: DistributedIndex) -> bool:
+    ids = alive_ids()
+    return all(p["node_id"] == ids[p["node"]] for p in dx.placement().values())
+
+
+def store_files(store: Path):
+    """The store's checkpoint manifests and files: {partition: (batches, files named, files held)}."""
+    out = {}
+    for part in sorted((store / "checkpoints").iterdir()):
+        manifests = sorted(p.name for p in part.glob("batch=*.json"))
+        named = {f["sha256"] for m in manifests for f in json.loads((part / m).read_text())["files"]}
+        held = {p.name for p in (part / "files").iterdir()}
+        out[part.name] = (manifests, named, held)
+    return out
+
+
+@pytest.mark.parametrize("kill_at", ["S4", "S5", "after-S5"])
+def test_a_lost_node_s_partitions_are_restored_from_the_store(cluster, days, tmp_path, kill_at):
+    f1, f2, gone, want = days
+    n1 = cluster.add_node(num_cpus=1, labels={NODE_LABEL: "n1"})
+    root, store, local = tmp_path / "dist", tmp_path / "store", tmp_path / "local"
+    store.mkdir()
+    address = cluster.address
+    # Round-robin over n1, n2, n0: n1 holds key-000 (the first to commit) and doc-001.
+    out = cli(
+        address, "merge", "--index-root", str(root), "--key-parts", "2", "--doc-parts", "3",
+        "--nodes", "n1,n2,n0", "--local-root", str(local / "{node}"), "--store", str(store),
+        "--options", json.dumps(OPTIONS), "--work-units", "2", str(f1),
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    report = json.loads(out.stdout)
+    assert report["restored"] == [] and report["checkpoints"]["partitions"] == 5
+    placed = json.loads((root / "placement.json").read_text())["partitions"]
+    assert {n: e["node"] for n, e in placed.items()} == {
+        "key-000": "n1", "key-001": "n2", "doc-000": "n0", "doc-001": "n1", "doc-002": "n2"
+    }
+    # Each database on its node's own local root; the batches in the store, not under the root.
+    for name, e in placed.items():
+        assert (local / e["node"] / e["dir"] / "CURRENT").is_file()
+    assert not (root / "batches").exists() and (store / "batches" / "batch=1" / "manifest.json").is_file()
+
+    # Day 2, the driver killed at `kill_at`; then node n1 is lost, with its disk.
+    out = cli(
+        address, "merge", "--index-root", str(root), "--delete-list", str(gone), "--work-units", "2",
+        str(f2), kill_at=kill_at,
+    )
+    assert out.returncode == -signal.SIGKILL, (out.returncode, out.stderr[-3000:])
+    cluster.remove_node(n1)
+    shutil.rmtree(local / "n1")
+    before = (root / "placement.json").read_text()
+
+    # Refused without a restore, as before stores existed: nothing changed.
+    out = cli(address, "export", "--index-root", str(root), "--out", str(tmp_path / "x.tsv"), "--no-restore")
+    assert out.returncode == 2 and "node n1" in out.stderr, out.stderr[-2000:]
+    assert (root / "placement.json").read_text() == before
+
+    # The merge run again: key-000 and doc-001 restored on the least loaded surviving node.
+    out = cli(address, "merge", "--index-root", str(root), "--delete-list", str(gone), "--work-units", "2", str(f2))
+    assert out.returncode == 0, out.stderr[-3000:]
+    report = json.loads(out.stdout)
+    restored = {r["partition"]: r for r in report["restored"]}
+    assert sorted(restored) == ["doc-001", "key-000"]
+    for name, r in restored.items():
+        assert r["from"] == "n1" and r["to"] == "n0" and r["checkpoint_batch"] == 1
+        assert r["dir"] == f"{name}.r1" and r["reason"] == "node not alive" and r["files"] > 0
+        # After S5 the others had applied batch 2: its log, kept in the store, is replayed.
+        assert r["replayed"] == ([2] if kill_at == "after-S5" else [])
+    if kill_at == "after-S5":
+        assert report["batch"] == 2 and report["already_applied"]
+    else:
+        assert report["batch"] == 2 and report["pages"] == 150 and report["deleted"] > 0
+        assert report["resumed"][:1] == ["S1"] and (kill_at == "S4") == (report["resumed"] == ["S1"])
+    # Every partition checkpointed batch 2, once, and only what a restore needs is kept.
+    assert report["checkpoints"]["partitions"] == 5
+    for part, (manifests, named, held) in store_files(store).items():
+        assert manifests == ["batch=2.json"] and named == held, part
+    assert sorted(p.name for p in (store / "batches").iterdir()) == ["batch=2"]
+
+    placed = json.loads((root / "placement.json").read_text())["partitions"]
+    assert {n: e["node"] for n, e in placed.items()} == {
+        "key-000": "n0", "key-001": "n2", "doc-000": "n0", "doc-001": "n0", "doc-002": "n2"
+    }
+    assert placed["key-000"]["dir"] == "key-000.r1" and (local / "n0" / "key-000.r1" / "CURRENT").is_file()
+    assert not (local / "n1").exists()
+    with DistributedIndex(root) as dx:
+        assert dx.restored == []
+        assert on_their_nodes(dx)
+        assert dx.applied_batches() == [2] * 5
+        assert dx.export().equals(want[0])
+        assert dx.export_clusters().equals(want[1])
+        assert dx.check()["problem_count"] == 0
+
+
+@pytest.mark.parametrize("lose_at", ["S4", "S5"])
+def test_a_node_lost_while_the_merge_runs_is_restored_and_the_merge_completes(cluster, days, tmp_path, monkeypatch, lose_at):
+    # The same driver throughout: node n1 removed (and its disk deleted) while the work units
+    # decide, or once the first partition, n1's key-000, applied its log.
+    from neardup.ray import _commit, _decide
+
+    f1, f2, gone, want = days
+    n1 = cluster.add_node(num_cpus=1, labels={NODE_LABEL: "n1"})
+    root, store, local = tmp_path / "dist", tmp_path / "store", tmp_path / "local"
+    store.mkdir()
+    with DistributedIndex(root, 2, 3, nodes=["n1", "n2", "n0"], local_root=local / "{node}", store=store, **OPTIONS) as dx:
+        dx.merge([f1], work_units=2, progress=False)
+
+        def lose(point):
+            if point == lose_at:
+                cluster.remove_node(n1)
+                shutil.rmtree(local / "n1")
+
+        module = _decide if lose_at == "S4" else _commit
+        monkeypatch.setattr(module, "kill_armed", lambda point: point == lose_at)
+        monkeypatch.setattr(module, "kill_point", lose)
+        report = dx.merge([f2], gone, work_units=2, progress=False)
+        monkeypatch.undo()
+        assert report["batch"] == 2
+        assert [(r["partition"], r["from"], r["to"]) for r in report["restored"]] == [
+            ("key-000", "n1", "n0"), ("doc-001", "n1", "n0")
+        ]
+        assert not (local / "n1").exists()
+        assert {n: p["node"] for n, p in dx.placement().items()} == {
+            "key-000": "n0", "key-001": "n2", "doc-000": "n0", "doc-001": "n0", "doc-002": "n2"
+        }
+        assert on_their_nodes(dx)
+        assert dx.applied_batches() == [2] * 5
+        assert dx.export().equals(want[0]) and dx.export_clusters().equals(want[1])
+        assert dx.check()["problem_count"] == 0
+        for part, (manifests, named, held) in store_files(store).items():
+            assert manifests == ["batch=2.json"] and named == held, part
+
+
+def test_checkpoints_are_incremental_and_retired_and_a_lost_database_is_restored_in_place(cluster, days, tmp_path):
+    f1, f2, gone, want = days
+    root, store, local = tmp_path / "dist", tmp_path / "store", tmp_path / "local"
+    store.mkdir()
+    with DistributedIndex(root, 2, 2, nodes=["n0", "n2"], local_root=local / "{node}", store=store, **OPTIONS) as dx:
+        r1 = dx.merge([f1], work_units=2, progress=False)
+        r2 = dx.merge([f2], gone, work_units=2, keep_checkpoints=2, progress=False)
+        # Day 1's files that did not change are not uploaded again.
+        assert 0 < r2["checkpoints"]["uploaded"] < r2["checkpoints"]["bytes"]
+        assert r1["checkpoints"]["uploaded"] == r1["checkpoints"]["bytes"]
+        for part, (manifests, named, held) in store_files(store).items():
+            assert manifests == ["batch=1.json", "batch=2.json"] and named == held, part
+        # The same inputs again: nothing merged, nothing checkpointed again.
+        assert dx.merge([f2], gone, progress=False) == {"batch": 2, "already_applied": True, "restored": []}
+        with pytest.raises(neardup.InvalidArgumentError):
+            dx.merge([f1], keep_checkpoints=0, progress=False)
+    # A checkpoint of the store opens as its partition at its batch.
+    for part, (manifests, named, held) in store_files(store).items():
+        m = json.loads((store / "checkpoints" / part / manifests[-1]).read_text())
+        assert m["partition"] == part and m["batch"] == 2 and m["applied_batch"] == 2
+        assert sum(f["size"] for f in m["files"]) == m["bytes"]
+    # A database lost on its node, which is alive: restored in place from the store.
+    placed = json.loads((root / "placement.json").read_text())["partitions"]
+    shutil.rmtree(local / placed["doc-001"]["node"] / "doc-001")
+    with pytest.raises(neardup.ray.MissingPartitionsError):
+        DistributedIndex(root, restore=False)
+    with pytest.raises(neardup.InvalidArgumentError, match="store"):
+        DistributedIndex(root, store=tmp_path / "elsewhere")
+    with DistributedIndex(root) as dx:
+        assert [(r["partition"], r["from"], r["to"], r["reason"]) for r in dx.restored] == [
+            ("doc-001", "n2", "n2", "database missing on its node")
+        ]
+        assert on_their_nodes(dx)
+        assert dx.export().equals(want[0]) and dx.export_clusters().equals(want[1])
+        assert dx.check()["problem_count"] == 0
+        # The next merge checkpoints only the last batch: batch 1's checkpoints retired (with
+        # keep_checkpoints=1), and with them the files no kept checkpoint names.
+        assert dx.merge([f1], work_units=2, progress=False)["batch"] == 3
+    for part, (manifests, named, held) in store_files(store).items():
+        assert manifests == ["batch=3.json"] and named == held, part
+
+
+def tree(root: Path):
+    return sorted((str(p.relative_to(root)), p.stat().st_size, p.stat().st_mtime_ns) for p in root.rglob("*"))
+
+
+def test_a_store_that_cannot_be_used_is_refused_before_anything_is_merged(cluster, days, tmp_path):
+    f1, f2, gone, _ = days
+    root, store = tmp_path / "dist", tmp_path / "store"
+    # A new index: nothing is created.
+    with pytest.raises(StoreError, match="does not exist") as e:
+        DistributedIndex(root, 2, 2, store=store, **OPTIONS)
+    assert isinstance(e.value, neardup.Error) and e.value.store == str(store)
+    assert not root.exists()
+    store.write_text("a file")
+    with pytest.raises(StoreError, match="not a directory"):
+        DistributedIndex(root, 2, 2, store=store, **OPTIONS)
+    store.unlink()
+    store.mkdir()
+    with DistributedIndex(root, 2, 2, nodes=["n0", "n2"], store=store, **OPTIONS) as dx:
+        dx.merge([f1], progress=False)
+        want = dx.export()
+    # The store gone: the index is refused, from Python and from the command line.
+    store.rename(tmp_path / "away")
+    before = tree(root)
+    with pytest.raises(StoreError, match="missing"):
+        DistributedIndex(root)
+    out = cli(cluster.address, "merge", "--index-root", str(root), "--delete-list", str(gone), str(f2))
+    assert out.returncode == 2 and out.stdout == "" and "store" in out.stderr, out.stderr[-2000:]
+    assert tree(root) == before
+    (tmp_path / "away").rename(store)
+    # Read-only (a read-only bind mount): the merge is refused before S1, nothing applied.
+    with DistributedIndex(root) as dx:
+        mounted = subprocess.run(["mount", "--bind", str(store), str(store)], capture_output=True).returncode == 0
+        try:
+            if not mounted or subprocess.run(["mount", "-o", "remount,bind,ro", str(store)], capture_output=True).returncode:
+                pytest.skip("no read-only bind mount here")
+            with pytest.raises(StoreError, match="not writable"):
+                dx.merge([f2], gone, progress=False)
+        finally:
+            if mounted:
+                subprocess.run(["umount", str(store)], check=True)
+        assert dx.applied_batches() == [1] * 4 and dx.export().equals(want)
+        assert not (store / "batches" / "batch=2").exists()
+        # Writable again: the day merges.
+        assert dx.merge([f2], gone, progress=False)["batch"] == 2
+
+
+def test_a_store_is_a_path_or_a_uri_through_pyarrow_fs(tmp_path):
+    for spec in (str(tmp_path / "a"), f"file://{tmp_path / 'b'}"):
+        Path(spec.replace("file://", "")).mkdir()
+        st = Store(spec, shared=True)
+        st.probe()
+        st.write("x/y/z.bin", b"12345")
+        assert st.exists("x/y/z.bin") and st.read("x/y/z.bin") == b"12345"
+        assert st.list("x/y") == ["z.bin"] and st.list("nothing") == []
+        src = tmp_path / "src.bin"
+        src.write_bytes(b"abc" * 1000)
+        assert st.put_file(str(src), "f/blob") == 3000
+        size, digest = st.get_file("f/blob", str(tmp_path / "back.bin"))
+        assert size == 3000 and (tmp_path / "back.bin").read_bytes() == src.read_bytes()
+        copy = pickle.loads(pickle.dumps(st))
+        assert copy.read("x/y/z.bin") == b"12345" and copy.shared
+        assert st.delete("x") == 5 and not st.exists("x")
+    with pytest.raises(StoreError):
+        Store(str(tmp_path / "missing"), shared=True).probe()
+    with pytest.raises(neardup.Error):
+        Store(str(tmp_path / "missing"), shared=True).probe()
