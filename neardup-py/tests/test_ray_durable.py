@@ -40,6 +40,7 @@ ray = pytest.importorskip("ray", reason="neardup.ray needs Ray (scripts/setup.sh
 
 import neardup  # noqa: E402
 from neardup.ray import NODE_LABEL, DistributedIndex, StoreError  # noqa: E402
+from neardup.ray import _store  # noqa: E402
 from neardup.ray._store import Store  # noqa: E402
 
 OPTIONS = {"sync_writes": False}
@@ -326,7 +327,22 @@ def test_a_store_that_cannot_be_used_is_refused_before_anything_is_merged(cluste
         assert dx.merge([f2], gone, progress=False)["batch"] == 2
 
 
-def test_a_store_is_a_path_or_a_uri_through_pyarrow_fs(tmp_path):
+def _failing_open(path, mode="r", *args, **kwargs):
+    """``open``, whose files fail their second read."""
+    f = open(path, mode, *args, **kwargs)
+    read, calls = f.read, []
+
+    def failing(*a):
+        calls.append(1)
+        if len(calls) > 1:
+            raise OSError("read stopped")
+        return read(*a)
+
+    f.read = failing
+    return f
+
+
+def test_a_store_is_a_path_or_a_uri_through_pyarrow_fs(tmp_path, monkeypatch):
     for spec in (str(tmp_path / "a"), f"file://{tmp_path / 'b'}"):
         Path(spec.replace("file://", "")).mkdir()
         st = Store(spec, shared=True)
@@ -337,6 +353,17 @@ def test_a_store_is_a_path_or_a_uri_through_pyarrow_fs(tmp_path):
         src = tmp_path / "src.bin"
         src.write_bytes(b"abc" * 1000)
         assert st.put_file(str(src), "f/blob") == 3000
+        # Written again over itself, whole: no temporary file is left beside it.
+        assert st.put_file(str(src), "f/blob") == 3000 and st.list("f") == ["blob"]
+        # A copy that stops half-way leaves the file there as it was (a checkpoint's manifest
+        # may name it).
+        (tmp_path / "other.bin").write_bytes(b"xyz" * 1000)
+        with monkeypatch.context() as m:
+            m.setattr(_store, "BLOCK", 1000)
+            m.setattr(_store, "open", _failing_open, raising=False)
+            with pytest.raises(OSError, match="read stopped"):
+                st.put_file(str(tmp_path / "other.bin"), "f/blob")
+        assert st.read("f/blob") == src.read_bytes()
         size, digest = st.get_file("f/blob", str(tmp_path / "back.bin"))
         assert size == 3000 and (tmp_path / "back.bin").read_bytes() == src.read_bytes()
         copy = pickle.loads(pickle.dumps(st))

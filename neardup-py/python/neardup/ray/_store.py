@@ -128,20 +128,26 @@ class Store:
             f.write(data)
 
     def put_file(self, local: str, rel: str) -> int:
-        """Copies the local file ``local`` to ``rel``; the bytes copied."""
+        """Copies the local file ``local`` to ``rel``, whole or not at all (as ``write``); the
+        bytes copied."""
         parent = self.path(rel).rsplit("/", 1)[0]
         self.fs.create_dir(parent, recursive=True)
+        # On a local file system a temporary file renamed over ``rel``: a copy that stops never
+        # leaves part of a file under a name a checkpoint's manifest may already hold.
+        dest = f"{self.path(rel)}.tmp-{uuid.uuid4().hex}" if self.local else self.path(rel)
         n = 0
-        with open(local, "rb") as src, self.fs.open_output_stream(self.path(rel)) as dst:
+        with open(local, "rb") as src, self.fs.open_output_stream(dest) as dst:
             for block in iter(lambda: src.read(BLOCK), b""):
                 dst.write(block)
                 n += len(block)
         if self.local:
-            fd = os.open(self.path(rel), os.O_RDONLY)
+            fd = os.open(dest, os.O_RDONLY)
             try:
                 os.fsync(fd)
             finally:
                 os.close(fd)
+            os.replace(dest, self.path(rel))
+            _files.fsync_dir(Path(parent))
         return n
 
     def get_file(self, rel: str, local: str) -> Tuple[int, str]:
