@@ -251,8 +251,12 @@ def test_checkpoints_are_incremental_and_retired_and_a_lost_database_is_restored
         assert r1["checkpoints"]["uploaded"] == r1["checkpoints"]["bytes"]
         for part, (manifests, named, held) in store_files(store).items():
             assert manifests == ["batch=1.json", "batch=2.json"] and named == held, part
-        # The same inputs again: nothing merged, nothing checkpointed again.
-        assert dx.merge([f2], gone, progress=False) == {"batch": 2, "already_applied": True, "restored": []}
+        # The same inputs again: nothing merged, nothing checkpointed again; the export asked
+        # for is written (as a merge resumed past its commit after a node loss ends).
+        again = tmp_path / "again.tsv"
+        assert dx.merge([f2], gone, export=again, progress=False) == {"batch": 2, "already_applied": True, "restored": []}
+        pairs = zip(want[0].column("key").to_pylist(), want[0].column("representative").to_pylist())
+        assert again.read_text().splitlines() == [f"{k}\t{r}" for k, r in pairs]
         with pytest.raises(neardup.InvalidArgumentError):
             dx.merge([f1], keep_checkpoints=0, progress=False)
     # A checkpoint of the store opens as its partition at its batch.
