@@ -79,6 +79,8 @@ class Store:
 
     @property
     def fs(self) -> Any:
+        """The ``pyarrow.fs`` file system, opened on first use (``StoreError`` when it cannot
+        be)."""
         if self._fs is None:
             import pyarrow.fs as pafs
 
@@ -104,15 +106,18 @@ class Store:
     # ----- files -----
 
     def exists(self, rel: str) -> bool:
+        """Whether ``rel`` (a file or a directory) is there."""
         import pyarrow.fs as pafs
 
         return self.fs.get_file_info(self.path(rel)).type != pafs.FileType.NotFound
 
     def read(self, rel: str) -> bytes:
+        """The bytes of file ``rel``."""
         with self.fs.open_input_stream(self.path(rel)) as f:
             return f.read()
 
     def read_json(self, rel: str) -> Any:
+        """File ``rel`` read as JSON."""
         return json.loads(self.read(rel))
 
     def write(self, rel: str, data: bytes) -> None:
