@@ -373,6 +373,19 @@ def test_a_store_is_a_path_or_a_uri_through_pyarrow_fs(tmp_path, monkeypatch):
         copy = pickle.loads(pickle.dumps(st))
         assert copy.read("x/y/z.bin") == b"12345" and copy.shared
         assert st.delete("x") == 5 and not st.exists("x")
+    # The store of a new index: taken again by a creation of the same root that stopped before
+    # its layout was written (a new id), refused to another root's index.
+    (tmp_path / "c").mkdir()
+    st = Store(str(tmp_path / "c"), shared=True)
+    st.create("id-1", {"root": "/roots/a"})
+    st.create("id-2", {"root": "/roots/a"})
+    assert st.read_json("store.json")["id"] == "id-2"
+    with pytest.raises(StoreError, match="another index"):
+        st.create("id-3", {"root": "/roots/b"})
+    st.write("batches/batch=1/manifest.json", b"{}")
+    with pytest.raises(StoreError, match="another index"):
+        st.create("id-4", {"root": "/roots/a"})
+    assert st.read_json("store.json")["id"] == "id-2"
     with pytest.raises(StoreError):
         Store(str(tmp_path / "missing"), shared=True).probe()
     with pytest.raises(neardup.Error):

@@ -173,7 +173,10 @@ class DistributedIndex:
         self._restore = restore
         if self.store.shared:
             if new:
-                self.store.create(stored["store_id"], {"key_parts": stored["key_parts"], "doc_parts": stored["doc_parts"]})
+                self.store.create(
+                    stored["store_id"],
+                    {"root": str(self.root), "key_parts": stored["key_parts"], "doc_parts": stored["doc_parts"]},
+                )
             else:
                 self.store.open(stored["store_id"])
         self.options: Dict[str, Any] = dict(stored["options"])

@@ -7,7 +7,7 @@ write the batch's signatures (S1) and logs (S4) there, the partition actors read
 it (S5) and upload their checkpoints to it (S6), and a partition whose node is lost is restored
 from it onto another node. Its layout::
 
-    store.json                                   {"version": 1, "id": <the index's store_id>, ...}
+    store.json                                   {"version": 1, "id": <the index's store_id>, "root", ...}
     batches/batch=<n>/manifest.json, report.json the batch's inputs and report
     batches/batch=<n>/s1/part-<i>.parquet, _DONE S1's signatures, written by the workers
     batches/batch=<n>/logs/<role>-<p>.ndlog      S4's batch log cut by partition, written by a worker
@@ -229,16 +229,21 @@ class Store:
             raise StoreError(self.spec, f"is not writable: {e}") from None
 
     def create(self, store_id: str, layout: Dict[str, Any]) -> None:
-        """Makes a new index's store: probed, then ``store.json`` written (an existing one of
-        another index refuses it)."""
+        """Makes a new index's store: probed, then ``store.json`` written with ``layout`` (which
+        names the index's ``root``). An existing one of another index refuses it: one of
+        another root, or one that holds more than its ``store.json``."""
         self.probe()
         if self.exists(STORE_FILE):
             found = self.read_json(STORE_FILE)
             if found.get("id") == store_id:
                 return
-            if set(self.list("")) - {STORE_FILE}:
-                raise StoreError(self.spec, f"holds the store of another index ({STORE_FILE}: id {found.get('id')})")
-            # Only the file of a new index whose creation stopped before its layout was written.
+            if found.get("root") != layout.get("root") or set(self.list("")) - {STORE_FILE}:
+                raise StoreError(
+                    self.spec,
+                    f"holds the store of another index ({STORE_FILE}: id {found.get('id')}, root {found.get('root')})",
+                )
+            # Only the file of this root's new index whose creation stopped before its layout
+            # was written (a new store id each time).
         self.write(STORE_FILE, json.dumps(dict(layout, version=1, id=store_id), indent=1, sort_keys=True).encode())
 
     def open(self, store_id: str) -> None:
