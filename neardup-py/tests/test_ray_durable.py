@@ -40,6 +40,7 @@ ray = pytest.importorskip("ray", reason="neardup.ray needs Ray (scripts/setup.sh
 
 import neardup  # noqa: E402
 from neardup.ray import NODE_LABEL, DistributedIndex, StoreError  # noqa: E402
+from neardup.ray import _store  # noqa: E402
 from neardup.ray._store import Store  # noqa: E402
 
 OPTIONS = {"sync_writes": False}
@@ -250,8 +251,12 @@ def test_checkpoints_are_incremental_and_retired_and_a_lost_database_is_restored
         assert r1["checkpoints"]["uploaded"] == r1["checkpoints"]["bytes"]
         for part, (manifests, named, held) in store_files(store).items():
             assert manifests == ["batch=1.json", "batch=2.json"] and named == held, part
-        # The same inputs again: nothing merged, nothing checkpointed again.
-        assert dx.merge([f2], gone, progress=False) == {"batch": 2, "already_applied": True, "restored": []}
+        # The same inputs again: nothing merged, nothing checkpointed again; the export asked
+        # for is written (as a merge resumed past its commit after a node loss ends).
+        again = tmp_path / "again.tsv"
+        assert dx.merge([f2], gone, export=again, progress=False) == {"batch": 2, "already_applied": True, "restored": []}
+        pairs = zip(want[0].column("key").to_pylist(), want[0].column("representative").to_pylist())
+        assert again.read_text().splitlines() == [f"{k}\t{r}" for k, r in pairs]
         with pytest.raises(neardup.InvalidArgumentError):
             dx.merge([f1], keep_checkpoints=0, progress=False)
     # A checkpoint of the store opens as its partition at its batch.
@@ -326,7 +331,22 @@ def test_a_store_that_cannot_be_used_is_refused_before_anything_is_merged(cluste
         assert dx.merge([f2], gone, progress=False)["batch"] == 2
 
 
-def test_a_store_is_a_path_or_a_uri_through_pyarrow_fs(tmp_path):
+def _failing_open(path, mode="r", *args, **kwargs):
+    """``open``, whose files fail their second read."""
+    f = open(path, mode, *args, **kwargs)
+    read, calls = f.read, []
+
+    def failing(*a):
+        calls.append(1)
+        if len(calls) > 1:
+            raise OSError("read stopped")
+        return read(*a)
+
+    f.read = failing
+    return f
+
+
+def test_a_store_is_a_path_or_a_uri_through_pyarrow_fs(tmp_path, monkeypatch):
     for spec in (str(tmp_path / "a"), f"file://{tmp_path / 'b'}"):
         Path(spec.replace("file://", "")).mkdir()
         st = Store(spec, shared=True)
@@ -337,11 +357,35 @@ def test_a_store_is_a_path_or_a_uri_through_pyarrow_fs(tmp_path):
         src = tmp_path / "src.bin"
         src.write_bytes(b"abc" * 1000)
         assert st.put_file(str(src), "f/blob") == 3000
+        # Written again over itself, whole: no temporary file is left beside it.
+        assert st.put_file(str(src), "f/blob") == 3000 and st.list("f") == ["blob"]
+        # A copy that stops half-way leaves the file there as it was (a checkpoint's manifest
+        # may name it).
+        (tmp_path / "other.bin").write_bytes(b"xyz" * 1000)
+        with monkeypatch.context() as m:
+            m.setattr(_store, "BLOCK", 1000)
+            m.setattr(_store, "open", _failing_open, raising=False)
+            with pytest.raises(OSError, match="read stopped"):
+                st.put_file(str(tmp_path / "other.bin"), "f/blob")
+        assert st.read("f/blob") == src.read_bytes()
         size, digest = st.get_file("f/blob", str(tmp_path / "back.bin"))
         assert size == 3000 and (tmp_path / "back.bin").read_bytes() == src.read_bytes()
         copy = pickle.loads(pickle.dumps(st))
         assert copy.read("x/y/z.bin") == b"12345" and copy.shared
         assert st.delete("x") == 5 and not st.exists("x")
+    # The store of a new index: taken again by a creation of the same root that stopped before
+    # its layout was written (a new id), refused to another root's index.
+    (tmp_path / "c").mkdir()
+    st = Store(str(tmp_path / "c"), shared=True)
+    st.create("id-1", {"root": "/roots/a"})
+    st.create("id-2", {"root": "/roots/a"})
+    assert st.read_json("store.json")["id"] == "id-2"
+    with pytest.raises(StoreError, match="another index"):
+        st.create("id-3", {"root": "/roots/b"})
+    st.write("batches/batch=1/manifest.json", b"{}")
+    with pytest.raises(StoreError, match="another index"):
+        st.create("id-4", {"root": "/roots/a"})
+    assert st.read_json("store.json")["id"] == "id-2"
     with pytest.raises(StoreError):
         Store(str(tmp_path / "missing"), shared=True).probe()
     with pytest.raises(neardup.Error):

@@ -173,7 +173,10 @@ class DistributedIndex:
         self._restore = restore
         if self.store.shared:
             if new:
-                self.store.create(stored["store_id"], {"key_parts": stored["key_parts"], "doc_parts": stored["doc_parts"]})
+                self.store.create(
+                    stored["store_id"],
+                    {"root": str(self.root), "key_parts": stored["key_parts"], "doc_parts": stored["doc_parts"]},
+                )
             else:
                 self.store.open(stored["store_id"])
         self.options: Dict[str, Any] = dict(stored["options"])
@@ -519,7 +522,7 @@ class DistributedIndex:
             last = f"batches/batch={low}/manifest.json"
             if low == high and low > 0 and st.exists(last) and st.read_json(last) == manifest:
                 say(f"batch {low}: these inputs were merged already")
-                return self._already_applied(low, keep_batches, say)
+                return self._already_applied(low, keep_batches, export, say)
             batch = low + 1
         n = batch
         if n < 1:
@@ -533,7 +536,7 @@ class DistributedIndex:
             )
         if low == n and high == n:
             say(f"batch {n}: applied already by every partition")
-            return self._already_applied(n, keep_batches, say)
+            return self._already_applied(n, keep_batches, export, say)
         if low != n - 1:
             raise InvalidArgumentError(f"batch {n} refused: the partitions applied {applied}, so the next batch is {low + 1}")
         if not st.exists(mrel):
@@ -652,11 +655,14 @@ class DistributedIndex:
         self._unreported += new
         return True
 
-    def _already_applied(self, n: int, keep: int, say: Callable[[str], Any]) -> MergeReport:
-        """A batch every partition applied: with a shared store, the checkpoints of it that
-        are missing (a crash, or a failing store, after the commit) are written; then the
-        batches are retired."""
+    def _already_applied(self, n: int, keep: int, export: Optional[PathLike], say: Callable[[str], Any]) -> MergeReport:
+        """A batch every partition applied: the export written when asked (a merge resumed
+        after a node lost past its commit ends here too); with a shared store, the checkpoints
+        of it that are missing (a crash, or a failing store, after the commit) are written; then
+        the batches are retired."""
         report = MergeReport(batch=n, already_applied=True)
+        if export is not None:
+            _files.write_tsv(self.export(), Path(export))
         if self.store.shared:
             names = _place.partition_names(self.layout)
             behind = [x for x in names if (_durable.last_checkpoint(self.store, x) or 0) < n]

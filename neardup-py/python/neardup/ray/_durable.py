@@ -227,7 +227,9 @@ def restore(root: Path, store: Store, assignment: Dict[str, Any], lost: Dict[str
     "files", "bytes", "seconds", "reason"}``. Raises ``StoreError`` (nothing restored) when a
     partition has no checkpoint in the store."""
     from . import _place
+    from ._runtime import require_ray
 
+    ray = require_ray()
     alive = _place.alive_nodes()
     order = _place.layout_order(lost)
     batches = {}
@@ -245,7 +247,7 @@ def restore(root: Path, store: Store, assignment: Dict[str, Any], lost: Dict[str
         new_dir = _place.next_dir(name, entry["dir"], "r")
         base = _place.local_base(root, assignment, target)
         node_id = None if target is None else _place._unique(alive, target)
-        got = require_get(
+        got = ray.get(
             _place._on(_download, node_id).remote(
                 store, name, batches[name], str(base / f".{new_dir}.incoming"), str(base / new_dir)
             )
@@ -266,12 +268,6 @@ def restore(root: Path, store: Store, assignment: Dict[str, Any], lost: Dict[str
             }
         )
     return done
-
-
-def require_get(ref: Any) -> Any:
-    from ._runtime import require_ray
-
-    return require_ray().get(ref)
 
 
 def catch_up(dx: DistributedIndex, restored: List[Dict[str, Any]]) -> None:

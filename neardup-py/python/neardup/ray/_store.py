@@ -7,7 +7,7 @@ write the batch's signatures (S1) and logs (S4) there, the partition actors read
 it (S5) and upload their checkpoints to it (S6), and a partition whose node is lost is restored
 from it onto another node. Its layout::
 
-    store.json                                   {"version": 1, "id": <the index's store_id>, ...}
+    store.json                                   {"version": 1, "id": <the index's store_id>, "root", ...}
     batches/batch=<n>/manifest.json, report.json the batch's inputs and report
     batches/batch=<n>/s1/part-<i>.parquet, _DONE S1's signatures, written by the workers
     batches/batch=<n>/logs/<role>-<p>.ndlog      S4's batch log cut by partition, written by a worker
@@ -79,6 +79,8 @@ class Store:
 
     @property
     def fs(self) -> Any:
+        """The ``pyarrow.fs`` file system, opened on first use (``StoreError`` when it cannot
+        be)."""
         if self._fs is None:
             import pyarrow.fs as pafs
 
@@ -104,15 +106,18 @@ class Store:
     # ----- files -----
 
     def exists(self, rel: str) -> bool:
+        """Whether ``rel`` (a file or a directory) is there."""
         import pyarrow.fs as pafs
 
         return self.fs.get_file_info(self.path(rel)).type != pafs.FileType.NotFound
 
     def read(self, rel: str) -> bytes:
+        """The bytes of file ``rel``."""
         with self.fs.open_input_stream(self.path(rel)) as f:
             return f.read()
 
     def read_json(self, rel: str) -> Any:
+        """File ``rel`` read as JSON."""
         return json.loads(self.read(rel))
 
     def write(self, rel: str, data: bytes) -> None:
@@ -128,20 +133,26 @@ class Store:
             f.write(data)
 
     def put_file(self, local: str, rel: str) -> int:
-        """Copies the local file ``local`` to ``rel``; the bytes copied."""
+        """Copies the local file ``local`` to ``rel``, whole or not at all (as ``write``); the
+        bytes copied."""
         parent = self.path(rel).rsplit("/", 1)[0]
         self.fs.create_dir(parent, recursive=True)
+        # On a local file system a temporary file renamed over ``rel``: a copy that stops never
+        # leaves part of a file under a name a checkpoint's manifest may already hold.
+        dest = f"{self.path(rel)}.tmp-{uuid.uuid4().hex}" if self.local else self.path(rel)
         n = 0
-        with open(local, "rb") as src, self.fs.open_output_stream(self.path(rel)) as dst:
+        with open(local, "rb") as src, self.fs.open_output_stream(dest) as dst:
             for block in iter(lambda: src.read(BLOCK), b""):
                 dst.write(block)
                 n += len(block)
         if self.local:
-            fd = os.open(self.path(rel), os.O_RDONLY)
+            fd = os.open(dest, os.O_RDONLY)
             try:
                 os.fsync(fd)
             finally:
                 os.close(fd)
+            os.replace(dest, self.path(rel))
+            _files.fsync_dir(Path(parent))
         return n
 
     def get_file(self, rel: str, local: str) -> Tuple[int, str]:
@@ -218,16 +229,21 @@ class Store:
             raise StoreError(self.spec, f"is not writable: {e}") from None
 
     def create(self, store_id: str, layout: Dict[str, Any]) -> None:
-        """Makes a new index's store: probed, then ``store.json`` written (an existing one of
-        another index refuses it)."""
+        """Makes a new index's store: probed, then ``store.json`` written with ``layout`` (which
+        names the index's ``root``). An existing one of another index refuses it: one of
+        another root, or one that holds more than its ``store.json``."""
         self.probe()
         if self.exists(STORE_FILE):
             found = self.read_json(STORE_FILE)
             if found.get("id") == store_id:
                 return
-            if set(self.list("")) - {STORE_FILE}:
-                raise StoreError(self.spec, f"holds the store of another index ({STORE_FILE}: id {found.get('id')})")
-            # Only the file of a new index whose creation stopped before its layout was written.
+            if found.get("root") != layout.get("root") or set(self.list("")) - {STORE_FILE}:
+                raise StoreError(
+                    self.spec,
+                    f"holds the store of another index ({STORE_FILE}: id {found.get('id')}, root {found.get('root')})",
+                )
+            # Only the file of this root's new index whose creation stopped before its layout
+            # was written (a new store id each time).
         self.write(STORE_FILE, json.dumps(dict(layout, version=1, id=store_id), indent=1, sort_keys=True).encode())
 
     def open(self, store_id: str) -> None:
