@@ -121,6 +121,10 @@ def test_signatures_and_verify():
     sim = neardup.verify(s.text, t)
     assert isinstance(sim, neardup.Similarity) and sim.similar and 0 < sim.resemble <= 1
     assert not neardup.verify(s.text, "nothing alike", resemble_threshold=0.9).similar
+    # The whole-LCS rule (edits spread through a page) can be turned off, and is validated.
+    assert neardup.verify(s.text, t, lcs_resemble_threshold=1.0).similar
+    with pytest.raises(neardup.InvalidArgumentError):
+        neardup.verify(s.text, t, lcs_resemble_threshold=1.5)
     assert neardup.host_of("https://a.b/c?d") == "a.b"
 
 

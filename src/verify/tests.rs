@@ -133,8 +133,10 @@ fn contained_text_with_insertions_in_the_container() {
             container.extend_from_slice(p);
             container.extend(gen(700 + i as u64, extra));
         }
+        // The trustable region alone: the whole LCS (r = 0.67) would make the pair similar.
         let longer_only = VerifyConfig {
             shorter_side: false,
+            lcs_resemble_threshold: 1.0,
             ..cfg()
         };
         let v = verify_units(&container, &body, &longer_only);
@@ -483,8 +485,10 @@ fn evenly_spread_substitutions_are_trusted_with_the_default_theta() {
     let v = verify_units(&a, &b, &cfg());
     assert!(v.similar && v.resemble > 0.7, "{v:?}");
     assert!(v.lcs as f64 >= 0.85 * 7_000.0, "{v:?}");
+    // The trustable region alone: the whole LCS would make the pair similar.
     let strict = VerifyConfig {
         theta: 0.10,
+        lcs_resemble_threshold: 1.0,
         ..cfg()
     };
     let w = verify_units(&a, &b, &strict);
@@ -655,6 +659,7 @@ fn any_cfg() -> impl Strategy<Value = VerifyConfig> {
                     theta,
                     resemble_threshold: rt,
                     contain_threshold: ct,
+                    lcs_resemble_threshold: (rt + 0.2).min(1.0),
                     block_size,
                     block_size_alphabetic,
                     max_iterations,
@@ -755,4 +760,41 @@ proptest! {
         prop_assert!((0.0..=1.0).contains(&v.resemble));
         prop_assert!(v.regions.iter().all(|&(s, e)| s < e && e <= v.len_a.max(v.len_b)));
     }
+}
+
+#[test]
+fn edits_spread_through_the_page_are_similar_by_the_whole_lcs() {
+    // Two words of every seven replaced: 29 % of each text outside the LCS everywhere, so no
+    // stretch longer than a few blocks has slope ≤ θ = 0.20, while the whole LCS gives
+    // r = 5/9 ≈ 0.56.
+    let a = en(97, 3_000);
+    let b: Vec<u32> = a
+        .iter()
+        .enumerate()
+        .map(|(i, &u)| if i % 7 < 2 { u ^ 0x5a5a_0000 } else { u })
+        .collect();
+    let paper_only = VerifyConfig {
+        lcs_resemble_threshold: 1.0,
+        ..cfg()
+    };
+    let v = verify_units(&a, &b, &paper_only);
+    assert!(!v.similar && v.resemble < 0.28, "{v:?}");
+    let (r_lcs, _) = rates(v.lcs, v.len_a, v.len_b);
+    assert!(r_lcs > 0.44, "{v:?}");
+    let w = verify_units(&a, &b, &cfg());
+    assert!(w.similar, "{w:?}");
+    assert_eq!((w.lcs, w.tlcs), (v.lcs, v.tlcs));
+    // Never looser than the resemble threshold, and validated like the others.
+    let strict = VerifyConfig {
+        resemble_threshold: 0.9,
+        ..cfg()
+    };
+    assert!(!verify_units(&a, &b, &strict).similar);
+    assert!(!lcs_similar(50, 100, 100, &strict) && lcs_similar(95, 100, 100, &strict));
+    assert!(VerifyConfig {
+        lcs_resemble_threshold: 1.5,
+        ..cfg()
+    }
+    .validate()
+    .is_err());
 }

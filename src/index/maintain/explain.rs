@@ -183,12 +183,25 @@ fn explain_pair_in(
                 sim.resemble, v.resemble_threshold
             ),
         )
-    } else if sim.similar {
+    } else if sim.similar && sim.contain >= v.contain_threshold {
         (
             true,
             format!(
                 "duplicates: contain {:.3} ≥ {}",
                 sim.contain, v.contain_threshold
+            ),
+        )
+    } else if sim.similar {
+        // Only the whole LCS of the skeletons reached its threshold (scattered revisions).
+        let (r, _) = crate::verify::rates(sim.lcs, sim.len_a, sim.len_b);
+        (
+            true,
+            format!(
+                "duplicates: the skeletons' whole LCS resembles {r:.3} ≥ {} (edits spread \
+                 through the page; trustable resemble {:.3}, contain {:.3})",
+                v.lcs_resemble_threshold.max(v.resemble_threshold),
+                sim.resemble,
+                sim.contain
             ),
         )
     } else if sim.early_reject {
