@@ -61,3 +61,17 @@ PAGE = (
 def page(extra: str = "Nothing else is written on this page today.") -> bytes:
     """A small HTML page whose main text verifies similar to the other pages made here."""
     return PAGE.format(extra=extra).encode()
+
+
+#: Options of the neardup.ray tests' indexes.
+OPTIONS = {"sync_writes": False}
+#: The single-node reference: a distributed index never gives an id out again (SCALEOUT §4).
+REFERENCE = dict(OPTIONS, reuse_ids=False)
+
+
+def write_jsonl(path: Path, rows) -> Path:
+    """``rows`` as a gzipped JSON-lines file at ``path``."""
+    with gzip.open(path, "wt", encoding="utf-8") as f:
+        for r in rows:
+            f.write(json.dumps(r) + "\n")
+    return path

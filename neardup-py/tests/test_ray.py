@@ -27,11 +27,8 @@ import pytest
 ray = pytest.importorskip("ray", reason="neardup.ray needs Ray (scripts/setup.sh installs it)")
 
 import neardup  # noqa: E402
+from conftest import OPTIONS, REFERENCE, write_jsonl  # noqa: E402
 from neardup.ray import DistributedIndex  # noqa: E402
-
-OPTIONS = {"sync_writes": False}
-#: The single-node reference: a distributed index never gives an id out again (SCALEOUT §4).
-REFERENCE = dict(OPTIONS, reuse_ids=False)
 
 
 @pytest.fixture(scope="module")
@@ -40,13 +37,6 @@ def cluster():
     ray.init(num_cpus=2, include_dashboard=False, logging_level="WARNING", log_to_driver=False)
     yield ray.get_runtime_context().gcs_address
     ray.shutdown()
-
-
-def write_jsonl(path: Path, rows) -> Path:
-    with gzip.open(path, "wt", encoding="utf-8") as f:
-        for r in rows:
-            f.write(json.dumps(r) + "\n")
-    return path
 
 
 def days(pages, cut):

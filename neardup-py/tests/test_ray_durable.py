@@ -24,7 +24,6 @@ stands for the store (S3, GCS, NFS).
 
 from __future__ import annotations
 
-import gzip
 import json
 import os
 import pickle
@@ -39,20 +38,10 @@ import pytest
 ray = pytest.importorskip("ray", reason="neardup.ray needs Ray (scripts/setup.sh installs it)")
 
 import neardup  # noqa: E402
+from conftest import OPTIONS, REFERENCE, write_jsonl  # noqa: E402
 from neardup.ray import NODE_LABEL, DistributedIndex, StoreError  # noqa: E402
 from neardup.ray import _store  # noqa: E402
 from neardup.ray._store import Store  # noqa: E402
-
-OPTIONS = {"sync_writes": False}
-#: The single-node reference: a distributed index never gives an id out again (SCALEOUT §4).
-REFERENCE = dict(OPTIONS, reuse_ids=False)
-
-
-def write_jsonl(path: Path, rows) -> Path:
-    with gzip.open(path, "wt", encoding="utf-8") as f:
-        for r in rows:
-            f.write(json.dumps(r) + "\n")
-    return path
 
 
 @pytest.fixture(scope="module")

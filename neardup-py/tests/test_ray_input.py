@@ -29,9 +29,7 @@ import neardup
 import neardup.ray
 from neardup.ray import DistributedIndex, MissingPartitionsError
 
-OPTIONS = {"sync_writes": False}
-#: The single-node reference: a distributed index never gives an id out again (SCALEOUT §4).
-REFERENCE = dict(OPTIONS, reuse_ids=False)
+from conftest import OPTIONS, REFERENCE
 
 
 @pytest.fixture(scope="module")

@@ -18,7 +18,6 @@
 
 from __future__ import annotations
 
-import gzip
 import json
 import os
 import subprocess
@@ -30,20 +29,9 @@ import pytest
 ray = pytest.importorskip("ray", reason="neardup.ray needs Ray (scripts/setup.sh installs it)")
 
 import neardup  # noqa: E402
+from conftest import OPTIONS, REFERENCE, write_jsonl  # noqa: E402
 from neardup.ray import NODE_LABEL, DistributedIndex, MissingPartitionsError, PartitionNodeMissingError  # noqa: E402
 from neardup.ray import _place  # noqa: E402
-
-OPTIONS = {"sync_writes": False}
-#: The single-node reference: a distributed index never gives an id out again (SCALEOUT §4).
-REFERENCE = dict(OPTIONS, reuse_ids=False)
-
-
-def write_jsonl(path: Path, rows) -> Path:
-    with gzip.open(path, "wt", encoding="utf-8") as f:
-        for r in rows:
-            f.write(json.dumps(r) + "\n")
-    return path
-
 
 def cli(*args: str) -> subprocess.CompletedProcess:
     """``python -m neardup.ray ARGS`` in a subprocess."""

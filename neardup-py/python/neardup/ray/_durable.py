@@ -150,12 +150,7 @@ def _download(store: Store, name: str, batch: int, incoming: str, final: str) ->
                 f"damaged: {size} bytes, sha256 {digest}; expected {f['size']}, {f['sha256']}"
             )
         total += size
-    _files.fsync_dir(Path(incoming))
-    # A copy left by a restore that stopped after its rename, before the assignment was written.
-    shutil.rmtree(final, ignore_errors=True)
-    os.makedirs(os.path.dirname(final), exist_ok=True)
-    os.rename(incoming, final)
-    _files.fsync_dir(Path(final).parent)
+    _files.install_dir(Path(incoming), Path(final))
     return {"files": len(manifest["files"]), "bytes": total}
 
 

@@ -13,6 +13,7 @@ import hashlib
 import json
 import os
 import re
+import shutil
 import zlib
 from array import array
 from pathlib import Path
@@ -225,6 +226,17 @@ def fsync_dir(path: Path) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+def install_dir(incoming: Path, final: Path) -> None:
+    """Makes the copy in ``incoming`` durable and renames it to ``final``, replacing a copy
+    left there by an earlier attempt that stopped after its rename, before the assignment naming
+    it was written; the rename is made durable too."""
+    fsync_dir(incoming)
+    shutil.rmtree(final, ignore_errors=True)
+    final.parent.mkdir(parents=True, exist_ok=True)
+    os.rename(incoming, final)
+    fsync_dir(final.parent)
 
 
 def write_atomic(path: Path, data: bytes) -> None:

@@ -384,11 +384,7 @@ def _finish(incoming: str, final: str, files: List[Tuple[str, int, str]]) -> Non
             os.fsync(fd)
         finally:
             os.close(fd)
-    _files.fsync_dir(Path(incoming))
-    # A copy left by a move that stopped after its rename, before its assignment was written.
-    shutil.rmtree(final, ignore_errors=True)
-    os.rename(incoming, final)
-    _files.fsync_dir(Path(final).parent)
+    _files.install_dir(Path(incoming), Path(final))
 
 
 def _remove_dirs(paths: List[str]) -> None:
