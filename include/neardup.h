@@ -1385,6 +1385,17 @@ nd_status nd_options_set_max_clusters_verified(nd_options *opts, uint32_t cluste
 // `opts` is NULL or a live `nd_options`.
 nd_status nd_options_set_thresholds(nd_options *opts, double resemble, double contain);
 
+// Whole-LCS rule (a documented deviation from seed 000 §4.4, for pages revised all through):
+// a pair is also similar when the whole LCS of its filter skeletons gives a resemble rate ≥
+// `threshold`, never below the resemble threshold (default 0.44; 1 turns the rule off).
+//
+// # Errors
+// `ND_NULL_POINTER`, `ND_INVALID_ARGUMENT` for a value outside 0..1.
+//
+// # Safety
+// `opts` is NULL or a live `nd_options`.
+nd_status nd_options_set_lcs_resemble_threshold(nd_options *opts, double threshold);
+
 // Pages larger than this many bytes are refused with `ND_PAGE_TOO_LARGE` (default 16 MiB;
 // stored, must match).
 //

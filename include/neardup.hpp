@@ -1077,6 +1077,11 @@ class Options {
     check(nd_options_set_thresholds(opts_, resemble, contain));
     return *this;
   }
+  /// Also similar when the whole skeleton LCS resembles >= `threshold` (default 0.44; 1 = off).
+  Options& lcs_resemble_threshold(double threshold) {
+    check(nd_options_set_lcs_resemble_threshold(opts_, threshold));
+    return *this;
+  }
   /// Larger pages are refused with ND_PAGE_TOO_LARGE (default 16 MiB; stored).
   Options& max_page_bytes(uint64_t bytes) {
     check(nd_options_set_max_page_bytes(opts_, bytes));

@@ -530,6 +530,29 @@ pub unsafe extern "C" fn nd_options_set_thresholds(
     }
 }
 
+/// Whole-LCS rule (a documented deviation from seed 000 §4.4, for pages revised all through):
+/// a pair is also similar when the whole LCS of its filter skeletons gives a resemble rate ≥
+/// `threshold`, never below the resemble threshold (default 0.44; 1 turns the rule off).
+///
+/// # Errors
+/// `ND_NULL_POINTER`, `ND_INVALID_ARGUMENT` for a value outside 0..1.
+///
+/// # Safety
+/// `opts` is NULL or a live `nd_options`.
+#[no_mangle]
+pub unsafe extern "C" fn nd_options_set_lcs_resemble_threshold(
+    opts: *mut nd_options,
+    threshold: f64,
+) -> nd_status {
+    // SAFETY: forwarded contract.
+    unsafe {
+        set(opts, |o| {
+            o.opts.verify.lcs_resemble_threshold = unit("lcs resemble", threshold)?;
+            Ok(())
+        })
+    }
+}
+
 /// Pages larger than this many bytes are refused with `ND_PAGE_TOO_LARGE` (default 16 MiB;
 /// stored, must match).
 ///

@@ -186,6 +186,9 @@ void misuse(const std::string& dir, const std::vector<Page>& pages) {
   EXPECT_STATUS(nd_options_set_representative_policy(o, 7), ND_INVALID_ARGUMENT);
   EXPECT_STATUS(nd_options_set_simhash_max_distance(o, 4), ND_INVALID_ARGUMENT);
   EXPECT_STATUS(nd_options_set_thresholds(o, 1.5, 0.7), ND_INVALID_ARGUMENT);
+  EXPECT_STATUS(nd_options_set_lcs_resemble_threshold(o, -0.1), ND_INVALID_ARGUMENT);
+  EXPECT_STATUS(nd_options_set_lcs_resemble_threshold(nullptr, 0.5), ND_NULL_POINTER);
+  OK(nd_options_set_lcs_resemble_threshold(o, 1.0));
   EXPECT_STATUS(nd_options_set_max_clusters_verified(o, 0), ND_INVALID_ARGUMENT);
   EXPECT_STATUS(nd_options_set_method(o, "nope", 4), ND_INVALID_ARGUMENT);
   EXPECT(std::strstr(nd_last_error(), "single_pass") != nullptr);
