@@ -40,7 +40,7 @@ ray = pytest.importorskip("ray", reason="neardup.ray needs Ray (scripts/setup.sh
 import neardup  # noqa: E402
 from conftest import OPTIONS, REFERENCE, write_jsonl  # noqa: E402
 from neardup.ray import NODE_LABEL, DistributedIndex, StoreError  # noqa: E402
-from neardup.ray import _store  # noqa: E402
+from neardup.ray import _files, _store  # noqa: E402
 from neardup.ray._store import Store  # noqa: E402
 
 
@@ -260,6 +260,12 @@ def test_checkpoints_are_incremental_and_retired_and_a_lost_database_is_restored
         DistributedIndex(root, restore=False)
     with pytest.raises(neardup.InvalidArgumentError, match="store"):
         DistributedIndex(root, store=tmp_path / "elsewhere")
+    # Another driver merging holds the merge lock: a restore at open waits for it, never runs
+    # beside it (nothing is restored, the database stays missing).
+    with _files.MergeLock(root):
+        with pytest.raises(neardup.InvalidArgumentError, match="another driver is merging"):
+            DistributedIndex(root)
+    assert not (local / placed["doc-001"]["node"] / "doc-001").exists()
     with DistributedIndex(root) as dx:
         assert [(r["partition"], r["from"], r["to"], r["reason"]) for r in dx.restored] == [
             ("doc-001", "n2", "n2", "database missing on its node")

@@ -10,13 +10,14 @@ straight to S5; a batch every partition applied is reported as done.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 import neardup
 from neardup import InvalidArgumentError, Layout
@@ -171,6 +172,10 @@ class DistributedIndex:
         self.restored: List[Dict[str, Any]] = []
         self._keep_checkpoints = 1
         self._restore = restore
+        # The merge lock while a restore at open runs (``_lock_for_restore``), and whether a
+        # merge of this driver holds it already.
+        self._open_lock: Optional[_files.MergeLock] = None
+        self._merging = False
         if self.store.shared:
             if new:
                 self.store.create(
@@ -224,16 +229,21 @@ class DistributedIndex:
             assignment = _place.choose(self.layout, request, None if local_root is None else str(local_root))
             _place.store(self.root, assignment)
             node_ids = _place.resolve(self.root, assignment)
-        else:
-            # Each partition on its node, alive and holding its database, or the index refused
-            # (with a shared store: restored from it).
-            node_ids = self._resolve(assignment, restore)
-        actors = start_partitions(self.root, self.layout, self.options, node_ids, assignment)
-        self.keys, self.docs = actors[: self.layout.key_parts], actors[self.layout.key_parts :]
-        if self.store.shared and not new:
-            # Restored partitions (and any left behind by a catch-up that stopped) replay the
-            # batch logs since their checkpoints.
-            _durable.catch_up(self, self.restored)
+        try:
+            if not new:
+                # Each partition on its node, alive and holding its database, or the index
+                # refused (with a shared store: restored from it, under the merge lock).
+                node_ids = self._resolve(assignment, restore)
+            actors = start_partitions(self.root, self.layout, self.options, node_ids, assignment)
+            self.keys, self.docs = actors[: self.layout.key_parts], actors[self.layout.key_parts :]
+            if self.store.shared and not new:
+                # Restored partitions (and any left behind by a catch-up that stopped) replay the
+                # batch logs since their checkpoints.
+                _durable.catch_up(self, self.restored)
+        finally:
+            if self._open_lock is not None:
+                self._open_lock.__exit__(None, None, None)
+                self._open_lock = None
         self._unreported = list(self.restored)
         if new:
             # Written once the partitions exist: from now on they must be found (a crash before
@@ -253,6 +263,8 @@ class DistributedIndex:
         except PartitionNodeMissingError as e:
             if not can:
                 raise
+            if self._lock_for_restore(assignment):
+                return self._resolve(assignment, restore)
             self.restored += _durable.restore(self.root, self.store, assignment, dict(e.missing), in_place=False)
             node_ids = _place.resolve(self.root, assignment)
         local = assignment.get("local_root")
@@ -262,10 +274,35 @@ class DistributedIndex:
             except MissingPartitionsError as e:
                 if not can:
                     raise
+                if self._lock_for_restore(assignment):
+                    return self._resolve(assignment, restore)
                 lost = {name: assignment["partitions"][name]["node"] for name in e.missing}
                 self.restored += _durable.restore(self.root, self.store, assignment, lost, in_place=True)
                 node_ids = _place.resolve(self.root, assignment)
         return node_ids
+
+    def _lock_for_restore(self, assignment: Dict[str, Any]) -> bool:
+        """Before a restore when the index is opened: the merge lock, so that two drivers
+        opening the index at once never both restore a partition (a merge of this driver holds
+        the lock already: False). True when it was just taken: ``assignment`` is then reloaded
+        from ``placement.json``, which a driver that restored before may have rewritten, and
+        must be resolved again. Raises ``InvalidArgumentError`` while another driver merges (its
+        merge restores lost partitions itself)."""
+        if self._merging or self._open_lock is not None:
+            return False
+        lock = _files.MergeLock(self.root)
+        try:
+            lock.__enter__()
+        except InvalidArgumentError:
+            raise InvalidArgumentError(
+                f"partitions of {self.root} must be restored, but another driver is merging into it: "
+                "open it again when that merge has ended (a merge restores lost partitions itself)"
+            ) from None
+        self._open_lock = lock
+        fresh = _place.load(self.root, self.layout)
+        assignment.clear()
+        assignment.update(fresh)
+        return True
 
     # ----- partitions -----
 
@@ -479,7 +516,7 @@ class DistributedIndex:
         if keep_checkpoints < 1:
             raise InvalidArgumentError(f"keep_checkpoints must be 1 or more, not {keep_checkpoints}")
         self._keep_checkpoints = keep_checkpoints
-        with _files.MergeLock(self.root):
+        with _files.MergeLock(self.root), self._holding_merge_lock():
             if self.store.shared:
                 # Nothing is merged into an index whose store cannot take its logs and checkpoints.
                 self.store.probe()
@@ -497,6 +534,16 @@ class DistributedIndex:
                 # The restores this driver made, in its first merge's report.
                 report["restored"], self._unreported = self._unreported, []
             return report
+
+    @contextlib.contextmanager
+    def _holding_merge_lock(self) -> Iterator[None]:
+        """Marks the merge lock as held by this driver's merge (a restore within it takes no
+        other)."""
+        self._merging = True
+        try:
+            yield
+        finally:
+            self._merging = False
 
     def _merge_locked(
         self,
