@@ -20,7 +20,9 @@
 //! `1 − link density` (link text against all its text), plus a small bonus or malus for words of
 //! its class and id names that usually mean content or furniture (whole words, see
 //! `class_weight`). The best element wins, and so do its siblings of the same kind, or scoring at
-//! least a fifth of it (a body split over several containers). When the winners hold less than
+//! least a fifth of it (a body split over several containers). A winner that is one sub-titled
+//! section of a body of sub-titled sections (API documentation, a manual page) climbs through
+//! the sections that hold it, whatever text it holds. When the winners hold less than
 //! half of the page's qualifying text (the voting blocks outside furniture), the body climbs to
 //! the nearest ancestor holding at least half (nested sections, bodies at many depths), unless
 //! that ancestor only adds more items of the winners' kind (the replies of a thread); the
@@ -961,17 +963,22 @@ fn choose(w: Walker, title: String) -> MainText {
         // (`list_of_items`), which are not sections of one body. Inside the ancestor, the
         // furniture around the winners stays out: elements named like furniture and elements
         // that are mostly link text (navigation, link lists).
+        // A winner that is one sub-titled section of a body of sub-titled sections (a manual
+        // page, API documentation: `<section><h2>…` nested in `<section><h1>…`) is one part of
+        // that body however much text it holds: the body climbs through the sections that hold
+        // it (`enclosing_sections`), as seed 003 §4.1 chooses the node by the text it holds.
+        let mut from = top;
+        if let Some(outer) = enclosing_sections(&stats, top) {
+            if let Some(st) = stats.get(&outer) {
+                furniture = furniture_beside(&stats, (st.open, st.close), &ranges);
+                ranges = vec![(st.open, st.close)];
+                held = u64::from(st.text);
+                from = outer;
+            }
+        }
         if held * 2 < page_text {
-            if let Some((open, close)) = climb(&stats, top, page_text) {
-                let beside_winners =
-                    |o: u32, c: u32| !ranges.iter().any(|&(ro, rc)| o <= rc && c >= ro);
-                furniture = stats
-                    .values()
-                    .filter(|e| e.open > open && e.close <= close)
-                    .filter(|e| e.class_weight < 0.0 || mostly_links(e.link_width, e.width))
-                    .filter(|e| beside_winners(e.open, e.close))
-                    .map(|e| (e.open, e.close))
-                    .collect();
+            if let Some((open, close)) = climb(&stats, from, page_text) {
+                furniture = furniture_beside(&stats, (open, close), &ranges);
                 ranges = vec![(open, close)];
             }
         }
@@ -995,6 +1002,62 @@ fn choose(w: Walker, title: String) -> MainText {
         title,
         heading,
         paragraphs,
+    }
+}
+
+/// The elements inside `within` (a pre-order range the body climbed to) that are furniture
+/// (named like it, or mostly link text: navigation, link lists) and lie beside the winners'
+/// `ranges`: they stay out of the body.
+fn furniture_beside(
+    stats: &StatsMap,
+    within: (u32, u32),
+    ranges: &[(u32, u32)],
+) -> Vec<(u32, u32)> {
+    let (open, close) = within;
+    let beside_winners = |o: u32, c: u32| !ranges.iter().any(|&(ro, rc)| o <= rc && c >= ro);
+    stats
+        .values()
+        .filter(|e| e.open > open && e.close <= close)
+        .filter(|e| e.class_weight < 0.0 || mostly_links(e.link_width, e.width))
+        .filter(|e| beside_winners(e.open, e.close))
+        .map(|e| (e.open, e.close))
+        .collect()
+}
+
+/// The outermost ancestor of `top` reached by climbing through sections of one body, or `None`:
+/// from a sub-titled element (one with a `<h2>`–`<h6>` inside), the body climbs to its parent
+/// when most of the qualifying text the parent adds is in other sub-titled children of the same
+/// kind (tag and class) — the sibling sections of one document — and goes on from the parent
+/// while it is sub-titled too. Items without sub-titles (replies, comments, cards) never make a
+/// parent a body of sections, and a parent that adds nothing ends the climb.
+fn enclosing_sections(stats: &StatsMap, top: NodeId) -> Option<NodeId> {
+    let mut child = top;
+    let mut reached = None;
+    loop {
+        let c = stats.get(&child)?;
+        if c.headings == 0 {
+            return reached;
+        }
+        let Some(parent) = c.parent else {
+            return reached;
+        };
+        let p = stats.get(&parent)?;
+        let added = p.text.saturating_sub(c.text);
+        if added == 0 || p.class_weight < 0.0 {
+            return reached;
+        }
+        let sections: u32 = stats
+            .iter()
+            .filter(|(id, e)| {
+                **id != child && e.parent == Some(parent) && e.kind == c.kind && e.headings > 0
+            })
+            .map(|(_, e)| e.text)
+            .sum();
+        if sections * 2 <= added {
+            return reached;
+        }
+        reached = Some(parent);
+        child = parent;
     }
 }
 
@@ -1270,6 +1333,42 @@ mod tests {
                 &p6, &p7
             ]
         );
+    }
+
+    /// API documentation as nested sections (Sphinx: `<section><h1>` holding `<section><h2>`s,
+    /// one holding `<section><h3>`s): the reference section, long lists of entries, wins the vote
+    /// and with its sibling sections holds more than half of the page, but it is one part of the
+    /// page's body. The body climbs through the sections to the outermost one, the introduction
+    /// and the other sections with it; a comment section of another kind beside it stays out.
+    #[test]
+    fn nested_sections_of_one_page_are_one_body() {
+        let prose = |n: u32| {
+            format!("<p>Prose paragraph {n} of the page, long enough to vote, with a comma.</p>")
+        };
+        let entries: String = (0..12)
+            .map(|n| {
+                format!(
+                    "<p>Entry {n} of the reference, with arguments, defaults, returns, and notes.</p>"
+                )
+            })
+            .collect();
+        let page = format!(
+            "<html><body><div class=body role=main><section id=top><h1>Extensions</h1>{}             <section id=adding><h2>Adding</h2>{}{}</section>             <section id=api><h2>API</h2>             <section id=ext><h3>Extension</h3>{entries}</section>             <section id=parser><h3>Parser</h3>{entries}</section></section>             </section>             <section class=comments><h2>Comments</h2>             <p>A reader comment that is long enough to vote, with a comma, and more.</p></section>             </div></body></html>",
+            prose(1),
+            prose(2),
+            prose(3)
+        );
+        let body = extract(&page).body();
+        for want in [
+            "Prose paragraph 1",
+            "Adding",
+            "Prose paragraph 3",
+            "Entry 11",
+            "Parser",
+        ] {
+            assert!(body.contains(want), "{want} missing from {body}");
+        }
+        assert!(!body.contains("reader comment"), "{body}");
     }
 
     /// A thread: the first post wins the vote and holds less than half of the page's text, the
