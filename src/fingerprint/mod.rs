@@ -24,7 +24,9 @@ pub fn heading_codes(heading: &str) -> Vec<u32> {
         .split(|c: char| !(c.is_ascii_alphanumeric() || c == '-' || c == '_'))
         .map(|t| t.trim_matches(|c| c == '-' || c == '_'))
         .filter(|t| {
-            t.bytes().any(|b| b.is_ascii_digit()) && t.bytes().any(|b| b.is_ascii_alphabetic())
+            t.bytes().any(|b| b.is_ascii_digit())
+                && t.bytes().any(|b| b.is_ascii_alphabetic())
+                && !is_number_compound(t)
         })
         .map(|t| xxhash_rust::xxh3::xxh3_64(t.to_ascii_lowercase().as_bytes()) as u32)
         .collect();
@@ -33,6 +35,20 @@ pub fn heading_codes(heading: &str) -> Vec<u32> {
     // The page record keeps at most 255 codes.
     out.truncate(255);
     out
+}
+
+/// An English compound of a number and a word (`10-page`, `64-bit`, `3-way`, `2_column`): parts
+/// joined by `-` or `_`, each all digits or all lower-case letters, one of them a word of at
+/// least three letters. It counts something rather than naming a model (`TK-P480`, `RTX-3060`,
+/// `iPhone-15` keep upper-case letters or mix letters and digits in one part), so two pages
+/// whose headings differ by one ("10-page booklet", "14-page booklet") are not different models.
+fn is_number_compound(token: &str) -> bool {
+    let parts = || token.split(['-', '_']).filter(|p| !p.is_empty());
+    parts().count() > 1
+        && parts().all(|p| {
+            p.bytes().all(|b| b.is_ascii_digit()) || p.bytes().all(|b| b.is_ascii_lowercase())
+        })
+        && parts().any(|p| p.len() >= 3 && p.bytes().all(|b| b.is_ascii_lowercase()))
 }
 
 /// True when both code sets are non-empty and each holds a code the other lacks: the headings
@@ -66,5 +82,17 @@ mod tests {
             &heading_codes("What's New In Python 3.8"),
             &a
         ));
+        // Numbers counting something are not model codes; models written with a hyphen are.
+        assert!(heading_codes("10-page booklet").is_empty());
+        assert!(heading_codes("The 64-bit build, a 3-way merge, 2_column layout").is_empty());
+        assert!(!codes_conflict(
+            &heading_codes("10-page booklet"),
+            &heading_codes("14-page booklet")
+        ));
+        assert!(codes_conflict(
+            &heading_codes("RTX-3060 review"),
+            &heading_codes("RTX-3070 review")
+        ));
+        assert_eq!(heading_codes("iPhone-15 and v-12 and ab-12").len(), 3);
     }
 }
