@@ -13,6 +13,8 @@
 #   with the python3 the tests run, and installed from PyPI with pip when missing.
 # - Ray with Ray Data (`ray[data]`, which brings pandas): neardup.ray's tests run the distributed
 #   merge on a local Ray cluster. Checked by importing `ray.data`.
+# - moto 5.1.22 with flask and flask-cors: its S3 server stands for S3 in the test of a
+#   neardup.ray store on S3. Checked by importing them and reading moto's version.
 # - the html5lib-tests tokenizer suite (src/text/html/html5lib_tests.rs): the html5lib source
 #   distribution on PyPI carries it. pip downloads it, preparing its metadata with a setuptools
 #   that still has `pkg_resources` (its setup.py imports it), installed into a scratch folder so
@@ -113,6 +115,15 @@ if ! have_python_module ray.data; then
   python3 -m pip install --quiet "$RAY_SPEC" 2>/dev/null \
     || python3 -m pip install --quiet --break-system-packages "$RAY_SPEC"
 fi
+# moto's S3 server, for the test of a neardup.ray store on S3 (an S3 endpoint on this machine).
+# Pinned: moto 5.2.1's server answers pyarrow's CompleteMultipartUpload with an error.
+MOTO_SPEC=("moto[s3]==5.1.22" flask flask-cors)
+have_moto() { python3 -c 'import sys, moto, flask, flask_cors; sys.exit(moto.__version__ != "5.1.22")' 2>/dev/null; }
+if ! have_moto; then
+  echo "setup: installing the Python packages ${MOTO_SPEC[*]}" >&2
+  python3 -m pip install --quiet "${MOTO_SPEC[@]}" 2>/dev/null \
+    || python3 -m pip install --quiet --break-system-packages "${MOTO_SPEC[@]}"
+fi
 
 # The html5lib-tests tokenizer suite, from the html5lib 1.1 source distribution.
 H5_TESTS="${CARGO_TARGET_DIR:-target}/html5lib-tests/tokenizer"
@@ -139,6 +150,7 @@ for m in rapidfuzz maturin pyarrow pytest tqdm; do
   have_python_module "$m" || { echo "setup: python3 cannot import $m" >&2; exit 1; }
 done
 have_python_module ray.data || { echo "setup: python3 cannot import ray.data" >&2; exit 1; }
+have_moto || { echo "setup: python3 cannot import moto 5.1.22 with flask and flask_cors" >&2; exit 1; }
 have_html5lib_tests || { echo "setup: the html5lib-tests tokenizer suite is not in $H5_TESTS" >&2; exit 1; }
 # maturin is run as `python3 -m maturin`: its module finds its own executable.
 python3 -m maturin --version >/dev/null 2>&1 || { echo "setup: python3 -m maturin does not run" >&2; exit 1; }

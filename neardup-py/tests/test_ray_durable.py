@@ -385,3 +385,58 @@ def test_a_store_is_a_path_or_a_uri_through_pyarrow_fs(tmp_path, monkeypatch):
         Store(str(tmp_path / "missing"), shared=True).probe()
     with pytest.raises(neardup.Error):
         Store(str(tmp_path / "missing"), shared=True).probe()
+
+
+@pytest.fixture(scope="module")
+def s3_bucket():
+    """An S3 endpoint on this machine (moto's server, the S3 API in one process) with a bucket;
+    yields the URI of a prefix in it, credentials in the URI (moto takes any), so that every
+    worker reaches it as a store on S3 would be reached."""
+    import socket
+
+    import pyarrow.fs as pafs
+    from moto.server import ThreadedMotoServer
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
+    server.start()
+    query = f"endpoint_override=127.0.0.1:{port}&scheme=http&region=us-east-1"
+    fs, _ = pafs.FileSystem.from_uri(f"s3://test:test@neardup/x?{query}&allow_bucket_creation=true")
+    fs.create_dir("neardup")
+    try:
+        yield f"s3://test:test@neardup/store?{query}"
+    finally:
+        server.stop()
+
+
+def test_a_store_on_s3_holds_the_batches_and_checkpoints_and_restores_a_lost_database(cluster, days, tmp_path, s3_bucket):
+    f1, f2, gone, want = days
+    # The store's files through the S3 API: written whole, listed, copied both ways, deleted.
+    st = Store(s3_bucket, shared=True)
+    st.probe()
+    st.write("t/a.bin", b"12345")
+    assert st.read("t/a.bin") == b"12345" and st.list("t") == ["a.bin"] and st.list("none") == []
+    src = tmp_path / "src.bin"
+    src.write_bytes(b"abc" * 1000)
+    assert st.put_file(str(src), "t/blob") == 3000
+    assert st.get_file("t/blob", str(tmp_path / "back.bin"))[0] == 3000
+    assert pickle.loads(pickle.dumps(st)).read("t/a.bin") == b"12345"
+    assert st.delete("t") == 3005 and not st.exists("t")
+    # Two days merged with the store on S3: the single node's clusters, the checkpoints there.
+    root, local = tmp_path / "dist", tmp_path / "local"
+    with DistributedIndex(root, 2, 2, nodes=["n0", "n2"], local_root=local / "{node}", store=s3_bucket, **OPTIONS) as dx:
+        dx.merge([f1], work_units=2, progress=False)
+        r2 = dx.merge([f2], gone, work_units=2, progress=False)
+        assert r2["checkpoints"]["bytes"] > 0
+        assert dx.export().equals(want[0]) and dx.export_clusters().equals(want[1])
+    assert st.list("checkpoints") == ["doc-000", "doc-001", "key-000", "key-001"]
+    assert all(st.list(f"checkpoints/{p}")[0] == "batch=2.json" for p in st.list("checkpoints"))
+    # A database lost on its node: restored from S3.
+    placed = json.loads((root / "placement.json").read_text())["partitions"]
+    shutil.rmtree(local / placed["key-001"]["node"] / "key-001")
+    with DistributedIndex(root) as dx:
+        assert [r["partition"] for r in dx.restored] == ["key-001"]
+        assert dx.export().equals(want[0]) and dx.export_clusters().equals(want[1])
+        assert dx.check()["problem_count"] == 0
