@@ -253,9 +253,15 @@ def test_checkpoints_are_incremental_and_retired_and_a_lost_database_is_restored
         m = json.loads((store / "checkpoints" / part / manifests[-1]).read_text())
         assert m["partition"] == part and m["batch"] == 2 and m["applied_batch"] == 2
         assert sum(f["size"] for f in m["files"]) == m["bytes"]
-    # A database lost on its node, which is alive: restored in place from the store.
+    # A database lost on its node, which is alive: restored in place from the store. A file of
+    # its last checkpoint is damaged in the store: the restore falls back to the checkpoint of
+    # batch 1 (kept, keep_checkpoints=2) and replays batch 2's logs, kept for it.
     placed = json.loads((root / "placement.json").read_text())["partitions"]
     shutil.rmtree(local / placed["doc-001"]["node"] / "doc-001")
+    older, last = (json.loads((store / "checkpoints/doc-001" / f"batch={b}.json").read_text()) for b in (1, 2))
+    only_last = sorted({f["sha256"] for f in last["files"]} - {f["sha256"] for f in older["files"]})
+    (store / "checkpoints/doc-001/files" / only_last[0]).write_bytes(b"damaged")
+    assert (store / "batches/batch=2/logs/_DONE").exists()
     with pytest.raises(neardup.ray.MissingPartitionsError):
         DistributedIndex(root, restore=False)
     with pytest.raises(neardup.InvalidArgumentError, match="store"):
@@ -270,6 +276,11 @@ def test_checkpoints_are_incremental_and_retired_and_a_lost_database_is_restored
         assert [(r["partition"], r["from"], r["to"], r["reason"]) for r in dx.restored] == [
             ("doc-001", "n2", "n2", "database missing on its node")
         ]
+        (restored,) = dx.restored
+        assert restored["checkpoint_batch"] == 1 and restored["replayed"] == [2]
+        assert [s["batch"] for s in restored["skipped"]] == [2] and "damaged" in restored["skipped"][0]["reason"]
+        # The damaged checkpoint's manifest is gone: nothing later takes its files as held.
+        assert not (store / "checkpoints/doc-001/batch=2.json").exists()
         assert on_their_nodes(dx)
         assert dx.export().equals(want[0]) and dx.export_clusters().equals(want[1])
         assert dx.check()["problem_count"] == 0

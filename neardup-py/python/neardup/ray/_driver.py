@@ -491,8 +491,9 @@ class DistributedIndex:
         workers; the store is probed (a file written and deleted) before anything is merged;
         and after the commit every partition uploads its checkpoint of the batch to it
         (``checkpoint`` is implied), keeping its last ``keep_checkpoints`` (default 1: what a
-        restore needs). A batch's logs are retired only once every partition's last checkpoint
-        in the store is at or after it. A merge whose batch every partition applied but not
+        restore needs; more let a restore fall back to an older checkpoint when a file of the
+        last one is damaged or missing). A batch's logs are retired only once every partition's
+        oldest kept checkpoint in the store is at or after it. A merge whose batch every partition applied but not
         every partition checkpointed (a crash or a failing store after the commit) writes the
         missing checkpoints.
 
@@ -726,14 +727,15 @@ class DistributedIndex:
         batch ``n`` keeps at least its manifest and report (a re-run of its inputs is known),
         and earlier batch directories are removed. With a shared store, a restore replays the
         logs since a partition's last checkpoint: only the batches at or before every
-        partition's last checkpoint are retired."""
+        partition's oldest kept checkpoint are retired (with ``keep_checkpoints`` > 1 a
+        restore can fall back to an older checkpoint and replay the logs since)."""
         if self.applied_batches() != [n] * len(self.partitions()):
             return
         st = self.store
         limit = n
         if st.shared:
             names = _place.partition_names(self.layout)
-            limit = min([n] + [_durable.last_checkpoint(st, x) or 0 for x in names])
+            limit = min([n] + [(_durable.checkpoint_batches(st, x) or [0])[0] for x in names])
         freed = 0
         for name in st.list("batches"):
             m = _batch_number(name)

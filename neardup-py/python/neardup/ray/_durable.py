@@ -23,8 +23,10 @@ sha256, then the directory renamed into place), ``placement.json`` is rewritten 
 node, and once its actor runs it replays the batch logs since its checkpoint, read from the
 store, up to the last batch any partition applied. The node chosen is the alive node holding
 the fewest partitions (ties: by name), among the nodes the index was placed on
-(``nodes=[...]``) when any of them is alive. The batch logs a restore needs stay in the store:
-a batch's logs are retired only once every partition's last checkpoint is at or after it.
+(``nodes=[...]``) when any of them is alive. A checkpoint that cannot be read whole (a file
+missing or damaged) falls back to the next older one kept. The batch logs a restore needs stay
+in the store: a batch's logs are retired only once every partition's oldest kept checkpoint is
+at or after it.
 """
 
 from __future__ import annotations
@@ -217,10 +219,13 @@ def choose_targets(assignment: Dict[str, Any], lost: List[str], alive: Dict[str,
 def restore(root: Path, store: Store, assignment: Dict[str, Any], lost: Dict[str, Optional[str]], in_place: bool) -> List[Dict[str, Any]]:
     """Restores the partitions of ``lost`` (name → the node that held them) from their last
     checkpoints in the store: on other alive nodes (``choose_targets``), or, ``in_place``, on
-    the node that lost the database. ``placement.json`` is rewritten after each. Returns what
+    the node that lost the database. A checkpoint with a damaged or missing file falls back to
+    the next older one kept (``keep_checkpoints`` > 1) whose batch logs since are all in the
+    store (the catch-up replays them). ``placement.json`` is rewritten after each. Returns what
     was done, one dict per partition: ``{"partition", "from", "to", "dir", "checkpoint_batch",
-    "files", "bytes", "seconds", "reason"}``. Raises ``StoreError`` (nothing restored) when a
-    partition has no checkpoint in the store."""
+    "files", "bytes", "seconds", "reason", "skipped"}`` (``skipped``: the newer checkpoints
+    passed over, ``{"batch", "reason"}``). Raises ``StoreError`` when a partition has no usable
+    checkpoint in the store (the partitions before it restored)."""
     from . import _place
     from ._runtime import require_ray
 
@@ -229,10 +234,10 @@ def restore(root: Path, store: Store, assignment: Dict[str, Any], lost: Dict[str
     order = _place.layout_order(lost)
     batches = {}
     for name in order:
-        b = last_checkpoint(store, name)
-        if b is None:
+        found = checkpoint_batches(store, name)
+        if not found:
             raise StoreError(store.spec, f"holds no checkpoint of partition {name}, which cannot be restored")
-        batches[name] = b
+        batches[name] = found
     targets = {n: lost[n] for n in order} if in_place else choose_targets(assignment, order, alive)
     done = []
     for name in order:
@@ -242,11 +247,38 @@ def restore(root: Path, store: Store, assignment: Dict[str, Any], lost: Dict[str
         new_dir = _place.next_dir(name, entry["dir"], "r")
         base = _place.local_base(root, assignment, target)
         node_id = None if target is None else _place._unique(alive, target)
-        got = ray.get(
-            _place._on(_download, node_id).remote(
-                store, name, batches[name], str(base / f".{new_dir}.incoming"), str(base / new_dir)
+        download = _place._on(_download, node_id)
+        # The last checkpoint, or else an older one kept (``keep_checkpoints``) whose batch logs
+        # since are all in the store: a damaged or missing file falls back to it.
+        skipped: List[Dict[str, Any]] = []
+        got = None
+        for b in reversed(batches[name]):
+            missing = [m for m in range(b + 1, batches[name][-1] + 1) if not store.exists(f"batches/batch={m}/logs/_DONE")]
+            if missing:
+                skipped.append({"batch": b, "reason": f"the logs of batch {missing[0]} are not in the store"})
+                continue
+            try:
+                got = ray.get(download.remote(store, name, b, str(base / f".{new_dir}.incoming"), str(base / new_dir)))
+            except ray.exceptions.RayTaskError as e:
+                cause = e.as_instanceof_cause()
+                if not isinstance(cause, (OSError, neardup.CorruptionError)):
+                    raise
+                reason = str(cause)
+                if isinstance(cause, (FileNotFoundError, neardup.CorruptionError)):
+                    # A manifest naming a damaged or missing file goes: a later upload must not
+                    # take that file as held (it would name it again), and no restore tries it.
+                    store.delete(_manifest_rel(name, b))
+                    reason += " (the manifest was removed)"
+                skipped.append({"batch": b, "reason": reason})
+                continue
+            got["batch"] = b
+            break
+        if got is None:
+            raise StoreError(
+                store.spec,
+                f"holds no usable checkpoint of partition {name}: "
+                + "; ".join(f"batch {s['batch']}: {s['reason']}" for s in skipped),
             )
-        )
         entry["node"], entry["dir"] = target, new_dir
         _place.store(root, assignment)
         done.append(
@@ -255,11 +287,12 @@ def restore(root: Path, store: Store, assignment: Dict[str, Any], lost: Dict[str
                 "from": lost[name],
                 "to": target if target is not None else _place.driver_node_name(),
                 "dir": new_dir,
-                "checkpoint_batch": batches[name],
+                "checkpoint_batch": got["batch"],
                 "files": got["files"],
                 "bytes": got["bytes"],
                 "seconds": round(time.monotonic() - t, 3),
                 "reason": "database missing on its node" if in_place else "node not alive",
+                "skipped": skipped,
             }
         )
     return done
