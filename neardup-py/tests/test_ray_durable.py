@@ -291,6 +291,33 @@ def test_checkpoints_are_incremental_and_retired_and_a_lost_database_is_restored
         assert manifests == ["batch=3.json"] and named == held, part
 
 
+def test_a_store_that_fails_during_the_commit_is_a_store_error_and_a_re_run_finishes(cluster, days, tmp_path, monkeypatch):
+    f1, f2, gone, want = days
+    root, store = tmp_path / "dist", tmp_path / "store"
+    store.mkdir()
+    with DistributedIndex(root, 2, 2, nodes=["n0", "n2"], store=store, **OPTIONS) as dx:
+        dx.merge([f1], work_units=2, progress=False)
+        # The store loses a partition's log of day 2 between S4 and S5.
+        log = store / "batches/batch=2/logs/doc-001.ndlog"
+        kept = tmp_path / "kept.ndlog"
+        commit = neardup.ray._driver._commit.commit
+
+        def losing(dx, n, brel, report):
+            shutil.move(log, kept)
+            return commit(dx, n, brel, report)
+
+        monkeypatch.setattr(neardup.ray._driver._commit, "commit", losing)
+        with pytest.raises(StoreError, match="did not give the logs of batch 2"):
+            dx.merge([f2], gone, work_units=2, progress=False)
+        monkeypatch.setattr(neardup.ray._driver._commit, "commit", commit)
+        assert sorted(dx.applied_batches()) == [1, 2, 2, 2]
+        # The store gives it again: the same merge finishes the batch.
+        shutil.move(kept, log)
+        assert dx.merge([f2], gone, work_units=2, progress=False)["resumed"] == ["S1", "S2", "S3", "S4"]
+        assert dx.export().equals(want[0]) and dx.export_clusters().equals(want[1])
+        assert dx.check()["problem_count"] == 0
+
+
 def tree(root: Path):
     return sorted((str(p.relative_to(root)), p.stat().st_size, p.stat().st_mtime_ns) for p in root.rglob("*"))
 

@@ -16,13 +16,15 @@ from typing import TYPE_CHECKING
 from . import _place
 from ._faults import kill_armed, kill_point
 from ._runtime import require_ray
+from ._store import StoreError
 
 if TYPE_CHECKING:
     from ._driver import DistributedIndex, MergeReport
 
 
 def commit(dx: DistributedIndex, n: int, brel: str, report: MergeReport) -> None:
-    """S5: every partition applies its log (once in effect)."""
+    """S5: every partition applies its log (once in effect). ``StoreError`` when a shared store
+    does not give a partition its log (a re-run finishes the batch once it does)."""
     ray = require_ray()
     store = dx.store
 
@@ -32,14 +34,27 @@ def commit(dx: DistributedIndex, n: int, brel: str, report: MergeReport) -> None
             return a.apply_stored.remote(n, store, rel)
         return a.apply.remote(n, store.read(rel))
 
+    def wait(refs):  # type: ignore[no-untyped-def]
+        # A log the store cannot give (unreachable, a file gone) is the store's failure: the
+        # partitions that read theirs applied them, the others apply them on a re-run.
+        try:
+            return ray.get(refs)
+        except ray.exceptions.RayTaskError as e:
+            cause = e.as_instanceof_cause()
+            if isinstance(cause, OSError) and store.shared:
+                raise StoreError(
+                    store.spec, f"did not give the logs of batch {n} ({brel}/logs): {cause}; run the merge again once it does"
+                ) from None
+            raise
+
     calls = list(zip(dx.partitions(), _place.partition_names(dx.layout)))
     if kill_armed("S5"):
         # Crash tests: the first partition commits, then the driver dies.
         a, name = calls.pop(0)
-        ray.get(apply(a, name))
+        wait(apply(a, name))
         kill_point("S5")
     refs = [apply(a, name) for a, name in calls]
-    report["partitions_applied"] = sum(bool(x) for x in ray.get(refs))
+    report["partitions_applied"] = sum(bool(x) for x in wait(refs))
 
 
 def checkpoint(dx: DistributedIndex, n: int) -> None:
