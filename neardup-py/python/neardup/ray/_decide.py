@@ -1,15 +1,20 @@
-"""S4 of the daily merge (SCALEOUT §5): each work unit decided in its own scratch index, and the
-units' logs made one batch log.
+"""S2–S4's coordination and S4 of the daily merge (SCALEOUT §5): each work unit decided in its own
+scratch index, and the units' logs made one batch log.
+
+The coordination runs in a Ray actor (``Coordinator``, issue #34, item 3), not on the driver: it
+reads the day's keys and signatures from S1's parts in the store (``_Rows``), calls ``_plan.plan``
+(S2–S3), starts the units and numbers their ids; the driver gets the counts and the first error
+rows. Each unit reads its own pages (key, host, time, body) from S1's parts.
 
 A unit is a Ray task: a scratch index with the standing index's options (``reuse_ids=False``) is
 seeded with the ``seed_log`` of the pages and clusters its components read, deciding nothing;
 its deletes, then its rows in the library calls ``insert_many`` makes on one machine (whole-batch
-order), run with the single-node code; the difference of its state logs is its log. The driver
+order), run with the single-node code; the difference of its state logs is its log. The coordinator
 numbers the units' new pages, clusters and insertion sequence in the order one machine gives them
 out (the deletes in delete-list order, then the pages in processing order), joins the logs
 (``neardup.combine_unit_logs``), cuts the batch log by partition (``Layout.route``) and writes
 it under the batch's ``logs/`` in the store (SCALEOUT §9: the log makes S5 repeatable): the units'
-logs go from the units to a worker that does so, never through the driver.
+logs go from the units to a worker that does so, never through the driver or the coordinator.
 """
 
 from __future__ import annotations
@@ -318,7 +323,7 @@ def _decide_unit(
     reason)."""
     wanted = sorted(r for call in runs for r, _ in call)
     table = _unit_rows(source, wanted)
-    at = {r: i for i, r in enumerate(wanted)}
+    pos_of = {r: i for i, r in enumerate(wanted)}
     scratch_dir = tempfile.mkdtemp(prefix="neardup-scratch-")
     try:
         with neardup.Index(Path(scratch_dir) / "ix", **options) as scratch:
@@ -339,7 +344,7 @@ def _decide_unit(
             for call in runs:
                 rows = [r for r, _ in call]
                 row_of = {k: r for r, k in call if k is not None}
-                run = table.take([at[r] for r in rows])
+                run = table.take([pos_of[r] for r in rows])
                 run = run.drop_columns(["html" if run.column("is_html")[0].as_py() is False else "text", "is_html"])
                 verdicts = scratch.insert_many(
                     run, order="fingerprints", order_scope="batch", batch_size=max(1, len(rows)), progress=False

@@ -2,8 +2,10 @@
 
 It opens a distributed index (its layout file, its partition actors), reads across the partitions
 (``pages``, ``export``, ``export_clusters``, ``check``, ``stats``), and runs a merge stage after
-stage under the index's merge lock: the batch's manifest, S1 (``_sign``), S2–S3 (``_plan``), S4
-(``_decide``), the logs' ``_DONE`` marker, S5 and S6's checkpoint (``_commit``), and the report.
+stage under the index's merge lock: the batch's manifest, S1 (``_sign``: the day read and signed by
+Ray tasks), S2–S4 (``_plan``, ``_decide``: run by a coordinator actor), the logs' ``_DONE`` marker, S5
+and S6's checkpoint (``_commit``), and the report. The driver holds nothing a page of the day
+(issue #34, item 3): it hashes the input files for the manifest (streamed) and gets counts.
 A re-run with the same inputs resumes where the markers say: a batch whose logs were written goes
 straight to S5; a batch every partition applied is reported as done.
 """
@@ -430,7 +432,7 @@ class DistributedIndex:
         progress: Union[bool, Callable[[str], Any]] = True,
     ) -> MergeReport:
         """Merges a day into the index: the keys of ``delete_list`` deleted first, then the
-        pages of ``files`` (JSONL, ``.gz`` too) decided against the index and each other in
+        pages of ``files`` decided against the index and each other in
         whole-batch order (by descending fingerprint count; not single-node ingest's default,
         input order), as ``neardup ingest --delete-list … --order fingerprints --order-scope
         batch`` does on one machine with ``--batch`` at least the day's size. ``batch`` defaults to the next batch; re-running an interrupted merge with the
@@ -448,6 +450,17 @@ class DistributedIndex:
         ``progress``: True prints each stage on standard error, a callable gets each stage's
         line.
 
+        Input files: JSONL (one JSON object a line; ``.gz`` read as gzip), or Parquet (a name
+        ending in ``.parquet`` or ``.pq``) with the columns ``id`` and/or ``url``, ``html``
+        and/or ``text`` (strings; ``html`` also binary), optionally ``host`` (string) and
+        ``time`` (integer); other columns are ignored, a column of nulls is a missing field, and
+        an empty file (no bytes) holds no pages. The files are read and signed by Ray tasks,
+        block by block (S1), and written to the batch's ``s1/``; S2–S4 are coordinated by a Ray
+        actor on the driver's node that reads the day's keys and signatures from there, and the
+        work units read their pages from there: the driver holds no page, its memory does not
+        grow with the day's size. Each file must be readable where the tasks run: on the
+        driver's node without a shared store, on every node with one.
+
         With a shared store (``store=`` when the index was created), the batch's directory is
         ``batches/batch=<n>/`` of the store, its signatures and logs written there by the
         workers; the store is probed (a file written and deleted) before anything is merged;
@@ -462,11 +475,14 @@ class DistributedIndex:
         UTF-8, not JSON or not a JSON object (as ``neardup ingest`` skips them), or a row without
         a usable key or body, or one the index refuses (as ``insert_many`` reports them). The
         other pages are merged; ``errors`` counts those records, and ``error_rows`` lists the
-        first 100 in file order as ``{"file", "line", "reason"}``.
+        first 100 in file order as ``{"file", "line", "reason"}`` (for Parquet, ``line`` is the
+        row's number in its file, from 1).
 
         # Errors
         ``InvalidArgumentError`` for nothing to merge, a batch started with other inputs or one
-        the partitions cannot take next, or a delete list that is not UTF-8; ``OSError`` for an
+        the partitions cannot take next, a delete list that is not UTF-8, or a Parquet file that
+        is not one of pages (not Parquet, or a column above missing or of another type), all
+        before anything of the batch is written; ``OSError`` for an
         input that cannot be opened; ``StoreError`` for a shared store that is missing or not
         writable (before anything is applied; after the commit, before the checkpoints)."""
         say = _sayer(progress)

@@ -1,5 +1,5 @@
-"""The files of a distributed index's merges (SCALEOUT §5, §9): the day's input (JSONL pages, a
-delete list), and what a batch's directory ``batches/batch=<n>/`` holds, written so that a crash
+"""The files of a distributed index's merges (SCALEOUT §5, §9): the day's input (JSONL or Parquet
+pages, read a record at a time by ``records`` in S1's tasks; a delete list), and what a batch's directory ``batches/batch=<n>/`` holds, written so that a crash
 leaves either the old file or the new one: the manifest of the inputs (a re-run with other inputs
 is refused), the logs and their ``_DONE`` marker, the report. Also the lock that keeps a second
 driver out, and the export as TSV.
@@ -90,7 +90,7 @@ def is_parquet(path: PathLike) -> bool:
 def parquet_problem(path: PathLike) -> Optional[str]:
     """Why a Parquet file of pages cannot be read (its footer only is read), or ``None``: it
     must be Parquet, with an ``id`` or ``url`` column, an ``html`` or ``text`` column, and the
-    columns of ``PARQUET_COLUMNS`` of their types (others are ignored). An empty file (no bytes)
+    columns of ``PARQUET_COLUMNS`` of their types or of nulls only (others are ignored). An empty file (no bytes)
     is a file of no pages."""
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -107,7 +107,8 @@ def parquet_problem(path: PathLike) -> Optional[str]:
     if not names & {"html", "text"}:
         return f"a Parquet file of pages needs an `html` or `text` column; it has {sorted(names)}"
     for name, kinds in PARQUET_COLUMNS.items():
-        if name in names and str(schema.field(name).type) not in kinds:
+        # A column of nulls only (Arrow's ``null`` type) is a column of missing values.
+        if name in names and str(schema.field(name).type) not in kinds + ("null",):
             return f"its column `{name}` is {schema.field(name).type}, not one of {', '.join(kinds)}"
     return None
 
