@@ -78,7 +78,7 @@ def test_bad_rows_of_parquet_are_error_rows_with_their_row_number(cluster, day, 
         report = dx.merge([path], progress=False)
     assert report["pages"] == 20 and report["errors"] == 2 and report["live_pages"] == 18
     assert [(e["file"], e["line"]) for e in report["error_rows"]] == [(str(path), 4), (str(path), 8)]
-    assert report["error_rows"][0]["reason"] == "no `id` (or `url`)"
+    assert report["error_rows"][0]["reason"] == "invalid argument: no `id` (or `url`)"
 
 
 def test_a_parquet_file_of_another_schema_is_refused_before_anything_is_written(cluster, day, tmp_path):

@@ -226,7 +226,8 @@ def start_units(dx: Any, chunk: Any, sigs: Any, gone: List[str], units: List[Uni
             )
         )
     # The rows no library call takes: error rows, which change nothing.
-    bad = [(i, b) for i, b in enumerate(chunk.bad) if b is not None]
+    # (insert_many reports them as InvalidArgumentError: its message, as there).
+    bad = [(i, f"invalid argument: {b}") for i, b in enumerate(chunk.bad) if b is not None]
     return {"refs": refs, "units": units, "place": place, "base": base, "bad": bad, "brel": brel, "shuffled": shuffled}
 
 

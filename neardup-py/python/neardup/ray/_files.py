@@ -186,8 +186,9 @@ def _is_utf8(value: Any) -> bool:
 
 
 def read_day(files: Sequence[PathLike], limit: Optional[int] = MAX_LISTED_ERRORS) -> Day:
-    """The day's records of JSONL files (``.gz`` read as gzip): what the merge reads. A record that
-    cannot be read never stops it (see ``Day``)."""
+    """The day's records of JSONL files (``.gz`` read as gzip) or Parquet files (``records``), on
+    this process: what S1's tasks read, file by file. A record that cannot be read never stops
+    it (see ``Day``); a Parquet file that is not one of pages raises ``InvalidArgumentError``."""
     day = Day(limit)
     for f in files:
         day.read(Path(f))
@@ -195,7 +196,8 @@ def read_day(files: Sequence[PathLike], limit: Optional[int] = MAX_LISTED_ERRORS
 
 
 def read_pages(files: Sequence[PathLike], skipped: Optional[List[Dict[str, Any]]] = None) -> List[Dict[str, Any]]:
-    """The pages of JSONL files (``.gz`` read as gzip), one dict per line with the CLI's fields:
+    """The pages of JSONL files (``.gz`` read as gzip) or Parquet files (``.parquet``, ``.pq``; see
+    ``records``), one dict per line or row with the CLI's fields:
     ``id`` (or ``url``), ``host``, ``time``, ``html`` or ``text``. Blank lines are skipped.
 
     A line that is not UTF-8, not JSON or not a JSON object (or a broken gzip stream) is read as
