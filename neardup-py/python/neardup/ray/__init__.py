@@ -5,8 +5,10 @@ A distributed index lives under one root directory: K key partitions and J doc p
 restarted, and one directory per merged batch (``batches/batch=<n>/``) with its stage outputs.
 A day is merged by ``DistributedIndex.merge(files, delete_list)``:
 
-- **S1 signatures**: Ray Data ``map_batches`` over the day's pages (``neardup.signatures_table``):
-  each page's posting keys and simhash.
+- **S1 signatures**: the day's files (JSONL, ``.gz`` too, or Parquet) read by Ray tasks, block
+  by block, each block signed by a task (``neardup.signatures_table``: each page's posting keys
+  and simhash) and written to the batch's ``s1/`` with its pages; the driver holds no page
+  (S2–S4 are coordinated by an actor that reads the day's keys from ``s1/``).
 - **S2 reach**: the posting keys go to their key partitions, the simhashes to the partitions of
   their blocks; the deleted and re-crawled keys go to their doc partitions, which give their pages,
   clusters and members, whose own keys reach further (what ``Index.decision_reach`` reads on one

@@ -53,7 +53,7 @@ def _parser() -> argparse.ArgumentParser:
 
     m = sub.add_parser("merge", help="merge a day's pages, after a delete list")
     common(m)
-    m.add_argument("files", nargs="*", help="JSONL files of pages (.gz read as gzip)")
+    m.add_argument("files", nargs="*", help="JSONL files of pages (.gz read as gzip), or Parquet files (.parquet, .pq)")
     m.add_argument("--key-parts", type=int, help="key partitions of a new index (default 4)")
     m.add_argument("--doc-parts", type=int, help="doc partitions of a new index (default 4)")
     m.add_argument("--delete-list", help="keys to delete first, one a line")
@@ -159,7 +159,7 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
         try:
             if args.command == "merge":
                 if not args.files and not args.delete_list:
-                    raise neardup.InvalidArgumentError("nothing to do: give JSONL files and/or --delete-list")
+                    raise neardup.InvalidArgumentError("nothing to do: give JSONL or Parquet files and/or --delete-list")
                 report = ix.merge(
                     args.files,
                     args.delete_list,

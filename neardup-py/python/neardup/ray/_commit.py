@@ -4,19 +4,20 @@ S5: every partition applies its part of the batch log, read from the batch's ``l
 store, once in effect (``Index.apply_log`` records the batch in its last write, and a partition
 that applied it skips it): a re-run after a crash, of the driver or of an actor, applies it again
 harmlessly. With a shared store each actor reads its log from the store itself; with the root's,
-which only the driver's node reaches, the driver reads it and sends it.
+which only the driver's node reaches, a task on the driver's node reads it and sends it (the
+driver holds no log: issue #34, item 3).
 S6: a checkpoint of every partition: uploaded to the shared store (``_durable``), or, without
 one and when asked, under ``checkpoints/batch=<n>/`` on the partition's node.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from . import _place
 from ._faults import kill_armed, kill_point
 from ._runtime import require_ray
-from ._store import StoreError
+from ._store import Store, StoreError, task
 
 if TYPE_CHECKING:
     from ._driver import DistributedIndex, MergeReport
@@ -32,7 +33,9 @@ def commit(dx: DistributedIndex, n: int, brel: str, report: MergeReport) -> None
         rel = f"{brel}/logs/{name}.ndlog"
         if store.shared:
             return a.apply_stored.remote(n, store, rel)
-        return a.apply.remote(n, store.read(rel))
+        return send.remote(a, n, store, rel)
+
+    send = task(_send_log, store)
 
     def wait(refs):  # type: ignore[no-untyped-def]
         # A log the store cannot give (unreachable, a file gone) is the store's failure: the
@@ -55,6 +58,12 @@ def commit(dx: DistributedIndex, n: int, brel: str, report: MergeReport) -> None
         kill_point("S5")
     refs = [apply(a, name) for a, name in calls]
     report["partitions_applied"] = sum(bool(x) for x in wait(refs))
+
+
+def _send_log(actor: Any, n: int, store: Store, rel: str) -> bool:
+    """In a task on the driver's node: a partition's log of batch ``n`` read from the root's
+    store and applied by its actor; what ``apply`` returned."""
+    return require_ray().get(actor.apply.remote(n, store.read(rel)))
 
 
 def checkpoint(dx: DistributedIndex, n: int) -> None:

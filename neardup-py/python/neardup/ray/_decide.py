@@ -1,43 +1,184 @@
-"""S4 of the daily merge (SCALEOUT §5): each work unit decided in its own scratch index, and the
-units' logs made one batch log.
+"""S2–S4's coordination and S4 of the daily merge (SCALEOUT §5): each work unit decided in its own
+scratch index, and the units' logs made one batch log.
+
+The coordination runs in a Ray actor (``Coordinator``, issue #34, item 3), not on the driver: it
+reads the day's keys and signatures from S1's parts in the store (``_Rows``), calls ``_plan.plan``
+(S2–S3), starts the units and numbers their ids; the driver gets the counts and the first error
+rows. Each unit reads its own pages (key, host, time, body) from S1's parts.
 
 A unit is a Ray task: a scratch index with the standing index's options (``reuse_ids=False``) is
 seeded with the ``seed_log`` of the pages and clusters its components read, deciding nothing;
 its deletes, then its rows in the library calls ``insert_many`` makes on one machine (whole-batch
-order), run with the single-node code; the difference of its state logs is its log. The driver
+order), run with the single-node code; the difference of its state logs is its log. The coordinator
 numbers the units' new pages, clusters and insertion sequence in the order one machine gives them
 out (the deletes in delete-list order, then the pages in processing order), joins the logs
 (``neardup.combine_unit_logs``), cuts the batch log by partition (``Layout.route``) and writes
 it under the batch's ``logs/`` in the store (SCALEOUT §9: the log makes S5 repeatable): the units'
-logs go from the units to a worker that does so, never through the driver.
+logs go from the units to a worker that does so, never through the driver or the coordinator.
 """
 
 from __future__ import annotations
 
+import bisect
 import shutil
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 import neardup
 from neardup._rows import insert_groups
 
-from ._faults import kill_armed, kill_point
-from ._files import MAX_LISTED_ERRORS
+from . import _plan, _sign
+from ._faults import kill_armed, kill_point  # noqa: F401 - the driver's S4 kill point (tests patch it here)
+from ._files import MAX_LISTED_ERRORS, read_key_list
 from ._plan import Unit, group
 from ._runtime import require_ray
 from ._store import Store, task
 
-if TYPE_CHECKING:
-    from ._driver import DistributedIndex
+
+class _Partitions:
+    """What S2–S4 use of a ``DistributedIndex`` (its layout, partition actors, options and store),
+    picklable: the coordinator gets it in place of the driver's object."""
+
+    def __init__(self, dx: Any) -> None:
+        self.layout = dx.layout
+        self.keys = list(dx.keys)
+        self.docs = list(dx.docs)
+        self.options = dict(dx.options)
+        self.store = dx.store
+
+    def stats(self) -> Dict[str, Any]:
+        """Live pages and clusters (the counters every partition holds)."""
+        s = require_ray().get(self.docs[0].stats.remote())
+        return {"pages": s["pages"], "clusters": s["clusters"]}
 
 
-def decide(dx: DistributedIndex, n: int, pages: List[Dict[str, Any]], chunk: Any, sigs: Any, gone: List[str], units: List[Unit], brel: str, shuffled: int) -> Dict[str, Any]:
-    """S4: each work unit decided in its own scratch index (a Ray task), seeded with what
-    its components read; the units' logs combined into the batch log, cut by partition and
-    written under ``<brel>/logs/`` in the store by a worker (the caller writes the ``_DONE``
-    marker). Returns the counts, with the first error rows as (row, reason) pairs in
-    ``error_rows``."""
+class _Rows:
+    """The day's rows as S2–S4 read them from S1's parts (what ``Chunk`` held of them, without
+    their bodies): ``keys``, ``bad`` (why a row cannot be a page), ``bodies`` (``(None,
+    is_html)``: the kind of each row's body), ``lines`` and the files' first rows (``offsets``),
+    so that a row names its file and line."""
+
+    def __init__(self, store: Store, rel: str, day: Dict[str, Any]) -> None:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        self.files = [f for f, _ in day["files"]]
+        self.offsets = [0]
+        for _, n in day["files"]:
+            self.offsets.append(self.offsets[-1] + n)
+        self.parts = _sign.part_rows(store.list(rel), self.offsets)
+        cols = ["file", "row", "line", "key", "is_html", "bad", "signed", "posting_keys", "simhash", "fingerprints"]
+        tables = [pq.read_table(store.path(f"{rel}/{name}"), columns=cols, filesystem=store.fs) for _, name in self.parts]
+        table = pa.concat_tables(tables) if tables else _sign.part_schema().empty_table().select(cols)
+        files = table.column("file").to_numpy()
+        import numpy as np
+
+        rows = np.asarray(self.offsets[:-1], dtype=np.int64)[files] + table.column("row").to_numpy() if len(files) else np.zeros(0, np.int64)
+        if len(rows) != self.offsets[-1] or (len(rows) and not (rows == np.arange(len(rows))).all()):
+            raise neardup.CorruptionError(f"the signatures of {store.path(rel)} do not hold the day's rows in order")
+        self.keys: List[Optional[str]] = table.column("key").to_pylist()
+        self.bad: List[Optional[str]] = table.column("bad").to_pylist()
+        self.bodies = [(None, h) for h in table.column("is_html").to_pylist()]
+        self.lines = table.column("line").to_numpy()
+        signed = table.column("signed")
+        self.sigs = pa.table(
+            {
+                "row": pa.array(rows, pa.int64()),
+                "posting_keys": table.column("posting_keys"),
+                "simhash": table.column("simhash"),
+                "fingerprints": table.column("fingerprints"),
+            }
+        ).filter(signed)
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+    def place(self, row: int) -> Tuple[str, int]:
+        """The file (as the merge was given it) and line of row ``row``."""
+        f = bisect.bisect_right(self.offsets, row) - 1
+        return self.files[f], int(self.lines[row])
+
+    def parts_of(self, rows: List[int]) -> List[str]:
+        """The parts holding some of ``rows`` (sorted)."""
+        firsts = [first for first, _ in self.parts]
+        return sorted({self.parts[bisect.bisect_right(firsts, r) - 1][1] for r in rows})
+
+
+class Coordinator:
+    """S2–S4's coordination in a Ray actor of its own (SCALEOUT §5; issue #34, item 3), so that
+    the driver holds nothing a page: it reads the day's keys and signatures from S1's parts in
+    the store, plans the components and work units (``_plan.plan``), starts the units, numbers
+    their new ids and has their logs written; the driver gets the counts. Its calls, in order:
+    ``plan``, ``start``, then (crash tests) ``first_done``, then ``finish``."""
+
+    def __init__(self, dx: _Partitions, brel: str, day: Dict[str, Any], delete_list: Optional[str]) -> None:
+        self.dx = dx
+        self.brel = brel
+        self.day = day
+        self.delete_list = delete_list
+
+    def plan(self, work_units: int) -> Dict[str, Any]:
+        """S2–S3: the day's rows read, the delete list read, the components and work units
+        planned. Returns their counts."""
+        self.rows = _Rows(self.dx.store, f"{self.brel}/s1", self.day)
+        self.gone = read_key_list(self.delete_list)
+        self.units, sizes, shuffled = _plan.plan(self.dx, self.rows, self.rows.sigs, self.gone, work_units)
+        self.counts = {
+            "pages": len(self.rows),
+            "deletes": len(self.gone),
+            "reached_pages": sum(len(u.pages) for u in self.units),
+            "reached_clusters": sum(len(u.clusters) for u in self.units),
+            "components": sizes,
+            "shuffled_bytes": shuffled,
+            "work_units": len(self.units),
+        }
+        return dict(self.counts)
+
+    def start(self) -> None:
+        """S4: the work units started (see ``start_units``)."""
+        self.started = start_units(self.dx, self.rows, self.rows.sigs, self.gone, self.units, self.brel, self.counts["shuffled_bytes"])
+
+    def first_done(self) -> None:
+        """Returns once a work unit has decided (the crash tests kill the driver then)."""
+        require_ray().wait([m for _, m in self.started["refs"]], num_returns=1)
+
+    def finish(self) -> Dict[str, Any]:
+        """S4's end (``finish_units``); the counts of S1–S4, with the day's unreadable records
+        and the first error rows as ``{"file", "line", "reason"}`` in file order."""
+        counts = dict(self.counts)
+        counts.update(finish_units(self.dx, self.started))
+        day = self.day
+        counts["pages"] += day["unreadable"]
+        counts["errors"] += day["unreadable"]
+        listed = list(day["skipped"]) + [
+            {"file": f, "line": line, "reason": reason}
+            for f, line, reason in ((*self.rows.place(r), reason) for r, reason in counts["error_rows"])
+        ]
+        order = {f: i for i, f in enumerate(self.rows.files)}
+        listed.sort(key=lambda e: (order.get(e["file"], len(order)), e["line"]))
+        counts["error_rows"] = listed[:MAX_LISTED_ERRORS]
+        return counts
+
+
+def coordinator(dx: Any, brel: str, day: Dict[str, Any], delete_list: Optional[str]) -> Any:
+    """A new ``Coordinator`` actor for a merge of ``dx``: no CPU reserved (it mostly waits for
+    the partitions and units), on the driver's node (where the root's store is, and the
+    driver's loss ends the merge anyway)."""
+    ray = require_ray()
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+    here = ray.get_runtime_context().get_node_id()
+    actor = ray.remote(num_cpus=0, max_restarts=0)(Coordinator)
+    return actor.options(scheduling_strategy=NodeAffinitySchedulingStrategy(here, soft=False)).remote(
+        _Partitions(dx), brel, day, None if delete_list is None else str(Path(delete_list).absolute())
+    )
+
+
+def start_units(dx: Any, chunk: Any, sigs: Any, gone: List[str], units: List[Unit], brel: str, shuffled: int) -> Dict[str, Any]:
+    """S4's start: each work unit decided in its own scratch index (a Ray task), seeded with
+    what its components read, its rows read from S1's parts in the store. ``chunk``: the day's
+    rows (``_Rows``). Returns what ``finish_units`` needs."""
     ray = require_ray()
     lay = dx.layout
     frequent = ray.get([a.call.remote("seed_log", [], []) for a in dx.keys])
@@ -48,7 +189,6 @@ def decide(dx: DistributedIndex, n: int, pages: List[Dict[str, Any]], chunk: Any
     # again, cut by body kind; bad rows in none): each unit makes the same calls with its
     # rows, so that each call orders them as there.
     groups = insert_groups(chunk, [i for i, b in enumerate(chunk.bad) if b is None])
-    bad = [i for i, b in enumerate(chunk.bad) if b is not None]
     unit_of = {r: u for u, unit in enumerate(units) for r in unit.rows}
     # Where each row is decided on one machine: its call, then its place in the call's
     # order (descending fingerprint count, then input order).
@@ -58,11 +198,8 @@ def decide(dx: DistributedIndex, n: int, pages: List[Dict[str, Any]], chunk: Any
         for pos, r in enumerate(sorted(rows, key=lambda r: (-(count.get(r) or 0), r))):
             place[r] = (c, pos)
     options = dict(dx.options, reuse_ids=False)
-    unit_task = ray.remote(num_cpus=1, num_returns=2)(_decide_unit)
-    # The pages go to the object store once, as Arrow (the units read their rows without a
-    # copy), or as dicts when their fields do not make Arrow columns.
-    table = _pages_table(pages)
-    source = ray.put(table if table is not None else pages)
+    unit_task = task(_decide_unit, dx.store, num_cpus=1, num_returns=2)
+    s1 = f"{brel}/s1"
     # Every unit's seed asked of the partitions at once.
     seed_refs = []
     for u in units:
@@ -75,8 +212,8 @@ def decide(dx: DistributedIndex, n: int, pages: List[Dict[str, Any]], chunk: Any
         shuffled += len(seed)
         calls = [[r for r in rows if unit_of.get(r) == n_unit] for _, rows in groups]
         calls = [c for c in calls if c]
-        if n_unit == 0 and bad:
-            calls.append(bad)  # error rows only: they change nothing
+        wanted = sorted(r for c in calls for r in c)
+        source = (dx.store, s1, chunk.offsets, chunk.parts_of(wanted))
         refs.append(
             unit_task.remote(
                 options,
@@ -88,11 +225,22 @@ def decide(dx: DistributedIndex, n: int, pages: List[Dict[str, Any]], chunk: Any
                 base["live_clusters"],
             )
         )
-    if kill_armed("S4"):
-        # Crash tests: the driver dies while the units decide, once the first is done.
-        ray.wait([m for _, m in refs], num_returns=1)
-        kill_point("S4")
-    # The driver reads what each unit did; the units' logs stay in the object store.
+    # The rows no library call takes: error rows, which change nothing.
+    # (insert_many reports them as InvalidArgumentError: its message, as there).
+    bad = [(i, f"invalid argument: {b}") for i, b in enumerate(chunk.bad) if b is not None]
+    return {"refs": refs, "units": units, "place": place, "base": base, "bad": bad, "brel": brel, "shuffled": shuffled}
+
+
+def finish_units(dx: Any, started: Dict[str, Any]) -> Dict[str, Any]:
+    """S4's end: the units' new pages, clusters and insertion sequence numbered in the order
+    one machine gives them out, the units' logs combined into the batch log, cut by partition
+    and written under ``<brel>/logs/`` in the store by a worker (the caller writes the
+    ``_DONE`` marker). Returns the counts, with the first error rows as (row, reason) pairs in
+    ``error_rows``."""
+    ray = require_ray()
+    lay = dx.layout
+    refs, units, place, base, bad = started["refs"], started["units"], started["place"], started["base"], started["bad"]
+    # The coordinator reads what each unit did; the units' logs stay in the object store.
     results = ray.get([m for _, m in refs])
     # The batch's new ids in the order one machine gives them out: the deletes' in
     # delete-list order, then the pages' in processing order; each event's ids in the order
@@ -126,16 +274,16 @@ def decide(dx: DistributedIndex, n: int, pages: List[Dict[str, Any]], chunk: Any
         if any(v is None for table in m.values() for v in table):
             raise neardup.CorruptionError(f"work unit {u} gave out ids it did not report")
     write = task(_write_logs, dx.store, num_cpus=1)
-    written = ray.get(write.remote(dx.store, f"{brel}/logs", base, lay, maps, *[log for log, _ in refs]))
+    written = ray.get(write.remote(dx.store, f"{started['brel']}/logs", base, lay, maps, *[log for log, _ in refs]))
     counts = {
         "work_units": [len(u.rows) for u in units],
         "deleted": sum(r["deleted"] for r in results),
         "missing": sum(r["missing"] for r in results),
         "duplicates": sum(r["duplicates"] for r in results),
-        "errors": sum(r["errors"] for r in results),
-        "error_rows": sorted(e for r in results for e in r["error_rows"])[:MAX_LISTED_ERRORS],
+        "errors": sum(r["errors"] for r in results) + len(bad),
+        "error_rows": sorted([e for r in results for e in r["error_rows"]] + bad[:MAX_LISTED_ERRORS])[:MAX_LISTED_ERRORS],
         "log_bytes": written["sizes"],
-        "shuffled_bytes": shuffled + written["bytes"],
+        "shuffled_bytes": started["shuffled"] + written["bytes"],
     }
     return counts
 
@@ -160,7 +308,7 @@ def _write_logs(store: Store, rel: str, base: Dict[str, int], layout: Any, maps:
 def _decide_unit(
     options: Dict[str, Any],
     seed: bytes,
-    pages: Any,
+    source: Tuple[Store, str, List[int], List[str]],
     gone: List[Tuple[int, str]],
     runs: List[List[Tuple[int, Optional[str]]]],
     live_docs: int,
@@ -168,11 +316,15 @@ def _decide_unit(
 ) -> Tuple[bytes, Dict[str, Any]]:
     """S4 for one work unit, in a Ray task: a scratch index seeded with ``seed`` (deciding
     nothing), the unit's deletes (delete-list position, key) in delete-list order, then its rows
-    of ``pages`` (an Arrow table or a list of dicts), one ``insert_many`` call in whole-batch
+    (read from S1's parts: ``source`` is the store, ``s1/``'s path in it, each file's first row
+    and the parts holding the unit's rows), one ``insert_many`` call in whole-batch
     order per list of ``runs`` ((row, key) pairs); returns its batch log and, apart (a second Ray
     object), its counts and which event gave out each new id, in order: ``("delete", position, kind, id)`` or ``("row", row,
     kind, id)``, ``kind`` ``"page"`` or ``"cluster"``; and the first error rows, as (row,
     reason)."""
+    wanted = sorted(r for call in runs for r, _ in call)
+    table = _unit_rows(source, wanted)
+    pos_of = {r: i for i, r in enumerate(wanted)}
     scratch_dir = tempfile.mkdtemp(prefix="neardup-scratch-")
     try:
         with neardup.Index(Path(scratch_dir) / "ix", **options) as scratch:
@@ -193,7 +345,8 @@ def _decide_unit(
             for call in runs:
                 rows = [r for r, _ in call]
                 row_of = {k: r for r, k in call if k is not None}
-                run = pages.take(rows) if hasattr(pages, "take") else [pages[r] for r in rows]
+                run = table.take([pos_of[r] for r in rows])
+                run = run.drop_columns(["html" if run.column("is_html")[0].as_py() is False else "text", "is_html"])
                 verdicts = scratch.insert_many(
                     run, order="fingerprints", order_scope="batch", batch_size=max(1, len(rows)), progress=False
                 )
@@ -219,13 +372,24 @@ def _decide_unit(
     }
 
 
-def _pages_table(pages: List[Dict[str, Any]]) -> Any:
-    """The pages' fields that ``insert_many`` reads, as one Arrow table (a missing field is a
-    null, which ``insert_many`` reads as missing); ``None`` when a field's values do not make
-    one Arrow column (``insert_many`` then reports each bad row from the dicts)."""
+def _unit_rows(source: Tuple[Store, str, List[int], List[str]], rows: List[int]) -> Any:
+    """The fields ``insert_many`` reads of the day's ``rows`` (sorted), read from S1's parts in
+    the store, in that order: ``id`` (the key), ``host``, ``time``, ``html``, ``text`` and
+    ``is_html``."""
+    import numpy as np
     import pyarrow as pa
+    import pyarrow.parquet as pq
 
-    try:
-        return pa.table({name: pa.array([p.get(name) for p in pages]) for name in ("id", "url", "host", "time", "html", "text")})
-    except (pa.ArrowException, TypeError, ValueError, OverflowError):
-        return None
+    store, rel, offsets, parts = source
+    want = np.asarray(rows, dtype=np.int64)
+    cols = ["file", "row", "key", "host", "time", "is_html", "html", "text"]
+    tables = []
+    for name in parts:
+        t = pq.read_table(store.path(f"{rel}/{name}"), columns=cols, filesystem=store.fs)
+        day_rows = np.asarray(offsets, dtype=np.int64)[t.column("file").to_numpy()] + t.column("row").to_numpy()
+        keep = np.isin(day_rows, want)
+        tables.append(t.filter(pa.array(keep)).append_column("day_row", pa.array(day_rows[keep])))
+    table = pa.concat_tables(tables).sort_by("day_row")
+    if table.num_rows != len(rows):
+        raise neardup.CorruptionError(f"the signatures of {store.path(rel)} lack rows of a work unit")
+    return table.select(["key", "host", "time", "html", "text", "is_html"]).rename_columns(["id", "host", "time", "html", "text", "is_html"])

@@ -2,8 +2,10 @@
 
 It opens a distributed index (its layout file, its partition actors), reads across the partitions
 (``pages``, ``export``, ``export_clusters``, ``check``, ``stats``), and runs a merge stage after
-stage under the index's merge lock: the batch's manifest, S1 (``_sign``), S2–S3 (``_plan``), S4
-(``_decide``), the logs' ``_DONE`` marker, S5 and S6's checkpoint (``_commit``), and the report.
+stage under the index's merge lock: the batch's manifest, S1 (``_sign``: the day read and signed by
+Ray tasks), S2–S4 (``_plan``, ``_decide``: run by a coordinator actor), the logs' ``_DONE`` marker, S5
+and S6's checkpoint (``_commit``), and the report. The driver holds nothing a page of the day
+(issue #34, item 3): it hashes the input files for the manifest (streamed) and gets counts.
 A re-run with the same inputs resumes where the markers say: a batch whose logs were written goes
 straight to S5; a batch every partition applied is reported as done.
 """
@@ -21,10 +23,9 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tupl
 
 import neardup
 from neardup import InvalidArgumentError, Layout
-from neardup._rows import Chunk, chunks
 
-from . import _commit, _decide, _durable, _faults, _files, _place, _plan, _sign
-from ._files import PathLike, read_key_list
+from . import _commit, _decide, _durable, _faults, _files, _place, _sign
+from ._files import PathLike
 from ._partition import start_partitions
 from ._place import MissingPartitionsError, PartitionNodeMissingError  # noqa: F401 - re-exported
 from ._runtime import require_ray
@@ -468,7 +469,7 @@ class DistributedIndex:
         progress: Union[bool, Callable[[str], Any]] = True,
     ) -> MergeReport:
         """Merges a day into the index: the keys of ``delete_list`` deleted first, then the
-        pages of ``files`` (JSONL, ``.gz`` too) decided against the index and each other in
+        pages of ``files`` decided against the index and each other in
         whole-batch order (by descending fingerprint count; not single-node ingest's default,
         input order), as ``neardup ingest --delete-list … --order fingerprints --order-scope
         batch`` does on one machine with ``--batch`` at least the day's size. ``batch`` defaults to the next batch; re-running an interrupted merge with the
@@ -486,6 +487,17 @@ class DistributedIndex:
         ``progress``: True prints each stage on standard error, a callable gets each stage's
         line.
 
+        Input files: JSONL (one JSON object a line; ``.gz`` read as gzip), or Parquet (a name
+        ending in ``.parquet`` or ``.pq``) with the columns ``id`` and/or ``url``, ``html``
+        and/or ``text`` (strings; ``html`` also binary), optionally ``host`` (string) and
+        ``time`` (integer); other columns are ignored, a column of nulls is a missing field, and
+        an empty file (no bytes) holds no pages. The files are read and signed by Ray tasks,
+        block by block (S1), and written to the batch's ``s1/``; S2–S4 are coordinated by a Ray
+        actor on the driver's node that reads the day's keys and signatures from there, and the
+        work units read their pages from there: the driver holds no page, its memory does not
+        grow with the day's size. Each file must be readable where the tasks run: on the
+        driver's node without a shared store, on every node with one.
+
         With a shared store (``store=`` when the index was created), the batch's directory is
         ``batches/batch=<n>/`` of the store, its signatures and logs written there by the
         workers; the store is probed (a file written and deleted) before anything is merged;
@@ -501,11 +513,14 @@ class DistributedIndex:
         UTF-8, not JSON or not a JSON object (as ``neardup ingest`` skips them), or a row without
         a usable key or body, or one the index refuses (as ``insert_many`` reports them). The
         other pages are merged; ``errors`` counts those records, and ``error_rows`` lists the
-        first 100 in file order as ``{"file", "line", "reason"}``.
+        first 100 in file order as ``{"file", "line", "reason"}`` (for Parquet, ``line`` is the
+        row's number in its file, from 1).
 
         # Errors
         ``InvalidArgumentError`` for nothing to merge, a batch started with other inputs or one
-        the partitions cannot take next, or a delete list that is not UTF-8; ``OSError`` for an
+        the partitions cannot take next, a delete list that is not UTF-8, or a Parquet file that
+        is not one of pages (not Parquet, or a column above missing or of another type), all
+        before anything of the batch is written; ``OSError`` for an
         input that cannot be opened; ``StoreError`` for a shared store that is missing or not
         writable (before anything is applied; after the commit, before the checkpoints)."""
         say = _sayer(progress)
@@ -562,6 +577,15 @@ class DistributedIndex:
         low, high = min(done), max(done)
         if high - low > 1:
             raise InvalidArgumentError(f"the partitions applied batches too far apart: {applied}")
+        # The inputs checked before anything is written (streamed: nothing kept): a delete
+        # list that is not UTF-8, a Parquet file that is not one of pages.
+        if delete_list is not None:
+            for _ in _files.key_lines(delete_list):
+                pass
+        for f in files:
+            problem = _files.parquet_problem(f) if _files.is_parquet(f) else None
+            if problem is not None:
+                raise InvalidArgumentError(f"{f}: {problem}")
         manifest = _files.manifest(files, delete_list)
         st = self.store
         if batch is None:
@@ -594,51 +618,38 @@ class DistributedIndex:
         if not st.exists(logs_done):
             if high == n:
                 raise neardup.CorruptionError(f"partitions applied part of batch {n} but its logs are gone ({st.path(logs_done)})")
-            day = _files.read_day(files)
-            pages = day.pages
-            gone = read_key_list(delete_list)
-            say(
-                f"read: {len(pages)} pages, {day.unreadable} unreadable records from {len(files)} "
-                f"files; {len(gone)} keys to delete"
-            )
-            # The rows as insert_many reads them (keys, bodies, bad rows), read once.
-            chunk = next(chunks(pages, max(1, len(pages))), None) or Chunk()
+            # S1 in the workers: the driver gets each file's count of rows, and the first
+            # records that could not be read.
+            say(f"read: {len(files)} files, read and signed in the workers")
             t = time.monotonic()
-            sigs = _sign.sign(pages, st, brel, report, self._signature)
+            day = _sign.sign(files, st, brel, report, self._signature)
+            rows = sum(r for _, r in day["files"])
             report["seconds"]["S1"] = round(time.monotonic() - t, 3)
-            say(f"S1 signatures: {len(pages)} pages in {report['seconds']['S1']} s")
+            say(f"S1 signatures: {rows} pages, {day['unreadable']} unreadable records in {report['seconds']['S1']} s")
             _faults.kill_point("after-S1")
+            # S2-S4's coordination in an actor of its own: nothing of a page on the driver.
             t = time.monotonic()
             if work_units is None:
                 work_units = max(1, int(require_ray().cluster_resources().get("CPU", 1)))
-            units, sizes, shuffled = _plan.plan(self, chunk, sigs, gone, work_units)
-            report["seconds"]["S2-S3"] = round(time.monotonic() - t, 3)
-            counts = {
-                "pages": len(pages),
-                "deletes": len(gone),
-                "reached_pages": sum(len(u.pages) for u in units),
-                "reached_clusters": sum(len(u.clusters) for u in units),
-                "components": sizes,
-                "shuffled_bytes": shuffled,
-            }
-            say(
-                f"S2-S3 reach: {counts['reached_pages']} standing pages, {counts['reached_clusters']} "
-                f"clusters; components {sizes}; {len(units)} work units"
-            )
-            t = time.monotonic()
-            counts.update(_decide.decide(self, n, pages, chunk, sigs, gone, units, brel, counts["shuffled_bytes"]))
-            del pages, chunk, sigs
-            # The records not merged: those that could not be read, and the error rows of S4.
-            counts["pages"] += day.unreadable
-            counts["errors"] += day.unreadable
-            listed = day.skipped + [
-                {"file": f, "line": line, "reason": reason}
-                for f, line, reason in ((*day.place(r), reason) for r, reason in counts["error_rows"])
-            ]
-            order = {str(Path(f)): i for i, f in enumerate(files)}
-            listed.sort(key=lambda e: (order.get(e["file"], len(order)), e["line"]))
-            counts["error_rows"] = listed[: _files.MAX_LISTED_ERRORS]
-            del day
+            ray = require_ray()
+            coord = _decide.coordinator(self, brel, day, delete_list)
+            try:
+                counts = ray.get(coord.plan.remote(work_units))
+                report["seconds"]["S2-S3"] = round(time.monotonic() - t, 3)
+                say(
+                    f"S2-S3 reach: {counts['reached_pages']} standing pages, {counts['reached_clusters']} "
+                    f"clusters; components {counts['components']}; {counts['work_units']} work units; "
+                    f"{counts['deletes']} keys to delete"
+                )
+                t = time.monotonic()
+                ray.get(coord.start.remote())
+                if _decide.kill_armed("S4"):
+                    # Crash tests: the driver dies while the units decide, once the first is done.
+                    ray.get(coord.first_done.remote())
+                    _decide.kill_point("S4")
+                counts = ray.get(coord.finish.remote())
+            finally:
+                ray.kill(coord)
             # What S1-S4 found, beside the logs for a re-run's report; then the marker.
             st.write(f"{brel}/logs/counts.json", json.dumps(counts).encode())
             st.write(logs_done, b"")

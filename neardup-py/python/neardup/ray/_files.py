@@ -1,5 +1,5 @@
-"""The files of a distributed index's merges (SCALEOUT §5, §9): the day's input (JSONL pages, a
-delete list), and what a batch's directory ``batches/batch=<n>/`` holds, written so that a crash
+"""The files of a distributed index's merges (SCALEOUT §5, §9): the day's input (JSONL or Parquet
+pages, read a record at a time by ``records`` in S1's tasks; a delete list), and what a batch's directory ``batches/batch=<n>/`` holds, written so that a crash
 leaves either the old file or the new one: the manifest of the inputs (a re-run with other inputs
 is refused), the logs and their ``_DONE`` marker, the report. Also the lock that keeps a second
 driver out, and the export as TSV.
@@ -17,7 +17,7 @@ import shutil
 import zlib
 from array import array
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 from neardup import InvalidArgumentError
 
@@ -60,22 +60,93 @@ class Day:
     def read(self, path: Path) -> None:
         self._files.append(str(path))
         self._starts.append(len(self.pages))
-        opener = gzip.open if path.suffix == ".gz" else open
+        for n, row in records(path):
+            if isinstance(row, str):
+                self._skip(path, n, row)
+            else:
+                self.pages.append(row)
+                self._lines.append(n)
+
+
+#: The suffixes of the Parquet files a merge reads (any other file is JSONL, ``.gz`` as gzip).
+PARQUET_SUFFIXES = (".parquet", ".pq")
+
+#: The columns a Parquet file of pages may have, and the Arrow types each takes.
+PARQUET_COLUMNS = {
+    "id": ("string", "large_string"),
+    "url": ("string", "large_string"),
+    "host": ("string", "large_string"),
+    "time": ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"),
+    "html": ("binary", "large_binary", "string", "large_string"),
+    "text": ("string", "large_string"),
+}
+
+
+def is_parquet(path: PathLike) -> bool:
+    """Whether the merge reads ``path`` as Parquet (by its suffix)."""
+    return Path(path).suffix.lower() in PARQUET_SUFFIXES
+
+
+def parquet_problem(path: PathLike) -> Optional[str]:
+    """Why a Parquet file of pages cannot be read (its footer only is read), or ``None``: it
+    must be Parquet, with an ``id`` or ``url`` column, an ``html`` or ``text`` column, and the
+    columns of ``PARQUET_COLUMNS`` of their types or of nulls only (others are ignored). An empty file (no bytes)
+    is a file of no pages."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    if os.path.getsize(path) == 0:
+        return None
+    try:
+        schema = pq.read_schema(path)
+    except (pa.ArrowException, OSError, ValueError) as e:
+        return f"not a Parquet file ({e})"
+    names = set(schema.names)
+    if not names & {"id", "url"}:
+        return f"a Parquet file of pages needs an `id` or `url` column; it has {sorted(names)}"
+    if not names & {"html", "text"}:
+        return f"a Parquet file of pages needs an `html` or `text` column; it has {sorted(names)}"
+    for name, kinds in PARQUET_COLUMNS.items():
+        # A column of nulls only (Arrow's ``null`` type) is a column of missing values.
+        if name in names and str(schema.field(name).type) not in kinds + ("null",):
+            return f"its column `{name}` is {schema.field(name).type}, not one of {', '.join(kinds)}"
+    return None
+
+
+def records(path: Path, block: int = 1024) -> Iterator[Tuple[int, Union[Dict[str, Any], str]]]:
+    """The records of one input file as ``neardup ingest`` reads them, each as ``(line, row)``
+    (``line`` from 1; for Parquet the row's number from 1): ``row`` a dict, or why the line is
+    not a page record (a string). JSONL (``.gz`` read as gzip): blank lines are skipped; a line
+    that is not UTF-8, not JSON, not an object or holds a lone surrogate is such a string, and a
+    broken gzip stream ends the file with one. Parquet: read ``block`` rows at a time; a file
+    ``parquet_problem`` refuses raises ``InvalidArgumentError``."""
+    if is_parquet(path):
+        problem = parquet_problem(path)
+        if problem is not None:
+            raise InvalidArgumentError(f"{path}: {problem}")
+        if os.path.getsize(path) == 0:
+            return
+        import pyarrow.parquet as pq
+
+        pf = pq.ParquetFile(path)
+        cols = [c for c in PARQUET_COLUMNS if c in pf.schema_arrow.names]
         n = 0
-        with opener(path, "rb") as fh:  # type: ignore[operator]
-            try:
-                for n, raw in enumerate(fh, 1):
-                    if not raw.strip():
-                        continue
-                    row = _parse(raw)
-                    if isinstance(row, str):
-                        self._skip(path, n, row)
-                    else:
-                        self.pages.append(row)
-                        self._lines.append(n)
-            except (OSError, EOFError, zlib.error) as e:
-                # A broken gzip stream: the pages before it are kept, as the CLI keeps them.
-                self._skip(path, n + 1, f"read error, rest of file skipped (after line {n}): {e}")
+        for batch in pf.iter_batches(batch_size=block, columns=cols):
+            for row in batch.to_pylist():
+                n += 1
+                yield n, row
+        return
+    opener = gzip.open if path.suffix == ".gz" else open
+    n = 0
+    with opener(path, "rb") as fh:  # type: ignore[operator]
+        try:
+            for n, raw in enumerate(fh, 1):
+                if not raw.strip():
+                    continue
+                yield n, _parse(raw)
+        except (OSError, EOFError, zlib.error) as e:
+            # A broken gzip stream: the pages before it are kept, as the CLI keeps them.
+            yield n + 1, f"read error, rest of file skipped (after line {n}): {e}"
 
 
 def _parse(raw: bytes) -> Union[Dict[str, Any], str]:
@@ -115,8 +186,9 @@ def _is_utf8(value: Any) -> bool:
 
 
 def read_day(files: Sequence[PathLike], limit: Optional[int] = MAX_LISTED_ERRORS) -> Day:
-    """The day's records of JSONL files (``.gz`` read as gzip): what the merge reads. A record that
-    cannot be read never stops it (see ``Day``)."""
+    """The day's records of JSONL files (``.gz`` read as gzip) or Parquet files (``records``), on
+    this process: what S1's tasks read, file by file. A record that cannot be read never stops
+    it (see ``Day``); a Parquet file that is not one of pages raises ``InvalidArgumentError``."""
     day = Day(limit)
     for f in files:
         day.read(Path(f))
@@ -124,7 +196,8 @@ def read_day(files: Sequence[PathLike], limit: Optional[int] = MAX_LISTED_ERRORS
 
 
 def read_pages(files: Sequence[PathLike], skipped: Optional[List[Dict[str, Any]]] = None) -> List[Dict[str, Any]]:
-    """The pages of JSONL files (``.gz`` read as gzip), one dict per line with the CLI's fields:
+    """The pages of JSONL files (``.gz`` read as gzip) or Parquet files (``.parquet``, ``.pq``; see
+    ``records``), one dict per line or row with the CLI's fields:
     ``id`` (or ``url``), ``host``, ``time``, ``html`` or ``text``. Blank lines are skipped.
 
     A line that is not UTF-8, not JSON or not a JSON object (or a broken gzip stream) is read as
@@ -146,11 +219,13 @@ def read_key_list(path: Optional[PathLike]) -> List[str]:
     """The keys of a delete list as ``neardup ingest --delete-list`` reads it: one a line,
     blank lines and lines starting with ``#`` skipped. A line that is not UTF-8 raises
     ``InvalidArgumentError`` naming the file and line."""
-    if path is None:
-        return []
+    return [] if path is None else list(key_lines(path))
+
+
+def key_lines(path: PathLike) -> Iterator[str]:
+    """The keys of a delete list, read one line at a time (as ``read_key_list``)."""
     p = Path(path)
     opener = gzip.open if p.suffix == ".gz" else open
-    keys = []
     with opener(p, "rb") as fh:  # type: ignore[operator]
         for n, raw in enumerate(fh, 1):
             try:
@@ -160,8 +235,7 @@ def read_key_list(path: Optional[PathLike]) -> List[str]:
                 # page it was told to delete.
                 raise InvalidArgumentError(f"{p}:{n}: the delete list's line is not UTF-8 ({e})") from None
             if k and not k.startswith("#"):
-                keys.append(k)
-    return keys
+                yield k
 
 
 def sha256_file(path: PathLike) -> str:

@@ -1,109 +1,225 @@
-"""S1 of the daily merge (SCALEOUT §5): the day's pages signed with Ray Data.
+"""S1 of the daily merge (SCALEOUT §5; issue #34, item 3): the day read and signed in the workers.
 
-``neardup.signatures_table`` runs in Ray Data's ``map_batches`` over blocks of the day's bodies
-(HTML and text rows apart); of each page only what the merge needs is kept: its row, its posting
-keys (what S2 sends to the key partitions), its simhash and its number of sentence fingerprints
-(the whole-batch order of S4 sorts by it). The result is kept in the batch's ``s1/`` in the store
-(``part-<first row>.parquet`` then ``_DONE``), so a re-run after a crash does not sign again
-(SCALEOUT §9): with a shared store each block is written there by the Ray Data task that signed
-it; with the root's, which only the driver's node reaches, by the driver.
+Each input file is read by a Ray task (``_read_file``; JSONL, ``.gz`` too, or Parquet, with
+``_files.records``, so that a bad line is an error row with its file and line, as ``neardup
+ingest`` skips it), cut into blocks of ``BLOCK`` records; each block is checked as
+``insert_many`` checks its rows (``neardup._rows``) and signed by another task
+(``_sign_block``: ``neardup.signatures_table``), which writes it to the batch's ``s1/`` in the
+store as ``part-<file>-<first row>.parquet``: the fields ``insert_many`` reads (key, host, time,
+body), why the row cannot be a page (``bad``), its file, its row number in the file and its line,
+and of a page with a usable body its posting keys (what S2 sends to the key partitions), simhash
+and number of sentence fingerprints (the whole-batch order of S4 sorts by it). A row's number in
+the day (the order of ``read_day``: file, then line) is its file's offset, from the counts of the
+files before it, plus its number in the file. ``s1/files.json`` holds each file's count of rows
+and its unreadable records, then ``_DONE`` marks S1 done, so a re-run after a crash does not read
+or sign again (SCALEOUT §9). Nothing of a page passes through the driver: it gets the counts.
+
+With a shared store the tasks run anywhere (the input files must be readable there, as the store
+is); with the root's, which only the driver's node reaches, on the driver's node.
 """
 
 from __future__ import annotations
 
-import logging
-from typing import TYPE_CHECKING, Any, Dict, List, Optional
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 
 import neardup
+from neardup._rows import Chunk, _row
 
+from . import _files
 from ._runtime import require_ray
-from ._store import Store
+from ._store import Store, task
 
 if TYPE_CHECKING:
     from ._driver import MergeReport
 
-
-def _signature_batch(batch: Any, col: str, config: Dict[str, Any], store: Optional[Store], rel: str) -> Any:
-    """S1 in a Ray Data task: the row number, posting keys, simhash and number of sentence
-    fingerprints of each page; written to ``rel`` of a shared ``store`` too."""
-    import pyarrow.compute as pc
-
-    out = neardup.signatures_table(batch, html_col=col if col == "html" else None, text_col=col if col == "text" else None, **config)
-    # The number of sentence fingerprints: the whole-batch order sorts by it.
-    count = pc.fill_null(pc.list_value_length(out.column("fingerprints")), 0)
-    table = out.select(["row", "posting_keys", "simhash"]).append_column("fingerprints", count.cast("int64"))
-    if store is not None and table.num_rows:
-        _write_part(store, rel, table)
-    return table
+#: Records read and signed together (one part file of ``s1/``).
+BLOCK = 1024
+#: The blocks of one file being signed at once, per CPU of the cluster.
+IN_FLIGHT_PER_CPU = 2
 
 
-def _write_part(store: Store, rel: str, table: Any) -> None:
-    """One block of S1's output written to the store, named by its first row (a retried task
-    writes the same part again)."""
-    import pyarrow.parquet as pq
-
-    path = store.path(f"{rel}/part-{table.column('row')[0].as_py():012}.parquet")
-    store.fs.create_dir(store.path(rel), recursive=True)
-    pq.write_table(table, path, filesystem=store.fs)
-
-
-def sign(pages: List[Dict[str, Any]], store: Store, brel: str, report: MergeReport, config: Dict[str, Any]) -> Any:
-    """S1: posting keys and simhash of every page, through Ray Data, written by the workers to
-    ``<brel>/s1/`` in the store (read from there when a run before wrote it whole).
-    ``config``: the signature options the partitions and scratch indexes use, shorthands
-    resolved."""
+def part_schema() -> Any:
+    """The columns of a part of ``s1/``."""
     import pyarrow as pa
+
+    return pa.schema(
+        [
+            ("file", pa.int32()),
+            ("row", pa.int64()),
+            ("line", pa.int64()),
+            ("key", pa.string()),
+            ("host", pa.string()),
+            ("time", pa.int64()),
+            ("is_html", pa.bool_()),
+            ("html", pa.binary()),
+            ("text", pa.string()),
+            ("bad", pa.string()),
+            ("signed", pa.bool_()),
+            ("posting_keys", pa.binary()),
+            ("simhash", pa.uint64()),
+            ("fingerprints", pa.int64()),
+        ]
+    )
+
+
+def _block_table(f: int, start: int, lines: List[int], rows: List[Dict[str, Any]]) -> Any:
+    """A block of records as the columns of a part (signatures to come): each row checked as
+    ``insert_many`` checks it (``neardup._rows``)."""
+    import pyarrow as pa
+
+    chunk = Chunk()
+    for d in rows:
+        _row(chunk, d.get("id"), d.get("url"), d.get("host"), d.get("time"), d.get("html"), d.get("text"))
+    html, text, times, bad = [], [], [], []
+    for i in range(len(rows)):
+        body, is_html = chunk.bodies[i]
+        ok = chunk.body_bad[i] is None
+        html.append((body.encode() if isinstance(body, str) else bytes(body)) if ok and is_html else None)
+        text.append(body if ok and not is_html else None)
+        t, why = chunk.times[i], chunk.bad[i]
+        if not -(1 << 63) <= t < (1 << 63):
+            # The library takes 64-bit times: an error row, not an error of the day.
+            t, why = 0, why or f"the time must be an integer (Unix seconds) of 64 bits, not {t}"
+        times.append(t)
+        bad.append(why)
+    n = len(rows)
+    schema = part_schema()
+    return pa.table(
+        {
+            "file": pa.array([f] * n, pa.int32()),
+            "row": pa.array(range(start, start + n), pa.int64()),
+            "line": pa.array(lines, pa.int64()),
+            "key": pa.array(chunk.keys, pa.string()),
+            "host": pa.array(chunk.hosts, pa.string()),
+            "time": pa.array(times, pa.int64()),
+            "is_html": pa.array([b[1] for b in chunk.bodies], pa.bool_()),
+            "html": pa.array(html, pa.binary()),
+            "text": pa.array(text, pa.string()),
+            "bad": pa.array(bad, pa.string()),
+            "signed": pa.array([b is None for b in chunk.body_bad], pa.bool_()),
+            "posting_keys": pa.nulls(n, pa.binary()),
+            "simhash": pa.nulls(n, pa.uint64()),
+            "fingerprints": pa.array([0] * n, pa.int64()),
+        },
+        schema=schema,
+    )
+
+
+def _sign_block(store: Store, rel: str, table: Any, config: Dict[str, Any]) -> str:
+    """In a Ray task: the posting keys, simhash and sentence-fingerprint count of the block's
+    rows with a usable body (HTML and text rows signed apart), the block written as a part of
+    ``rel``, named by its file and first row (a retried task writes the same part again).
+    Returns the part's name."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
-    schema = pa.schema(
-        [("row", pa.int64()), ("posting_keys", pa.binary()), ("simhash", pa.uint64()), ("fingerprints", pa.int64())]
-    )
+    keys: List[Optional[bytes]] = [None] * table.num_rows
+    sims: List[Optional[int]] = [None] * table.num_rows
+    counts = [0] * table.num_rows
+    signed = table.column("signed").to_pylist()
+    is_html = table.column("is_html").to_pylist()
+    for col, want in (("html", True), ("text", False)):
+        idx = [i for i in range(table.num_rows) if signed[i] and is_html[i] == want]
+        if not idx:
+            continue
+        body = table.column(col).take(pa.array(idx, pa.int64()))
+        batch = pa.table({"row": pa.array(idx, pa.int64()), col: body})
+        out = neardup.signatures_table(batch, html_col=col if want else None, text_col=None if want else col, **config)
+        count = pc.fill_null(pc.list_value_length(out.column("fingerprints")), 0).to_pylist()
+        for i, k, h, c in zip(out.column("row").to_pylist(), out.column("posting_keys").to_pylist(), out.column("simhash").to_pylist(), count):
+            keys[i], sims[i], counts[i] = k, h, c
+    table = table.set_column(table.schema.get_field_index("posting_keys"), "posting_keys", pa.array(keys, pa.binary()))
+    table = table.set_column(table.schema.get_field_index("simhash"), "simhash", pa.array(sims, pa.uint64()))
+    table = table.set_column(table.schema.get_field_index("fingerprints"), "fingerprints", pa.array(counts, pa.int64()))
+    name = f"part-{table.column('file')[0].as_py():06}-{table.column('row')[0].as_py():012}.parquet"
+    store.fs.create_dir(store.path(rel), recursive=True)
+    pq.write_table(table, store.path(f"{rel}/{name}"), filesystem=store.fs)
+    return name
+
+
+def _read_file(store: Store, rel: str, f: int, path: str, shown: str, config: Dict[str, Any], in_flight: int) -> Dict[str, Any]:
+    """In a Ray task: file ``f`` of the day read (``_files.records``) in blocks of ``BLOCK``
+    records, each block signed and written by a ``_sign_block`` task, at most ``in_flight`` at
+    once. Returns its count of rows (``rows``) and of unreadable records (``unreadable``), the
+    first ``MAX_LISTED_ERRORS`` of those as ``{"file", "line", "reason"}`` (``skipped``; ``file``
+    is ``shown``, the path as the caller gave it)."""
+    ray = require_ray()
+    sign = task(_sign_block, store, num_cpus=1)
+    pending: List[Any] = []
+    rows = unreadable = 0
+    skipped: List[Dict[str, Any]] = []
+    lines: List[int] = []
+    block: List[Dict[str, Any]] = []
+
+    def flush() -> None:
+        nonlocal rows, pending
+        if not block:
+            return
+        pending.append(sign.remote(store, rel, _block_table(f, rows, lines, block), config))
+        rows += len(block)
+        block.clear()
+        lines.clear()
+        if len(pending) >= in_flight:
+            done, pending = ray.wait(pending, num_returns=1)
+            ray.get(done)
+
+    for line, record in _files.records(Path(path), BLOCK):
+        if isinstance(record, str):
+            unreadable += 1
+            if len(skipped) < _files.MAX_LISTED_ERRORS:
+                skipped.append({"file": shown, "line": line, "reason": record})
+            continue
+        block.append(record)
+        lines.append(line)
+        if len(block) >= BLOCK:
+            flush()
+    flush()
+    ray.get(pending)
+    return {"rows": rows, "unreadable": unreadable, "skipped": skipped}
+
+
+def sign(files: List[Any], store: Store, brel: str, report: MergeReport, config: Dict[str, Any]) -> Dict[str, Any]:
+    """S1: the day's files read and signed by Ray tasks, written to ``<brel>/s1/`` in the store
+    (nothing done when a run before finished it: ``_DONE``). ``config``: the signature options
+    the partitions and scratch indexes use, shorthands resolved. Returns what
+    ``s1/files.json`` holds: ``files`` (each file's path and count of rows, in day order),
+    ``unreadable`` (the records that could not be read) and ``skipped`` (the first
+    ``MAX_LISTED_ERRORS`` of them, in day order)."""
     out = f"{brel}/s1"
     if store.exists(f"{out}/_DONE"):
-        parts = [n for n in store.list(out) if n.endswith(".parquet")]
-        cached = [pq.read_table(store.path(f"{out}/{n}"), filesystem=store.fs) for n in parts]
         report["resumed"].append("S1")
-        return _whole(cached, schema)
+        return store.read_json(f"{out}/files.json")
     store.delete(out)
     ray = require_ray()
-    parts = []
-    for col in ("html", "text"):
-        # Rows with a body of the right type only: the others are error rows in S4, as in
-        # insert_many (html as str or bytes, text as str).
-        if col == "html":
-            rows = [i for i, p in enumerate(pages) if isinstance(p.get("html"), (str, bytes))]
-        else:
-            rows = [i for i, p in enumerate(pages) if p.get("html") is None and isinstance(p.get("text"), str)]
-        if not rows:
-            continue
-        body = [pages[i][col] for i in rows]
-        body = [b.encode() if isinstance(b, str) else b for b in body] if col == "html" else body
-        kind = pa.binary() if col == "html" else pa.string()
-        table = pa.table({"row": pa.array(rows, pa.int64()), col: pa.array(body, kind)})
-        ctx = ray.data.DataContext.get_current()
-        ctx.enable_progress_bars = False
-        ctx.print_on_execution_start = False
-        logging.getLogger("ray.data").setLevel(logging.WARNING)
-        # Blocks of about a thousand pages, cut here: no shuffle to repartition them.
-        size = max(256, -(-len(rows) // 64))
-        blocks = [table.slice(i, size) for i in range(0, len(rows), size)]
-        ds = ray.data.from_arrow(blocks).map_batches(
-            _signature_batch,
-            batch_format="pyarrow",
-            fn_kwargs={"col": col, "config": config, "store": store if store.shared else None, "rel": out},
-        )
-        parts.extend(ds.to_arrow_refs())
-    # S2 reads the blocks on the driver.
-    table = _whole(ray.get(parts), schema)
-    if not store.shared and table.num_rows:
-        _write_part(store, out, table)
+    cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))
+    read = task(_read_file, store, num_cpus=0)
+    shown = [str(Path(p)) for p in files]
+    refs = [read.remote(store, out, f, str(Path(p).absolute()), s, config, IN_FLIGHT_PER_CPU * cpus) for f, (p, s) in enumerate(zip(files, shown))]
+    results = ray.get(refs)
+    day = {
+        "files": [[s, r["rows"]] for s, r in zip(shown, results)],
+        "unreadable": sum(r["unreadable"] for r in results),
+        "skipped": [s for r in results for s in r["skipped"]][: _files.MAX_LISTED_ERRORS],
+    }
+    store.write(f"{out}/files.json", _json(day))
     store.write(f"{out}/_DONE", b"")
-    return table
+    return day
 
 
-def _whole(parts: List[Any], schema: Any) -> Any:
-    """S1's blocks as one table in row order."""
-    import pyarrow as pa
+def _json(value: Any) -> bytes:
+    import json
 
-    table = pa.concat_tables([p.select(schema.names).cast(schema) for p in parts]) if parts else schema.empty_table()
-    return table.sort_by("row")
+    return json.dumps(value).encode()
+
+
+def part_rows(names: List[str], offsets: List[int]) -> List[Tuple[int, str]]:
+    """The parts of ``s1/`` (their names) each with the day's number of its first row, in day
+    order (``offsets``: each file's first row in the day)."""
+    out = []
+    for name in names:
+        if name.startswith("part-") and name.endswith(".parquet"):
+            f, start = name[5:-8].split("-")
+            out.append((offsets[int(f)] + int(start), name))
+    return sorted(out)

@@ -1,0 +1,143 @@
+"""The day streamed through the workers (issue #34, item 3): S1 reads the input files in Ray tasks
+(JSONL, ``.gz``, Parquet) and S2–S4's coordination runs in an actor, so the driver reads no page.
+
+- A Parquet day merges as the same pages in JSONL do (exports and clusters), its bad rows error
+  rows with their row number as line.
+- A Parquet file of another schema, or not Parquet, is refused before anything is written; an
+  empty file (JSONL, or Parquet of no bytes or no rows) is a file of no pages.
+- The driver never reads nor signs a page: with the driver process's page readers, signer and
+  planner made to fail, the merge gives the single node's result.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import neardup
+from neardup.ray import DistributedIndex
+
+from conftest import OPTIONS, REFERENCE, write_jsonl
+
+pa = pytest.importorskip("pyarrow")
+pq = pytest.importorskip("pyarrow.parquet")
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    """A local Ray cluster of 2 CPUs for the module."""
+    ray = pytest.importorskip("ray", reason="neardup.ray needs Ray (scripts/setup.sh installs it)")
+    ray.init(num_cpus=2, include_dashboard=False, logging_level="WARNING", log_to_driver=False)
+    yield
+    ray.shutdown()
+
+
+@pytest.fixture(scope="module")
+def day(dev_pages):
+    """120 dev pages, and the single node's export and clusters of them (whole-batch order)."""
+    import tempfile
+
+    pages = dev_pages[:120]
+    with tempfile.TemporaryDirectory() as tmp:
+        with neardup.Index(f"{tmp}/ix", **REFERENCE) as ix:
+            ix.insert_many(pages, order="fingerprints", order_scope="batch", batch_size=len(pages), progress=False)
+            return pages, ix.export(), ix.export_clusters()
+
+
+def write_parquet(path, pages, html_type=None):
+    cols = {k: [p.get(k) for p in pages] for k in ("id", "url", "host", "time", "html")}
+    table = pa.table(cols)
+    if html_type is not None:
+        table = table.set_column(table.schema.get_field_index("html"), "html", table.column("html").cast(html_type))
+    pq.write_table(table, path)
+    return path
+
+
+def test_a_parquet_day_merges_as_the_same_pages_in_jsonl(cluster, day, tmp_path):
+    pages, want, clusters = day
+    # The day in three files: JSONL.gz, Parquet with HTML as strings, Parquet with HTML as bytes.
+    files = [
+        write_jsonl(tmp_path / "a.jsonl.gz", pages[:40]),
+        write_parquet(tmp_path / "b.parquet", pages[40:80]),
+        write_parquet(tmp_path / "c.parquet", pages[80:], html_type=pa.binary()),
+    ]
+    with DistributedIndex(tmp_path / "dist", 2, 2, **OPTIONS) as dx:
+        report = dx.merge(files, work_units=2, progress=False)
+        assert report["pages"] == 120 and report["errors"] == 0
+        assert dx.export().equals(want) and dx.export_clusters().equals(clusters)
+
+
+def test_bad_rows_of_parquet_are_error_rows_with_their_row_number(cluster, day, tmp_path):
+    pages, _, _ = day
+    rows = [dict(p) for p in pages[:20]]
+    rows[3]["id"], rows[3]["url"] = None, None  # no key
+    rows[7]["html"] = None  # no body
+    path = write_parquet(tmp_path / "bad.parquet", rows)
+    with DistributedIndex(tmp_path / "dist", 1, 2, **OPTIONS) as dx:
+        report = dx.merge([path], progress=False)
+    assert report["pages"] == 20 and report["errors"] == 2 and report["live_pages"] == 18
+    assert [(e["file"], e["line"]) for e in report["error_rows"]] == [(str(path), 4), (str(path), 8)]
+    assert report["error_rows"][0]["reason"] == "invalid argument: no `id` (or `url`)"
+
+
+def test_a_parquet_file_of_another_schema_is_refused_before_anything_is_written(cluster, day, tmp_path):
+    pages, _, _ = day
+    good = write_jsonl(tmp_path / "good.jsonl.gz", pages[:10])
+    root = tmp_path / "dist"
+    bad = {
+        "no-key.parquet": pa.table({"name": ["a"], "html": ["<p>x</p>"]}),
+        "no-body.parquet": pa.table({"id": ["a"], "body": ["x"]}),
+        "int-id.parquet": pa.table({"id": [1], "html": ["<p>x</p>"]}),
+        "text-time.parquet": pa.table({"id": ["a"], "time": ["noon"], "html": ["<p>x</p>"]}),
+    }
+    with DistributedIndex(root, 1, 1, **OPTIONS) as dx:
+        for name, table in bad.items():
+            pq.write_table(table, tmp_path / name)
+            with pytest.raises(neardup.InvalidArgumentError, match=name.replace(".", r"\.")):
+                dx.merge([good, tmp_path / name], progress=False)
+        # Not Parquet at all.
+        (tmp_path / "junk.parquet").write_bytes(b"PAR1 this is no parquet file")
+        with pytest.raises(neardup.InvalidArgumentError, match="not a Parquet file"):
+            dx.merge([good, tmp_path / "junk.parquet"], progress=False)
+        # Nothing was started: the next merge is batch 1, with other inputs.
+        assert not (root / "batches").exists() or list((root / "batches").iterdir()) == []
+        assert dx.merge([good], progress=False)["batch"] == 1
+
+
+def test_empty_files_are_files_of_no_pages(cluster, day, tmp_path):
+    pages, _, _ = day
+    empty_jsonl = tmp_path / "empty.jsonl"
+    empty_jsonl.write_bytes(b"")
+    empty_pq = tmp_path / "empty.parquet"
+    empty_pq.write_bytes(b"")
+    no_rows = write_parquet(tmp_path / "no-rows.parquet", [])
+    with DistributedIndex(tmp_path / "dist", 1, 1, **OPTIONS) as dx:
+        report = dx.merge([empty_jsonl, empty_pq, no_rows, write_jsonl(tmp_path / "d.jsonl.gz", pages[:5])], progress=False)
+        assert report["pages"] == 5 and report["errors"] == 0 and report["live_pages"] == 5
+        # A day of empty files only: a batch of nothing.
+        report = dx.merge([empty_jsonl, empty_pq], progress=False)
+        assert report["batch"] == 2 and report["pages"] == 0 and report["live_pages"] == 5
+
+
+def test_the_driver_reads_no_page(cluster, day, tmp_path, monkeypatch):
+    # The driver's own page readers, signer, planner and object puts fail: the merge gets the
+    # day from the workers, which read, sign and plan it (their modules are not patched).
+    from neardup.ray import _decide, _files, _plan
+    import ray
+
+    pages, want, clusters = day
+
+    def fails(*a, **k):
+        raise AssertionError("the driver touched the day's pages")
+
+    for module, name in ((_files, "records"), (_files, "read_day"), (_files, "_parse"), (_plan, "plan"),
+                         (_decide, "_Rows"), (neardup, "signatures_table"), (ray, "put")):
+        monkeypatch.setattr(module, name, fails)
+    with DistributedIndex(tmp_path / "dist", 2, 2, **OPTIONS) as dx:
+        report = dx.merge([write_jsonl(tmp_path / "day.jsonl.gz", pages)], work_units=2, progress=False)
+        # What the driver got back: counts, the first error rows, no list a page.
+        assert report["pages"] == 120 and report["work_units"] and sum(report["work_units"]) == 120
+        assert all(not isinstance(v, list) or len(v) <= 100 for v in report.values())
+        assert dx.export().equals(want) and dx.export_clusters().equals(clusters)
+    assert json.loads(json.dumps(report)) == report
