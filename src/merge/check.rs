@@ -206,7 +206,7 @@ impl Index {
         layout: &Layout,
         frequent: &[[u8; 9]],
         sink: &mut Sink<'_>,
-        mut rep: Option<&mut PartitionCheck>,
+        rep: Option<&mut PartitionCheck>,
     ) -> Result<()> {
         self.registration.check_process()?;
         let role = self
@@ -503,7 +503,7 @@ impl Index {
                 }
             }
         }
-        if let Some(rep) = rep.as_deref_mut() {
+        if let Some(rep) = rep {
             let mut free = Vec::new();
             for bitmap in [&free_docs, &free_clusters] {
                 bitmap
