@@ -35,7 +35,8 @@ pub(crate) struct PyIndex {
 }
 
 impl PyIndex {
-    fn ix(&self, py: Python<'_>) -> PyResult<Arc<Index>> {
+    /// The open index, or `InvalidArgumentError` once closed.
+    pub(crate) fn ix(&self, py: Python<'_>) -> PyResult<Arc<Index>> {
         self.inner.read().clone().ok_or_else(|| {
             invalid(
                 py,

@@ -322,5 +322,8 @@ fn _neardup(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(partition::combine_seed_logs, m)?)?;
     m.add_function(wrap_pyfunction!(partition::combine_unit_logs, m)?)?;
     m.add_function(wrap_pyfunction!(partition::log_counters, m)?)?;
+    m.add_function(wrap_pyfunction!(partition::_partition_frequent, m)?)?;
+    m.add_function(wrap_pyfunction!(partition::_partition_check, m)?)?;
+    m.add_function(wrap_pyfunction!(partition::_partition_check_entries, m)?)?;
     Ok(())
 }

@@ -272,3 +272,78 @@ pub(crate) fn log_counters(
     }
     Ok(out)
 }
+
+// ----- The distributed check of one partition (SCALEOUT §9 "Check"; neardup.ray's actors) -----
+
+/// The over-frequent keys a partition marks, concatenated (9 bytes each; none in a doc
+/// partition): what the doc partitions' checks leave out.
+#[pyfunction]
+pub(crate) fn _partition_frequent<'py>(
+    py: Python<'py>,
+    index: &crate::index::PyIndex,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let ix = index.ix(py)?;
+    let keys = py.detach(|| ix.partition_frequent()).py(py)?;
+    Ok(PyBytes::new(py, &keys.concat()))
+}
+
+/// Checks one partition of a distributed index on its own (``Index::partition_check``): a dict
+/// with ``problems`` (a list), ``pages``, ``clusters``, ``postings`` (held), ``counters`` (next
+/// page id, next cluster id, next insertion number, live pages, live clusters), ``free`` (free
+/// page and cluster ids held), ``free_hash`` and ``digests``: a list of ``(kind, peer, filed,
+/// buckets)``, ``buckets`` a list of ``(count, sum)``. ``frequent``: every over-frequent key of
+/// the index, concatenated.
+#[pyfunction]
+pub(crate) fn _partition_check<'py>(
+    py: Python<'py>,
+    index: &crate::index::PyIndex,
+    layout: &PyLayout,
+    #[pyo3(from_py_with = args::packed)] frequent: Vec<u8>,
+) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
+    let ix = index.ix(py)?;
+    let frequent = unpack_keys(py, &frequent)?;
+    let layout = layout.inner;
+    let rep = py
+        .detach(|| ix.partition_check(&layout, &frequent))
+        .py(py)?;
+    let d = pyo3::types::PyDict::new(py);
+    d.set_item("problems", rep.problems)?;
+    d.set_item("pages", rep.pages)?;
+    d.set_item("clusters", rep.clusters)?;
+    d.set_item("postings", rep.postings)?;
+    d.set_item("counters", rep.counters)?;
+    d.set_item("free", rep.free)?;
+    d.set_item("free_hash", rep.free_hash)?;
+    d.set_item(
+        "digests",
+        rep.digests
+            .into_iter()
+            .map(|g| (g.kind, g.peer, g.filed, g.buckets))
+            .collect::<Vec<_>>(),
+    )?;
+    Ok(d)
+}
+
+/// The entries (bytes) of one digest of ``_partition_check`` in ``buckets``: how a mismatch
+/// between two partitions is narrowed to the entries at fault.
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn _partition_check_entries<'py>(
+    py: Python<'py>,
+    index: &crate::index::PyIndex,
+    layout: &PyLayout,
+    #[pyo3(from_py_with = args::packed)] frequent: Vec<u8>,
+    kind: u8,
+    peer: u32,
+    filed: bool,
+    buckets: Vec<usize>,
+) -> PyResult<Bound<'py, PyList>> {
+    let ix = index.ix(py)?;
+    let frequent = unpack_keys(py, &frequent)?;
+    let layout = layout.inner;
+    let buckets: std::collections::HashSet<usize> = buckets.into_iter().collect();
+    let entries = py
+        .detach(|| ix.partition_check_entries(&layout, &frequent, (kind, peer, filed), &buckets))
+        .py(py)?;
+    PyList::new(py, entries.iter().map(|e| PyBytes::new(py, e)))
+}

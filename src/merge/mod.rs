@@ -10,9 +10,11 @@
 //!   decisions;
 //! - `layout`: key and doc partitions and where each operation goes ([`Layout`]);
 //! - `combine`: the partitions' seeds into one, the work units' logs into the batch's;
-//! - `reach`: the bulk reads a merge asks of its partitions.
+//! - `reach`: the bulk reads a merge asks of its partitions;
+//! - `check`: a partition's own check and the digests the driver reconciles across partitions.
 
 mod apply;
+mod check;
 mod combine;
 mod layout;
 pub mod log;
@@ -21,6 +23,10 @@ mod reach;
 mod state;
 
 pub use crate::index::{AllocatedId, Allocation};
+pub use check::{
+    Digest, PartitionCheck, DIGEST_BUCKETS, KIND_KEY, KIND_MEMBER, KIND_NAMES, KIND_POSTING,
+    KIND_SIMHASH,
+};
 pub use combine::{
     combine_seed_logs, combine_unit_logs, combine_unit_logs_mapped, BatchBase, IdMap,
 };

@@ -428,11 +428,102 @@ class DistributedIndex:
         )
 
     def check(self) -> Dict[str, Any]:
-        """The distributed check (SCALEOUT §9): every partition's state gathered into one
-        scratch index, which ``Index.check()`` verifies whole (postings against records, one
-        cluster per live page, counters and free ids); the partitions must agree on the last
-        applied batch. Returns the check's report with ``applied_batches`` added. Gathers the
-        whole index to this machine: for tests and modest indexes."""
+        """The distributed check (SCALEOUT §9 "Check"), without gathering the index: each
+        partition checks its own part in its actor (every record, posting and simhash entry
+        decodes and belongs there; pages have texts, unique insertion numbers, ids below the
+        allocator and not free; clusters are not empty and hold their representative), and
+        files digests of what it must find on, or holds for, the other partitions (a page's
+        posting pairs and simhash entries on the key partitions, its cluster membership and key
+        on doc partitions); the driver compares the digests of every pair of partitions and
+        the counters (the same in every partition, equal to the pages and clusters held, the
+        free ids their complement), and the partitions must agree on the last applied batch. A
+        digest that differs is narrowed to the entries at fault, named with both partitions.
+        Returns ``Index.check()``'s report (``pages``, ``clusters``, ``postings``,
+        ``problem_count``, ``problems``, ``sampled``) with ``applied_batches`` added."""
+        ray = require_ray()
+        applied = self.applied_batches()
+        frequent = b"".join(ray.get([a.check_frequent.remote() for a in self.keys]))
+        parts = self.partitions()
+        names = [f"key-{n:03}" for n in range(len(self.keys))] + [f"doc-{n:03}" for n in range(len(self.docs))]
+        reports = ray.get([a.check_part.remote(self.layout, frequent) for a in parts])
+        problems: List[str] = []
+        for name, r in zip(names, reports):
+            problems += [f"{name}: {p}" for p in r["problems"]]
+        docs = reports[len(self.keys) :]
+        pages = sum(r["pages"] for r in docs)
+        clusters = sum(r["clusters"] for r in docs)
+        # The counters and free ids every partition holds.
+        if len({tuple(r["counters"]) for r in reports}) > 1 or len({(tuple(r["free"]), r["free_hash"]) for r in reports}) > 1:
+            problems.append(
+                "the partitions' counters or free ids differ: "
+                + ", ".join(f"{n} {tuple(r['counters'])} free {tuple(r['free'])}" for n, r in zip(names, reports))
+            )
+        next_doc, next_cluster, _, live_docs, live_clusters = reports[0]["counters"]
+        free_docs, free_clusters = reports[0]["free"]
+        if live_docs != pages:
+            problems.append(f"page counter says {live_docs}, the doc partitions hold {pages}")
+        if live_clusters != clusters:
+            problems.append(f"cluster counter says {live_clusters}, the doc partitions hold {clusters}")
+        if next_doc - free_docs != pages:
+            problems.append(f"free page ids: {free_docs} of the {next_doc} ids given out, for {pages} pages")
+        if next_cluster - free_clusters != clusters:
+            problems.append(f"free cluster ids: {free_clusters} of the {next_cluster} ids given out, for {clusters} clusters")
+        problems += self._reconcile(names, reports, frequent)
+        if len(set(applied)) > 1:
+            problems.append(f"the partitions applied different batches: {applied}")
+        return {
+            "pages": pages,
+            "clusters": clusters,
+            "postings": sum(r["postings"] for r in reports[: len(self.keys)]),
+            "problem_count": len(problems),
+            "problems": problems,
+            "sampled": 0,
+            "applied_batches": applied,
+        }
+
+    def _reconcile(self, names: List[str], reports: List[Dict[str, Any]], frequent: bytes) -> List[str]:
+        """The digests of every (doc partition, holding partition) pair compared; each pair
+        that differs narrowed to its entries (``_Partition.check_entries``), named."""
+        ray = require_ray()
+        k = len(self.keys)
+        filed: Dict[Tuple[int, int, int], List[Any]] = {}
+        held: Dict[Tuple[int, int, int], List[Any]] = {}
+        for i, r in enumerate(reports):
+            for kind, peer, is_filed, buckets in r["digests"]:
+                if is_filed:
+                    filed[(kind, i - k, peer)] = buckets
+                else:
+                    held[(kind, peer, i - k if kind >= 2 else i)] = buckets
+        problems: List[str] = []
+        zero = [(0, 0)] * 64
+        for kind, d, h in sorted(set(filed) | set(held)):
+            mine, theirs = filed.get((kind, d, h), zero), held.get((kind, d, h), zero)
+            if list(map(tuple, mine)) == list(map(tuple, theirs)):
+                continue
+            bad = [b for b, (x, y) in enumerate(zip(mine, theirs)) if tuple(x) != tuple(y)]
+            holder = self.keys[h] if kind < 2 else self.docs[h]
+            hname = names[h] if kind < 2 else names[k + h]
+            dname = names[k + d]
+            a, b = ray.get(
+                [
+                    self.docs[d].check_entries.remote(self.layout, frequent, kind, h, True, bad),
+                    holder.check_entries.remote(self.layout, frequent, kind, d, False, bad),
+                ]
+            )
+            missing, extra = sorted(set(a) - set(b)), sorted(set(b) - set(a))
+            for e in missing[:_NAMED]:
+                problems.append(f"{dname} → {hname}: {_entry(kind, e)} is filed by the page but not held")
+            for e in extra[:_NAMED]:
+                problems.append(f"{dname} → {hname}: {_entry(kind, e)} is held but not filed by a page")
+            rest = len(missing) + len(extra) - min(len(missing), _NAMED) - min(len(extra), _NAMED)
+            if rest:
+                problems.append(f"{dname} → {hname}: {rest} more {_KINDS[kind]} entries differ")
+        return problems
+
+    def _check_gathered(self) -> Dict[str, Any]:
+        """The reference check: every partition's state gathered into one scratch index on
+        this machine, which ``Index.check()`` verifies whole. For tests (it agrees with
+        ``check()``) and modest indexes."""
         ray = require_ray()
         applied = self.applied_batches()
         logs = ray.get([a.call.remote("state_log") for a in self.partitions()])
@@ -763,6 +854,24 @@ class DistributedIndex:
             if st.local:
                 _files.fsync_dir(Path(st.path("batches")))
             say(f"retired: {freed / 1e6:.1f} MB of batch logs and signatures up to batch {limit}")
+
+
+#: Differing entries named per pair of partitions and kind by the distributed check.
+_NAMED = 20
+#: The digests' kinds (``neardup::merge::KIND_NAMES``).
+_KINDS = ("posting", "simhash", "member", "key")
+
+
+def _entry(kind: int, e: bytes) -> str:
+    """An entry of the distributed check's digests, in words."""
+    tail = int.from_bytes(e[-4:], "big")
+    if kind == 0:
+        return f"page {tail} under posting {e[:9].hex()}"
+    if kind == 1:
+        return f"page {tail} in simhash table {e[0]}"
+    if kind == 2:
+        return f"page {int.from_bytes(e[:4], 'big')} as a member of cluster {tail}"
+    return f"key {e[:-4].decode('utf-8', 'replace')!r} of page {tail}"
 
 
 def _check_options(options: Dict[str, Any]) -> Dict[str, Any]:

@@ -58,6 +58,27 @@ class _Partition:
     def stats(self) -> Dict[str, Any]:
         return dict(self.ix.stats())
 
+    # ----- the distributed check (SCALEOUT §9 "Check") -----
+
+    def check_frequent(self) -> bytes:
+        """The over-frequent keys this partition marks, concatenated (none in a doc partition)."""
+        from neardup._neardup import _partition_frequent
+
+        return _partition_frequent(self.ix)
+
+    def check_part(self, layout: Layout, frequent: bytes) -> Dict[str, Any]:
+        """This partition's own check, with the digests the driver reconciles across partitions
+        (``Index.partition_check`` in the core crate); ``frequent``: every over-frequent key."""
+        from neardup._neardup import _partition_check
+
+        return dict(_partition_check(self.ix, layout, frequent))
+
+    def check_entries(self, layout: Layout, frequent: bytes, kind: int, peer: int, filed: bool, buckets: List[int]) -> List[bytes]:
+        """The entries of one digest of ``check_part`` in ``buckets`` (a mismatch narrowed)."""
+        from neardup._neardup import _partition_check_entries
+
+        return list(_partition_check_entries(self.ix, layout, frequent, kind, peer, filed, buckets))
+
     def pid(self) -> int:
         return os.getpid()
 
