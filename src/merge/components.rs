@@ -7,7 +7,7 @@
 //! in the top bits, a page id, a row, a key index) that arrive with the edges. The structure here
 //! is theirs (union by size, path halving) behind a map from node id to dense index.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 /// A union-find over `u64` node ids, built from edges in bulk (SCALEOUT §5 S3).
 ///
@@ -16,7 +16,7 @@ use std::collections::HashMap;
 /// component ids.
 #[derive(Debug, Default, Clone)]
 pub struct Components {
-    index: HashMap<u64, u32>,
+    index: FxHashMap<u64, u32>,
     nodes: Vec<u64>,
     parent: Vec<u32>,
     size: Vec<u32>,
@@ -148,7 +148,7 @@ pub fn close_simhash_pairs(hashes: &[u64], distance: u32) -> Vec<(u32, u32)> {
         (1u64 << width) - 1
     };
     let mut pairs = Vec::new();
-    let mut buckets: HashMap<u64, Vec<u32>> = HashMap::new();
+    let mut buckets: FxHashMap<u64, Vec<u32>> = FxHashMap::default();
     for b in 0..blocks {
         buckets.clear();
         for (i, &h) in hashes.iter().enumerate() {
