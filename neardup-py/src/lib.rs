@@ -9,6 +9,7 @@
 #![deny(unsafe_code)]
 
 mod args;
+mod components;
 mod errors;
 mod index;
 mod options;
@@ -325,5 +326,8 @@ fn _neardup(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(partition::_partition_frequent, m)?)?;
     m.add_function(wrap_pyfunction!(partition::_partition_check, m)?)?;
     m.add_function(wrap_pyfunction!(partition::_partition_check_entries, m)?)?;
+    // S3's connected components (SCALEOUT §5 S3, §7.1).
+    m.add_class::<components::PyComponents>()?;
+    m.add_function(wrap_pyfunction!(components::close_simhash_pairs, m)?)?;
     Ok(())
 }

@@ -12,10 +12,13 @@
 //! - `combine`: the partitions' seeds into one, the work units' logs into the batch's;
 //! - `reach`: the bulk reads a merge asks of its partitions;
 //! - `check`: a partition's own check and the digests the driver reconciles across partitions.
+//! - `components`: S3's connected components over bulk edges, with partial forests
+//!   ([`Components`]), and the day's close simhashes ([`close_simhash_pairs`]).
 
 mod apply;
 mod check;
 mod combine;
+mod components;
 mod layout;
 pub mod log;
 mod logfile;
@@ -30,6 +33,7 @@ pub use check::{
 pub use combine::{
     combine_seed_logs, combine_unit_logs, combine_unit_logs_mapped, BatchBase, IdMap,
 };
+pub use components::{close_simhash_pairs, Components};
 pub use layout::{Layout, Partition, Role, RoutedLog, Target, MAX_PARTS};
 pub use log::{ApplyOutcome, LogCounter, LogOp, APPLY_CHUNK_BYTES};
 pub use logfile::{decode_log, encode_log};

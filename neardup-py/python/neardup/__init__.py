@@ -52,6 +52,7 @@ from ._errors import (
 from ._index import DEFAULT_BATCH_SIZE, Index, InsertionSession
 from ._neardup import (
     Change,
+    Components,
     Deletion,
     Layout,
     NearDuplicate,
@@ -59,6 +60,7 @@ from ._neardup import (
     Signatures,
     Similarity,
     Verdict,
+    close_simhash_pairs,
     combine_seed_logs,
     combine_unit_logs,
     extract,
@@ -91,6 +93,8 @@ __all__ = [
     "combine_seed_logs",
     "combine_unit_logs",
     "log_counters",
+    "Components",
+    "close_simhash_pairs",
     "verify",
     "host_of",
     *_errors.__all__,

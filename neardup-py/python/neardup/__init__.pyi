@@ -432,6 +432,33 @@ def combine_unit_logs(
 
 def log_counters(log: bytes) -> Dict[str, int]:
     """The counters a batch log sets."""
+
+class Components:
+    """A union-find over ``uint64`` node ids fed with edges in bulk (S3 of the distributed
+    merge, SCALEOUT §5). Arrays are bytes of native-endian integers (``numpy`` ``tobytes()`` in,
+    ``numpy.frombuffer`` out); nodes and components are numbered in the order nodes are first
+    seen."""
+
+    def __init__(self) -> None: ...
+    def add_nodes(self, nodes: bytes) -> None:
+        """Adds nodes (``uint64``), each its own component unless an edge joins it."""
+    def add_edges(self, a: bytes, b: bytes) -> None:
+        """Joins ``a[i]`` and ``b[i]`` (``uint64`` arrays of one length); ``InvalidArgumentError``
+        otherwise."""
+    def forest(self) -> Tuple[bytes, bytes]:
+        """The partial forest ``(nodes, roots)`` (``uint64``): every node not alone, with its
+        component's root; another builder's ``merge_forest`` of it joins what these edges did."""
+    def merge_forest(self, nodes: bytes, roots: bytes) -> None:
+        """Merges a partial forest from ``forest()``."""
+    def labels(self) -> Tuple[bytes, bytes, bytes]:
+        """``(nodes, labels, sizes)``: every node (``uint64``, first-seen order), its component id
+        (``uint32``, dense, in the order of each component's first node), each component's size
+        (``uint32``)."""
+    def __len__(self) -> int: ...
+
+def close_simhash_pairs(hashes: bytes, distance: int) -> Tuple[bytes, bytes]:
+    """The pairs ``(i, j)``, ``i < j``, of ``hashes`` (``uint64`` bytes) within ``distance``
+    bits (inclusive), each once, sorted, as two ``uint32`` arrays (bytes)."""
 def state_diff(before: bytes, after: bytes, live_docs: int, live_clusters: int) -> bytes:
     """The batch log from a scratch index's seeded state to its decided one, for a standing
     index with these live counts at the batch's start."""

@@ -13,9 +13,12 @@ A day is merged by ``DistributedIndex.merge(files, delete_list)``:
   their blocks; the deleted and re-crawled keys go to their doc partitions, which give their pages,
   clusters and members, whose own keys reach further (what ``Index.decision_reach`` reads on one
   machine).
-- **S3 components**: union-find over the day's pages, the standing pages they reach (by key, by
-  simhash, by re-crawled or deleted key) and the clusters of those pages, whole; components are
-  packed into work units, in the order of their first page, each to the least loaded unit.
+- **S3 components**: the day's pages, the standing pages they reach (by key, by simhash, by
+  re-crawled or deleted key) and the clusters of those pages, whole, joined as arrays of ``u64``
+  node pairs by a union-find in Rust (``neardup.Components``); a component over ``max_component``
+  items has the edges of its sketch keys cut, largest postings first (SCALEOUT §7.1 option (2),
+  reported as ``components.capped``); components are packed into work units, in the order of
+  their first page, each to the least loaded unit.
 - **S4 decide**: each work unit in its own scratch index, a Ray task: seeded with what its
   components read (``seed_log`` of the partitions, ``neardup.combine_seed_logs``), deciding
   nothing; its deletes and its pages run with the single-node code in whole-batch order; the

@@ -76,6 +76,14 @@ def _parser() -> argparse.ArgumentParser:
         metavar="N",
         help="checkpoints of each partition kept in the shared store (default 1: what a restore needs)",
     )
+    m.add_argument(
+        "--max-component",
+        type=int,
+        default=1_000_000,
+        metavar="N",
+        help="the most pages, rows and deletes in one component of the day's candidate graph; "
+        "a larger one has its sketch keys' edges cut, largest postings first (default 1000000)",
+    )
     m.add_argument("--options", help="neardup.Index options of a new index, as JSON")
     m.add_argument(
         "--store",
@@ -168,6 +176,7 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
                     checkpoint=args.checkpoint,
                     work_units=args.work_units,
                     keep_batches=args.keep_batches,
+                    max_component=args.max_component,
                     keep_checkpoints=args.keep_checkpoints,
                     progress=lambda line: print(line, file=sys.stderr, flush=True),
                 )

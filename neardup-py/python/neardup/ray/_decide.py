@@ -118,12 +118,13 @@ class Coordinator:
         self.day = day
         self.delete_list = delete_list
 
-    def plan(self, work_units: int) -> Dict[str, Any]:
+    def plan(self, work_units: int, max_component: int = _plan.DEFAULT_MAX_COMPONENT) -> Dict[str, Any]:
         """S2–S3: the day's rows read, the delete list read, the components and work units
-        planned. Returns their counts."""
+        planned (no component over ``max_component``, see ``_plan.plan``). Returns their
+        counts."""
         self.rows = _Rows(self.dx.store, f"{self.brel}/s1", self.day)
         self.gone = read_key_list(self.delete_list)
-        self.units, sizes, shuffled = _plan.plan(self.dx, self.rows, self.rows.sigs, self.gone, work_units)
+        self.units, sizes, shuffled = _plan.plan(self.dx, self.rows, self.rows.sigs, self.gone, work_units, max_component)
         self.counts = {
             "pages": len(self.rows),
             "deletes": len(self.gone),

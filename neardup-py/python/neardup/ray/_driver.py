@@ -172,6 +172,7 @@ class DistributedIndex:
         #: The partitions restored from the store when the index was opened (see ``restore``).
         self.restored: List[Dict[str, Any]] = []
         self._keep_checkpoints = 1
+        self._max_component = _plan.DEFAULT_MAX_COMPONENT
         self._restore = restore
         # The merge lock while a restore at open runs (``_lock_for_restore``), and whether a
         # merge of this driver holds it already.
@@ -558,6 +559,7 @@ class DistributedIndex:
         keep_batches: int = 0,
         keep_checkpoints: int = 1,
         progress: Union[bool, Callable[[str], Any]] = True,
+        max_component: int = _plan.DEFAULT_MAX_COMPONENT,
     ) -> MergeReport:
         """Merges a day into the index: the keys of ``delete_list`` deleted first, then the
         pages of ``files`` decided against the index and each other in
@@ -588,6 +590,12 @@ class DistributedIndex:
         work units read their pages from there: the driver holds no page, its memory does not
         grow with the day's size. Each file must be readable where the tasks run: on the
         driver's node without a shared store, on every node with one.
+        ``max_component``: the most pages, rows and deletes one component of the day's
+        candidate graph may hold (S3; default 1,000,000). A component over it has the edges of
+        its sketch keys cut, largest postings first, until it fits (SCALEOUT §7.1 option (2), a
+        deviation from the single node: pages joined only through those keys are decided apart);
+        the report's ``components`` says how many were cut (``capped``), how many edges
+        (``cut_edges``) and how many are still over the cap (``over_cap``).
 
         With a shared store (``store=`` when the index was created), the batch's directory is
         ``batches/batch=<n>/`` of the store, its signatures and logs written there by the
@@ -622,7 +630,10 @@ class DistributedIndex:
             raise InvalidArgumentError(f"keep_batches must be 0 or more, not {keep_batches}")
         if keep_checkpoints < 1:
             raise InvalidArgumentError(f"keep_checkpoints must be 1 or more, not {keep_checkpoints}")
+        if isinstance(max_component, bool) or not isinstance(max_component, int) or max_component < 1:
+            raise InvalidArgumentError(f"max_component must be an int of 1 or more, not {max_component!r}")
         self._keep_checkpoints = keep_checkpoints
+        self._max_component = max_component
         with _files.MergeLock(self.root), self._holding_merge_lock():
             if self.store.shared:
                 # Nothing is merged into an index whose store cannot take its logs and checkpoints.
@@ -725,7 +736,7 @@ class DistributedIndex:
             ray = require_ray()
             coord = _decide.coordinator(self, brel, day, delete_list)
             try:
-                counts = ray.get(coord.plan.remote(work_units))
+                counts = ray.get(coord.plan.remote(work_units, self._max_component))
                 report["seconds"]["S2-S3"] = round(time.monotonic() - t, 3)
                 say(
                     f"S2-S3 reach: {counts['reached_pages']} standing pages, {counts['reached_clusters']} "

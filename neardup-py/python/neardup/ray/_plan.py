@@ -13,7 +13,11 @@ loaded unit.
 
 from __future__ import annotations
 
+import heapq
+import itertools
 from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Sequence, Set, Tuple
+
+import neardup
 
 from ._runtime import require_ray
 
@@ -53,16 +57,6 @@ class Unit:
         self.clusters += other.clusters
 
 
-def _unique_keys(packed: bytes) -> bytes:
-    """The distinct 9-byte keys of a concatenation, concatenated (sorted)."""
-    import numpy as np
-
-    if not packed:
-        return b""
-    arr = np.frombuffer(packed, dtype=np.dtype((np.void, 9)))
-    return np.unique(arr).tobytes()
-
-
 def _ask(actors: List[Any], method: str, groups: List[List[Any]], pack: Callable[[List[Any]], Any] = list) -> List[Any]:
     """Calls ``method`` on every actor with a non-empty group; the answers in actor order
     (``None`` for an actor not asked)."""
@@ -71,11 +65,17 @@ def _ask(actors: List[Any], method: str, groups: List[List[Any]], pack: Callable
     return [ray.get(r) if r is not None else None for r in refs]
 
 
-def _key_postings(dx: DistributedIndex, packed: bytes) -> Tuple[bytes, List[List[int]]]:
-    """The distinct 9-byte keys of a concatenation and, for each, the standing pages filed
+def _key_postings(dx: DistributedIndex, packed: bytes) -> Tuple[bytes, Any, List[List[int]]]:
+    """The distinct 9-byte keys of a concatenation (sorted, concatenated), the index of each
+    key of the concatenation among them, and, for each distinct key, the standing pages filed
     under it (none for an over-frequent key), from the key partitions."""
+    import numpy as np
+
     lay = dx.layout
-    keys = _unique_keys(packed)
+    if not packed:
+        return b"", np.zeros(0, dtype=np.int64), []
+    unique, inverse = np.unique(np.frombuffer(packed, dtype=np.dtype((np.void, 9))), return_inverse=True)
+    keys = unique.tobytes()
     parts = lay.posting_parts(keys)
     groups: List[List[int]] = [[] for _ in range(lay.key_parts)]
     for i, p in enumerate(parts):
@@ -86,7 +86,7 @@ def _key_postings(dx: DistributedIndex, packed: bytes) -> Tuple[bytes, List[List
         if answer is not None:
             for i, found in zip(g, answer):
                 ids[i] = found
-    return keys, ids
+    return keys, inverse.reshape(-1), ids
 
 
 def _simhash_neighbours(dx: DistributedIndex, simhashes: Sequence[int]) -> Tuple[Dict[int, Set[int]], int]:
@@ -116,116 +116,216 @@ def _by_doc(dx: DistributedIndex, method: str, ids: Iterable[int], part: Callabl
     return out
 
 
-def plan(dx: DistributedIndex, chunk: Any, sigs: Any, gone: List[str], work_units: int) -> Tuple[List[Unit], Dict[str, Any], int]:
+# S3's nodes are u64 ids: a kind in the top byte, a value below (a standing page's id, a row
+# of the day, a position in the delete list, a cluster id, a key's index among the day's or the
+# members' distinct posting keys). Only pages, rows and deletes count toward a component's size.
+_SHIFT = 56
+_DOC, _ROW, _GONE, _CLUSTER, _KEY, _MKEY = range(6)
+_SKETCH = ord("K")  # the kind byte of a sketch digest's posting key (src/storage, `kind::SKETCH`)
+
+#: The default cap on a component's size (pages, rows and deletes): large enough that no
+#: ordinary day meets it, so that the merge is the single node's (SCALEOUT §7.1).
+DEFAULT_MAX_COMPONENT = 1_000_000
+
+
+def _tag(kind: int, values: Any) -> Any:
+    import numpy as np
+
+    return (np.asarray(values, dtype=np.uint64) | np.uint64(kind << _SHIFT)).astype(np.uint64)
+
+
+class _Edges:
+    """The day's candidate graph as arrays of u64 node pairs; the edges of posting keys apart
+    (key node first), so that a component over the cap can cut those of sketch keys."""
+
+    def __init__(self) -> None:
+        self.a: List[Any] = []
+        self.b: List[Any] = []
+        self.key: List[Any] = []
+        self.other: List[Any] = []
+        self.sketch: List[Any] = []  # key nodes of sketch digests
+
+    def add(self, a: Any, b: Any) -> None:
+        import numpy as np
+
+        a, b = np.asarray(a, dtype=np.uint64), np.asarray(b, dtype=np.uint64)
+        if len(a):
+            self.a.append(a)
+            self.b.append(b)
+
+    def add_keys(self, kind: int, keys: bytes, inverse: Any, owners: Any, on_key: List[List[int]]) -> None:
+        """The edges of posting keys: each owner (a row or a standing page) to the keys it is
+        filed under (``inverse``: each key's index among ``keys``), each key to the standing
+        pages on it."""
+        import numpy as np
+
+        n = len(keys) // 9
+        if not n:
+            return
+        counts = np.fromiter((len(f) for f in on_key), dtype=np.int64, count=n)
+        on = np.fromiter(itertools.chain.from_iterable(on_key), dtype=np.uint64, count=int(counts.sum()))
+        self.key += [_tag(kind, inverse), _tag(kind, np.repeat(np.arange(n), counts))]
+        self.other += [np.asarray(owners, dtype=np.uint64), on]
+        kinds = np.frombuffer(keys, dtype=np.uint8)[::9]
+        self.sketch.append(_tag(kind, np.flatnonzero(kinds == _SKETCH)))
+
+    def nodes(self) -> Any:
+        import numpy as np
+
+        return np.concatenate([np.zeros(0, dtype=np.uint64), *self.a, *self.b, *self.key, *self.other])
+
+
+def _cat(arrays: List[Any]) -> Any:
+    import numpy as np
+
+    return np.concatenate([np.zeros(0, dtype=np.uint64), *arrays])
+
+
+def _components(edges: _Edges, seeds: Any, cap: int) -> Tuple[Any, Any, Dict[str, int]]:
+    """The components (every node and its component id, ``neardup.Components.labels``), with
+    no component over ``cap`` items where cutting sketch keys can make it so: SCALEOUT §7.1
+    option (2), a documented deviation from the single node. While a component is over the
+    cap, the edges of the sketch keys in it with the largest postings are cut (those with at
+    least half the largest posting in an over-cap component, a round at a time) and the
+    components are found again. Returns the nodes, their labels and the cap's figures:
+    ``capped`` (components whose sketch edges were cut), ``cut_edges``, ``over_cap`` (those
+    still over the cap: nothing left to cut)."""
+    import numpy as np
+
+    a, b = _cat(edges.a), _cat(edges.b)
+    key, other = _cat(edges.key), _cat(edges.other)
+    sketch = np.unique(_cat(edges.sketch))
+    kept = np.ones(len(key), dtype=bool)
+    key_nodes, degree = np.unique(key, return_counts=True)
+    first: Any = None  # the components before any cut: nodes, labels, sort order
+    cut_labels: Set[int] = set()
+    while True:
+        c = neardup.Components()
+        c.add_nodes(seeds.tobytes())
+        c.add_edges(a.tobytes(), b.tobytes())
+        c.add_edges(key[kept].tobytes(), other[kept].tobytes())
+        nodes_b, labels_b, _ = c.labels()
+        nodes = np.frombuffer(nodes_b, dtype=np.uint64)
+        labels = np.frombuffer(labels_b, dtype=np.uint32).astype(np.int64)
+        kinds = nodes >> np.uint64(_SHIFT)
+        items = np.isin(kinds, np.array([_DOC, _ROW, _GONE], dtype=np.uint64))
+        size = np.bincount(labels[items], minlength=int(labels.max(initial=-1)) + 1)
+        over = size > cap
+        if not over.any():
+            break
+        # Sketch keys still joined, in components over the cap, with their posting sizes.
+        candidates = nodes[over[labels] & np.isin(nodes, sketch)]
+        if not len(candidates):
+            break
+        deg = degree[np.searchsorted(key_nodes, candidates)]
+        drop = candidates[deg >= (int(deg.max()) + 1) // 2]
+        if first is None:
+            first = (nodes, labels, np.argsort(nodes))
+        at = first[2][np.searchsorted(first[0], drop, sorter=first[2])]
+        cut_labels.update(first[1][at].tolist())
+        kept &= ~np.isin(key, drop)
+    stats = {"capped": len(cut_labels), "cut_edges": int((~kept).sum()), "over_cap": int(over.sum())}
+    return nodes, labels, stats
+
+
+def plan(
+    dx: DistributedIndex,
+    chunk: Any,
+    sigs: Any,
+    gone: List[str],
+    work_units: int,
+    max_component: int = DEFAULT_MAX_COMPONENT,
+) -> Tuple[List[Unit], Dict[str, Any], int]:
     """S2–S3: the day's candidate graph, from the partitions, cut into components (each
     with what ``Index.decision_reach`` reads for it on one machine) and packed into at most
     ``work_units`` work units. ``chunk`` is the day's rows as ``insert_many`` reads them (their
-    keys). Returns the units, the component sizes and the bytes sent."""
+    keys). A component over ``max_component`` pages, rows and deletes has the edges of its
+    sketch keys cut, largest postings first (SCALEOUT §7.1 option (2)). Returns the units, the
+    component figures and the bytes sent.
+
+    The graph is arrays of u64 node pairs and its components are found in Rust
+    (``neardup.Components``); the day's close simhashes too (``neardup.close_simhash_pairs``)."""
+    import numpy as np
+
     lay = dx.layout
-    uf = _UnionFind()
+    edges = _Edges()
     rows = sigs.column("row").to_pylist()
     keys_col = sigs.column("posting_keys").to_pylist()
     sims = sigs.column("simhash").to_pylist()
+    rows_n = len(chunk.keys)
     # Each probe joins the keys it is filed under and the standing pages on them
     # (over-frequent standing keys have none: no decision reads them).
-    keys, on_key = _key_postings(dx, b"".join(k for k in keys_col if k))
-    index = {keys[9 * i : 9 * i + 9]: i for i in range(len(on_key))}
+    keys, inverse, on_key = _key_postings(dx, b"".join(k for k in keys_col if k))
     shuffled = len(keys)
-    for r, k in zip(rows, keys_col):
-        for j in range(0, len(k or b""), 9):
-            uf.union(("p", r), ("k", index[k[j : j + 9]]))
-    for i, found in enumerate(on_key):
-        for d in found:
-            uf.union(("k", i), d)
+    per_row = np.fromiter((len(k or b"") // 9 for k in keys_col), dtype=np.int64, count=len(keys_col))
+    edges.add_keys(_KEY, keys, inverse, _tag(_ROW, np.repeat(np.asarray(rows, dtype=np.int64), per_row)), on_key)
     # Simhash neighbours, standing and of the day.
-    near, sent = _simhash_neighbours(dx, [h for h in sims if h is not None])
+    with_sim = [(r, h) for r, h in zip(rows, sims) if h is not None]
+    near, sent = _simhash_neighbours(dx, [h for _, h in with_sim])
     shuffled += sent
-    for r, h in zip(rows, sims):
-        if h is not None:
-            for d in near[h]:
-                uf.union(("p", r), d)
-    _join_close_simhashes(uf, [(r, h) for r, h in zip(rows, sims) if h is not None], lay.simhash_max_distance)
+    pairs = [(r, d) for r, h in with_sim for d in near[h]]
+    edges.add(_tag(_ROW, [r for r, _ in pairs]), [d for _, d in pairs])
+    _close_simhashes(edges, with_sim, lay.simhash_max_distance)
     # A key given twice in the day goes to one unit.
     first: Dict[str, int] = {}
-    for r, k in enumerate(chunk.keys):
-        if k is not None:
-            uf.union(("p", r), ("p", first.setdefault(k, r)))
+    again = [(r, first.setdefault(k, r)) for r, k in enumerate(chunk.keys) if k is not None]
+    again = [(r, f) for r, f in again if r != f]
+    edges.add(_tag(_ROW, [r for r, _ in again]), _tag(_ROW, [f for _, f in again]))
     # Re-crawled and deleted keys: their standing pages.
-    rows_n = len(chunk.keys)
     touched = [k or "" for k in chunk.keys] + list(gone)
     kgroups = group(((p, i) for i, p in enumerate(lay.key_parts_of(touched)) if touched[i]), lay.doc_parts)
     shuffled += sum(len(k.encode()) for k in touched)
     old: Set[int] = set()
+    hit: List[Tuple[int, int]] = []
     for g, answer in zip(kgroups, _ask(dx.docs, "key_ids", [[touched[i] for i in g] for g in kgroups])):
         for i, d in zip(g, answer or []):
             if d is not None:
                 old.add(d)
-                uf.union(("p", i) if i < rows_n else ("g", i - rows_n), d)
+                hit.append((i, d))
+    edges.add([int(_tag(_ROW, i)) if i < rows_n else int(_tag(_GONE, i - rows_n)) for i, _ in hit], [d for _, d in hit])
     # Their clusters hand over: the members are placed again, and reach as far as their own
     # keys and simhashes.
     touched_clusters = {c for c in _by_doc(dx, "page_clusters", old, lay.doc_part).values() if c is not None}
     members: Set[int] = set()
     for c, m in _by_doc(dx, "cluster_member_ids", touched_clusters, lay.cluster_part).items():
-        for d in m or []:
-            members.add(d)
-            uf.union(("c", c), d)
+        members.update(m or [])
+        edges.add(_tag(_CLUSTER, [c] * len(m or [])), list(m or []))
     filed = {d: f for d, f in _by_doc(dx, "filed_pages", members, lay.doc_part).items() if f}
-    mkeys, m_on_key = _key_postings(dx, b"".join(f[1] for f in filed.values()))
-    mindex = {mkeys[9 * i : 9 * i + 9]: i for i in range(len(m_on_key))}
+    mkeys, minverse, m_on_key = _key_postings(dx, b"".join(f[1] for f in filed.values()))
     shuffled += len(mkeys)
-    for d, (_, fk) in filed.items():
-        for j in range(0, len(fk), 9):
-            uf.union(d, ("m", mindex[fk[j : j + 9]]))
-    for i, found in enumerate(m_on_key):
-        for d in found:
-            uf.union(("m", i), d)
+    owners = np.repeat(np.fromiter(filed, dtype=np.uint64, count=len(filed)), [len(f[1]) // 9 for f in filed.values()])
+    edges.add_keys(_MKEY, mkeys, minverse, owners, m_on_key)
     mnear, sent = _simhash_neighbours(dx, [f[0] for f in filed.values()])
     shuffled += sent
-    for d, (h, _) in filed.items():
-        for e in mnear[h]:
-            uf.union(d, e)
+    pairs = [(d, e) for d, (h, _) in filed.items() for e in mnear[h]]
+    edges.add([d for d, _ in pairs], [e for _, e in pairs])
     # Every cluster of a standing page reached, whole.
-    standing = [x for x in uf.parent if isinstance(x, int)]
-    clusters_of = _by_doc(dx, "page_clusters", standing, lay.doc_part)
-    for d, c in clusters_of.items():
-        if c is not None:
-            uf.union(d, ("c", c))
-    cids = sorted({c for c in clusters_of.values() if c is not None})
+    reached = edges.nodes()
+    standing = np.unique(reached[(reached >> np.uint64(_SHIFT)) == _DOC]).tolist()
+    clusters_of = {d: c for d, c in _by_doc(dx, "page_clusters", standing, lay.doc_part).items() if c is not None}
+    edges.add(list(clusters_of), _tag(_CLUSTER, list(clusters_of.values())))
+    cids = sorted(set(clusters_of.values()))
     for c, m in _by_doc(dx, "cluster_member_ids", cids, lay.cluster_part).items():
-        for d in m or []:
-            uf.union(("c", c), d)
-    # Components, then work units: components in the order of their first item, each to
-    # the unit with the least work so far.
-    comps: Dict[Any, Unit] = {}
-    for x in list(uf.parent):
-        comp = comps.setdefault(uf.find(x), Unit())
-        if isinstance(x, int):
-            comp.pages.append(x)
-        elif x[0] == "p":
-            comp.rows.append(x[1])
-        elif x[0] == "g":
-            comp.gone.append(x[1])
-        elif x[0] == "c":
-            comp.clusters.append(x[1])
-    # Rows without signatures and deletes of keys the index lacks join nothing.
-    placed = {r for c in comps.values() for r in c.rows}
-    placed_gone = {g for c in comps.values() for g in c.gone}
-    for r in range(rows_n):
-        if r not in placed:
-            comps.setdefault(("p", r), Unit()).rows.append(r)
-    for g in range(len(gone)):
-        if g not in placed_gone:
-            comps.setdefault(("g", g), Unit()).gone.append(g)
-    ordered = sorted(comps.values(), key=lambda c: c.first(rows_n))
+        edges.add(_tag(_CLUSTER, [c] * len(m or [])), list(m or []))
+    # Components (every row and delete one, those that join nothing alone), then work units.
+    seeds = np.concatenate([_tag(_ROW, np.arange(rows_n)), _tag(_GONE, np.arange(len(gone)))])
+    nodes, labels, cut = _components(edges, seeds, max_component)
+    ordered = _gather(nodes, labels, rows_n)
     sizes = sorted((c.size() for c in ordered), reverse=True)
     stats = {
         "count": len(sizes),
         "largest": sizes[0] if sizes else 0,
         "singletons": sum(1 for x in sizes if x == 1),
+        **cut,
     }
+    # Components in the order of their first item, each to the unit with the least work so
+    # far (the lowest-numbered on a tie).
     units = [Unit() for _ in range(max(1, min(work_units, len(ordered))))]
+    load = [(0, i) for i in range(len(units))]
     for c in ordered:
-        units[min(range(len(units)), key=lambda i: (units[i].size(), i))].absorb(c)
+        _, i = heapq.heappop(load)
+        units[i].absorb(c)
+        heapq.heappush(load, (units[i].size(), i))
     for u in units:
         u.rows.sort()
         u.gone.sort()
@@ -234,45 +334,45 @@ def plan(dx: DistributedIndex, chunk: Any, sigs: Any, gone: List[str], work_unit
     return [u for u in units if u.rows or u.gone], stats, shuffled
 
 
-class _UnionFind:
-    """Union-find over page ids and probe positions (S3)."""
+def _gather(nodes: Any, labels: Any, rows_n: int) -> List[Unit]:
+    """The components as units, in the order of their first item (rows, then deletes after
+    every row); components with no row and no delete (what a cut left of a reach) are read
+    by no decision and dropped."""
+    import numpy as np
 
-    def __init__(self) -> None:
-        self.parent: Dict[Any, Any] = {}
+    n = int(labels.max(initial=-1)) + 1
+    kinds = nodes >> np.uint64(_SHIFT)
+    values = (nodes & np.uint64((1 << _SHIFT) - 1)).astype(np.int64)
 
-    def find(self, x: Any) -> Any:
-        parent = self.parent
-        parent.setdefault(x, x)
-        root = x
-        while parent[root] != root:
-            root = parent[root]
-        while parent[x] != root:
-            parent[x], x = root, parent[x]
-        return root
+    def per_component(kind: int) -> List[List[int]]:
+        sel = kinds == kind
+        lab, val = labels[sel], values[sel]
+        order = np.lexsort((val, lab))
+        bounds = np.searchsorted(lab[order], np.arange(n + 1)).tolist()
+        vals = val[order].tolist()
+        return [vals[bounds[i] : bounds[i + 1]] for i in range(n)]
 
-    def union(self, a: Any, b: Any) -> None:
-        ra, rb = self.find(a), self.find(b)
-        if ra != rb:
-            self.parent[ra] = rb
+    comps = [Unit() for _ in range(n)]
+    for attr, kind in (("rows", _ROW), ("gone", _GONE), ("pages", _DOC), ("clusters", _CLUSTER)):
+        for c, found in zip(comps, per_component(kind)):
+            setattr(c, attr, found)
+    kept = [c for c in comps if c.rows or c.gone]
+    return sorted(kept, key=lambda c: c.first(rows_n))
 
 
-def _join_close_simhashes(uf: _UnionFind, rows: List[Tuple[int, int]], distance: int) -> None:
+def _close_simhashes(edges: _Edges, rows: List[Tuple[int, int]], distance: int) -> None:
     """Joins the day's pages whose simhashes are within ``distance`` bits: pages with one
-    simhash at once; distinct simhashes are compared only when they agree on one of
-    ``distance + 1`` blocks, which two hashes within the distance do (pigeonhole)."""
-    first: Dict[int, int] = {}
-    for r, h in rows:
-        uf.union(("p", r), ("p", first.setdefault(h, r)))
-    hashes = list(first.items())
-    blocks = distance + 1
-    width = 64 // blocks
-    mask = (1 << width) - 1
-    for b in range(blocks):
-        buckets: Dict[int, List[Tuple[int, int]]] = {}
-        for h, r in hashes:
-            buckets.setdefault((h >> (b * width)) & mask, []).append((h, r))
-        for members in buckets.values():
-            for i, (h, r) in enumerate(members):
-                for h2, r2 in members[i + 1 :]:
-                    if bin(h ^ h2).count("1") <= distance:
-                        uf.union(("p", r), ("p", r2))
+    simhash to the first of them, and the first pages of distinct simhashes that are close
+    (``neardup.close_simhash_pairs``, in Rust)."""
+    import numpy as np
+
+    if not rows:
+        return
+    r = np.asarray([x for x, _ in rows], dtype=np.int64)
+    h = np.asarray([y for _, y in rows], dtype=np.uint64)
+    unique, first, inverse = np.unique(h, return_index=True, return_inverse=True)
+    rep = r[first]
+    edges.add(_tag(_ROW, r), _tag(_ROW, rep[inverse.reshape(-1)]))
+    i, j = neardup.close_simhash_pairs(unique.tobytes(), distance)
+    i, j = np.frombuffer(i, dtype=np.uint32), np.frombuffer(j, dtype=np.uint32)
+    edges.add(_tag(_ROW, rep[i]), _tag(_ROW, rep[j]))

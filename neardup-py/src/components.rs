@@ -1,0 +1,143 @@
+//! `neardup._neardup.Components` and `close_simhash_pairs`: S3's connected components over
+//! bulk edges (SCALEOUT §5 S3, §7.1), in arrays of native-endian integers (a numpy array's
+//! ``tobytes()``; ``numpy.frombuffer`` reads the answers), never a Python call per edge.
+
+use pyo3::prelude::*;
+use pyo3::types::PyBytes;
+
+use crate::errors::invalid;
+
+/// Native-endian `u64`s from bytes; `what` names the argument in the error.
+fn u64s(py: Python<'_>, bytes: &[u8], what: &str) -> PyResult<Vec<u64>> {
+    if !bytes.len().is_multiple_of(8) {
+        return Err(invalid(
+            py,
+            format!(
+                "{what}: node ids are 8 bytes each (uint64): {} bytes is not a whole number",
+                bytes.len()
+            ),
+        ));
+    }
+    Ok(bytes
+        .chunks_exact(8)
+        .map(|c| u64::from_ne_bytes(c.try_into().unwrap_or([0; 8])))
+        .collect())
+}
+
+fn u64_bytes<'py>(py: Python<'py>, values: &[u64]) -> Bound<'py, PyBytes> {
+    let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_ne_bytes()).collect();
+    PyBytes::new(py, &bytes)
+}
+
+fn u32_bytes<'py>(py: Python<'py>, values: &[u32]) -> Bound<'py, PyBytes> {
+    let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_ne_bytes()).collect();
+    PyBytes::new(py, &bytes)
+}
+
+/// A union-find over ``uint64`` node ids fed with edges in bulk (S3 of the distributed merge).
+/// Arrays are bytes of native-endian integers: ``numpy.asarray(x, dtype=numpy.uint64).tobytes()``
+/// in, ``numpy.frombuffer(b, dtype=...)`` out. Nodes and components are numbered in the order
+/// nodes are first seen.
+#[pyclass(name = "Components", module = "neardup._neardup")]
+#[derive(Default)]
+pub(crate) struct PyComponents {
+    inner: neardup::merge::Components,
+}
+
+#[pymethods]
+impl PyComponents {
+    #[new]
+    fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds nodes (``uint64`` bytes), each its own component unless an edge joins it.
+    fn add_nodes(&mut self, py: Python<'_>, nodes: &[u8]) -> PyResult<()> {
+        let nodes = u64s(py, nodes, "nodes")?;
+        let inner = &mut self.inner;
+        py.detach(|| inner.add_nodes(&nodes));
+        Ok(())
+    }
+
+    /// Joins ``a[i]`` and ``b[i]`` for every ``i`` (two ``uint64`` arrays of one length).
+    ///
+    /// Raises ``InvalidArgumentError`` for arrays of different lengths or a length that is not
+    /// a whole number of ``uint64``.
+    fn add_edges(&mut self, py: Python<'_>, a: &[u8], b: &[u8]) -> PyResult<()> {
+        if a.len() != b.len() {
+            return Err(invalid(
+                py,
+                format!(
+                    "edges: {} bytes of sources and {} of targets",
+                    a.len(),
+                    b.len()
+                ),
+            ));
+        }
+        let (a, b) = (u64s(py, a, "a")?, u64s(py, b, "b")?);
+        let inner = &mut self.inner;
+        py.detach(|| inner.add_edges(&a, &b));
+        Ok(())
+    }
+
+    /// The partial forest: ``(nodes, roots)`` as ``uint64`` bytes, every node not alone in its
+    /// component with its component's root. Another ``Components``' ``merge_forest`` of it
+    /// joins what these edges joined.
+    fn forest<'py>(&mut self, py: Python<'py>) -> (Bound<'py, PyBytes>, Bound<'py, PyBytes>) {
+        let inner = &mut self.inner;
+        let (nodes, roots) = py.detach(|| inner.forest());
+        (u64_bytes(py, &nodes), u64_bytes(py, &roots))
+    }
+
+    /// Merges a partial forest from ``forest()`` (of this builder or another).
+    ///
+    /// Raises ``InvalidArgumentError`` as ``add_edges`` does.
+    fn merge_forest(&mut self, py: Python<'_>, nodes: &[u8], roots: &[u8]) -> PyResult<()> {
+        self.add_edges(py, nodes, roots)
+    }
+
+    /// ``(nodes, labels, sizes)``: every node seen (``uint64`` bytes, first-seen order), its
+    /// component id (``uint32`` bytes; ids dense, in the order of each component's first node)
+    /// and each component's size (``uint32`` bytes, by component id).
+    fn labels<'py>(
+        &mut self,
+        py: Python<'py>,
+    ) -> (
+        Bound<'py, PyBytes>,
+        Bound<'py, PyBytes>,
+        Bound<'py, PyBytes>,
+    ) {
+        let inner = &mut self.inner;
+        let (nodes, labels, sizes) = py.detach(|| inner.labels());
+        (
+            u64_bytes(py, &nodes),
+            u32_bytes(py, &labels),
+            u32_bytes(py, &sizes),
+        )
+    }
+
+    /// How many distinct nodes were seen.
+    fn __len__(&self) -> usize {
+        self.inner.len()
+    }
+
+    fn __repr__(&self) -> String {
+        format!("Components(nodes={})", self.inner.len())
+    }
+}
+
+/// The pairs ``(i, j)``, ``i < j``, of ``hashes`` (``uint64`` bytes) whose simhashes differ in
+/// at most ``distance`` bits (inclusive), each once, as two ``uint32`` arrays (bytes), sorted.
+///
+/// Raises ``InvalidArgumentError`` for bytes that are not a whole number of ``uint64``.
+#[pyfunction]
+pub(crate) fn close_simhash_pairs<'py>(
+    py: Python<'py>,
+    hashes: &[u8],
+    distance: u32,
+) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyBytes>)> {
+    let hashes = u64s(py, hashes, "hashes")?;
+    let pairs = py.detach(|| neardup::merge::close_simhash_pairs(&hashes, distance));
+    let (a, b): (Vec<u32>, Vec<u32>) = pairs.into_iter().unzip();
+    Ok((u32_bytes(py, &a), u32_bytes(py, &b)))
+}

@@ -1,0 +1,143 @@
+"""S3's connected components (SCALEOUT §5 S3, §7.1): ``neardup.Components`` (a union-find over
+``uint64`` node ids fed with edges in bulk, with partial forests that merge) and
+``neardup.close_simhash_pairs`` against brute force; and the merge's cap on a component's size:
+a day merged with a cap of a few items cuts sketch edges and says so, and still indexes every
+page with a clean check; with the default cap, the single node's result.
+"""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+import neardup
+from conftest import OPTIONS, REFERENCE, write_jsonl
+
+
+def u64(values) -> bytes:
+    return np.asarray(values, dtype=np.uint64).tobytes()
+
+
+def partition_of(c: neardup.Components) -> set:
+    """The components as a set of frozensets of nodes."""
+    nodes, labels, sizes = c.labels()
+    nodes = np.frombuffer(nodes, dtype=np.uint64).tolist()
+    labels = np.frombuffer(labels, dtype=np.uint32).tolist()
+    groups: dict = {}
+    for n, label in zip(nodes, labels):
+        groups.setdefault(label, set()).add(n)
+    assert np.frombuffer(sizes, dtype=np.uint32).tolist() == [len(groups[i]) for i in range(len(groups))]
+    return {frozenset(g) for g in groups.values()}
+
+
+def brute_partition(nodes, edges) -> set:
+    label = {n: n for n in nodes}
+    changed = True
+    while changed:
+        changed = False
+        for a, b in edges:
+            m = min(label[a], label[b])
+            for x in (a, b):
+                if label[x] != m:
+                    label[x], changed = m, True
+    groups: dict = {}
+    for n, lab in label.items():
+        groups.setdefault(lab, set()).add(n)
+    return {frozenset(g) for g in groups.values()}
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_components_and_merged_forests_equal_brute_force(seed):
+    rng = random.Random(seed)
+    # Sparse ids across the whole u64 range, as S3's tagged nodes are.
+    pool = [rng.getrandbits(64) for _ in range(60)]
+    edges = [(rng.choice(pool), rng.choice(pool)) for _ in range(70)]
+    want = brute_partition(pool, edges)
+    one = neardup.Components()
+    one.add_nodes(u64(pool))
+    one.add_edges(u64([a for a, _ in edges]), u64([b for _, b in edges]))
+    assert len(one) == len(pool)
+    assert partition_of(one) == want
+    # Three builders, each with a share of the edges; their forests merged on a fourth.
+    merged = neardup.Components()
+    merged.add_nodes(u64(pool))
+    for part in range(3):
+        b = neardup.Components()
+        share = edges[part::3]
+        b.add_edges(u64([x for x, _ in share]), u64([y for _, y in share]))
+        nodes, roots = b.forest()
+        assert len(nodes) == len(roots) and len(nodes) <= 16 * len(share)
+        merged.merge_forest(nodes, roots)
+    assert partition_of(merged) == want
+
+
+def test_components_refuse_arrays_that_are_not_uint64_pairs():
+    c = neardup.Components()
+    with pytest.raises(neardup.InvalidArgumentError):
+        c.add_edges(u64([1, 2]), u64([3]))
+    with pytest.raises(neardup.InvalidArgumentError):
+        c.add_nodes(b"\x00" * 7)
+    assert len(c) == 0
+
+
+@pytest.mark.parametrize("distance", [0, 1, 3, 6])
+def test_close_simhash_pairs_equal_all_pairs(distance):
+    rng = random.Random(distance)
+    base = [rng.getrandbits(64) for _ in range(8)]
+    hashes = [b ^ (1 << rng.randrange(64)) ^ (1 << rng.randrange(64)) if rng.random() < 0.7 else b for b in base for _ in range(6)]
+    want = [(i, j) for i in range(len(hashes)) for j in range(i + 1, len(hashes)) if bin(hashes[i] ^ hashes[j]).count("1") <= distance]
+    a, b = neardup.close_simhash_pairs(u64(hashes), distance)
+    got = list(zip(np.frombuffer(a, dtype=np.uint32).tolist(), np.frombuffer(b, dtype=np.uint32).tolist()))
+    assert got == want
+
+
+ray = pytest.importorskip("ray", reason="neardup.ray needs Ray (scripts/setup.sh installs it)")
+from neardup.ray import DistributedIndex  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    ray.init(num_cpus=2, include_dashboard=False, logging_level="WARNING", log_to_driver=False)
+    yield
+    ray.shutdown()
+
+
+def test_a_capped_merge_cuts_sketch_edges_and_indexes_every_page(cluster, dev_pages, tmp_path):
+    day1, day2 = dev_pages[:500], dev_pages[500:700] + [dict(dev_pages[600 + i], id=dev_pages[i * 40]["id"]) for i in range(10)]
+    f1, f2 = write_jsonl(tmp_path / "d1.jsonl.gz", day1), write_jsonl(tmp_path / "d2.jsonl.gz", day2)
+    gone = tmp_path / "gone.txt"
+    gone.write_text("\n".join(p["id"] for p in day1[5:60:9]) + "\n")
+    ref = neardup.Index(tmp_path / "ref", **REFERENCE)
+    ref.insert_many(day1, order="fingerprints", order_scope="batch", batch_size=len(day1), progress=False)
+    for line in gone.read_text().split():
+        ref.delete(line)
+    ref.insert_many(day2, order="fingerprints", order_scope="batch", batch_size=len(day2), progress=False)
+    want_keys = sorted(ref.export().column("key").to_pylist())
+    with DistributedIndex(tmp_path / "dist", 2, 2, **OPTIONS) as dx:
+        with pytest.raises(neardup.InvalidArgumentError):
+            dx.merge([f1], max_component=0, progress=False)
+        r1 = dx.merge([f1], max_component=3, progress=False)
+        r2 = dx.merge([f2], gone, max_component=3, progress=False)
+        for r in (r1, r2):
+            comp = r["components"]
+            assert comp["capped"] >= 1 and comp["cut_edges"] >= 1, comp
+            # What cutting sketch keys could not bring under the cap is said.
+            assert comp["largest"] <= 3 or comp["over_cap"] >= 1, comp
+        assert r1["live_pages"] + r1["errors"] == len(day1)
+        assert sorted(dx.export().column("key").to_pylist()) == want_keys
+        assert dx.check()["problem_count"] == 0
+
+
+def test_the_default_cap_cuts_nothing_and_gives_the_single_nodes_clusters(cluster, dev_pages, tmp_path):
+    day = dev_pages[:600]
+    f = write_jsonl(tmp_path / "d.jsonl.gz", day)
+    ref = neardup.Index(tmp_path / "ref", **REFERENCE)
+    ref.insert_many(day, order="fingerprints", order_scope="batch", batch_size=len(day), progress=False)
+    with DistributedIndex(tmp_path / "dist", 2, 2, **OPTIONS) as dx:
+        r = dx.merge([f], progress=False)
+        assert r["components"]["capped"] == 0 and r["components"]["cut_edges"] == 0
+        assert r["components"]["over_cap"] == 0
+        assert dx.export().equals(ref.export())
+        assert dx.export_clusters().equals(ref.export_clusters())
