@@ -24,7 +24,7 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tupl
 import neardup
 from neardup import InvalidArgumentError, Layout
 
-from . import _commit, _decide, _durable, _faults, _files, _place, _sign
+from . import _commit, _decide, _durable, _faults, _files, _place, _plan, _sign
 from ._files import PathLike
 from ._partition import start_partitions
 from ._place import MissingPartitionsError, PartitionNodeMissingError  # noqa: F401 - re-exported
