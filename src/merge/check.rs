@@ -432,17 +432,10 @@ impl Index {
             Role::Key(me) => {
                 for item in scan(cf::POSTINGS) {
                     let (k, v) = item?;
-                    let Ok(key) = <[u8; 9]>::try_from(k.as_ref()) else {
-                        problems.push(format!(
-                            "posting key {} is not 9 bytes",
-                            crate::error::hex(&k)
-                        ));
-                        continue;
-                    };
-                    let ids = match codec::decode_posting(&v) {
-                        Ok(ids) => ids,
-                        Err(r) => {
-                            problems.push(format!("posting {}: {r}", crate::error::hex(&k)));
+                    let (key, ids) = match codec::decode_posting_entry(&k, &v) {
+                        Ok(entry) => entry,
+                        Err(problem) => {
+                            problems.push(problem);
                             continue;
                         }
                     };

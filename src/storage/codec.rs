@@ -533,6 +533,23 @@ pub fn encode_posting(ids: &RoaringBitmap) -> Vec<u8> {
     }
 }
 
+/// Decodes one entry of the postings column family for a check: its 9-byte key and its ids, or
+/// the problem a check reports (a key of another length, a value that does not decode).
+pub(crate) fn decode_posting_entry(
+    key: &[u8],
+    value: &[u8],
+) -> std::result::Result<([u8; 9], RoaringBitmap), String> {
+    let Ok(k) = <[u8; 9]>::try_from(key) else {
+        return Err(format!(
+            "posting key {} is not 9 bytes",
+            crate::error::hex(key)
+        ));
+    };
+    let ids =
+        decode_posting(value).map_err(|r| format!("posting {}: {r}", crate::error::hex(key)))?;
+    Ok((k, ids))
+}
+
 /// Decodes a posting value.
 pub fn decode_posting(value: &[u8]) -> std::result::Result<RoaringBitmap, String> {
     match value.first() {

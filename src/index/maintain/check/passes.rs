@@ -441,17 +441,10 @@ impl Index {
     ) -> Result<()> {
         for item in self.scan(fz, cf::POSTINGS, IteratorMode::Start) {
             let (k, v) = item?;
-            let Ok(key) = <[u8; 9]>::try_from(k.as_ref()) else {
-                rep.problem(format!(
-                    "posting key {} is not 9 bytes",
-                    crate::error::hex(&k)
-                ));
-                continue;
-            };
-            let ids = match codec::decode_posting(&v) {
-                Ok(ids) => ids,
-                Err(r) => {
-                    rep.problem(format!("posting {}: {r}", crate::error::hex(&k)));
+            let (key, ids) = match codec::decode_posting_entry(&k, &v) {
+                Ok(entry) => entry,
+                Err(problem) => {
+                    rep.problem(problem);
                     continue;
                 }
             };
