@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs every fuzz target (tests/fuzz_*.rs, src/storage/fuzz.rs, tools/tests/fuzz_readers.rs) for SECONDS each (default
+# Runs every fuzz target (tests/fuzz_*.rs, src/storage/fuzz.rs, crates/neardup-input/tests/fuzz_readers.rs) for SECONDS each (default
 # 60), one at a time, and prints each target's executions. The test command runs the same
 # targets briefly from a fixed seed. A failure prints the shrunk input: make it a named
 # regression test beside its target.
@@ -16,7 +16,7 @@ for t in tests/fuzz_*.rs; do
 done
 # The storage codecs and merge operator: a unit test of the library (they are not public).
 cargo test --release --lib storage::fuzz -- --nocapture --test-threads=1 2>&1 | tee -a "$log" || status=1
-cargo test --release -p neardup-tools --test fuzz_readers -- --nocapture --test-threads=1 2>&1 \
+cargo test --release -p neardup-input --test fuzz_readers -- --nocapture --test-threads=1 2>&1 \
     | tee -a "$log" || status=1
 echo
 echo "== fuzz summary (${NEARDUP_FUZZ_SECONDS} s per target) =="

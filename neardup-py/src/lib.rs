@@ -8,6 +8,7 @@
 
 #![deny(unsafe_code)]
 
+mod archive;
 mod args;
 mod components;
 mod errors;
@@ -328,6 +329,8 @@ fn _neardup(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(partition::_partition_check_entries, m)?)?;
     // S3's connected components (SCALEOUT §5 S3, §7.1).
     m.add_class::<components::PyComponents>()?;
+    m.add_class::<archive::PyArchiveReader>()?;
+    m.add_function(wrap_pyfunction!(archive::archive_format, m)?)?;
     m.add_function(wrap_pyfunction!(components::close_simhash_pairs, m)?)?;
     Ok(())
 }

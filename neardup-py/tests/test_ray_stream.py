@@ -1,22 +1,28 @@
 """The day streamed through the workers (issue #34, item 3): S1 reads the input files in Ray tasks
-(JSONL, ``.gz``, Parquet) and S2–S4's coordination runs in an actor, so the driver reads no page.
+(JSONL, ``.gz``, Parquet, WARC and ARC) and S2–S4's coordination runs in an actor, so the driver
+reads no page.
 
 - A Parquet day merges as the same pages in JSONL do (exports and clusters), its bad rows error
   rows with their row number as line.
 - A Parquet file of another schema, or not Parquet, is refused before anything is written; an
   empty file (JSONL, or Parquet of no bytes or no rows) is a file of no pages.
+- A WARC day (gzip per record) merges as the same pages do: response records are pages keyed by
+  their target URI, requests and revisits hold no row, a damaged gzip member is an unreadable
+  record placed after the record before it.
 - The driver never reads nor signs a page: with the driver process's page readers, signer and
   planner made to fail, the merge gives the single node's result.
 """
 
 from __future__ import annotations
 
+import gzip
 import json
+from datetime import datetime, timezone
 
 import pytest
 
 import neardup
-from neardup.ray import DistributedIndex
+from neardup.ray import DistributedIndex, _files
 
 from conftest import OPTIONS, REFERENCE, write_jsonl
 
@@ -141,3 +147,47 @@ def test_the_driver_reads_no_page(cluster, day, tmp_path, monkeypatch):
         assert all(not isinstance(v, list) or len(v) <= 100 for v in report.values())
         assert dx.export().equals(want) and dx.export_clusters().equals(clusters)
     assert json.loads(json.dumps(report)) == report
+
+
+def warc_record(kind: str, uri: str, time: int, block: bytes, extra: str = "") -> bytes:
+    """One WARC/1.1 record, gzip-compressed on its own (as crawlers write them)."""
+    date = datetime.fromtimestamp(time, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    head = (
+        f"WARC/1.1\r\nWARC-Type: {kind}\r\nWARC-Target-URI: {uri}\r\nWARC-Date: {date}\r\n{extra}"
+        f"Content-Type: application/http; msgtype={'request' if kind == 'request' else 'response'}\r\n"
+        f"Content-Length: {len(block)}\r\n\r\n"
+    )
+    return gzip.compress(head.encode() + block + b"\r\n\r\n")
+
+
+def test_a_warc_day_merges_as_the_same_pages(cluster, dev_pages, tmp_path):
+    pages = [dict(p, id=p["url"], host=neardup.host_of(p["url"])) for p in dev_pages[200:260]]
+    records = []
+    for i, p in enumerate(pages):
+        if i == 10:
+            # A request record and a revisit: no page, no row.
+            records.append(warc_record("request", p["url"], p["time"], b"GET / HTTP/1.1\r\nHost: x\r\n\r\n"))
+            records.append(warc_record("revisit", p["url"], p["time"], b"", "WARC-Refers-To-Target-URI: https://x.example/\r\n"))
+        body = b"HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\n\r\n" + p["html"].encode()
+        records.append(warc_record("response", p["url"], p["time"], body))
+    # A damaged gzip member before the last page: skipped, the others kept.
+    member = gzip.compress(b"WARC/1.1\r\nWARC-Type: response\r\n\r\n")
+    records.insert(-1, member[:20] + bytes(b ^ 0x55 for b in member[20:]))
+    path = tmp_path / "day.warc.gz"
+    path.write_bytes(b"".join(records))
+
+    # The reader gives each response as the page dict a JSONL line would; the charset of the
+    # HTTP header is marked by a byte-order mark (it comes before the page's own <meta>).
+    got = [r for _, r in _files.records(path) if isinstance(r, dict)]
+    pages = [dict(p, html=b"\xef\xbb\xbf" + p["html"].encode()) for p in pages]
+    assert [(r["id"], r["host"], r["time"], r["html"]) for r in got] == [(p["id"], p["host"], p["time"], p["html"]) for p in pages]
+
+    with neardup.Index(tmp_path / "single", **REFERENCE) as ix:
+        ix.insert_many(pages, order="fingerprints", order_scope="batch", batch_size=len(pages), progress=False)
+        want, clusters = ix.export(), ix.export_clusters()
+    with DistributedIndex(tmp_path / "dist", 2, 2, **OPTIONS) as dx:
+        report = dx.merge([path], work_units=2, progress=False)
+        assert report["pages"] == 61 and report["errors"] == 1 and report["live_pages"] == 60
+        assert [(e["file"], e["line"]) for e in report["error_rows"]] == [(str(path), 61)]
+        assert "damaged gzip member" in report["error_rows"][0]["reason"]
+        assert dx.export().equals(want) and dx.export_clusters().equals(clusters)

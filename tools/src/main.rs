@@ -1,9 +1,6 @@
 //! The `neardup` command line, built on the library's Rust API only: ingest crawl files (the
-//! daily merge), query, delete, export cluster assignments, statistics, check, checkpoint.
-
-mod http;
-mod input;
-mod warc;
+//! daily merge), query, delete, export cluster assignments, statistics, check, checkpoint. Crawl
+//! files are read by `neardup-input`.
 
 use std::io::{BufWriter, IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -18,7 +15,7 @@ use neardup::{
 };
 use rayon::prelude::*;
 
-use input::{open_source, Body, OwnedPage};
+use neardup_input::input::{self, open_source, Body, OwnedPage};
 
 /// Content bytes a chunk of input holds at most (past its first page): with the chunk being
 /// inserted and the one read ahead, a crawl of real-web pages keeps about 200 MiB of them in

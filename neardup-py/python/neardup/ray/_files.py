@@ -1,5 +1,5 @@
-"""The files of a distributed index's merges (SCALEOUT §5, §9): the day's input (JSONL or Parquet
-pages, read a record at a time by ``records`` in S1's tasks; a delete list), and what a batch's directory ``batches/batch=<n>/`` holds, written so that a crash
+"""The files of a distributed index's merges (SCALEOUT §5, §9): the day's input (JSONL, Parquet,
+WARC or ARC pages, read a record at a time by ``records`` in S1's tasks; a delete list), and what a batch's directory ``batches/batch=<n>/`` holds, written so that a crash
 leaves either the old file or the new one: the manifest of the inputs (a re-run with other inputs
 is refused), the logs and their ``_DONE`` marker, the report. Also the lock that keeps a second
 driver out, and the export as TSV.
@@ -19,7 +19,7 @@ from array import array
 from pathlib import Path
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
-from neardup import InvalidArgumentError
+from neardup import InvalidArgumentError, _neardup
 
 #: A path, as the merge's calls take one.
 PathLike = Union[str, "os.PathLike[str]"]
@@ -113,13 +113,27 @@ def parquet_problem(path: PathLike) -> Optional[str]:
     return None
 
 
-def records(path: Path, block: int = 1024) -> Iterator[Tuple[int, Union[Dict[str, Any], str]]]:
+def records(path: Path, block: int = 1024, max_page_bytes: Optional[int] = None) -> Iterator[Tuple[int, Union[Dict[str, Any], str]]]:
     """The records of one input file as ``neardup ingest`` reads them, each as ``(line, row)``
     (``line`` from 1; for Parquet the row's number from 1): ``row`` a dict, or why the line is
     not a page record (a string). JSONL (``.gz`` read as gzip): blank lines are skipped; a line
     that is not UTF-8, not JSON, not an object or holds a lone surrogate is such a string, and a
     broken gzip stream ends the file with one. Parquet: read ``block`` rows at a time; a file
-    ``parquet_problem`` refuses raises ``InvalidArgumentError``."""
+    ``parquet_problem`` refuses raises ``InvalidArgumentError``. WARC or ARC (gzip or plain, told
+    by the content): each response record a row (``id`` the target URI, ``html`` or ``text``
+    the decoded payload), ``line`` the record's number; a damaged record, or a page over
+    ``max_page_bytes`` (the signature option; its default when ``None``), is such a string."""
+    if not is_parquet(path) and _neardup.archive_format(str(path)) is not None:
+        # WARC or ARC: the command line's reader (``neardup._neardup.ArchiveReader``), each
+        # record numbered from 1 in place of a line; revisits and records that are no page
+        # (requests, metadata, images) hold no row, as ``neardup ingest`` hands them to no
+        # library call.
+        reader = _neardup.ArchiveReader(str(path), max_page_bytes)
+        while True:
+            got = reader.next_block(block)
+            if got is None:
+                return
+            yield from got
     if is_parquet(path):
         problem = parquet_problem(path)
         if problem is not None:

@@ -1,7 +1,7 @@
 """S1 of the daily merge (SCALEOUT §5; issue #34, item 3): the day read and signed in the workers.
 
-Each input file is read by a Ray task (``_read_file``; JSONL, ``.gz`` too, or Parquet, with
-``_files.records``, so that a bad line is an error row with its file and line, as ``neardup
+Each input file is read by a Ray task (``_read_file``; JSONL, ``.gz`` too, Parquet, or WARC and
+ARC by the command line's reader, with ``_files.records``, so that a bad line is an error row with its file and line, as ``neardup
 ingest`` skips it), cut into blocks of ``BLOCK`` records; each block is checked as
 ``insert_many`` checks its rows (``neardup._rows``) and signed by another task
 (``_sign_block``: ``neardup.signatures_table``), which writes it to the batch's ``s1/`` in the
@@ -165,7 +165,7 @@ def _read_file(store: Store, rel: str, f: int, path: str, shown: str, config: Di
             done, pending = ray.wait(pending, num_returns=1)
             ray.get(done)
 
-    for line, record in _files.records(Path(path), BLOCK):
+    for line, record in _files.records(Path(path), BLOCK, config.get("max_page_bytes")):
         if isinstance(record, str):
             unreadable += 1
             if len(skipped) < _files.MAX_LISTED_ERRORS:

@@ -65,6 +65,11 @@ impl Body {
             Body::Text(t) => t.len(),
         }
     }
+
+    /// True when the content is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
 }
 
 /// Something wrong with one record, with where it was.
@@ -306,8 +311,12 @@ impl PageSource for JsonlReader {
     }
 }
 
-/// Opens a crawl file as JSONL, WARC or ARC, whichever it holds (gzip or plain).
-pub fn open_source(path: &Path, max_page: usize) -> Result<Box<dyn PageSource>> {
+/// What a crawl file holds, from its first bytes: whether it is gzip-compressed, and its archive
+/// format (`None`: not an archive, read as JSONL).
+///
+/// # Errors
+/// When the file cannot be read.
+pub fn sniff_file(path: &Path) -> Result<(bool, Option<warc::Format>)> {
     let cannot = || format!("cannot read {}", path.display());
     let mut magic = [0u8; 2];
     let n = File::open(path)
@@ -324,7 +333,22 @@ pub fn open_source(path: &Path, max_page: usize) -> Result<Box<dyn PageSource>> 
     } else {
         f.take(64).read_to_end(&mut head).with_context(cannot)?;
     }
-    let Some(format) = warc::sniff(&head) else {
+    Ok((gzip, warc::sniff(&head)))
+}
+
+/// The number of the record (from 1) a WARC or ARC place names: `… record N` for a record,
+/// `… after record N` for damage found after it (0: before the first). `None` for another place.
+pub fn record_number(place: &str) -> Option<u64> {
+    let (before, n) = place.rsplit_once(' ')?;
+    before.ends_with(" record").then_some(())?;
+    n.parse().ok()
+}
+
+/// Opens a crawl file as JSONL, WARC or ARC, whichever it holds (gzip or plain).
+pub fn open_source(path: &Path, max_page: usize) -> Result<Box<dyn PageSource>> {
+    let cannot = || format!("cannot read {}", path.display());
+    let (gzip, format) = sniff_file(path)?;
+    let Some(format) = format else {
         return Ok(Box::new(JsonlReader::new(path, max_page * 2 + 64 * 1024)?));
     };
     let raw = BufReader::with_capacity(1 << 20, Counting(File::open(path).with_context(cannot)?));
@@ -509,6 +533,14 @@ pub fn read_key_list(path: &Path) -> Result<Vec<String>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn record_numbers_are_read_back_from_places() {
+        assert_eq!(record_number("/d/a b.warc.gz record 12"), Some(12));
+        assert_eq!(record_number("/d/a.warc after record 0"), Some(0));
+        assert_eq!(record_number("/d/a.jsonl:3"), None);
+        assert_eq!(record_number("/d/record x"), None);
+    }
 
     #[test]
     fn chunks_stop_at_their_byte_budget_but_hold_at_least_one_page() {

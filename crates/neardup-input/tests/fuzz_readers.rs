@@ -1,20 +1,12 @@
-//! Fuzzing the command line's readers, compiled from their sources (as the binary has no library
-//! to link): the WARC and ARC record reader, gzip members (damaged, cut short), HTTP response
+//! Fuzzing the crawl-file readers (the command line's and `neardup.ray`'s S1): the WARC and ARC record reader, gzip members (damaged, cut short), HTTP response
 //! heads, de-chunking and content decoding, and the JSONL reader — random bytes and
 //! structure-aware records in, pages or reported damage out: never a panic, never a reader that
 //! does not end. Run longer with `scripts/fuzz.sh SECONDS`.
 
-#[path = "../../tests/fuzz_support/mod.rs"]
+#[path = "../../../tests/fuzz_support/mod.rs"]
 mod fuzz_support;
-#[allow(dead_code)]
-#[path = "../src/http.rs"]
-mod http;
-#[allow(dead_code)]
-#[path = "../src/input.rs"]
-mod input;
-#[allow(dead_code)]
-#[path = "../src/warc.rs"]
-mod warc;
+
+use neardup_input::{http, input, warc};
 
 use std::io::{BufReader, Cursor, Write};
 
