@@ -94,7 +94,8 @@ def main() -> None:
         f"{r['pages'] / r['seconds']:,.0f} pages/s ({r['seconds']:.1f} s; "
         + ", ".join(f"{k} {v:.1f}" for k, v in r["stages"].items())
         + f"); driver peak RSS {r['ru_maxrss_kib'] / 1024:,.0f} MiB ({r['ru_maxrss_before_merge_kib'] / 1024:,.0f} MiB "
-        f"before the merge); all processes' peak RSS {memory.peak / 2**20:,.0f} MiB; machine memory in use rose "
+        f"before the merge); all processes' peak RSS {memory.peak / 2**20:,.0f} MiB; the largest process's "
+        f"{memory.peak_one / 2**20:,.0f} MiB ({memory.peak_one_name}); machine memory in use rose "
         f"by at most {memory.peak_used / 2**20:,.0f} MiB; wall {wall:.1f} s"
     )
 

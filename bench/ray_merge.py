@@ -22,15 +22,18 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+from typing import Tuple
 
 HERE = Path(__file__).resolve().parent
 DEV = HERE.parent.parent / "shared" / "bench" / "dev" / "docs.jsonl.gz"
 
 
-def rss_of_new_processes(since_ticks: int) -> int:
+def rss_of_new_processes(since_ticks: int) -> Tuple[int, int, str]:
     """Resident bytes of every process started after `since_ticks` (clock ticks after boot),
-    this one included."""
-    total = 0
+    this one included; and the largest of them, with its name (Ray names a worker by the task
+    or actor method it runs)."""
+    total = largest = 0
+    name = ""
     page = os.sysconf("SC_PAGE_SIZE")
     for pid in os.listdir("/proc"):
         if not pid.isdigit():
@@ -41,10 +44,14 @@ def rss_of_new_processes(since_ticks: int) -> int:
             start = int(fields[19])
             if start < since_ticks and int(pid) != os.getpid():
                 continue
-            total += int(Path(f"/proc/{pid}/statm").read_text().split()[1]) * page
+            rss = int(Path(f"/proc/{pid}/statm").read_text().split()[1]) * page
+            total += rss
+            if rss > largest:
+                largest = rss
+                name = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0].decode(errors="replace")[:60]
         except (OSError, ValueError, IndexError):
             continue
-    return total
+    return total, largest, name
 
 
 def used_memory() -> int:
@@ -57,11 +64,14 @@ def used_memory() -> int:
 
 
 class PeakMemory:
-    """Samples `rss_of_new_processes` every 0.2 s in a thread."""
+    """Samples `rss_of_new_processes` every 0.2 s in a thread: the peak of the sum (`peak`), and
+    of the largest process (`peak_one`, named `peak_one_name`)."""
 
     def __init__(self) -> None:
         self.since = int(Path("/proc/self/stat").read_text().rsplit(")", 1)[1].split()[19])
         self.peak = 0
+        self.peak_one = 0
+        self.peak_one_name = ""
         self.base_used = used_memory()
         self.peak_used = 0
         self.stop = threading.Event()
@@ -70,7 +80,10 @@ class PeakMemory:
 
     def run(self) -> None:
         while not self.stop.is_set():
-            self.peak = max(self.peak, rss_of_new_processes(self.since))
+            total, one, name = rss_of_new_processes(self.since)
+            self.peak = max(self.peak, total)
+            if one > self.peak_one:
+                self.peak_one, self.peak_one_name = one, name
             self.peak_used = max(self.peak_used, used_memory() - self.base_used)
             time.sleep(0.2)
 
@@ -152,8 +165,8 @@ def main() -> None:
     print(f"bytes sent a page: {shuffled / n:,.0f} (keys, seeds, unit and partition logs)")
     print(
         f"peak memory: {memory.peak / 2**30:.2f} GiB resident, summed over every process started "
-        f"(shared object-store pages counted in each); the machine's memory in use rose by at "
-        f"most {memory.peak_used / 2**30:.2f} GiB"
+        f"(shared object-store pages counted in each); the largest process {memory.peak_one / 2**30:.2f} GiB "
+        f"({memory.peak_one_name}); the machine's memory in use rose by at most {memory.peak_used / 2**30:.2f} GiB"
     )
     print(f"same export, clusters and ids as the single node: {same}; distributed check problems: {check}")
 

@@ -7,8 +7,8 @@ use std::path::Path;
 
 use common::*;
 use neardup::merge::{
-    combine_seed_logs, combine_unit_logs, combine_unit_logs_mapped, AllocatedId, BatchBase, IdMap,
-    Layout, LogCounter, LogOp, Partition, Role,
+    batch_counters, combine_seed_logs, combine_unit_logs, combine_unit_logs_mapped, remap_unit_log,
+    AllocatedId, BatchBase, IdMap, Layout, LogCounter, LogOp, Partition, Role,
 };
 use neardup::{BatchOptions, BatchOrder, Index, IndexOptions, OrderScope};
 
@@ -525,10 +525,21 @@ fn components_decided_in_separate_scratch_indexes_give_the_single_nodes_clusters
             }
         }
     }
+    let joined = combine_unit_logs_mapped(base, logs.clone(), &maps).unwrap();
+    // Unit by unit (what a distributed merge writes without joining the units' logs in one
+    // place): the counters, then each unit's operations mapped, give the same log.
+    let mut pieces = Vec::new();
+    let mut totals = Vec::new();
+    for (u, (log, map)) in logs.into_iter().zip(&maps).enumerate() {
+        let (ops, t) = remap_unit_log(base, u, log, map).unwrap();
+        pieces.extend(ops);
+        totals.push(t);
+    }
+    let mut piecewise = batch_counters(base, &totals).unwrap();
+    piecewise.extend(pieces);
+    assert_eq!(piecewise, joined);
     let mapped = Index::open(&mapped_dir, no_reuse()).unwrap();
-    mapped
-        .apply_log(1, &combine_unit_logs_mapped(base, logs, &maps).unwrap())
-        .unwrap();
+    mapped.apply_log(1, &joined).unwrap();
     assert_clean(&mapped);
     assert_eq!(exports(&mapped), exports(&reference));
     assert_eq!(

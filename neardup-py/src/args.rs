@@ -101,4 +101,7 @@ args! {
     url: String => "a str";
     base: HashMap<String, u64> => "a dict of str to int";
     maps: Option<Vec<HashMap<String, Vec<u64>>>> => "a list of dicts of str to lists of ints, or None";
+    map: HashMap<String, Vec<u64>> => "a dict of str to lists of ints";
+    unit: usize => "a work unit's number (an int of at least 0)";
+    totals: Vec<HashMap<String, i64>> => "a list of dicts of str to int";
 }

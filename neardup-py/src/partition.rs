@@ -1,6 +1,8 @@
 //! `neardup._neardup.Layout` and the batch-log functions of a distributed index (SCALEOUT §4,
 //! §11 item 3): how its rows are cut into key and doc partitions.
 
+use std::collections::HashMap;
+
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList};
 
@@ -190,50 +192,19 @@ pub(crate) fn combine_seed_logs<'py>(
 #[pyo3(signature = (base, logs, maps=None))]
 pub(crate) fn combine_unit_logs<'py>(
     py: Python<'py>,
-    #[pyo3(from_py_with = args::base)] base: std::collections::HashMap<String, u64>,
+    #[pyo3(from_py_with = args::base)] base: HashMap<String, u64>,
     #[pyo3(from_py_with = args::logs)] logs: Vec<Vec<u8>>,
-    #[pyo3(from_py_with = args::maps)] maps: Option<
-        Vec<std::collections::HashMap<String, Vec<u64>>>,
-    >,
+    #[pyo3(from_py_with = args::maps)] maps: Option<Vec<HashMap<String, Vec<u64>>>>,
 ) -> PyResult<Bound<'py, PyBytes>> {
     let maps = match maps {
         None => None,
-        Some(maps) => {
-            let mut out = Vec::with_capacity(maps.len());
-            for m in maps {
-                let list = |name: &str| m.get(name).cloned().unwrap_or_default();
-                let narrow = |v: Vec<u64>| -> PyResult<Vec<u32>> {
-                    v.into_iter()
-                        .map(|x| {
-                            u32::try_from(x)
-                                .map_err(|_| invalid(py, "an id map holds an id over 2**32"))
-                        })
-                        .collect()
-                };
-                out.push(neardup::merge::IdMap {
-                    docs: narrow(list("docs"))?,
-                    clusters: narrow(list("clusters"))?,
-                    seqs: list("seqs"),
-                });
-            }
-            Some(out)
-        }
+        Some(maps) => Some(
+            maps.iter()
+                .map(|m| id_map(py, m))
+                .collect::<PyResult<Vec<_>>>()?,
+        ),
     };
-    let get = |name: &str| -> PyResult<u64> {
-        base.get(name)
-            .copied()
-            .ok_or_else(|| invalid(py, format!("base has no {name:?}")))
-    };
-    let narrow = |name: &str| -> PyResult<u32> {
-        u32::try_from(get(name)?).map_err(|_| invalid(py, format!("base {name:?} is over 2**32")))
-    };
-    let base = neardup::merge::BatchBase {
-        next_doc: narrow("next_doc")?,
-        next_cluster: narrow("next_cluster")?,
-        next_seq: get("next_seq")?,
-        live_docs: get("live_docs")?,
-        live_clusters: get("live_clusters")?,
-    };
+    let base = batch_base(py, &base)?;
     let bytes = py
         .detach(|| -> neardup::Result<Vec<u8>> {
             let logs = decode_logs(&logs)?;
@@ -243,6 +214,119 @@ pub(crate) fn combine_unit_logs<'py>(
             };
             Ok(encode_log(&log))
         })
+        .py(py)?;
+    Ok(PyBytes::new(py, &bytes))
+}
+
+/// A work unit's id map from Python (``docs``, ``clusters``, ``seqs``).
+fn id_map(py: Python<'_>, m: &HashMap<String, Vec<u64>>) -> PyResult<neardup::merge::IdMap> {
+    let list = |name: &str| m.get(name).cloned().unwrap_or_default();
+    let narrow = |v: Vec<u64>| -> PyResult<Vec<u32>> {
+        v.into_iter()
+            .map(|x| u32::try_from(x).map_err(|_| invalid(py, "an id map holds an id over 2**32")))
+            .collect()
+    };
+    Ok(neardup::merge::IdMap {
+        docs: narrow(list("docs"))?,
+        clusters: narrow(list("clusters"))?,
+        seqs: list("seqs"),
+    })
+}
+
+/// A batch's start from Python (``next_doc``, ``next_cluster``, ``next_seq``, ``live_docs``,
+/// ``live_clusters``).
+fn batch_base(py: Python<'_>, base: &HashMap<String, u64>) -> PyResult<neardup::merge::BatchBase> {
+    let get = |name: &str| -> PyResult<u64> {
+        base.get(name)
+            .copied()
+            .ok_or_else(|| invalid(py, format!("base has no {name:?}")))
+    };
+    let narrow = |name: &str| -> PyResult<u32> {
+        u32::try_from(get(name)?).map_err(|_| invalid(py, format!("base {name:?} is over 2**32")))
+    };
+    Ok(neardup::merge::BatchBase {
+        next_doc: narrow("next_doc")?,
+        next_cluster: narrow("next_cluster")?,
+        next_seq: get("next_seq")?,
+        live_docs: get("live_docs")?,
+        live_clusters: get("live_clusters")?,
+    })
+}
+
+/// Work unit ``unit``'s log (bytes) with its new ids mapped by ``map`` (``docs``, ``clusters``,
+/// ``seqs``) and its counters left out, and what it gave out and changed (a dict: ``docs``,
+/// ``clusters``, ``seqs``, ``live_docs``, ``live_clusters``, the last two changes). The batch
+/// log is ``batch_counters`` of every unit's totals, then each unit's mapped log in unit order
+/// (``join_logs``): the same as ``combine_unit_logs`` with the maps, without every unit's log in
+/// one place.
+#[pyfunction]
+pub(crate) fn remap_unit_log<'py>(
+    py: Python<'py>,
+    #[pyo3(from_py_with = args::base)] base: HashMap<String, u64>,
+    #[pyo3(from_py_with = args::unit)] unit: usize,
+    #[pyo3(from_py_with = args::log)] log: Vec<u8>,
+    #[pyo3(from_py_with = args::map)] map: HashMap<String, Vec<u64>>,
+) -> PyResult<(Bound<'py, PyBytes>, HashMap<&'static str, i64>)> {
+    let map = id_map(py, &map)?;
+    let base = batch_base(py, &base)?;
+    let (bytes, t) = py
+        .detach(|| -> neardup::Result<_> {
+            let ops = decode_log(&log)?;
+            let (ops, t) = neardup::merge::remap_unit_log(base, unit, ops, &map)?;
+            Ok((encode_log(&ops), t))
+        })
+        .py(py)?;
+    let totals = HashMap::from([
+        ("docs", i64::from(t.docs)),
+        ("clusters", i64::from(t.clusters)),
+        ("seqs", i64::try_from(t.seqs).unwrap_or(i64::MAX)),
+        ("live_docs", t.live_docs),
+        ("live_clusters", t.live_clusters),
+    ]);
+    Ok((PyBytes::new(py, &bytes), totals))
+}
+
+/// The counters of a batch log (bytes) whose work units gave out and changed ``totals`` (the
+/// dicts ``remap_unit_log`` returns).
+#[pyfunction]
+pub(crate) fn batch_counters<'py>(
+    py: Python<'py>,
+    #[pyo3(from_py_with = args::base)] base: HashMap<String, u64>,
+    #[pyo3(from_py_with = args::totals)] totals: Vec<HashMap<String, i64>>,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let base = batch_base(py, &base)?;
+    let mut units = Vec::with_capacity(totals.len());
+    for t in &totals {
+        let get = |name: &str| t.get(name).copied().unwrap_or(0);
+        let count = |name: &str| -> PyResult<u64> {
+            u64::try_from(get(name))
+                .map_err(|_| invalid(py, format!("totals {name:?} is negative")))
+        };
+        let narrow = |name: &str| -> PyResult<u32> {
+            u32::try_from(count(name)?)
+                .map_err(|_| invalid(py, format!("totals {name:?} is over 2**32")))
+        };
+        units.push(neardup::merge::UnitTotals {
+            docs: narrow("docs")?,
+            clusters: narrow("clusters")?,
+            seqs: count("seqs")?,
+            live_docs: get("live_docs"),
+            live_clusters: get("live_clusters"),
+        });
+    }
+    let ops = neardup::merge::batch_counters(base, &units).py(py)?;
+    Ok(PyBytes::new(py, &encode_log(&ops)))
+}
+
+/// One log (bytes) of the operations of ``logs`` in order: a partition's part of a batch log
+/// from its part of the counters and of each work unit's mapped log.
+#[pyfunction]
+pub(crate) fn join_logs<'py>(
+    py: Python<'py>,
+    #[pyo3(from_py_with = args::logs)] logs: Vec<Vec<u8>>,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let bytes = py
+        .detach(|| -> neardup::Result<Vec<u8>> { Ok(encode_log(&decode_logs(&logs)?.concat())) })
         .py(py)?;
     Ok(PyBytes::new(py, &bytes))
 }

@@ -135,6 +135,22 @@ struct Ids {
     pub(crate) seq: u64,
 }
 
+/// What one work unit's log gave out and changed ([`remap_unit_log`]): the batch's counters
+/// are those of all units' ([`batch_counters`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct UnitTotals {
+    /// New page ids.
+    pub docs: u32,
+    /// New cluster ids.
+    pub clusters: u32,
+    /// New insertion numbers.
+    pub seqs: u64,
+    /// The change of the live page count.
+    pub live_docs: i64,
+    /// The change of the live cluster count.
+    pub live_clusters: i64,
+}
+
 /// One batch log from the batch logs of several work units (SCALEOUT §5 S4–S5), each decided
 /// in its own scratch index seeded from `base` with [`crate::IndexOptions::reuse_ids`] off, so
 /// that each numbered its new pages, clusters and insertion sequence from `base`'s allocators
@@ -159,6 +175,9 @@ pub fn combine_unit_logs(base: BatchBase, logs: Vec<Vec<LogOp>>) -> Result<Vec<L
 /// unit's [`crate::Index::take_allocations`] and the day's processing order). Each map must be
 /// increasing (a unit's ids keep their order) and cover the ids the unit gave out.
 ///
+/// The same log, cut by partition, is [`batch_counters`] then each unit's [`remap_unit_log`] in
+/// unit order: what a distributed merge writes without joining the units' logs in one place.
+///
 /// # Errors
 /// As [`combine_unit_logs`]; [`Error::InvalidArgument`] when the maps are not one per unit, do
 /// not cover a unit's ids, or are not increasing.
@@ -174,74 +193,139 @@ pub fn combine_unit_logs_mapped(
             logs.len()
         )));
     }
-    for (u, m) in maps.iter().enumerate() {
-        let increasing = m.docs.windows(2).all(|w| w[0] < w[1])
-            && m.clusters.windows(2).all(|w| w[0] < w[1])
-            && m.seqs.windows(2).all(|w| w[0] < w[1]);
-        if !increasing {
-            return Err(Error::InvalidArgument(format!(
-                "the id map of work unit {u} is not increasing"
-            )));
+    combine(base, logs, Some(maps))
+}
+
+/// Work unit `u`'s operations (its counters left out) with its new ids mapped by `map` (see
+/// [`combine_unit_logs_mapped`]), and what it gave out and changed.
+///
+/// # Errors
+/// As [`combine_unit_logs_mapped`] for one unit.
+pub fn remap_unit_log(
+    base: BatchBase,
+    u: usize,
+    log: Vec<LogOp>,
+    map: &IdMap,
+) -> Result<(Vec<LogOp>, UnitTotals)> {
+    let (mut ops, totals) = unit_ops(&base, u, log)?;
+    check_map(u, map, &totals)?;
+    let how = Remap::Map(map);
+    for op in &mut ops {
+        remap_op(op, &base, &how)?;
+    }
+    Ok((ops, totals))
+}
+
+/// The counters of a batch log whose units gave out and changed `units`: the allocators past
+/// every unit's ids, the live counts changed by every unit.
+///
+/// # Errors
+/// [`Error::Full`] when the ids overflow.
+pub fn batch_counters(base: BatchBase, units: &[UnitTotals]) -> Result<Vec<LogOp>> {
+    let mut gave = Ids::default();
+    let (mut live_docs, mut live_clusters) =
+        (i128::from(base.live_docs), i128::from(base.live_clusters));
+    for t in units {
+        gave.docs = gave.docs.checked_add(t.docs).ok_or(Error::Full)?;
+        gave.clusters = gave.clusters.checked_add(t.clusters).ok_or(Error::Full)?;
+        gave.seq = gave.seq.checked_add(t.seqs).ok_or(Error::Full)?;
+        live_docs += i128::from(t.live_docs);
+        live_clusters += i128::from(t.live_clusters);
+    }
+    let count = |v: i128| v.clamp(0, i128::from(u64::MAX)) as u64;
+    Ok(vec![
+        LogOp::Counter(LogCounter::NextDoc(
+            base.next_doc.checked_add(gave.docs).ok_or(Error::Full)?,
+        )),
+        LogOp::Counter(LogCounter::NextCluster(
+            base.next_cluster
+                .checked_add(gave.clusters)
+                .ok_or(Error::Full)?,
+        )),
+        LogOp::Counter(LogCounter::NextSeq(
+            base.next_seq.checked_add(gave.seq).ok_or(Error::Full)?,
+        )),
+        LogOp::Counter(LogCounter::LiveDocs(count(live_docs))),
+        LogOp::Counter(LogCounter::LiveClusters(count(live_clusters))),
+    ])
+}
+
+/// A unit's operations without its counters, and what its counters say it gave out and changed
+/// from `base`.
+fn unit_ops(base: &BatchBase, u: usize, log: Vec<LogOp>) -> Result<(Vec<LogOp>, UnitTotals)> {
+    let mut totals = UnitTotals::default();
+    let mut ops = Vec::with_capacity(log.len());
+    // Counts from a decoded log may be anything: the change saturates instead of overflowing.
+    let change = |a: u64, b: u64| {
+        (i128::from(a) - i128::from(b)).clamp(i64::MIN.into(), i64::MAX.into()) as i64
+    };
+    for op in log {
+        match op {
+            LogOp::Counter(c) => {
+                let below = || {
+                    Error::InvalidArgument(format!(
+                        "work unit {u}'s allocators are below the batch's start"
+                    ))
+                };
+                match c {
+                    LogCounter::NextDoc(n) => {
+                        totals.docs = n.checked_sub(base.next_doc).ok_or_else(below)?
+                    }
+                    LogCounter::NextCluster(n) => {
+                        totals.clusters = n.checked_sub(base.next_cluster).ok_or_else(below)?
+                    }
+                    LogCounter::NextSeq(n) => {
+                        totals.seqs = n.checked_sub(base.next_seq).ok_or_else(below)?
+                    }
+                    LogCounter::LiveDocs(n) => totals.live_docs = change(n, base.live_docs),
+                    LogCounter::LiveClusters(n) => {
+                        totals.live_clusters = change(n, base.live_clusters)
+                    }
+                }
+            }
+            other => ops.push(other),
         }
     }
-    combine(base, logs, Some(maps))
+    Ok((ops, totals))
+}
+
+/// Refuses a map that does not cover exactly the ids unit `u` gave out, or is not increasing.
+fn check_map(u: usize, m: &IdMap, gave: &UnitTotals) -> Result<()> {
+    let increasing = m.docs.windows(2).all(|w| w[0] < w[1])
+        && m.clusters.windows(2).all(|w| w[0] < w[1])
+        && m.seqs.windows(2).all(|w| w[0] < w[1]);
+    if !increasing {
+        return Err(Error::InvalidArgument(format!(
+            "the id map of work unit {u} is not increasing"
+        )));
+    }
+    if (m.docs.len(), m.clusters.len()) != (gave.docs as usize, gave.clusters as usize)
+        || m.seqs.len() as u64 != gave.seqs
+    {
+        return Err(Error::InvalidArgument(format!(
+            "the id map of work unit {u} covers {} pages, {} clusters and {} insertion numbers; \
+             the unit gave out {}, {} and {}",
+            m.docs.len(),
+            m.clusters.len(),
+            m.seqs.len(),
+            gave.docs,
+            gave.clusters,
+            gave.seqs
+        )));
+    }
+    Ok(())
 }
 
 fn combine(base: BatchBase, logs: Vec<Vec<LogOp>>, maps: Option<&[IdMap]>) -> Result<Vec<LogOp>> {
     let mut offset = Ids::default();
-    let (mut live_docs, mut live_clusters) =
-        (i128::from(base.live_docs), i128::from(base.live_clusters));
+    let mut totals = Vec::with_capacity(logs.len());
     let mut ops = Vec::new();
     for (u, log) in logs.into_iter().enumerate() {
-        let mut gave = Ids::default();
-        let mut unit = Vec::with_capacity(log.len());
-        for op in log {
-            match op {
-                LogOp::Counter(c) => {
-                    let below = || {
-                        Error::InvalidArgument(format!(
-                            "work unit {u}'s allocators are below the batch's start"
-                        ))
-                    };
-                    match c {
-                        LogCounter::NextDoc(n) => {
-                            gave.docs = n.checked_sub(base.next_doc).ok_or_else(below)?
-                        }
-                        LogCounter::NextCluster(n) => {
-                            gave.clusters = n.checked_sub(base.next_cluster).ok_or_else(below)?
-                        }
-                        LogCounter::NextSeq(n) => {
-                            gave.seq = n.checked_sub(base.next_seq).ok_or_else(below)?
-                        }
-                        LogCounter::LiveDocs(n) => {
-                            live_docs += i128::from(n) - i128::from(base.live_docs)
-                        }
-                        LogCounter::LiveClusters(n) => {
-                            live_clusters += i128::from(n) - i128::from(base.live_clusters)
-                        }
-                    }
-                }
-                other => unit.push(other),
-            }
-        }
+        let (mut unit, t) = unit_ops(&base, u, log)?;
         let how = match maps {
             Some(maps) => {
-                let m = &maps[u];
-                if (m.docs.len(), m.clusters.len()) != (gave.docs as usize, gave.clusters as usize)
-                    || m.seqs.len() as u64 != gave.seq
-                {
-                    return Err(Error::InvalidArgument(format!(
-                        "the id map of work unit {u} covers {} pages, {} clusters and {} \
-                         insertion numbers; the unit gave out {}, {} and {}",
-                        m.docs.len(),
-                        m.clusters.len(),
-                        m.seqs.len(),
-                        gave.docs,
-                        gave.clusters,
-                        gave.seq
-                    )));
-                }
-                Remap::Map(m)
+                check_map(u, &maps[u], &t)?;
+                Remap::Map(&maps[u])
             }
             None => Remap::Shift(offset),
         };
@@ -249,29 +333,12 @@ fn combine(base: BatchBase, logs: Vec<Vec<LogOp>>, maps: Option<&[IdMap]>) -> Re
             remap_op(op, &base, &how)?;
         }
         ops.extend(unit);
-        offset.docs = offset.docs.checked_add(gave.docs).ok_or(Error::Full)?;
-        offset.clusters = offset
-            .clusters
-            .checked_add(gave.clusters)
-            .ok_or(Error::Full)?;
-        offset.seq = offset.seq.checked_add(gave.seq).ok_or(Error::Full)?;
+        offset.docs = offset.docs.checked_add(t.docs).ok_or(Error::Full)?;
+        offset.clusters = offset.clusters.checked_add(t.clusters).ok_or(Error::Full)?;
+        offset.seq = offset.seq.checked_add(t.seqs).ok_or(Error::Full)?;
+        totals.push(t);
     }
-    let count = |v: i128| v.clamp(0, i128::from(u64::MAX)) as u64;
-    let mut out = vec![
-        LogOp::Counter(LogCounter::NextDoc(
-            base.next_doc.checked_add(offset.docs).ok_or(Error::Full)?,
-        )),
-        LogOp::Counter(LogCounter::NextCluster(
-            base.next_cluster
-                .checked_add(offset.clusters)
-                .ok_or(Error::Full)?,
-        )),
-        LogOp::Counter(LogCounter::NextSeq(
-            base.next_seq.checked_add(offset.seq).ok_or(Error::Full)?,
-        )),
-        LogOp::Counter(LogCounter::LiveDocs(count(live_docs))),
-        LogOp::Counter(LogCounter::LiveClusters(count(live_clusters))),
-    ];
+    let mut out = batch_counters(base, &totals)?;
     out.extend(ops);
     Ok(out)
 }

@@ -31,7 +31,8 @@ pub use check::{
     KIND_SIMHASH,
 };
 pub use combine::{
-    combine_seed_logs, combine_unit_logs, combine_unit_logs_mapped, BatchBase, IdMap,
+    batch_counters, combine_seed_logs, combine_unit_logs, combine_unit_logs_mapped, remap_unit_log,
+    BatchBase, IdMap, UnitTotals,
 };
 pub use components::{close_simhash_pairs, Components};
 pub use layout::{Layout, Partition, Role, RoutedLog, Target, MAX_PARTS};

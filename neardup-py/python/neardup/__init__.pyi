@@ -433,6 +433,18 @@ def combine_unit_logs(
 def log_counters(log: bytes) -> Dict[str, int]:
     """The counters a batch log sets."""
 
+def remap_unit_log(base: Dict[str, int], unit: int, log: bytes, map: Dict[str, List[int]]) -> Tuple[bytes, Dict[str, int]]:
+    """Work unit ``unit``'s log with its new ids mapped by ``map`` (``docs``, ``clusters``,
+    ``seqs``) and its counters left out, and what it gave out and changed (``docs``,
+    ``clusters``, ``seqs``, ``live_docs``, ``live_clusters``). ``batch_counters`` of every unit's
+    totals, then each unit's mapped log in unit order, is ``combine_unit_logs`` with the maps."""
+
+def batch_counters(base: Dict[str, int], totals: List[Dict[str, int]]) -> bytes:
+    """The counters of a batch log whose work units gave out and changed ``totals``."""
+
+def join_logs(logs: List[bytes]) -> bytes:
+    """One log of the operations of ``logs`` in order."""
+
 class Components:
     """A union-find over ``uint64`` node ids fed with edges in bulk (S3 of the distributed
     merge, SCALEOUT §5). Arrays are bytes of native-endian integers (``numpy`` ``tobytes()`` in,

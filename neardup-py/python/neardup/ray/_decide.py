@@ -6,15 +6,17 @@ reads the day's keys and signatures from S1's parts in the store (``_Rows``), ca
 (S2–S3), starts the units and numbers their ids; the driver gets the counts and the first error
 rows. Each unit reads its own pages (key, host, time, body) from S1's parts.
 
-A unit is a Ray task: a scratch index with the standing index's options (``reuse_ids=False``) is
+A unit is a Ray task: a scratch index with the standing index's options (``reuse_ids=False``;
+``sync_writes=False``, as it is thrown away) is
 seeded with the ``seed_log`` of the pages and clusters its components read, deciding nothing;
 its deletes, then its rows in the library calls ``insert_many`` makes on one machine (whole-batch
 order), run with the single-node code; the difference of its state logs is its log. The coordinator
 numbers the units' new pages, clusters and insertion sequence in the order one machine gives them
-out (the deletes in delete-list order, then the pages in processing order), joins the logs
-(``neardup.combine_unit_logs``), cuts the batch log by partition (``Layout.route``) and writes
-it under the batch's ``logs/`` in the store (SCALEOUT §9: the log makes S5 repeatable): the units'
-logs go from the units to a worker that does so, never through the driver or the coordinator.
+out (the deletes in delete-list order, then the pages in processing order), and has the batch log
+written, cut by partition, under the batch's ``logs/`` in the store (``write_logs``; SCALEOUT
+§9: the log makes S5 repeatable): a task a unit maps and cuts its log, a task a partition joins
+its pieces, so no process holds the day's log and nothing of it passes through the driver or
+the coordinator.
 """
 
 from __future__ import annotations
@@ -198,7 +200,9 @@ def start_units(dx: Any, chunk: Any, sigs: Any, gone: List[str], units: List[Uni
     for c, (_, rows) in enumerate(groups):
         for pos, r in enumerate(sorted(rows, key=lambda r: (-(count.get(r) or 0), r))):
             place[r] = (c, pos)
-    options = dict(dx.options, reuse_ids=False)
+    # A scratch index is thrown away after its unit: syncing its writes buys nothing (the
+    # batch log is what S5 makes durable), and it decides as a synced one does.
+    options = dict(dx.options, reuse_ids=False, sync_writes=False)
     unit_task = task(_decide_unit, dx.store, num_cpus=1, num_returns=2)
     s1 = f"{brel}/s1"
     # Every unit's seed asked of the partitions at once.
@@ -234,8 +238,8 @@ def start_units(dx: Any, chunk: Any, sigs: Any, gone: List[str], units: List[Uni
 
 def finish_units(dx: Any, started: Dict[str, Any]) -> Dict[str, Any]:
     """S4's end: the units' new pages, clusters and insertion sequence numbered in the order
-    one machine gives them out, the units' logs combined into the batch log, cut by partition
-    and written under ``<brel>/logs/`` in the store by a worker (the caller writes the
+    one machine gives them out, the batch log written cut by partition under ``<brel>/logs/``
+    in the store (``write_logs``; the caller writes the
     ``_DONE`` marker). Returns the counts, with the first error rows as (row, reason) pairs in
     ``error_rows``."""
     ray = require_ray()
@@ -274,8 +278,7 @@ def finish_units(dx: Any, started: Dict[str, Any]) -> Dict[str, Any]:
     for u, m in enumerate(maps):
         if any(v is None for table in m.values() for v in table):
             raise neardup.CorruptionError(f"work unit {u} gave out ids it did not report")
-    write = task(_write_logs, dx.store, num_cpus=1)
-    written = ray.get(write.remote(dx.store, f"{started['brel']}/logs", base, lay, maps, *[log for log, _ in refs]))
+    written = write_logs(dx.store, f"{started['brel']}/logs", base, lay, maps, [log for log, _ in refs])
     counts = {
         "work_units": [len(u.rows) for u in units],
         "deleted": sum(r["deleted"] for r in results),
@@ -289,21 +292,53 @@ def finish_units(dx: Any, started: Dict[str, Any]) -> Dict[str, Any]:
     return counts
 
 
-def _write_logs(store: Store, rel: str, base: Dict[str, int], layout: Any, maps: List[Dict[str, Any]], *logs: bytes) -> Dict[str, Any]:
-    """In a worker: the units' logs numbered and joined into the batch log
-    (``neardup.combine_unit_logs``), cut by partition (``Layout.route``) and written under
-    ``rel`` in the store, one ``<role>-<p>.ndlog`` a partition. Returns the bytes of each
-    partition's log (``sizes``) and the bytes the units' logs and the batch log made
-    (``bytes``)."""
-    log = neardup.combine_unit_logs(base, list(logs), maps)
-    key_logs, doc_logs = layout.route(log)
+def write_logs(store: Store, rel: str, base: Dict[str, int], layout: Any, maps: List[Dict[str, Any]], logs: List[Any]) -> Dict[str, Any]:
+    """The batch log written under ``rel`` in the store, one ``<role>-<p>.ndlog`` a partition,
+    without the units' logs joined in one place (issue #34, item 3): a task a unit maps its new
+    ids (``neardup.remap_unit_log``), cuts its log by partition (``Layout.route``) and writes
+    the pieces under ``rel/units/``; then a task a partition joins the batch's counters
+    (``neardup.batch_counters`` of the units' totals) and its pieces in unit order
+    (``neardup.join_logs``): the log ``combine_unit_logs`` then ``route`` gave, byte for byte.
+    ``logs``: the units' logs (Ray object refs). Returns the bytes of each partition's log
+    (``sizes``) and the bytes the units' logs, pieces and partition logs made (``bytes``)."""
+    ray = require_ray()
     store.delete(rel)
-    sizes = {}
+    route = task(_route_unit, store, num_cpus=1)
+    routed = ray.get([route.remote(store, rel, base, layout, u, m, log) for u, (m, log) in enumerate(zip(maps, logs))])
+    counters = neardup.batch_counters(base, [r["totals"] for r in routed])
+    join = task(_join_partition, store, num_cpus=1)
+    parts = [("key", p) for p in range(layout.key_parts)] + [("doc", p) for p in range(layout.doc_parts)]
+    sizes = ray.get([join.remote(store, rel, f"{role}-{p:03}", counters) for role, p in parts])
+    store.delete(f"{rel}/units")
+    return {
+        "sizes": {f"{role}-{p}": size for (role, p), size in zip(parts, sizes)},
+        "bytes": sum(r["bytes"] for r in routed) + sum(sizes),
+    }
+
+
+def _route_unit(store: Store, rel: str, base: Dict[str, int], layout: Any, u: int, id_map: Dict[str, Any], log: bytes) -> Dict[str, Any]:
+    """In a task: work unit ``u``'s log with its ids mapped, cut by partition, each piece that
+    holds an operation written as ``rel/units/<role>-<p>/<u>.ndlog``. Returns the unit's totals
+    and the bytes of its log and pieces."""
+    ops, totals = neardup.remap_unit_log(base, u, log, id_map)
+    key_logs, doc_logs = layout.route(ops)
+    empty = len(neardup.join_logs([]))
+    written = 0
     for role, parts in (("key", key_logs), ("doc", doc_logs)):
         for p, data in enumerate(parts):
-            store.write(f"{rel}/{role}-{p:03}.ndlog", data)
-            sizes[f"{role}-{p}"] = len(data)
-    return {"sizes": sizes, "bytes": sum(len(x) for x in logs) + len(log)}
+            if len(data) > empty:
+                store.write(f"{rel}/units/{role}-{p:03}/{u:06}.ndlog", data)
+                written += len(data)
+    return {"totals": totals, "bytes": len(log) + written}
+
+
+def _join_partition(store: Store, rel: str, name: str, counters: bytes) -> int:
+    """In a task: partition ``name``'s log of the batch, its counters then the units' pieces in
+    unit order, written as ``rel/<name>.ndlog``. Returns its bytes."""
+    pieces = store.list(f"{rel}/units/{name}")
+    data = neardup.join_logs([counters] + [store.read(f"{rel}/units/{name}/{piece}") for piece in pieces])
+    store.write(f"{rel}/{name}.ndlog", data)
+    return len(data)
 
 
 def _decide_unit(

@@ -296,14 +296,18 @@ class MergeLock:
 
 
 def make_dirs(path: Path) -> None:
-    """Creates a directory and its missing parents, each made durable in its parent."""
+    """Creates a directory and its missing parents, each made durable in its parent (another
+    process making one of them at the same time is no error)."""
     missing = []
     p = path
     while not p.exists():
         missing.append(p)
         p = p.parent
     for d in reversed(missing):
-        d.mkdir()
+        try:
+            d.mkdir()
+        except FileExistsError:
+            continue
         fsync_dir(d.parent)
 
 
