@@ -25,6 +25,16 @@ def cli_path() -> Path:
     return target / "release" / "neardup"
 
 
+@pytest.fixture(scope="module")
+def cluster():
+    """A local Ray cluster of 2 CPUs for the module (the Ray tests'; the multi-node ones define
+    their own); its GCS address, for drivers in subprocesses."""
+    ray = pytest.importorskip("ray", reason="neardup.ray needs Ray (scripts/setup.sh installs it)")
+    ray.init(num_cpus=2, include_dashboard=False, logging_level="WARNING", log_to_driver=False)
+    yield ray.get_runtime_context().gcs_address
+    ray.shutdown()
+
+
 @pytest.fixture(scope="session")
 def dev_file() -> Path:
     f = bench_dir() / "dev" / "docs.jsonl.gz"

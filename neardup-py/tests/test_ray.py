@@ -31,14 +31,6 @@ from conftest import OPTIONS, REFERENCE, write_jsonl  # noqa: E402
 from neardup.ray import DistributedIndex  # noqa: E402
 
 
-@pytest.fixture(scope="module")
-def cluster():
-    """A local Ray cluster of 2 CPUs for the module; its address for drivers in subprocesses."""
-    ray.init(num_cpus=2, include_dashboard=False, logging_level="WARNING", log_to_driver=False)
-    yield ray.get_runtime_context().gcs_address
-    ray.shutdown()
-
-
 def days(pages, cut):
     """Day 1 is ``pages[:cut]``; day 2 the rest, plus re-crawls of day 1's keys (another page's
     content under the key)."""

@@ -20,14 +20,6 @@ from conftest import OPTIONS, write_jsonl  # noqa: E402
 from neardup.ray import DistributedIndex  # noqa: E402
 
 
-@pytest.fixture(scope="module")
-def cluster():
-    """A local Ray cluster of 2 CPUs for the module."""
-    ray.init(num_cpus=2, include_dashboard=False, logging_level="WARNING", log_to_driver=False)
-    yield ray.get_runtime_context().gcs_address
-    ray.shutdown()
-
-
 def two_days(pages, tmp: Path):
     """Day 1 and day 2 files (day 2 re-crawls some of day 1's keys) and a delete list."""
     day1, rest = pages[:3000], pages[3000:6000]

@@ -97,13 +97,6 @@ ray = pytest.importorskip("ray", reason="neardup.ray needs Ray (scripts/setup.sh
 from neardup.ray import DistributedIndex  # noqa: E402
 
 
-@pytest.fixture(scope="module")
-def cluster():
-    ray.init(num_cpus=2, include_dashboard=False, logging_level="WARNING", log_to_driver=False)
-    yield
-    ray.shutdown()
-
-
 def test_a_capped_merge_cuts_sketch_edges_and_indexes_every_page(cluster, dev_pages, tmp_path):
     day1, day2 = dev_pages[:500], dev_pages[500:700] + [dict(dev_pages[600 + i], id=dev_pages[i * 40]["id"]) for i in range(10)]
     f1, f2 = write_jsonl(tmp_path / "d1.jsonl.gz", day1), write_jsonl(tmp_path / "d2.jsonl.gz", day2)

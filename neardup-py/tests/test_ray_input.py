@@ -32,15 +32,6 @@ from neardup.ray import DistributedIndex, MissingPartitionsError
 from conftest import OPTIONS, REFERENCE
 
 
-@pytest.fixture(scope="module")
-def cluster():
-    """A local Ray cluster of 2 CPUs for the module; its address for drivers in subprocesses."""
-    ray = pytest.importorskip("ray", reason="neardup.ray needs Ray (scripts/setup.sh installs it)")
-    ray.init(num_cpus=2, include_dashboard=False, logging_level="WARNING", log_to_driver=False)
-    yield ray.get_runtime_context().gcs_address
-    ray.shutdown()
-
-
 def line(row) -> bytes:
     return json.dumps(row).encode() + b"\n"
 

@@ -31,15 +31,6 @@ pq = pytest.importorskip("pyarrow.parquet")
 
 
 @pytest.fixture(scope="module")
-def cluster():
-    """A local Ray cluster of 2 CPUs for the module."""
-    ray = pytest.importorskip("ray", reason="neardup.ray needs Ray (scripts/setup.sh installs it)")
-    ray.init(num_cpus=2, include_dashboard=False, logging_level="WARNING", log_to_driver=False)
-    yield
-    ray.shutdown()
-
-
-@pytest.fixture(scope="module")
 def day(dev_pages):
     """120 dev pages, and the single node's export and clusters of them (whole-batch order)."""
     import tempfile
