@@ -512,7 +512,7 @@ pub(crate) fn _export_merge_tsv(
     merge_parts(py, parts, |readers| {
         let readers = readers
             .into_iter()
-            .map(|(n, r)| (n, std::io::BufReader::with_capacity(1 << 20, r)))
+            .map(|(n, r)| (n, std::io::BufReader::with_capacity(64 << 10, r)))
             .collect();
         let file = std::fs::File::create(&path).map_err(|source| neardup::Error::Io {
             path: path.clone(),
@@ -543,7 +543,7 @@ pub(crate) fn _export_merge_columns<'py>(
     let columns = merge_parts(py, parts, |readers| {
         let readers = readers
             .into_iter()
-            .map(|(n, r)| (n, std::io::BufReader::with_capacity(1 << 20, r)))
+            .map(|(n, r)| (n, std::io::BufReader::with_capacity(64 << 10, r)))
             .collect();
         let mut columns = match kind {
             ExportKind::Pages => Columns::Pages(Vec::new(), Vec::new()),
