@@ -40,7 +40,7 @@ def measure(root: Path, what: str, out: Path) -> None:
     import ray
     from neardup.ray import DistributedIndex, _export, _files
 
-    ray.init(num_cpus=2, include_dashboard=False, logging_level="WARNING", log_to_driver=False)
+    ray.init(address="local", num_cpus=2, include_dashboard=False, logging_level="WARNING", log_to_driver=False)
     with DistributedIndex(root) as dx:
         dx.stats()
         # Arrow's memory pool and Ray's object transfer warmed up: their first use reserves
@@ -63,23 +63,12 @@ def measure(root: Path, what: str, out: Path) -> None:
     ray.shutdown()
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--pages", type=int, default=20_000)
-    ap.add_argument("--corpus", default=str(DEV))
-    ap.add_argument("--measure", help=argparse.SUPPRESS)
-    ap.add_argument("--root", help=argparse.SUPPRESS)
-    ap.add_argument("--out", help=argparse.SUPPRESS)
-    args = ap.parse_args()
-    if args.measure:
-        measure(Path(args.root), args.measure, Path(args.out))
-        return
-    import pyarrow as pa
+def merge(args: argparse.Namespace, tmp: Path, root: Path) -> None:
+    """The index of ``args.pages`` pages merged over two days into ``root``."""
     import ray
     from neardup.ray import DistributedIndex
     from ray_driver_memory import write_day
 
-    tmp = Path(tempfile.mkdtemp(prefix="ray-export-bench-"))
     # Past the corpus's 20,000 pages, copies under new ids with a word changed.
     write_day(args.corpus, args.pages, tmp / "all.jsonl.gz")
     with gzip.open(tmp / "all.jsonl.gz", "rt", encoding="utf-8") as f:
@@ -93,20 +82,45 @@ def main() -> None:
                 f.write(json.dumps(r) + "\n")
         files.append(path)
     del pages
-    ray.init(num_cpus=2, include_dashboard=False, logging_level="WARNING", log_to_driver=False)
-    with DistributedIndex(tmp / "dist", 4, 4, sync_writes=False) as dx:
+    ray.init(address="local", num_cpus=2, include_dashboard=False, logging_level="WARNING", log_to_driver=False)
+    with DistributedIndex(root, 4, 4, sync_writes=False) as dx:
         for f in files:
             dx.merge([f], progress=False)
     ray.shutdown()
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--pages", type=int, default=20_000)
+    ap.add_argument("--corpus", default=str(DEV))
+    ap.add_argument("--measure", help=argparse.SUPPRESS)
+    ap.add_argument("--root", help="measure the index merged here by an earlier run")
+    ap.add_argument("--out", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.measure:
+        measure(Path(args.root), args.measure, Path(args.out))
+        return
+    import pyarrow as pa
+
+    if args.root:
+        # An index merged by an earlier run, measured again.
+        root = Path(args.root)
+        tmp = Path(tempfile.mkdtemp(prefix="ray-export-bench-"))
+    else:
+        tmp = Path(tempfile.mkdtemp(prefix="ray-export-bench-"))
+        root = tmp / "dist"
+        merge(args, tmp, root)
     outs = {}
     for name, what in RUNS:
         out = tmp / f"{what}.out"
-        line = subprocess.run(
-            [sys.executable, __file__, "--measure", what, "--root", str(tmp / "dist"), "--out", str(out)],
-            check=True,
+        run = subprocess.run(
+            [sys.executable, __file__, "--measure", what, "--root", str(root), "--out", str(out)],
             capture_output=True,
             text=True,
-        ).stdout.split()
+        )
+        if run.returncode:
+            sys.exit(f"{name} failed:\n{run.stderr[-3000:]}")
+        line = run.stdout.split()
         secs, peak, rows = float(line[0]), int(line[1]), line[2]
         outs[what] = out
         print(f"{name}: {secs:.2f} s, driver peak RSS +{peak / 2**20:.1f} MiB; rows {rows}", flush=True)
