@@ -330,6 +330,13 @@ fn _neardup(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(partition::_partition_frequent, m)?)?;
     m.add_function(wrap_pyfunction!(partition::_partition_check, m)?)?;
     m.add_function(wrap_pyfunction!(partition::_partition_check_entries, m)?)?;
+    // The distributed export (SCALEOUT §9 "Export").
+    m.add_function(wrap_pyfunction!(partition::_export_asks, m)?)?;
+    m.add_function(wrap_pyfunction!(partition::_export_replies, m)?)?;
+    m.add_function(wrap_pyfunction!(partition::_export_cluster_replies, m)?)?;
+    m.add_function(wrap_pyfunction!(partition::_export_part, m)?)?;
+    m.add_function(wrap_pyfunction!(partition::_export_merge_tsv, m)?)?;
+    m.add_function(wrap_pyfunction!(partition::_export_merge_columns, m)?)?;
     // S3's connected components (SCALEOUT §5 S3, §7.1).
     m.add_class::<components::PyComponents>()?;
     m.add_class::<archive::PyArchiveReader>()?;

@@ -8,7 +8,7 @@ use pyo3::types::{PyBytes, PyList};
 
 use crate::args;
 use crate::errors::{invalid, IntoPy};
-use neardup::merge::{decode_log, encode_log};
+use neardup::merge::{decode_log, encode_log, ExportKind};
 
 /// How a distributed index is cut into ``key_parts`` key partitions (postings, over-frequent
 /// keys, simhash entries) and ``doc_parts`` doc partitions (keys, page records, texts,
@@ -430,4 +430,238 @@ pub(crate) fn _partition_check_entries<'py>(
         .detach(|| ix.partition_check_entries(&layout, &frequent, (kind, peer, filed), &buckets))
         .py(py)?;
     PyList::new(py, entries.iter().map(|e| PyBytes::new(py, e)))
+}
+
+// ----- The distributed export (SCALEOUT §9 "Export"; neardup.ray's actors and driver) -----
+
+/// ``"pages"``, ``"clusters"`` or ``"rows"``.
+fn export_kind(py: Python<'_>, kind: &str) -> PyResult<ExportKind> {
+    match kind {
+        "pages" => Ok(ExportKind::Pages),
+        "clusters" => Ok(ExportKind::Clusters),
+        "rows" => Ok(ExportKind::Rows),
+        _ => Err(invalid(
+            py,
+            format!("an export part is of kind 'pages', 'clusters' or 'rows', not {kind:?}"),
+        )),
+    }
+}
+
+/// The bytes of several messages.
+fn slices<'a>(messages: &'a [Bound<'_, PyBytes>]) -> Vec<&'a [u8]> {
+    messages.iter().map(|m| m.as_bytes()).collect()
+}
+
+fn bytes_list<'py>(py: Python<'py>, messages: Vec<Vec<u8>>) -> PyResult<Bound<'py, PyList>> {
+    PyList::new(py, messages.iter().map(|m| PyBytes::new(py, m)))
+}
+
+/// Step 1 of the distributed export (``Index::export_asks``): what this doc partition asks of
+/// each doc partition, one message (bytes) per doc partition of ``layout``, in order.
+/// ``kind``: ``"pages"`` (the export), ``"clusters"`` (the clusters' export) or ``"rows"``.
+#[pyfunction]
+pub(crate) fn _export_asks<'py>(
+    py: Python<'py>,
+    index: &crate::index::PyIndex,
+    layout: &PyLayout,
+    kind: &str,
+) -> PyResult<Bound<'py, PyList>> {
+    let ix = index.ix(py)?;
+    let kind = export_kind(py, kind)?;
+    let layout = layout.inner;
+    let asks = py.detach(|| ix.export_asks(&layout, kind)).py(py)?;
+    bytes_list(py, asks)
+}
+
+/// Step 2 (``Index::export_replies``): the replies to ``asks``, what each doc partition (in
+/// order) asked of this one, one message per ask.
+#[pyfunction]
+pub(crate) fn _export_replies<'py>(
+    py: Python<'py>,
+    index: &crate::index::PyIndex,
+    layout: &PyLayout,
+    asks: Vec<Bound<'py, PyBytes>>,
+) -> PyResult<Bound<'py, PyList>> {
+    let ix = index.ix(py)?;
+    let layout = layout.inner;
+    let asks = slices(&asks);
+    let replies = py.detach(|| ix.export_replies(&layout, &asks)).py(py)?;
+    bytes_list(py, replies)
+}
+
+/// Step 3 (``Index::export_cluster_replies``): the replies to the clusters of ``asks``, from
+/// ``replies`` (those to this partition's own asks), one message per ask.
+#[pyfunction]
+pub(crate) fn _export_cluster_replies<'py>(
+    py: Python<'py>,
+    index: &crate::index::PyIndex,
+    layout: &PyLayout,
+    asks: Vec<Bound<'py, PyBytes>>,
+    replies: Vec<Bound<'py, PyBytes>>,
+) -> PyResult<Bound<'py, PyList>> {
+    let ix = index.ix(py)?;
+    let layout = layout.inner;
+    let (asks, replies) = (slices(&asks), slices(&replies));
+    let out = py
+        .detach(|| ix.export_cluster_replies(&layout, &asks, &replies))
+        .py(py)?;
+    bytes_list(py, out)
+}
+
+/// Step 4 (``Index::export_part``): this doc partition's part of ``kind`` written to the file
+/// ``path`` (created or truncated), from the replies to its asks. Returns the records written.
+#[pyfunction]
+pub(crate) fn _export_part(
+    py: Python<'_>,
+    index: &crate::index::PyIndex,
+    layout: &PyLayout,
+    kind: &str,
+    path: std::path::PathBuf,
+    replies: Vec<Bound<'_, PyBytes>>,
+    cluster_replies: Vec<Bound<'_, PyBytes>>,
+) -> PyResult<u64> {
+    let ix = index.ix(py)?;
+    let kind = export_kind(py, kind)?;
+    let layout = layout.inner;
+    let (replies, cluster_replies) = (slices(&replies), slices(&cluster_replies));
+    py.detach(|| {
+        let file = std::fs::File::create(&path).map_err(|source| neardup::Error::Io {
+            path: path.clone(),
+            source,
+        })?;
+        let out = std::io::BufWriter::with_capacity(1 << 20, file);
+        ix.export_part(&layout, kind, &replies, &cluster_replies, out, path.clone())
+    })
+    .py(py)
+}
+
+/// A Python object with ``read(n) -> bytes`` (at most ``n``; empty at the end) as a reader;
+/// the first exception it raised is kept for the caller.
+struct PyReader {
+    obj: Py<PyAny>,
+    error: Option<PyErr>,
+}
+
+impl std::io::Read for PyReader {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        Python::attach(|py| {
+            let got = self
+                .obj
+                .call_method1(py, "read", (buf.len(),))
+                .and_then(|b| {
+                    let b = b.into_bound(py);
+                    let b = b.cast::<PyBytes>()?;
+                    let bytes = b.as_bytes();
+                    let n = bytes.len().min(buf.len());
+                    buf[..n].copy_from_slice(&bytes[..n]);
+                    Ok(n)
+                });
+            got.map_err(|e| {
+                let message = e.to_string();
+                self.error.get_or_insert(e);
+                std::io::Error::other(message)
+            })
+        })
+    }
+}
+
+/// The parts' readers, by name; the first exception one raised replaces the merge's error.
+fn merge_parts<T: Send>(
+    py: Python<'_>,
+    parts: Vec<(String, Py<PyAny>)>,
+    merge: impl FnOnce(Vec<(String, &mut PyReader)>) -> neardup::Result<T> + Send,
+) -> PyResult<T> {
+    let mut readers: Vec<(String, PyReader)> = parts
+        .into_iter()
+        .map(|(name, obj)| (name, PyReader { obj, error: None }))
+        .collect();
+    let result = py.detach(|| merge(readers.iter_mut().map(|(n, r)| (n.clone(), r)).collect()));
+    if result.is_err() {
+        if let Some(e) = readers.iter_mut().find_map(|(_, r)| r.error.take()) {
+            return Err(e);
+        }
+    }
+    result.py(py)
+}
+
+/// Step 5 (``merge_export_tsv``): the page parts, each ``(name, reader)`` (a reader has
+/// ``read(n) -> bytes``), merged by page id into the TSV of ``neardup export`` at ``path``
+/// (created or truncated). Returns the rows written. Holds a record and a buffer per part.
+#[pyfunction]
+pub(crate) fn _export_merge_tsv(
+    py: Python<'_>,
+    parts: Vec<(String, Py<PyAny>)>,
+    path: std::path::PathBuf,
+) -> PyResult<u64> {
+    merge_parts(py, parts, |readers| {
+        let readers = readers
+            .into_iter()
+            .map(|(n, r)| (n, std::io::BufReader::with_capacity(64 << 10, r)))
+            .collect();
+        let file = std::fs::File::create(&path).map_err(|source| neardup::Error::Io {
+            path: path.clone(),
+            source,
+        })?;
+        let out = std::io::BufWriter::with_capacity(1 << 20, file);
+        neardup::merge::merge_export_tsv(readers, out, path.clone())
+    })
+}
+
+/// The merged columns of one kind's parts.
+enum Columns {
+    Pages(Vec<String>, Vec<String>),
+    Clusters(Vec<u32>, Vec<String>, Vec<Vec<String>>),
+    Rows(Vec<u32>, Vec<String>, Vec<u32>, Vec<u64>),
+}
+
+/// Step 5 for a table: the parts of ``kind``, each ``(name, reader)``, merged by id into
+/// columns: ``(keys, representatives)`` for ``"pages"``, ``(clusters, representatives,
+/// members)`` for ``"clusters"``, ``(docs, keys, clusters, seqs)`` for ``"rows"`` (lists).
+#[pyfunction]
+pub(crate) fn _export_merge_columns<'py>(
+    py: Python<'py>,
+    kind: &str,
+    parts: Vec<(String, Py<PyAny>)>,
+) -> PyResult<Bound<'py, pyo3::types::PyTuple>> {
+    let kind = export_kind(py, kind)?;
+    let columns = merge_parts(py, parts, |readers| {
+        let readers = readers
+            .into_iter()
+            .map(|(n, r)| (n, std::io::BufReader::with_capacity(64 << 10, r)))
+            .collect();
+        let mut columns = match kind {
+            ExportKind::Pages => Columns::Pages(Vec::new(), Vec::new()),
+            ExportKind::Clusters => Columns::Clusters(Vec::new(), Vec::new(), Vec::new()),
+            _ => Columns::Rows(Vec::new(), Vec::new(), Vec::new(), Vec::new()),
+        };
+        neardup::merge::merge_export_parts(kind, readers, |id, payload| {
+            match &mut columns {
+                Columns::Pages(keys, reps) => {
+                    let (k, r) = neardup::merge::decode_page_row(payload)?;
+                    keys.push(k.to_owned());
+                    reps.push(r.to_owned());
+                }
+                Columns::Clusters(ids, reps, members) => {
+                    let (r, m) = neardup::merge::decode_cluster_row(payload)?;
+                    ids.push(id);
+                    reps.push(r);
+                    members.push(m);
+                }
+                Columns::Rows(docs, keys, clusters, seqs) => {
+                    let (c, s, k) = neardup::merge::decode_page_record(payload)?;
+                    docs.push(id);
+                    keys.push(k);
+                    clusters.push(c);
+                    seqs.push(s);
+                }
+            }
+            Ok(())
+        })?;
+        Ok(columns)
+    })?;
+    match columns {
+        Columns::Pages(a, b) => (a, b).into_pyobject(py),
+        Columns::Clusters(a, b, c) => (a, b, c).into_pyobject(py),
+        Columns::Rows(a, b, c, d) => (a, b, c, d).into_pyobject(py),
+    }
 }

@@ -514,3 +514,95 @@ impl Index {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::merge::export::tests::partitioned;
+    use crate::merge::Partition;
+    use crate::options::IndexOptions;
+
+    #[test]
+    fn a_partitioned_index_checks_clean_and_its_digests_agree() {
+        let dir = tempfile::tempdir().unwrap();
+        let (whole, layout, docs) = partitioned(dir.path(), 2);
+        // The key partitions too, from the same state.
+        let routed = layout.route(&whole.state_log().unwrap());
+        let keys: Vec<Index> = (0..layout.key_parts())
+            .map(|n| {
+                let ix = Index::open(dir.path().join(format!("key-{n}")), IndexOptions::default())
+                    .unwrap();
+                ix.set_partition(Partition::new(layout, Role::Key(n)).unwrap())
+                    .unwrap();
+                ix.apply_log(1, &routed.key[n as usize]).unwrap();
+                ix
+            })
+            .collect();
+        let frequent: Vec<[u8; 9]> = keys
+            .iter()
+            .flat_map(|k| k.partition_frequent().unwrap())
+            .collect();
+        let reports: Vec<PartitionCheck> = keys
+            .iter()
+            .chain(&docs)
+            .map(|p| p.partition_check(&layout, &frequent).unwrap())
+            .collect();
+        for r in &reports {
+            assert!(r.problems.is_empty(), "{:?}", r.problems);
+        }
+        let doc_reports = &reports[keys.len()..];
+        assert_eq!(
+            doc_reports.iter().map(|r| r.pages).sum::<u64>(),
+            whole.len()
+        );
+        // Every digest filed by a doc partition equals the one its holder keeps of it.
+        let k = keys.len() as u32;
+        let mut filed = BTreeMap::new();
+        let mut held = BTreeMap::new();
+        for (i, r) in reports.iter().enumerate() {
+            let i = i as u32;
+            for d in &r.digests {
+                let holder = |doc: u32| if d.kind >= KIND_MEMBER { k + doc } else { doc };
+                if d.filed {
+                    filed.insert((d.kind, i, holder(d.peer)), d.buckets.clone());
+                } else {
+                    held.insert((d.kind, k + d.peer, i), d.buckets.clone());
+                }
+            }
+        }
+        assert!(!filed.is_empty());
+        assert_eq!(filed, held);
+        // A page record taken out of a doc partition: its postings are held but not filed.
+        let (id, _) = docs[0]
+            .partition_rows()
+            .unwrap()
+            .0
+            .first()
+            .map(|p| (p.doc, p.cluster))
+            .unwrap();
+        docs[0]
+            .db
+            .delete_cf(docs[0].cf(cf::DOCS), storage::id_key(id))
+            .unwrap();
+        let after = docs[0].partition_check(&layout, &frequent).unwrap();
+        assert!(
+            !after.problems.is_empty(),
+            "its text is left without a page"
+        );
+        assert_ne!(
+            after
+                .digests
+                .iter()
+                .find(|d| d.kind == KIND_POSTING && d.filed),
+            reports[keys.len()]
+                .digests
+                .iter()
+                .find(|d| d.kind == KIND_POSTING && d.filed)
+        );
+        // A whole index is not a partition to check.
+        assert!(matches!(
+            whole.partition_check(&layout, &frequent),
+            Err(Error::InvalidArgument(_))
+        ));
+    }
+}

@@ -12,6 +12,8 @@
 //! - `combine`: the partitions' seeds into one, the work units' logs into the batch's;
 //! - `reach`: the bulk reads a merge asks of its partitions;
 //! - `check`: a partition's own check and the digests the driver reconciles across partitions.
+//! - `export`: a doc partition's part of the export, the references resolved between
+//!   partitions in messages, and the parts merged by id ([`merge_export_parts`]).
 //! - `components`: S3's connected components over bulk edges, with partial forests
 //!   ([`Components`]), and the day's close simhashes ([`close_simhash_pairs`]).
 
@@ -19,6 +21,7 @@ mod apply;
 mod check;
 mod combine;
 mod components;
+mod export;
 mod layout;
 pub mod log;
 mod logfile;
@@ -35,6 +38,10 @@ pub use combine::{
     BatchBase, IdMap, UnitTotals,
 };
 pub use components::{close_simhash_pairs, Components};
+pub use export::{
+    decode_cluster_row, decode_page_record, decode_page_row, merge_export_parts, merge_export_tsv,
+    ExportKind, ANY_SEQ,
+};
 pub use layout::{Layout, Partition, Role, RoutedLog, Target, MAX_PARTS};
 pub use log::{ApplyOutcome, LogCounter, LogOp, APPLY_CHUNK_BYTES};
 pub use logfile::{decode_log, encode_log};

@@ -27,7 +27,9 @@ A day is merged by ``DistributedIndex.merge(files, delete_list)``:
   partition (``Layout.route``) and written to disk with a completion marker.
 - **S5 commit**: each partition applies its log once in effect (``Index.apply_log``, the batch
   recorded in the last write).
-- **S6 report and checkpoint**: counts and timings in ``report.json``, optionally an export, and a
+- **S6 report and checkpoint**: counts and timings in ``report.json``, optionally an export
+  (``_export``: each doc partition writes its part, the references between partitions resolved
+  actor to actor, and the driver merges the parts by page id into the TSV, streaming), and a
   checkpoint of every partition; then the batch is retired: once every partition applied it, its
   logs and signatures are removed (``keep_batches`` keeps the last ones whole), and so are the
   directories of earlier batches.

@@ -33,7 +33,6 @@ from typing import List, Optional, TextIO
 import neardup
 
 from . import LAYOUT_FILE, DistributedIndex
-from ._files import write_tsv
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -186,7 +185,7 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
                 done = ix.move_partition(move[0], move[1], args.node)
                 print(json.dumps(done, indent=1, sort_keys=True), file=out, flush=True)
             elif args.command == "export":
-                write_tsv(ix.export(), Path(args.out))
+                ix.export_tsv(Path(args.out))
             else:
                 report = ix.check()
                 print(json.dumps(report, indent=1, sort_keys=True, default=str), file=out, flush=True)

@@ -1,7 +1,7 @@
 """The driver of the daily merge: ``DistributedIndex`` (SCALEOUT §4, §5, §9).
 
 It opens a distributed index (its layout file, its partition actors), reads across the partitions
-(``pages``, ``export``, ``export_clusters``, ``check``, ``stats``), and runs a merge stage after
+(``pages``, ``export``, ``export_tsv``, ``export_clusters``: ``_export``; ``check``, ``stats``), and runs a merge stage after
 stage under the index's merge lock: the batch's manifest, S1 (``_sign``: the day read and signed by
 Ray tasks), S2–S4 (``_plan``, ``_decide``: run by a coordinator actor), the logs' ``_DONE`` marker, S5
 and S6's checkpoint (``_commit``), and the report. The driver holds nothing a page of the day
@@ -24,7 +24,7 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tupl
 import neardup
 from neardup import InvalidArgumentError, Layout
 
-from . import _commit, _decide, _durable, _faults, _files, _place, _plan, _sign
+from . import _commit, _decide, _durable, _export, _faults, _files, _place, _plan, _sign
 from ._files import PathLike
 from ._partition import start_partitions
 from ._place import MissingPartitionsError, PartitionNodeMissingError  # noqa: F401 - re-exported
@@ -365,66 +365,61 @@ class DistributedIndex:
 
     # ----- reads across partitions -----
 
-    def _pages_and_clusters(self) -> Tuple[Dict[str, List[Any]], Dict[int, int]]:
-        ray = require_ray()
-        rows = ray.get([a.call.remote("partition_rows") for a in self.docs])
-        pages: Dict[str, List[Any]] = {k: [] for k in ("doc", "key", "cluster", "seq", "similar_to", "similar_seq")}
-        reps: Dict[int, int] = {}
-        for p, c in rows:
-            for k in pages:
-                pages[k].extend(p[k])
-            reps.update(zip(c["cluster"], c["representative"]))
-        order = sorted(range(len(pages["doc"])), key=pages["doc"].__getitem__)
-        return {k: [v[i] for i in order] for k, v in pages.items()}, reps
-
     def pages(self) -> Any:
         """Every page the doc partitions hold, in id order: ``pyarrow.Table(doc: uint32, key:
-        string, cluster: uint32, seq: uint64)``."""
+        string, cluster: uint32, seq: uint64)``. Each doc partition writes its pages, in id
+        order, on its node, and the driver merges them (``_export``)."""
         import pyarrow as pa
 
-        pages, _ = self._pages_and_clusters()
+        docs, keys, clusters, seqs = _export.columns(self, "rows")
         return pa.table(
             {
-                "doc": pa.array(pages["doc"], pa.uint32()),
-                "key": pa.array(pages["key"], pa.string()),
-                "cluster": pa.array(pages["cluster"], pa.uint32()),
-                "seq": pa.array(pages["seq"], pa.uint64()),
+                "doc": pa.array(docs, pa.uint32()),
+                "key": pa.array(keys, pa.string()),
+                "cluster": pa.array(clusters, pa.uint32()),
+                "seq": pa.array(seqs, pa.uint64()),
             }
         )
 
     def export(self) -> Any:
         """Every page's key and the key of the page it was judged a near duplicate of (while
         held; else its cluster's representative), in page-id order: the
-        ``pyarrow.Table(key, representative)`` that ``Index.export()`` gives on one machine."""
+        ``pyarrow.Table(key, representative)`` that ``Index.export()`` gives on one machine.
+        The references are resolved between the doc partitions, each writes its part, and the
+        driver merges the parts by id (``_export``); the table is the index's size
+        (``export_tsv`` streams to a file instead)."""
         import pyarrow as pa
 
-        pages, reps = self._pages_and_clusters()
-        key_of = dict(zip(pages["doc"], pages["key"]))
-        seq_of = dict(zip(pages["doc"], pages["seq"]))
-        out = []
-        for key, cluster, sim, sim_seq in zip(pages["key"], pages["cluster"], pages["similar_to"], pages["similar_seq"]):
-            if sim is not None and seq_of.get(sim) == sim_seq:
-                out.append(key_of[sim])
-            else:
-                out.append(key_of[reps[cluster]])
-        return pa.table({"key": pa.array(pages["key"], pa.string()), "representative": pa.array(out, pa.string())})
+        keys, targets = _export.columns(self, "pages")
+        return pa.table({"key": pa.array(keys, pa.string()), "representative": pa.array(targets, pa.string())})
+
+    def export_tsv(self, path: PathLike) -> int:
+        """Writes the export (``export()``'s rows) to ``path`` as the TSV of ``neardup export``
+        (a line ``key<TAB>representative`` per page, in page-id order), streamed: each doc
+        partition writes its part on its node, with the references to pages and clusters of
+        other partitions resolved between the partitions, and the driver merges the parts by
+        page id into the file, reading each part a block at a time, so its memory does not
+        grow with the index. Returns the rows written.
+
+        # Errors
+        ``OSError`` when ``path`` cannot be written; ``InvalidArgumentError`` when a
+        partition changed during the export (a merge ran meanwhile: export again);
+        ``CorruptionError`` for a cluster or page the partitions should hold and do not."""
+        return _export.write_tsv(self, Path(path))
 
     def export_clusters(self) -> Any:
         """Every cluster in id order, members in id order: the ``pyarrow.Table(cluster,
-        representative, members)`` of ``Index.export_clusters()``."""
+        representative, members)`` of ``Index.export_clusters()``. Each doc partition writes
+        its clusters (their members' keys asked of the partitions holding them) in id order,
+        and the driver merges them (``_export``)."""
         import pyarrow as pa
 
-        pages, reps = self._pages_and_clusters()
-        key_of = dict(zip(pages["doc"], pages["key"]))
-        members: Dict[int, List[str]] = {}
-        for key, cluster in zip(pages["key"], pages["cluster"]):
-            members.setdefault(cluster, []).append(key)
-        ids = sorted(reps)
+        ids, reps, members = _export.columns(self, "clusters")
         return pa.table(
             {
                 "cluster": pa.array(ids, pa.uint32()),
-                "representative": pa.array([key_of[reps[c]] for c in ids], pa.string()),
-                "members": pa.array([members.get(c, []) for c in ids], pa.list_(pa.string())),
+                "representative": pa.array(reps, pa.string()),
+                "members": pa.array(members, pa.list_(pa.string())),
             }
         )
 
@@ -772,7 +767,7 @@ class DistributedIndex:
         stats = self.stats()
         report.update(live_pages=stats["pages"], live_clusters=stats["clusters"])
         if export is not None:
-            _files.write_tsv(self.export(), Path(export))
+            self.export_tsv(export)
         if st.shared:
             report["checkpoints"] = _durable.store_checkpoints(self, n, self._keep_checkpoints)
         elif checkpoint:
@@ -823,7 +818,7 @@ class DistributedIndex:
         the batches are retired."""
         report = MergeReport(batch=n, already_applied=True)
         if export is not None:
-            _files.write_tsv(self.export(), Path(export))
+            self.export_tsv(export)
         if self.store.shared:
             names = _place.partition_names(self.layout)
             behind = [x for x in names if (_durable.last_checkpoint(self.store, x) or 0) < n]

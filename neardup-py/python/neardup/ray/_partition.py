@@ -79,6 +79,72 @@ class _Partition:
 
         return list(_partition_check_entries(self.ix, layout, frequent, kind, peer, filed, buckets))
 
+    # ----- the distributed export (SCALEOUT §9 "Export"; ``_export``) -----
+
+    def export_asks(self, layout: Layout, kind: str) -> Any:
+        """What this doc partition asks of each doc partition for an export of ``kind``, one
+        message per doc partition (returned as that many objects; one is not in a tuple)."""
+        from neardup._neardup import _export_asks
+
+        return _returns(_export_asks(self.ix, layout, kind))
+
+    def export_replies(self, layout: Layout, *asks: bytes) -> Any:
+        """The replies to ``asks`` (what each doc partition asked of this one), one object
+        each."""
+        from neardup._neardup import _export_replies
+
+        return _returns(_export_replies(self.ix, layout, list(asks)))
+
+    def export_cluster_replies(self, layout: Layout, n: int, *messages: bytes) -> Any:
+        """The replies to the clusters of the ``n`` asks first in ``messages`` (what each
+        doc partition asked of this one), from the ``n`` replies to this partition's asks
+        that follow them; one object each."""
+        from neardup._neardup import _export_cluster_replies
+
+        return _returns(_export_cluster_replies(self.ix, layout, list(messages[:n]), list(messages[n:])))
+
+    def export_part(self, layout: Layout, kind: str, token: str, n: int, *messages: bytes) -> int:
+        """This doc partition's part of an export of ``kind`` written to a file beside its
+        database (named by ``token``), from the ``n`` replies to its asks first in
+        ``messages`` and the cluster replies after them; returns its size in bytes. Parts
+        of this partition older than a day (left by a driver that died) are removed."""
+        from neardup._neardup import _export_part
+
+        self._drop_stale_exports()
+        path = self._export_path(token)
+        _export_part(self.ix, layout, kind, path, list(messages[:n]), list(messages[n:]))
+        return os.path.getsize(path)
+
+    def export_read(self, token: str, offset: int, size: int) -> bytes:
+        """At most ``size`` bytes of the part of ``token`` from ``offset``."""
+        with open(self._export_path(token), "rb") as f:
+            f.seek(offset)
+            return f.read(size)
+
+    def export_drop(self, token: str) -> None:
+        """Removes the part of ``token`` (if there)."""
+        try:
+            os.unlink(self._export_path(token))
+        except FileNotFoundError:
+            pass
+
+    def _export_path(self, token: str) -> str:
+        if not token.isalnum():
+            raise neardup.InvalidArgumentError(f"an export's token is alphanumeric, not {token!r}")
+        return f"{self.path}.export-{token}"
+
+    def _drop_stale_exports(self) -> None:
+        top, name = os.path.split(self.path)
+        prefix = f"{name}.export-"
+        for entry in os.listdir(top or "."):
+            if entry.startswith(prefix):
+                path = os.path.join(top, entry)
+                try:
+                    if time.time() - os.path.getmtime(path) > _STALE_EXPORT_SECONDS:
+                        os.unlink(path)
+                except FileNotFoundError:
+                    pass
+
     def pid(self) -> int:
         return os.getpid()
 
@@ -118,6 +184,16 @@ class _Partition:
 
     def close(self) -> None:
         self.ix.close()
+
+
+#: How old an export's part left behind is when the partition's next export removes it.
+_STALE_EXPORT_SECONDS = 86400
+
+
+def _returns(messages: List[bytes]) -> Any:
+    """Messages as an actor method's return values: a tuple, one message alone (Ray's
+    ``num_returns=1`` takes the value itself)."""
+    return messages[0] if len(messages) == 1 else tuple(messages)
 
 
 def _actor_name(root: Path, role: str, part: int) -> str:
