@@ -23,8 +23,8 @@
 //! element holding less than a quarter of the page's qualifying text, and a wrapper of most of
 //! the page named like furniture still counts as page text. The best element wins (a paragraph
 //! or a list wins for its enclosing block), and so do its siblings of the same kind, of the same
-//! family (tag and first class name: the parts of one article), or scoring at least a fifth of it
-//! (a body split over several containers). A winner that is one sub-titled
+//! family (tag and first class name: the parts of one article), the paragraphs (`<p>`) written
+//! beside it, or scoring at least a fifth of it (a body split over several containers). A winner that is one sub-titled
 //! section of a body of sub-titled sections (API documentation, a manual page) climbs through
 //! the sections that hold it, whatever text it holds. When the winners hold less than
 //! half of the page's qualifying text (the voting blocks outside furniture), the body climbs to
@@ -1077,7 +1077,9 @@ fn choose(w: Walker, title: String) -> MainText {
                     && !mostly_links(st.link_width, st.width)
                     && (st.kind == kind
                         || (st.class_weight >= 0.0
-                            && (vote_of(id) >= threshold || st.family == family))));
+                            && (vote_of(id) >= threshold
+                                || st.family == family
+                                || (st.paragraph && st.text > 0)))));
             if joins {
                 ranges.push((st.open, st.close));
                 held += u64::from(st.text);
@@ -1670,6 +1672,23 @@ mod tests {
         let body = extract(html).body();
         assert!(body.starts_with("A lead that says"), "{body}");
         assert!(body.ends_with("Fourth line of the long text, with a comma, and more."));
+    }
+
+    /// Paragraphs written beside the winning container (a lead before the wrapped body) join it.
+    #[test]
+    fn paragraphs_beside_the_body_join_it() {
+        let html = format!(
+            "<html><body><div class=news><p>The lead paragraph, written beside the body, long.</p>\
+             <div>{BODY}</div></div><div class=other><p>Something else entirely, long enough to \
+             vote here.</p></div></body></html>"
+        );
+        assert_eq!(
+            extract(&html).body(),
+            format!(
+                "The lead paragraph, written beside the body, long.\n{}",
+                BODY_TEXT.join("\n")
+            )
+        );
     }
 
     /// A wrapper of most of the page named like furniture (`has-sidebar`) is not furniture:
