@@ -147,6 +147,14 @@ def main() -> None:
         times.append(time.monotonic() - t)
 
     same = dx.export().equals(ref.export()) and dx.export_clusters().equals(ref.export_clusters())
+    # On disk after the two days: the partitions' databases, and what the batches keep (S1's
+    # signed parts and the logs, until retired), beside the single node's database.
+    def du(path: Path) -> int:
+        return sum(f.stat().st_size for f in path.rglob("*") if f.is_file()) if path.exists() else 0
+
+    disk_batches = du(tmp / "dist" / "batches")
+    disk_parts = du(tmp / "dist") - disk_batches
+    disk_single = du(tmp / "single")
     check = dx.check()["problem_count"]
     dx.close()
     ray.shutdown()
@@ -163,6 +171,10 @@ def main() -> None:
             f"components {r['components']}; reached {r['reached_pages']} pages"
         )
     print(f"bytes sent a page: {shuffled / n:,.0f} (keys, seeds, unit and partition logs)")
+    print(
+        f"on disk a page: partitions {disk_parts / n:,.0f} B, batches kept {disk_batches / n:,.0f} B "
+        f"(S1's parts and logs), single node {disk_single / n:,.0f} B"
+    )
     print(
         f"peak memory: {memory.peak / 2**30:.2f} GiB resident, summed over every process started "
         f"(shared object-store pages counted in each); the largest process {memory.peak_one / 2**30:.2f} GiB "

@@ -1,8 +1,10 @@
 //! Bytes → text: character encodings (UTF-8, GBK/GB18030, Big5, …) and binary detection.
 //!
 //! The declared encoding wins (byte-order mark, then `<meta charset>` in the first 4 KiB, as the
-//! HTML standard's prescan does); without one, valid UTF-8 is taken as UTF-8 and anything else is
-//! guessed by `chardetng`. Invalid byte sequences become U+FFFD; nothing here panics.
+//! HTML standard's prescan does), except that bytes that are valid UTF-8 are UTF-8 whatever an
+//! ASCII-compatible declaration says (see [`decode`]); without one, valid UTF-8 is taken as UTF-8
+//! and anything else is guessed by `chardetng`. Invalid byte sequences become U+FFFD; nothing
+//! here panics.
 
 use std::borrow::Cow;
 
@@ -28,6 +30,17 @@ pub fn decode(bytes: &[u8]) -> Result<Cow<'_, str>> {
         return Ok(text);
     }
     if let Some(enc) = prescan_meta_charset(&bytes[..bytes.len().min(PRESCAN_BYTES)]) {
+        // Valid UTF-8 is UTF-8 even under a `<meta charset>` naming a legacy encoding: a page
+        // re-encoded on its way here (the `html` string of a JSON line is UTF-8 whatever the page
+        // declared) or served as UTF-8 with a stale declaration. Legacy text with non-ASCII bytes
+        // is almost never valid UTF-8 (`ä` is `E4`, which UTF-8 must follow by two continuation
+        // bytes), and ASCII reads the same either way. Not for encodings that are not ASCII
+        // supersets (ISO-2022-JP is written in ASCII bytes).
+        if enc != UTF_8 && enc.is_ascii_compatible() {
+            if let Ok(s) = std::str::from_utf8(bytes) {
+                return Ok(Cow::Borrowed(s));
+            }
+        }
         let (text, _) = enc.decode_without_bom_handling(bytes);
         return Ok(text);
     }
@@ -121,6 +134,19 @@ mod tests {
         page.extend_from_slice(&body);
         let text = decode(&page).unwrap();
         assert!(text.contains("中华人民共和国"), "{text}");
+    }
+
+    #[test]
+    fn valid_utf8_wins_over_a_legacy_declaration() {
+        let page = "<meta charset=iso-8859-1><p>Schöne Grüße, gemäßigt</p>";
+        assert_eq!(decode(page.as_bytes()).unwrap(), page);
+        // Real latin-1 bytes are still read as latin-1.
+        let (latin1, _, _) = encoding_rs::WINDOWS_1252.encode(page);
+        assert_eq!(decode(&latin1).unwrap(), page);
+        // ISO-2022-JP is written in ASCII bytes: its declaration stands.
+        let (jis, _, _) =
+            encoding_rs::ISO_2022_JP.encode("<meta charset=iso-2022-jp><p>日本語</p>");
+        assert!(decode(&jis).unwrap().contains("日本語"));
     }
 
     #[test]

@@ -19,15 +19,21 @@
 //! paragraph, so its element is the parent. An element's final score is its vote times
 //! `1 − link density` (link text against all its text), plus a small bonus or malus for words of
 //! its class and id names that usually mean content or furniture (whole words, see
-//! `class_weight`). The best element wins, and so do its siblings of the same kind, or scoring at
-//! least a fifth of it (a body split over several containers). A winner that is one sub-titled
+//! `class_weight`). Names are weak evidence: the content bonus at most doubles the vote of an
+//! element holding less than a quarter of the page's qualifying text, and a wrapper of most of
+//! the page named like furniture still counts as page text. The best element wins (a paragraph
+//! or a list wins for its enclosing block), and so do its siblings of the same kind, of the same
+//! family (tag and first class name: the parts of one article), the paragraphs (`<p>`) written
+//! beside it, or scoring at least a fifth of it (a body split over several containers). A winner that is one sub-titled
 //! section of a body of sub-titled sections (API documentation, a manual page) climbs through
 //! the sections that hold it, whatever text it holds. When the winners hold less than
 //! half of the page's qualifying text (the voting blocks outside furniture), the body climbs to
 //! the nearest ancestor holding at least half (nested sections, bodies at many depths), unless
 //! that ancestor only adds more items of the winners' kind (the replies of a thread); the
-//! furniture inside it stays out. The main text is every block inside the body that is not mostly
-//! link text. The first `<h1>` is kept apart as the heading, `<h2>`–`<h6>` inside the body as
+//! furniture inside it stays out. Inside the body, elements named like furniture that is furniture
+//! anywhere (comments, share bars, "related" lists, bylines, captions, teasers linking elsewhere;
+//! see `PRUNABLE_WORDS`) stay out too, unless they hold half of it. The main text is every block
+//! inside the body that is not mostly link text, less the sub-titles left without a paragraph. The first `<h1>` is kept apart as the heading, `<h2>`–`<h6>` inside the body as
 //! sub-titles; a page without any qualifying block falls back to all of its blocks that are not
 //! mostly links.
 
@@ -237,6 +243,44 @@ const NEGATIVE_WORDS: &[&str] = &[
     "subscribe",
     "modal",
     "dialog",
+    "teaser",
+    "promo",
+    "byline",
+    "author",
+    "caption",
+];
+/// Of the furniture words, those that are furniture inside the body too (see
+/// [`ElemStats::prunable`]): comment threads, share bars, "related"/"more from" and teaser lists,
+/// bylines. Not the looser words (`side`, `tag`, `hot`, `widget`…), which content wrappers also
+/// use (`elementor-widget`, `side-by-side`).
+const PRUNABLE_WORDS: &[&str] = &[
+    "comment",
+    "reply",
+    "replies",
+    "related",
+    "recommend",
+    "share",
+    "social",
+    "sponsor",
+    "newsletter",
+    "subscribe",
+    "cookie",
+    "consent",
+    "breadcrumb",
+    "pagination",
+    "pager",
+    "popup",
+    "login",
+    "modal",
+    "footer",
+    "sidebar",
+    "navbar",
+    "navigation",
+    "nav",
+    "promo",
+    "byline",
+    "author",
+    "caption",
 ];
 /// Words of class and id names that usually mean content.
 const POSITIVE_WORDS: &[&str] = &[
@@ -259,24 +303,30 @@ const POSITIVE_WORDS: &[&str] = &[
 fn class_weight<'a>(
     class: &'a str,
     id: &'a str,
-    seen: &mut rustc_hash::FxHashMap<&'a str, (bool, bool)>,
-) -> f64 {
-    let (mut negative, mut positive) = (false, false);
+    seen: &mut rustc_hash::FxHashMap<&'a str, (bool, bool, Prunable)>,
+) -> (f64, Prunable) {
+    let (mut negative, mut positive, mut prunable) = (false, false, Prunable::No);
     for names in [class, id] {
         if names.is_empty() {
             continue;
         }
-        let (n, p) = *seen.entry(names).or_insert_with(|| {
-            let (mut n, mut p) = (false, false);
+        let (n, p, s) = *seen.entry(names).or_insert_with(|| {
+            let (mut n, mut p, mut s) = (false, false, Prunable::No);
             for_each_word(names, |word| {
                 let hint = hint_words(word);
                 n |= hint.0;
                 p |= hint.1;
+                if hint.0 && is_listed(word, PRUNABLE_WORDS) {
+                    s = Prunable::Always;
+                } else if hint.0 && s == Prunable::No && is_listed(word, &["teaser"]) {
+                    s = Prunable::WithLinks;
+                }
             });
-            (n, p)
+            (n, p, s)
         });
         negative |= n;
         positive |= p;
+        prunable = prunable.max(s);
     }
     let mut w = 0.0;
     if negative {
@@ -285,7 +335,21 @@ fn class_weight<'a>(
     if positive {
         w += CLASS_WEIGHT;
     }
-    w
+    (w, if positive { Prunable::No } else { prunable })
+}
+
+/// Whether an element named like furniture is furniture inside the body too (see
+/// [`PRUNABLE_WORDS`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
+enum Prunable {
+    /// No: a looser furniture word (`widget`, `side`, `tag`), or no furniture word.
+    #[default]
+    No,
+    /// When it holds link text: a `teaser` that links to another page is a card of a list of
+    /// them, one without a link is the article's lead.
+    WithLinks,
+    /// Yes: comments, share bars, "related" lists, bylines…
+    Always,
 }
 
 /// Calls `f` with each word of class or id names (see [`class_weight`]).
@@ -394,8 +458,22 @@ struct ElemStats {
     list_like: bool,
     /// A list item (`li`, `dt`, `dd`).
     list_item: bool,
+    /// Of `text`, the blocks directly in the element.
+    own_text: u32,
+    /// `text` counting the furniture inside too.
+    raw_text: u32,
+    /// Named like furniture: its text is not counted in its parent's `text`.
+    furniture: bool,
+    /// A paragraph (`p`) whose lines are split by `<br>`: a part of a body, not a body.
+    paragraph: bool,
     /// Hash of the tag name and class attribute (siblings of the same kind join the body).
     kind: u64,
+    /// Hash of the tag name and the first class name: the parts of one article (`article.box
+    /// header`, `article.box ingredients`) are of one family.
+    family: u64,
+    /// Named like furniture that is furniture inside the body too ([`PRUNABLE_WORDS`], or an
+    /// ARIA furniture role).
+    prunable: Prunable,
 }
 
 struct Frame {
@@ -403,6 +481,10 @@ struct Frame {
     width: u32,
     link_width: u32,
     text: u32,
+    /// Of `text`, the blocks directly in this element (not in a child element).
+    own_text: u32,
+    /// `text` counting the furniture inside too.
+    raw_text: u32,
     headings: u32,
     /// Named like furniture (a negative class weight): its text is not the page's text.
     furniture: bool,
@@ -424,6 +506,8 @@ struct Walker {
     frames: Vec<Frame>,
     /// Width of the page's qualifying text (see [`ElemStats::text`]).
     page_text: u64,
+    /// Width of the page's voting text, furniture included.
+    page_raw_text: u64,
     stats: StatsMap,
     counter: u32,
 }
@@ -511,6 +595,8 @@ impl Walker {
             }
             if !heading1 && w >= MIN_VOTE_WIDTH && !mostly_links(link_width.min(w), w) {
                 top.text += w;
+                top.own_text += w;
+                top.raw_text += w;
             }
             if let Some(s) = self.stats.get_mut(&top.id) {
                 s.blocks += 1;
@@ -695,6 +781,7 @@ pub fn extract(html: &str) -> MainText {
         heading: None,
         frames: Vec::new(),
         page_text: 0,
+        page_raw_text: 0,
         stats: StatsMap::default(),
         counter: 0,
     };
@@ -744,12 +831,23 @@ pub fn extract(html: &str) -> MainText {
                             }
                             let class = e.attr("class").unwrap_or("");
                             let id = e.attr("id").unwrap_or("");
-                            let weight = if e.attr("role").is_some_and(is_furniture_role) {
-                                -CLASS_WEIGHT
+                            let (weight, prunable) = if tag == "body" || tag == "html" {
+                                // The page itself: its names describe the page (`no-sidebars`,
+                                // `single-post`), not a part of it.
+                                (0.0, Prunable::No)
+                            } else if e.attr("role").is_some_and(is_furniture_role)
+                                || tag == "figcaption"
+                            {
+                                // A caption describes a picture, it is not the body's text.
+                                (-CLASS_WEIGHT, Prunable::Always)
                             } else {
                                 class_weight(class, id, &mut hints)
                             };
                             let kind = element_kind(tag, class);
+                            let family = element_kind(
+                                tag,
+                                class.split_ascii_whitespace().next().unwrap_or(""),
+                            );
                             w.stats.insert(
                                 node,
                                 ElemStats {
@@ -770,7 +868,10 @@ pub fn extract(html: &str) -> MainText {
                                             | "li"
                                     ),
                                     list_item: matches!(tag, "li" | "dt" | "dd"),
+                                    paragraph: tag == "p",
                                     kind,
+                                    family,
+                                    prunable,
                                     ..ElemStats::default()
                                 },
                             );
@@ -785,8 +886,10 @@ pub fn extract(html: &str) -> MainText {
                                 width: 0,
                                 link_width: 0,
                                 text: 0,
+                                own_text: 0,
+                                raw_text: 0,
                                 headings: 0,
-                                furniture: weight < 0.0,
+                                furniture: weight < 0.0 && prunable != Prunable::No,
                                 outer_links,
                             });
                         }
@@ -840,6 +943,9 @@ pub fn extract(html: &str) -> MainText {
                                 s.width = frame.width;
                                 s.link_width = frame.link_width;
                                 s.text = frame.text;
+                                s.own_text = frame.own_text;
+                                s.raw_text = frame.raw_text;
+                                s.furniture = frame.furniture;
                                 s.headings = frame.headings;
                                 s.close = w.counter;
                             }
@@ -852,9 +958,11 @@ pub fn extract(html: &str) -> MainText {
                                 parent.width += frame.width;
                                 parent.link_width += frame.link_width;
                                 parent.text += text;
+                                parent.raw_text += frame.raw_text;
                                 parent.headings += headings;
                             } else {
                                 w.page_text += u64::from(text);
+                                w.page_raw_text += u64::from(frame.raw_text);
                             }
                         }
                     }
@@ -870,10 +978,14 @@ pub fn extract(html: &str) -> MainText {
 fn choose(w: Walker, title: String) -> MainText {
     let Walker {
         blocks,
-        stats,
-        page_text,
+        mut stats,
+        mut page_text,
+        page_raw_text,
         ..
     } = w;
+    if page_text * 2 < page_raw_text {
+        page_text = recount_without_wrapping_furniture(&mut stats, page_raw_text);
+    }
     let heading = blocks
         .iter()
         .find(|b| b.heading1)
@@ -908,7 +1020,18 @@ fn choose(w: Walker, title: String) -> MainText {
             .map(|s| s.link_width as f64 / s.width as f64)
             .unwrap_or(0.0);
         let cw = s.map(|s| s.class_weight).unwrap_or(0.0);
-        vote * (1.0 - density) + cw
+        let base = vote * (1.0 - density);
+        if cw <= 0.0 {
+            return base + cw;
+        }
+        // A content name is weak evidence: on an element holding little of the page's text (a
+        // rating box named `accordion-content`) it at most doubles the vote.
+        let t = s.map_or(0, |s| s.text);
+        if u64::from(t) * 4 >= page_text {
+            base + cw
+        } else {
+            base + cw.min(base)
+        }
     };
     let scored: Vec<(NodeId, f64)> = votes
         .iter()
@@ -919,6 +1042,7 @@ fn choose(w: Walker, title: String) -> MainText {
             .then_with(|| stats_open(&stats, &b.0).cmp(&stats_open(&stats, &a.0)))
     });
 
+    let within = |pos: u32, rs: &[(u32, u32)]| rs.iter().any(|&(o, c)| pos >= o && pos <= c);
     let mut ranges: Vec<(u32, u32)> = Vec::new();
     // Furniture inside an ancestor the body climbed to (see below), left out.
     let mut furniture: Vec<(u32, u32)> = Vec::new();
@@ -926,7 +1050,10 @@ fn choose(w: Walker, title: String) -> MainText {
         // A list or table is a part of a body, not a body: its enclosing block is.
         while let Some(st) = stats.get(&top) {
             match st.parent {
-                Some(p) if st.list_like && stats.get(&p).is_some_and(|ps| ps.parent.is_some()) => {
+                Some(p)
+                    if (st.list_like || st.paragraph)
+                        && stats.get(&p).is_some_and(|ps| ps.parent.is_some()) =>
+                {
                     top = p
                 }
                 _ => break,
@@ -935,7 +1062,9 @@ fn choose(w: Walker, title: String) -> MainText {
         // Siblings of the same kind (same tag and class) join: a body split over several
         // containers, or paragraphs whose lines are each split by `<br>`. Siblings of another
         // kind (comments, disclaimers, "related" boxes) join only with a strong vote of their own.
-        let (parent, kind) = stats.get(&top).map_or((None, 0), |s| (s.parent, s.kind));
+        let (parent, kind, family) = stats
+            .get(&top)
+            .map_or((None, 0, 0), |s| (s.parent, s.kind, s.family));
         let threshold = (top_score * SIBLING_SHARE).max(10.0);
         let votes_by_id: rustc_hash::FxHashMap<NodeId, f64> = scored.iter().copied().collect();
         let vote_of = |id: &NodeId| votes_by_id.get(id).copied().unwrap_or(0.0);
@@ -946,7 +1075,11 @@ fn choose(w: Walker, title: String) -> MainText {
                     && st.parent == parent
                     && st.width > 0
                     && !mostly_links(st.link_width, st.width)
-                    && (st.kind == kind || (st.class_weight >= 0.0 && vote_of(id) >= threshold)));
+                    && (st.kind == kind
+                        || (st.class_weight >= 0.0
+                            && (vote_of(id) >= threshold
+                                || st.family == family
+                                || (st.paragraph && st.text > 0)))));
             if joins {
                 ranges.push((st.open, st.close));
                 held += u64::from(st.text);
@@ -983,14 +1116,34 @@ fn choose(w: Walker, title: String) -> MainText {
             }
         }
     }
-    let within = |pos: u32, rs: &[(u32, u32)]| rs.iter().any(|&(o, c)| pos >= o && pos <= c);
+    if !ranges.is_empty() {
+        let body: u32 = blocks
+            .iter()
+            .filter(|b| within(b.pos, &ranges))
+            .map(|b| b.width)
+            .sum();
+        for st in stats.values() {
+            let prune = match st.prunable {
+                Prunable::No => false,
+                Prunable::WithLinks => st.link_width > 0,
+                Prunable::Always => true,
+            };
+            if prune
+                && st.class_weight < 0.0
+                && st.width * 2 < body
+                && ranges.iter().any(|&(o, c)| st.open > o && st.close <= c)
+            {
+                furniture.push((st.open, st.close));
+            }
+        }
+    }
     let keep = |b: &Block| -> bool {
         if b.heading1 || mostly_links(b.link_width, b.width) {
             return false;
         }
         (ranges.is_empty() || within(b.pos, &ranges)) && !within(b.pos, &furniture)
     };
-    let paragraphs = blocks
+    let mut paragraphs: Vec<Paragraph> = blocks
         .into_iter()
         .filter(|b| keep(b))
         .map(|b| Paragraph {
@@ -998,11 +1151,57 @@ fn choose(w: Walker, title: String) -> MainText {
             kind: b.kind,
         })
         .collect();
+    drop_empty_sections(&mut paragraphs);
     MainText {
         title,
         heading,
         paragraphs,
     }
+}
+
+/// Drops the sub-titles left without a paragraph of their own: a sub-title followed by nothing, or
+/// by a sub-title of its level or above, titled what extraction left out — a list of links
+/// ("More on this topic", "Related articles") or furniture ("About the author").
+fn drop_empty_sections(paragraphs: &mut Vec<Paragraph>) {
+    let level = |p: &Paragraph| match p.kind {
+        BlockKind::Heading(l) => Some(l),
+        _ => None,
+    };
+    let mut keep = vec![true; paragraphs.len()];
+    for (i, p) in paragraphs.iter().enumerate() {
+        if let Some(l) = level(p) {
+            keep[i] = paragraphs
+                .get(i + 1)
+                .is_some_and(|next| level(next).is_none_or(|n| n > l));
+        }
+    }
+    let mut k = keep.into_iter();
+    paragraphs.retain(|_| k.next().unwrap_or(true));
+}
+
+/// Counts the qualifying text again (see [`ElemStats::text`]), with the furniture holding at
+/// least half of the page's voting text (`page_raw_text`) counted as page text: a name is weak
+/// evidence, and a wrapper of most of the page named like furniture (`l-outer--nav`,
+/// `has-sidebar`, a `role=dialog` around everything) is not furniture. Gives the page's
+/// qualifying text.
+fn recount_without_wrapping_furniture(stats: &mut StatsMap, page_raw_text: u64) -> u64 {
+    // The items are in pre-order: backwards, an element comes after all its descendants.
+    let mut added = vec![0u32; stats.items.len()];
+    let mut page = 0u64;
+    for k in (0..stats.items.len()).rev() {
+        let st = &mut stats.items[k].1;
+        st.text = st.own_text + added[k];
+        if st.furniture && u64::from(st.raw_text) * 2 >= page_raw_text {
+            st.furniture = false;
+        }
+        let (text, furniture, parent) = (st.text, st.furniture, st.parent);
+        let contributed = if furniture { 0 } else { text };
+        match parent.and_then(|p| stats.slot.get(p as usize).copied()) {
+            Some(pk) if (pk as usize) < k => added[pk as usize] += contributed,
+            _ => page += u64::from(contributed),
+        }
+    }
+    page
 }
 
 /// The elements inside `within` (a pre-order range the body climbed to) that are furniture
@@ -1018,7 +1217,10 @@ fn furniture_beside(
     stats
         .values()
         .filter(|e| e.open > open && e.close <= close)
-        .filter(|e| e.class_weight < 0.0 || mostly_links(e.link_width, e.width))
+        .filter(|e| {
+            (e.class_weight < 0.0 && e.prunable != Prunable::No)
+                || mostly_links(e.link_width, e.width)
+        })
         .filter(|e| beside_winners(e.open, e.close))
         .map(|e| (e.open, e.close))
         .collect()
@@ -1250,7 +1452,7 @@ mod tests {
             "articlecontents",
         ] {
             assert!(
-                class_weight(names, "", &mut Default::default()) > 0.0,
+                class_weight(names, "", &mut Default::default()).0 > 0.0,
                 "{names}"
             );
         }
@@ -1263,7 +1465,7 @@ mod tests {
             "hotrank",
         ] {
             assert!(
-                class_weight("", names, &mut Default::default()) < 0.0,
+                class_weight("", names, &mut Default::default()).0 < 0.0,
                 "{names}"
             );
         }
@@ -1278,7 +1480,7 @@ mod tests {
             "relatedposts",
         ] {
             assert_eq!(
-                class_weight(names, names, &mut Default::default()),
+                class_weight(names, names, &mut Default::default()).0,
                 0.0,
                 "{names}"
             );
@@ -1392,6 +1594,135 @@ mod tests {
             post("fifth", reply)
         );
         assert_eq!(extract(&thread).body(), extract(&page(0, BODY)).body());
+    }
+
+    const BODY_TEXT: [&str; 3] = [
+        "The first paragraph of the article, long enough to count, with commas, and more.",
+        "The second paragraph continues the story, with details, quotes and numbers like 3.5.",
+        "A third paragraph closes it, so the body has three paragraphs of real text.",
+    ];
+
+    /// A content class name on an element holding little of the page's text (a rating box
+    /// named `accordion-content`) does not outvote the element holding the body.
+    #[test]
+    fn a_content_name_on_a_small_box_does_not_win() {
+        let html = format!(
+            "<html><body><div class=rating-content><div class=accordion-content>\
+             <p>Rate this recipe, from one to five stars please.</p></div></div>\
+             <div class=recipe>{BODY}</div></body></html>"
+        );
+        assert_eq!(extract(&html).body(), BODY_TEXT.join("\n"));
+    }
+
+    /// Sibling parts of one article, of one family (the same tag and first class name), join
+    /// the body even when one of them holds too little text to vote strongly.
+    #[test]
+    fn parts_of_one_article_join() {
+        let html = format!(
+            "<html><body><main><article class=\"box header\"><p>A short lead of the recipe.</p>\
+             </article><article class=\"box ingredients\"><table><tr><td>200 g flour</td></tr>\
+             </table></article><article class=\"box steps\">{BODY}</article>\
+             <article class=\"other box\"><p>Someone else's unrelated box of text, long enough.</p>\
+             </article></main></body></html>"
+        );
+        let body = extract(&html).body();
+        assert!(
+            body.starts_with("A short lead of the recipe.\n200 g flour\n"),
+            "{body}"
+        );
+        assert!(body.contains(BODY_TEXT[2]), "{body}");
+        assert!(!body.contains("unrelated"), "{body}");
+    }
+
+    /// Inside the body, comment threads, share bars, bylines and captions are furniture, and so
+    /// is a teaser that links elsewhere; a looser furniture word (`widget`) and a teaser without
+    /// a link (the article's lead) are not.
+    #[test]
+    fn furniture_inside_the_body_is_left_out() {
+        let html = format!(
+            "<html><body><div class=\"post elementor-widget\">\
+             <div class=teaser-text><p>The lead of the story, in one sentence of its own.</p></div>\
+             {BODY}<figure><img src=a.jpg><figcaption>Photo: somebody, for the agency</figcaption>\
+             </figure><div class=byline>By a reporter of the paper</div>\
+             <div class=share-bar><span>Share this story with your friends today</span></div>\
+             <div class=teaser><a href=/x>Another story</a><p>The teaser of another story, long.</p></div>\
+             <div class=comments><p>First! What a great article, thanks for writing it.</p>\
+             <p>I disagree with the second paragraph, it is not right.</p></div></div></body></html>"
+        );
+        let body = extract(&html).body();
+        assert_eq!(
+            body,
+            format!(
+                "The lead of the story, in one sentence of its own.\n{}",
+                BODY_TEXT.join("\n")
+            )
+        );
+    }
+
+    /// A paragraph whose lines are split by `<br>` wins the vote as a paragraph of a body: the
+    /// body is its enclosing block, with the lead written beside it.
+    #[test]
+    fn a_winning_paragraph_brings_its_container() {
+        let html = "<html><body><div class=story><div class=intro><p>A lead that says what the \
+             story is about, briefly.</p></div><p>First line of the long text, with a comma, and more.<br>\
+             Second line of the long text, with a comma, and more.<br>Third line of the long text, \
+             with a comma, and more.<br>Fourth line of the long text, with a comma, and more.</p>\
+             </div><div class=other><p>Something else entirely, long enough to vote here.</p></div>\
+             </body></html>";
+        let body = extract(html).body();
+        assert!(body.starts_with("A lead that says"), "{body}");
+        assert!(body.ends_with("Fourth line of the long text, with a comma, and more."));
+    }
+
+    /// Paragraphs written beside the winning container (a lead before the wrapped body) join it.
+    #[test]
+    fn paragraphs_beside_the_body_join_it() {
+        let html = format!(
+            "<html><body><div class=news><p>The lead paragraph, written beside the body, long.</p>\
+             <div>{BODY}</div></div><div class=other><p>Something else entirely, long enough to \
+             vote here.</p></div></body></html>"
+        );
+        assert_eq!(
+            extract(&html).body(),
+            format!(
+                "The lead paragraph, written beside the body, long.\n{}",
+                BODY_TEXT.join("\n")
+            )
+        );
+    }
+
+    /// A wrapper of most of the page named like furniture (`has-sidebar`) is not furniture:
+    /// the page's text is counted inside it, so a content name on a small box inside it stays
+    /// weak evidence.
+    #[test]
+    fn a_wrapper_named_like_furniture_holds_the_page() {
+        let html = format!(
+            "<html><body><div class=has-sidebar><div class=accordion-content>\
+             <p>Rate this recipe, from one to five stars please.</p></div>\
+             <div class=recipe>{BODY}</div></div></body></html>"
+        );
+        assert_eq!(extract(&html).body(), BODY_TEXT.join("\n"));
+    }
+
+    /// A sub-title left without a paragraph (the title of a link list or of furniture that
+    /// extraction left out) is dropped; one followed by its text or its sub-sections is kept.
+    #[test]
+    fn empty_sections_are_dropped() {
+        let html = format!(
+            "<html><body><div class=article><h2>The story</h2>{BODY}<h2>More on this topic</h2>\
+             <ul><li><a href=/1>A related story with a long title</a></li>\
+             <li><a href=/2>Another related story, long title</a></li></ul>\
+             <h2>Background</h2><h3>Then</h3><p>How it all began, long ago, in a faraway town.</p>\
+             <h2>About the author</h2></div></body></html>"
+        );
+        let m = extract(&html);
+        let headings: Vec<&str> = m
+            .paragraphs
+            .iter()
+            .filter(|p| matches!(p.kind, BlockKind::Heading(_)))
+            .map(|p| p.text.as_str())
+            .collect();
+        assert_eq!(headings, ["The story", "Background", "Then"]);
     }
 
     /// ARIA landmarks are the page furniture of pages that do not use `<nav>`, `<footer>`…: a
