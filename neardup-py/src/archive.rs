@@ -13,6 +13,9 @@ use pyo3::types::{PyBytes, PyDict};
 
 use crate::errors::invalid;
 
+/// Content bytes a block holds at most, past its first page.
+const BLOCK_BYTES: usize = 64 << 20;
+
 /// A record of an archive as S1 reads it: its number and its page dict, or why it is no page.
 type Row<'py> = (u64, Bound<'py, PyAny>);
 
@@ -36,6 +39,8 @@ pub(crate) fn archive_format(path: PathBuf) -> PyResult<Option<&'static str>> {
 /// ``revisits`` and ``not_pages``.
 #[pyclass(name = "ArchiveReader", module = "neardup._neardup")]
 pub(crate) struct PyArchiveReader {
+    /// Never locked (``next_block`` takes the reader mutably, so PyO3 refuses a second caller
+    /// while one reads): the `Mutex` only makes the class `Sync`, as a `PageSource` is `Send`.
     source: Mutex<Box<dyn PageSource>>,
     revisits: u64,
     not_pages: u64,
@@ -70,8 +75,9 @@ impl PyArchiveReader {
         })
     }
 
-    /// Up to ``pages`` pages (at least one when any is left), with the records that are no page
-    /// read on the way, in record order; ``None`` once the file is read.
+    /// Up to ``pages`` pages and 64 MiB of content (at least one page when any is left), with
+    /// the records that are no page read on the way, in record order; ``None`` once the file is
+    /// read. Damage found after record ``n`` is ``(n, "after record n: …")``.
     fn next_block<'py>(
         &mut self,
         py: Python<'py>,
@@ -81,9 +87,11 @@ impl PyArchiveReader {
         if source.is_done() {
             return Ok(None);
         }
+        // A byte budget as the command line's (past the first page): a block of large pages
+        // stays a few tens of MiB, held twice at most while it becomes Python objects.
         let limit = Limit {
             pages: pages.max(1),
-            bytes: usize::MAX,
+            bytes: BLOCK_BYTES,
         };
         let chunk = py.detach(|| source.next_chunk(limit));
         self.revisits += chunk.revisits.len() as u64;
@@ -97,7 +105,14 @@ impl PyArchiveReader {
         for skip in chunk.skips {
             let at = input::record_number(&skip.place).unwrap_or(0);
             let after = skip.place.contains(" after record ");
-            out.push((at, after, skip.reason.into_pyobject(py)?.into_any()));
+            // Damage found after record n is no fault of record n: the reason says so, as a
+            // JSONL read error says after which line it came.
+            let reason = if after {
+                format!("after record {at}: {}", skip.reason)
+            } else {
+                skip.reason
+            };
+            out.push((at, after, reason.into_pyobject(py)?.into_any()));
         }
         for (place, page) in chunk.pages {
             let d = PyDict::new(py);

@@ -586,7 +586,8 @@ fn merge_parts<T: Send>(
 
 /// Step 5 (``merge_export_tsv``): the page parts, each ``(name, reader)`` (a reader has
 /// ``read(n) -> bytes``), merged by page id into the TSV of ``neardup export`` at ``path``
-/// (created or truncated). Returns the rows written. Holds a record and a buffer per part.
+/// (written beside it as ``<path>.tmp`` and renamed over it once whole). Returns the rows
+/// written. Holds a record and a buffer per part.
 #[pyfunction]
 pub(crate) fn _export_merge_tsv(
     py: Python<'_>,
@@ -598,12 +599,31 @@ pub(crate) fn _export_merge_tsv(
             .into_iter()
             .map(|(n, r)| (n, std::io::BufReader::with_capacity(64 << 10, r)))
             .collect();
-        let file = std::fs::File::create(&path).map_err(|source| neardup::Error::Io {
-            path: path.clone(),
-            source,
-        })?;
-        let out = std::io::BufWriter::with_capacity(1 << 20, file);
-        neardup::merge::merge_export_tsv(readers, out, path.clone())
+        // Written beside it and renamed over it once whole: a failure or a killed driver part
+        // way leaves the previous export, never a cut one.
+        let mut name = path.file_name().unwrap_or_default().to_os_string();
+        name.push(".tmp");
+        let tmp = path.with_file_name(name);
+        let io = |p: &std::path::Path| {
+            let p = p.to_path_buf();
+            move |source| neardup::Error::Io { path: p, source }
+        };
+        let file = std::fs::File::create(&tmp).map_err(io(&tmp))?;
+        let mut out = std::io::BufWriter::with_capacity(1 << 20, file);
+        let rows = match neardup::merge::merge_export_tsv(readers, &mut out, tmp.clone()) {
+            Ok(rows) => rows,
+            Err(e) => {
+                drop(out);
+                let _ = std::fs::remove_file(&tmp);
+                return Err(e);
+            }
+        };
+        out.into_inner()
+            .map_err(|e| e.into_error())
+            .and_then(|f| f.sync_all())
+            .map_err(io(&tmp))?;
+        std::fs::rename(&tmp, &path).map_err(io(&path))?;
+        Ok(rows)
     })
 }
 

@@ -1122,19 +1122,37 @@ fn choose(w: Walker, title: String) -> MainText {
             .filter(|b| within(b.pos, &ranges))
             .map(|b| b.width)
             .sum();
-        for st in stats.values() {
-            let prune = match st.prunable {
-                Prunable::No => false,
-                Prunable::WithLinks => st.link_width > 0,
-                Prunable::Always => true,
-            };
-            if prune
-                && st.class_weight < 0.0
-                && st.width * 2 < body
-                && ranges.iter().any(|&(o, c)| st.open > o && st.close <= c)
-            {
-                furniture.push((st.open, st.close));
+        // Furniture inside the body goes, unless together it is half the body or more: a body
+        // made of furniture-named parts (a gallery whose text is its captions, a thread of
+        // replies) is the page's text, not furniture to empty it of.
+        let mut candidates: Vec<(u32, u32, u32)> = stats
+            .values()
+            .filter(|st| {
+                let prune = match st.prunable {
+                    Prunable::No => false,
+                    Prunable::WithLinks => st.link_width > 0,
+                    Prunable::Always => true,
+                };
+                prune
+                    && st.class_weight < 0.0
+                    && st.width * 2 < body
+                    && ranges.iter().any(|&(o, c)| st.open > o && st.close <= c)
+            })
+            .map(|st| (st.open, st.close, st.width))
+            .collect();
+        // Outermost first: one inside another is counted once.
+        candidates.sort_unstable_by_key(|&(open, close, _)| (open, std::cmp::Reverse(close)));
+        let mut outermost: Vec<(u32, u32)> = Vec::new();
+        let mut pruned = 0u64;
+        for (open, close, width) in candidates {
+            if outermost.last().is_some_and(|&(_, c)| open < c) {
+                continue;
             }
+            pruned += u64::from(width);
+            outermost.push((open, close));
+        }
+        if pruned * 2 < u64::from(body) {
+            furniture.extend(outermost);
         }
     }
     let keep = |b: &Block| -> bool {
@@ -1657,6 +1675,28 @@ mod tests {
                 BODY_TEXT.join("\n")
             )
         );
+    }
+
+    /// A body made of furniture-named parts (a gallery whose text is its captions) is not
+    /// emptied: furniture inside the body goes only while what goes stays under half of it.
+    #[test]
+    fn a_body_of_captions_is_not_emptied() {
+        let captions: Vec<String> = (0..6)
+            .map(|i| {
+                format!(
+                    "<div class=caption><p>Picture {i} of the harbour at dawn, the boats coming \
+                     home with the morning catch and the gulls above them.</p></div>"
+                )
+            })
+            .collect();
+        let html = format!(
+            "<html><body><nav><a href=/a>Home</a> <a href=/b>News</a></nav>\
+             <div class=gallery>{}</div></body></html>",
+            captions.concat()
+        );
+        let body = extract(&html).body();
+        assert!(body.contains("Picture 0 of the harbour"), "{body:?}");
+        assert!(body.len() > 300, "{body:?}");
     }
 
     /// A paragraph whose lines are split by `<br>` wins the vote as a paragraph of a body: the

@@ -244,8 +244,14 @@ impl<R: Read> PartReader<R> {
         if self.last.is_some_and(|last| id <= last) {
             return Err(self.bad(format!("is not in id order at {id}")));
         }
-        buf.resize(len as usize, 0);
-        if !self.fill(buf)? && len > 0 {
+        // Read as the bytes come, not into a buffer of the length the part claims: a damaged
+        // length is a part cut short, never an allocation of gigabytes.
+        buf.clear();
+        let got = (&mut self.r)
+            .take(u64::from(len))
+            .read_to_end(buf)
+            .map_err(|e| self.io(e))?;
+        if got != len as usize {
             return Err(self.bad("is cut short"));
         }
         self.records += 1;

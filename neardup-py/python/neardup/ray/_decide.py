@@ -302,13 +302,22 @@ def write_logs(store: Store, rel: str, base: Dict[str, int], layout: Any, maps: 
     ``logs``: the units' logs (Ray object refs). Returns the bytes of each partition's log
     (``sizes``) and the bytes the units' logs, pieces and partition logs made (``bytes``)."""
     ray = require_ray()
+    if len(maps) != len(logs):
+        raise neardup.InvalidArgumentError(f"{len(maps)} id maps for {len(logs)} work units")
     store.delete(rel)
     route = task(_route_unit, store, num_cpus=1)
     routed = ray.get([route.remote(store, rel, base, layout, u, m, log) for u, (m, log) in enumerate(zip(maps, logs))])
     counters = neardup.batch_counters(base, [r["totals"] for r in routed])
     join = task(_join_partition, store, num_cpus=1)
     parts = [("key", p) for p in range(layout.key_parts)] + [("doc", p) for p in range(layout.doc_parts)]
-    sizes = ray.get([join.remote(store, rel, f"{role}-{p:03}", counters) for role, p in parts])
+    # Each partition's pieces named by the units that wrote them, in unit order (no listing:
+    # a stray file in the store is never read as a piece).
+    sizes = ray.get(
+        [
+            join.remote(store, rel, f"{role}-{p:03}", counters, [u for u, r in enumerate(routed) if f"{role}-{p:03}" in r["pieces"]])
+            for role, p in parts
+        ]
+    )
     store.delete(f"{rel}/units")
     return {
         "sizes": {f"{role}-{p}": size for (role, p), size in zip(parts, sizes)},
@@ -318,25 +327,27 @@ def write_logs(store: Store, rel: str, base: Dict[str, int], layout: Any, maps: 
 
 def _route_unit(store: Store, rel: str, base: Dict[str, int], layout: Any, u: int, id_map: Dict[str, Any], log: bytes) -> Dict[str, Any]:
     """In a task: work unit ``u``'s log with its ids mapped, cut by partition, each piece that
-    holds an operation written as ``rel/units/<role>-<p>/<u>.ndlog``. Returns the unit's totals
-    and the bytes of its log and pieces."""
+    holds an operation written as ``rel/units/<role>-<p>/<u>.ndlog``. Returns the unit's totals,
+    the bytes of its log and pieces, and the partitions it wrote a piece for (``pieces``)."""
     ops, totals = neardup.remap_unit_log(base, u, log, id_map)
     key_logs, doc_logs = layout.route(ops)
     empty = len(neardup.join_logs([]))
     written = 0
+    pieces = []
     for role, parts in (("key", key_logs), ("doc", doc_logs)):
         for p, data in enumerate(parts):
             if len(data) > empty:
                 store.write(f"{rel}/units/{role}-{p:03}/{u:06}.ndlog", data)
                 written += len(data)
-    return {"totals": totals, "bytes": len(log) + written}
+                pieces.append(f"{role}-{p:03}")
+    return {"totals": totals, "bytes": len(log) + written, "pieces": pieces}
 
 
-def _join_partition(store: Store, rel: str, name: str, counters: bytes) -> int:
-    """In a task: partition ``name``'s log of the batch, its counters then the units' pieces in
-    unit order, written as ``rel/<name>.ndlog``. Returns its bytes."""
-    pieces = store.list(f"{rel}/units/{name}")
-    data = neardup.join_logs([counters] + [store.read(f"{rel}/units/{name}/{piece}") for piece in pieces])
+def _join_partition(store: Store, rel: str, name: str, counters: bytes, units: List[int]) -> int:
+    """In a task: partition ``name``'s log of the batch, its counters then the pieces of
+    ``units`` (those that wrote one for it, in unit order), written as ``rel/<name>.ndlog``.
+    Returns its bytes."""
+    data = neardup.join_logs([counters] + [store.read(f"{rel}/units/{name}/{u:06}.ndlog") for u in units])
     store.write(f"{rel}/{name}.ndlog", data)
     return len(data)
 

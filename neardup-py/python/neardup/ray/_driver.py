@@ -557,7 +557,10 @@ class DistributedIndex:
         max_component: int = _plan.DEFAULT_MAX_COMPONENT,
     ) -> MergeReport:
         """Merges a day into the index: the keys of ``delete_list`` deleted first, then the
-        pages of ``files`` decided against the index and each other in
+        pages of ``files`` (JSONL, ``.gz`` too; Parquet, named ``.parquet`` or ``.pq``; WARC or
+        ARC, gzip or plain, told by their content; a bad record is an error row with its file
+        and line: a Parquet row's or an archive record's number) decided against the index and
+        each other in
         whole-batch order (by descending fingerprint count; not single-node ingest's default,
         input order), as ``neardup ingest --delete-list … --order fingerprints --order-scope
         batch`` does on one machine with ``--batch`` at least the day's size. ``batch`` defaults to the next batch; re-running an interrupted merge with the
@@ -620,7 +623,7 @@ class DistributedIndex:
         say = _sayer(progress)
         files = list(files)
         if not files and delete_list is None:
-            raise InvalidArgumentError("nothing to merge: give JSONL files and/or a delete list")
+            raise InvalidArgumentError("nothing to merge: give files of pages and/or a delete list")
         if keep_batches < 0:
             raise InvalidArgumentError(f"keep_batches must be 0 or more, not {keep_batches}")
         if keep_checkpoints < 1:
