@@ -17,6 +17,20 @@ HERE = Path(__file__).resolve().parent
 DEV = HERE.parent.parent / "shared" / "bench" / "dev" / "docs.jsonl.gz"
 
 
+def write_days(pages, tmp: Path):
+    """``pages`` as two days, the first 3/4 then the rest: ``day1.jsonl.gz`` and
+    ``day2.jsonl.gz`` under ``tmp``; their paths."""
+    cut = len(pages) * 3 // 4
+    files = []
+    for name, rows in (("day1", pages[:cut]), ("day2", pages[cut:])):
+        path = tmp / f"{name}.jsonl.gz"
+        with gzip.open(path, "wt", encoding="utf-8") as f:
+            for r in rows:
+                f.write(json.dumps(r) + "\n")
+        files.append(path)
+    return files
+
+
 def rss() -> int:
     """This process's resident set, in bytes."""
     with open("/proc/self/status") as f:
@@ -55,15 +69,8 @@ def main() -> None:
 
     with gzip.open(args.corpus, "rt", encoding="utf-8") as f:
         pages = [json.loads(line) for _, line in zip(range(args.pages), f)]
-    cut = len(pages) * 3 // 4
     tmp = Path(tempfile.mkdtemp(prefix="ray-check-bench-"))
-    files = []
-    for name, rows in (("day1", pages[:cut]), ("day2", pages[cut:])):
-        path = tmp / f"{name}.jsonl.gz"
-        with gzip.open(path, "wt", encoding="utf-8") as f:
-            for r in rows:
-                f.write(json.dumps(r) + "\n")
-        files.append(path)
+    files = write_days(pages, tmp)
     ray.init(num_cpus=2, include_dashboard=False, logging_level="WARNING", log_to_driver=False)
     with DistributedIndex(tmp / "dist", 4, 4, sync_writes=False) as dx:
         for f in files:

@@ -18,7 +18,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from ray_check import DEV, measured
+from ray_check import DEV, measured, write_days
 
 
 #: What is measured, each in a fresh driver process (a process's RSS does not shrink after a
@@ -73,14 +73,7 @@ def merge(args: argparse.Namespace, tmp: Path, root: Path) -> None:
     write_day(args.corpus, args.pages, tmp / "all.jsonl.gz")
     with gzip.open(tmp / "all.jsonl.gz", "rt", encoding="utf-8") as f:
         pages = [json.loads(line) for line in f]
-    cut = len(pages) * 3 // 4
-    files = []
-    for name, rows in (("day1", pages[:cut]), ("day2", pages[cut:])):
-        path = tmp / f"{name}.jsonl.gz"
-        with gzip.open(path, "wt", encoding="utf-8") as f:
-            for r in rows:
-                f.write(json.dumps(r) + "\n")
-        files.append(path)
+    files = write_days(pages, tmp)
     del pages
     ray.init(address="local", num_cpus=2, include_dashboard=False, logging_level="WARNING", log_to_driver=False)
     with DistributedIndex(root, 4, 4, sync_writes=False) as dx:

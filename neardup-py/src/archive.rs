@@ -59,14 +59,16 @@ impl PyArchiveReader {
         if max_page_bytes == 0 {
             return Err(invalid(py, "max_page_bytes must be at least 1"));
         }
-        if archive_format(path.clone())?.is_none() {
+        let (gzip, format) =
+            input::sniff_file(&path).map_err(|e| PyOSError::new_err(format!("{e:#}")))?;
+        let Some(format) = format else {
             return Err(invalid(
                 py,
                 format!("{} is not a WARC or ARC file", path.display()),
             ));
-        }
+        };
         let source = py
-            .detach(|| input::open_source(&path, max_page_bytes))
+            .detach(|| input::open_archive(&path, gzip, format, max_page_bytes))
             .map_err(|e| PyOSError::new_err(format!("{e:#}")))?;
         Ok(Self {
             source: Mutex::new(source),

@@ -346,11 +346,21 @@ pub fn record_number(place: &str) -> Option<u64> {
 
 /// Opens a crawl file as JSONL, WARC or ARC, whichever it holds (gzip or plain).
 pub fn open_source(path: &Path, max_page: usize) -> Result<Box<dyn PageSource>> {
-    let cannot = || format!("cannot read {}", path.display());
     let (gzip, format) = sniff_file(path)?;
-    let Some(format) = format else {
-        return Ok(Box::new(JsonlReader::new(path, max_page * 2 + 64 * 1024)?));
-    };
+    match format {
+        Some(format) => open_archive(path, gzip, format, max_page),
+        None => Ok(Box::new(JsonlReader::new(path, max_page * 2 + 64 * 1024)?)),
+    }
+}
+
+/// Opens a web archive whose compression and format [`sniff_file`] told.
+pub fn open_archive(
+    path: &Path,
+    gzip: bool,
+    format: warc::Format,
+    max_page: usize,
+) -> Result<Box<dyn PageSource>> {
+    let cannot = || format!("cannot read {}", path.display());
     let raw = BufReader::with_capacity(1 << 20, Counting(File::open(path).with_context(cannot)?));
     let damage = warc::DamageLog::default();
     let r: Box<dyn BufRead + Send> = if gzip {

@@ -405,36 +405,44 @@ impl Index {
     fn export_scan_docs(
         &self,
         view: &Snapshot<'_>,
-        mut f: impl FnMut(DocId, DocRecord) -> Result<()>,
+        f: impl FnMut(DocId, DocRecord) -> Result<()>,
     ) -> Result<()> {
-        let iter = view.raw().iterator_cf_opt(
-            self.cf(cf::DOCS),
-            storage::scan_options(),
-            IteratorMode::Start,
-        );
-        for item in iter {
-            let (k, v) = item.map_err(|e| Error::storage("reading pages for the export", e))?;
-            let id = storage::decode_u32(cf::DOCS, &k, &k)?;
-            f(id, DocRecord::decode(cf::DOCS, &k, &v)?)?;
-        }
-        Ok(())
+        self.export_scan(
+            view,
+            cf::DOCS,
+            "reading pages for the export",
+            DocRecord::decode,
+            f,
+        )
     }
 
     /// Calls `f(id, record)` for every cluster record of the snapshot, in id order.
     fn export_scan_clusters(
         &self,
         view: &Snapshot<'_>,
-        mut f: impl FnMut(ClusterId, ClusterRecord) -> Result<()>,
+        f: impl FnMut(ClusterId, ClusterRecord) -> Result<()>,
     ) -> Result<()> {
-        let iter = view.raw().iterator_cf_opt(
-            self.cf(cf::CLUSTERS),
-            storage::scan_options(),
-            IteratorMode::Start,
-        );
+        let what = "reading clusters for the export";
+        self.export_scan(view, cf::CLUSTERS, what, ClusterRecord::decode, f)
+    }
+
+    /// Calls `f(id, record)` for every record of column family `name` (keyed by a `u32` id)
+    /// of the snapshot, in id order, each decoded by `decode`.
+    fn export_scan<T>(
+        &self,
+        view: &Snapshot<'_>,
+        name: &'static str,
+        what: &'static str,
+        decode: impl Fn(&'static str, &[u8], &[u8]) -> Result<T>,
+        mut f: impl FnMut(u32, T) -> Result<()>,
+    ) -> Result<()> {
+        let iter =
+            view.raw()
+                .iterator_cf_opt(self.cf(name), storage::scan_options(), IteratorMode::Start);
         for item in iter {
-            let (k, v) = item.map_err(|e| Error::storage("reading clusters for the export", e))?;
-            let cid = storage::decode_u32(cf::CLUSTERS, &k, &k)?;
-            f(cid, ClusterRecord::decode(cf::CLUSTERS, &k, &v)?)?;
+            let (k, v) = item.map_err(|e| Error::storage(what, e))?;
+            let id = storage::decode_u32(name, &k, &k)?;
+            f(id, decode(name, &k, &v)?)?;
         }
         Ok(())
     }

@@ -308,16 +308,16 @@ def write_logs(store: Store, rel: str, base: Dict[str, int], layout: Any, maps: 
     route = task(_route_unit, store, num_cpus=1)
     routed = ray.get([route.remote(store, rel, base, layout, u, m, log) for u, (m, log) in enumerate(zip(maps, logs))])
     counters = neardup.batch_counters(base, [r["totals"] for r in routed])
-    join = task(_join_partition, store, num_cpus=1)
-    parts = [("key", p) for p in range(layout.key_parts)] + [("doc", p) for p in range(layout.doc_parts)]
     # Each partition's pieces named by the units that wrote them, in unit order (no listing:
     # a stray file in the store is never read as a piece).
-    sizes = ray.get(
-        [
-            join.remote(store, rel, f"{role}-{p:03}", counters, [u for u, r in enumerate(routed) if f"{role}-{p:03}" in r["pieces"]])
-            for role, p in parts
-        ]
-    )
+    units_of: Dict[str, List[int]] = {}
+    for u, r in enumerate(routed):
+        for name in r["pieces"]:
+            units_of.setdefault(name, []).append(u)
+    join = task(_join_partition, store, num_cpus=1)
+    parts = [("key", p) for p in range(layout.key_parts)] + [("doc", p) for p in range(layout.doc_parts)]
+    names = [f"{role}-{p:03}" for role, p in parts]
+    sizes = ray.get([join.remote(store, rel, name, counters, units_of.get(name, [])) for name in names])
     store.delete(f"{rel}/units")
     return {
         "sizes": {f"{role}-{p}": size for (role, p), size in zip(parts, sizes)},

@@ -123,17 +123,6 @@ def records(path: Path, block: int = 1024, max_page_bytes: Optional[int] = None)
     by the content): each response record a row (``id`` the target URI, ``html`` or ``text``
     the decoded payload), ``line`` the record's number; a damaged record, or a page over
     ``max_page_bytes`` (the signature option; its default when ``None``), is such a string."""
-    if not is_parquet(path) and _neardup.archive_format(str(path)) is not None:
-        # WARC or ARC: the command line's reader (``neardup._neardup.ArchiveReader``), each
-        # record numbered from 1 in place of a line; revisits and records that are no page
-        # (requests, metadata, images) hold no row, as ``neardup ingest`` hands them to no
-        # library call.
-        reader = _neardup.ArchiveReader(str(path), max_page_bytes)
-        while True:
-            got = reader.next_block(block)
-            if got is None:
-                return
-            yield from got
     if is_parquet(path):
         problem = parquet_problem(path)
         if problem is not None:
@@ -149,6 +138,15 @@ def records(path: Path, block: int = 1024, max_page_bytes: Optional[int] = None)
             for row in batch.to_pylist():
                 n += 1
                 yield n, row
+        return
+    if _neardup.archive_format(str(path)) is not None:
+        # WARC or ARC: the command line's reader (``neardup._neardup.ArchiveReader``), each
+        # record numbered from 1 in place of a line; revisits and records that are no page
+        # (requests, metadata, images) hold no row, as ``neardup ingest`` hands them to no
+        # library call.
+        reader = _neardup.ArchiveReader(str(path), max_page_bytes)
+        while (got := reader.next_block(block)) is not None:
+            yield from got
         return
     opener = gzip.open if path.suffix == ".gz" else open
     n = 0
