@@ -6,6 +6,8 @@
   ``export_tsv`` afterwards; the tables (``export``, ``export_clusters``, ``pages``) equal
   those the driver built by gathering every row (``_export.gathered``) and the single node's.
 - A partition that changed between the export's steps is refused, and no part is left behind.
+- Exports and checks hold the merge lock shared: refused while a merge runs, and a merge is
+  refused while one runs; two of them run at once.
 """
 
 from __future__ import annotations
@@ -70,6 +72,20 @@ def test_the_streamed_export_is_the_single_nodes(cluster, cli, dev_pages, tmp_pa
         assert clusters.equals(_export.gathered(dx, "clusters"))
         assert pages.equals(_export.gathered(dx, "rows"))
         assert export.equals(want[0]) and clusters.equals(want[1])
+        # A merge running (its lock held): exports and checks are refused at once, nothing
+        # written; one reading: a merge is refused, another read runs.
+        from neardup.ray import _files
+
+        late = tmp_path / "late.tsv"
+        with _files.MergeLock(tmp_path / "dist"):
+            for read in (lambda: dx.export_tsv(late), dx.export, dx.check):
+                with pytest.raises(neardup.InvalidArgumentError, match="a merge into .* is running"):
+                    read()
+        assert not late.exists()
+        with _files.MergeLock(tmp_path / "dist", shared=True):
+            with pytest.raises(neardup.InvalidArgumentError, match="another driver is merging into or reading"):
+                dx.merge([f2], progress=False)
+            assert dx.export_tsv(late) == r2["live_pages"]
         assert pages.column("doc").to_pylist() == sorted(pages.column("doc").to_pylist())
 
         # A doc partition that changed between the steps (here: its replies are to asks of

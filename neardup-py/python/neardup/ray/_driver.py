@@ -371,7 +371,8 @@ class DistributedIndex:
         order, on its node, and the driver merges them (``_export``)."""
         import pyarrow as pa
 
-        docs, keys, clusters, seqs = _export.columns(self, "rows")
+        with self._reading():
+            docs, keys, clusters, seqs = _export.columns(self, "rows")
         return pa.table(
             {
                 "doc": pa.array(docs, pa.uint32()),
@@ -390,7 +391,8 @@ class DistributedIndex:
         (``export_tsv`` streams to a file instead)."""
         import pyarrow as pa
 
-        keys, targets = _export.columns(self, "pages")
+        with self._reading():
+            keys, targets = _export.columns(self, "pages")
         return pa.table({"key": pa.array(keys, pa.string()), "representative": pa.array(targets, pa.string())})
 
     def export_tsv(self, path: PathLike) -> int:
@@ -405,7 +407,8 @@ class DistributedIndex:
         ``OSError`` when ``path`` cannot be written; ``InvalidArgumentError`` when a
         partition changed during the export (a merge ran meanwhile: export again);
         ``CorruptionError`` for a cluster or page the partitions should hold and do not."""
-        return _export.write_tsv(self, Path(path))
+        with self._reading():
+            return _export.write_tsv(self, Path(path))
 
     def export_clusters(self) -> Any:
         """Every cluster in id order, members in id order: the ``pyarrow.Table(cluster,
@@ -414,7 +417,8 @@ class DistributedIndex:
         and the driver merges them (``_export``)."""
         import pyarrow as pa
 
-        ids, reps, members = _export.columns(self, "clusters")
+        with self._reading():
+            ids, reps, members = _export.columns(self, "clusters")
         return pa.table(
             {
                 "cluster": pa.array(ids, pa.uint32()),
@@ -435,7 +439,12 @@ class DistributedIndex:
         free ids their complement), and the partitions must agree on the last applied batch. A
         digest that differs is narrowed to the entries at fault, named with both partitions.
         Returns ``Index.check()``'s report (``pages``, ``clusters``, ``postings``,
-        ``problem_count``, ``problems``, ``sampled``) with ``applied_batches`` added."""
+        ``problem_count``, ``problems``, ``sampled``) with ``applied_batches`` added. Runs
+        under the merge lock, shared (``InvalidArgumentError`` while a merge runs)."""
+        with self._reading():
+            return self._check()
+
+    def _check(self) -> Dict[str, Any]:
         ray = require_ray()
         applied = self.applied_batches()
         frequent = b"".join(ray.get([a.check_frequent.remote() for a in self.keys]))
@@ -650,6 +659,17 @@ class DistributedIndex:
                 # The restores this driver made, in its first merge's report.
                 report["restored"], self._unreported = self._unreported, []
             return report
+
+    @contextlib.contextmanager
+    def _reading(self) -> Iterator[None]:
+        """A read across partitions in steps (an export, a check) under the merge lock, shared:
+        no merge runs into the index meanwhile (refused at once while one runs). Within this
+        driver's merge, or a restore holding the lock, nothing more is taken."""
+        if self._merging or self._open_lock is not None:
+            yield
+            return
+        with _files.MergeLock(self.root, shared=True):
+            yield
 
     @contextlib.contextmanager
     def _holding_merge_lock(self) -> Iterator[None]:

@@ -271,11 +271,14 @@ def manifest(files: Sequence[PathLike], delete_list: Optional[PathLike]) -> Dict
 
 
 class MergeLock:
-    """An exclusive lock on ``root/.merge.lock`` for the whole of a merge: two drivers never
-    merge into one index at once."""
+    """A lock on ``root/.merge.lock``: exclusive for the whole of a merge (two drivers never
+    merge into one index at once), shared (``shared=True``) for a read across partitions in
+    steps (an export, a check), which a merge must not change between its steps. Never waits:
+    a lock held the other way is refused at once."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, shared: bool = False) -> None:
         self.path = root / ".merge.lock"
+        self.shared = shared
         self.fd = -1
 
     def __enter__(self) -> "MergeLock":
@@ -283,10 +286,12 @@ class MergeLock:
 
         self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
         try:
-            fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(self.fd, (fcntl.LOCK_SH if self.shared else fcntl.LOCK_EX) | fcntl.LOCK_NB)
         except BlockingIOError:
             os.close(self.fd)
-            raise InvalidArgumentError(f"another driver is merging into {self.path.parent}") from None
+            if self.shared:
+                raise InvalidArgumentError(f"a merge into {self.path.parent} is running: read the index after it") from None
+            raise InvalidArgumentError(f"another driver is merging into or reading {self.path.parent}") from None
         return self
 
     def __exit__(self, *exc: Any) -> None:
