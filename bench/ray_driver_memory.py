@@ -98,6 +98,8 @@ def main() -> None:
         f"{memory.peak_one / 2**20:,.0f} MiB ({memory.peak_one_name}); machine memory in use rose "
         f"by at most {memory.peak_used / 2**20:,.0f} MiB; wall {wall:.1f} s"
     )
+    roles = sorted(memory.by_role.items(), key=lambda kv: -kv[1])
+    print("largest process by role: " + ", ".join(f"{k} {v / 2**20:,.0f} MiB" for k, v in roles if v >= 2**26))
 
 
 if __name__ == "__main__":

@@ -22,16 +22,25 @@ import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import Tuple
+from typing import Dict, Optional, Tuple
 
 HERE = Path(__file__).resolve().parent
 DEV = HERE.parent.parent / "shared" / "bench" / "dev" / "docs.jsonl.gz"
 
 
-def rss_of_new_processes(since_ticks: int) -> Tuple[int, int, str]:
+def role(cmdline: str) -> str:
+    """What a Ray worker runs, from its name (``ray::Coordinator.plan``, ``ray::_decide_unit``;
+    an actor's name before its class dropped); other processes by their program."""
+    if cmdline.startswith("ray::"):
+        return cmdline[5:].split()[0].split(":")[-1] if cmdline[5:].strip() else "ray worker (idle)"
+    return Path(cmdline.split()[0]).name if cmdline else "?"
+
+
+def rss_of_new_processes(since_ticks: int, by_role: Optional[Dict[str, int]] = None) -> Tuple[int, int, str]:
     """Resident bytes of every process started after `since_ticks` (clock ticks after boot),
     this one included; and the largest of them, with its name (Ray names a worker by the task
-    or actor method it runs)."""
+    or actor method it runs). With `by_role`, raises each role's entry to the largest process
+    of that role seen now."""
     total = largest = 0
     name = ""
     page = os.sysconf("SC_PAGE_SIZE")
@@ -46,9 +55,13 @@ def rss_of_new_processes(since_ticks: int) -> Tuple[int, int, str]:
                 continue
             rss = int(Path(f"/proc/{pid}/statm").read_text().split()[1]) * page
             total += rss
+            cmd = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0].decode(errors="replace")[:60]
             if rss > largest:
                 largest = rss
-                name = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0].decode(errors="replace")[:60]
+                name = cmd
+            if by_role is not None:
+                r = role(cmd)
+                by_role[r] = max(by_role.get(r, 0), rss)
         except (OSError, ValueError, IndexError):
             continue
     return total, largest, name
@@ -74,13 +87,14 @@ class PeakMemory:
         self.peak_one_name = ""
         self.base_used = used_memory()
         self.peak_used = 0
+        self.by_role: Dict[str, int] = {}
         self.stop = threading.Event()
         self.thread = threading.Thread(target=self.run, daemon=True)
         self.thread.start()
 
     def run(self) -> None:
         while not self.stop.is_set():
-            total, one, name = rss_of_new_processes(self.since)
+            total, one, name = rss_of_new_processes(self.since, self.by_role)
             self.peak = max(self.peak, total)
             if one > self.peak_one:
                 self.peak_one, self.peak_one_name = one, name
@@ -180,6 +194,8 @@ def main() -> None:
         f"(shared object-store pages counted in each); the largest process {memory.peak_one / 2**30:.2f} GiB "
         f"({memory.peak_one_name}); the machine's memory in use rose by at most {memory.peak_used / 2**30:.2f} GiB"
     )
+    top = sorted(memory.by_role.items(), key=lambda kv: -kv[1])
+    print("largest process by role (a reused worker keeps what it held before): " + ", ".join(f"{r} {v / 2**20:,.0f} MiB" for r, v in top))
     print(f"same export, clusters and ids as the single node: {same}; distributed check problems: {check}")
 
 

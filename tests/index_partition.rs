@@ -596,3 +596,93 @@ fn without_reuse_new_ids_are_above_every_id_given_out() {
         assert_clean(&ix);
     }
 }
+
+/// S2–S3 on the key partitions (issue #34 item 4): each keeps the probes it holds and returns
+/// the partial forest of their joins; merged, the forests give the components that the whole
+/// index's postings and simhash tables give as edges.
+#[test]
+fn the_key_partitions_forests_merge_into_the_whole_indexs_components() {
+    use neardup::merge::Components;
+    const ROW: u64 = 1 << 56;
+    const DOC: u64 = 0;
+    let dir = tempfile::tempdir().unwrap();
+    let ix = whole(&dir.path().join("whole"));
+    let layout = Layout::new(3, 2, 3).unwrap();
+    let routed = layout.route(&ix.state_log().unwrap());
+    let (keys, _docs) = partitions(dir.path(), layout);
+    for (p, log) in keys.iter().zip(&routed.key) {
+        p.apply_log(1, log).unwrap();
+    }
+    // Probes: rows of a day filed under the keys and simhashes of some standing pages (every
+    // third), and two rows of unknown keys, one of them on a key of another row.
+    let (pages, _) = ix.partition_rows().unwrap();
+    let mut probe_keys = Vec::new();
+    let mut owners = Vec::new();
+    let mut simhashes = Vec::new();
+    let mut sim_owners = Vec::new();
+    for (row, page) in pages.iter().step_by(3).enumerate() {
+        let (sim, filed) = ix.filed_pages(&[page.doc]).unwrap()[0].clone().unwrap();
+        for k in filed.iter().step_by(2) {
+            probe_keys.push(*k);
+            owners.push(ROW | row as u64);
+        }
+        simhashes.push(sim ^ 1);
+        sim_owners.push(ROW | row as u64);
+    }
+    let lone = [b'F', 1, 2, 3, 4, 5, 6, 7, 8];
+    probe_keys.extend([lone, lone]);
+    owners.extend([ROW | 1000, ROW | 1001]);
+    // The whole index's edges, as S3 joined them centrally.
+    let mut whole_c = Components::new();
+    for (k, standing) in probe_keys.iter().zip(ix.posting_ids(&probe_keys).unwrap()) {
+        let first = owners[probe_keys.iter().position(|x| x == k).unwrap()];
+        for (o, _) in owners.iter().zip(&probe_keys).filter(|(_, x)| *x == k) {
+            whole_c.add_edges(&[first], &[*o]);
+        }
+        for d in standing {
+            whole_c.add_edges(&[first], &[DOC | u64::from(d)]);
+        }
+    }
+    for (o, near) in sim_owners.iter().zip(ix.simhash_ids(&simhashes).unwrap()) {
+        for d in near {
+            whole_c.add_edges(&[*o], &[DOC | u64::from(d)]);
+        }
+    }
+    // The partitions' forests, merged.
+    let mut merged = Components::new();
+    let (mut kept_keys, mut kept_sims) = (0, 0);
+    for p in &keys {
+        let own = p
+            .own_probes(&probe_keys, &owners, &simhashes, &sim_owners)
+            .unwrap();
+        kept_keys += own.keys.len();
+        kept_sims += own.simhashes.len();
+        let f = p
+            .probe_forest(&own.keys, &own.owners, &own.simhashes, &own.sim_owners, DOC)
+            .unwrap();
+        merged.merge_forest(&f.nodes, &f.roots);
+    }
+    assert_eq!(kept_keys, probe_keys.len(), "each key to one partition");
+    assert!(
+        kept_sims >= simhashes.len(),
+        "each simhash to its tables' partitions"
+    );
+    let (nodes, _, _) = whole_c.labels();
+    assert!(
+        nodes.iter().filter(|&&n| n >> 56 == 0).count() >= pages.len() / 3,
+        "the probes reach standing pages"
+    );
+    for &a in &nodes {
+        for &b in nodes.iter().step_by(7) {
+            assert_eq!(
+                whole_c.connected(a, b),
+                merged.connected(a, b),
+                "{a:x} {b:x}"
+            );
+        }
+    }
+    assert!(merged.connected(ROW | 1000, ROW | 1001));
+    // A doc partition answers no probes; arrays of unequal lengths are refused.
+    assert!(_docs[0].own_probes(&[lone], &[1], &[], &[]).is_err());
+    assert!(keys[0].own_probes(&[lone], &[], &[], &[]).is_err());
+}

@@ -8,7 +8,7 @@ use pyo3::types::PyBytes;
 use crate::errors::invalid;
 
 /// Native-endian `u64`s from bytes; `what` names the argument in the error.
-fn u64s(py: Python<'_>, bytes: &[u8], what: &str) -> PyResult<Vec<u64>> {
+pub(crate) fn u64s(py: Python<'_>, bytes: &[u8], what: &str) -> PyResult<Vec<u64>> {
     if !bytes.len().is_multiple_of(8) {
         return Err(invalid(
             py,
@@ -24,7 +24,7 @@ fn u64s(py: Python<'_>, bytes: &[u8], what: &str) -> PyResult<Vec<u64>> {
         .collect())
 }
 
-fn u64_bytes<'py>(py: Python<'py>, values: &[u64]) -> Bound<'py, PyBytes> {
+pub(crate) fn u64_bytes<'py>(py: Python<'py>, values: &[u64]) -> Bound<'py, PyBytes> {
     let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_ne_bytes()).collect();
     PyBytes::new(py, &bytes)
 }

@@ -815,6 +815,63 @@ impl PyIndex {
         .py(py)
     }
 
+    /// Of the day's probes, those this key partition answers (S2 of the distributed merge):
+    /// ``packed`` posting keys (9 bytes each) with their ``owners`` and ``simhashes`` with
+    /// their ``sim_owners`` (``uint64`` bytes, native-endian, one owner each). Returns the four
+    /// arrays, kept, in the same form.
+    fn own_probes<'py>(
+        &self,
+        py: Python<'py>,
+        packed: &[u8],
+        owners: &[u8],
+        simhashes: &[u8],
+        sim_owners: &[u8],
+    ) -> PyResult<Bound<'py, PyTuple>> {
+        use crate::components::u64_bytes;
+        let ix = self.ix(py)?;
+        let (keys, owners, simhashes, sim_owners) =
+            probes(py, packed, owners, simhashes, sim_owners)?;
+        let own = py
+            .detach(|| ix.own_probes(&keys, &owners, &simhashes, &sim_owners))
+            .py(py)?;
+        let packed: Vec<u8> = own.keys.concat();
+        (
+            PyBytes::new(py, &packed),
+            u64_bytes(py, &own.owners),
+            u64_bytes(py, &own.simhashes),
+            u64_bytes(py, &own.sim_owners),
+        )
+            .into_pyobject(py)
+    }
+
+    /// A key partition's share of S3 (``Index.probe_forest`` in Rust): the partial forest of
+    /// the probes (as ``own_probes`` keeps them) joined through this partition's postings and
+    /// simhash tables, a standing page ``d`` being node ``doc_tag | d``. Returns ``(nodes,
+    /// roots, counts)``: ``uint64`` bytes for ``neardup.Components.merge_forest``, and the
+    /// distinct ``keys`` and ``simhashes`` looked up and the ``standing`` pages found.
+    fn probe_forest<'py>(
+        &self,
+        py: Python<'py>,
+        packed: &[u8],
+        owners: &[u8],
+        simhashes: &[u8],
+        sim_owners: &[u8],
+        doc_tag: u64,
+    ) -> PyResult<Bound<'py, PyTuple>> {
+        use crate::components::u64_bytes;
+        let ix = self.ix(py)?;
+        let (keys, owners, simhashes, sim_owners) =
+            probes(py, packed, owners, simhashes, sim_owners)?;
+        let f = py
+            .detach(|| ix.probe_forest(&keys, &owners, &simhashes, &sim_owners, doc_tag))
+            .py(py)?;
+        let counts = PyDict::new(py);
+        counts.set_item("keys", f.keys)?;
+        counts.set_item("simhashes", f.simhashes)?;
+        counts.set_item("standing", f.standing)?;
+        (u64_bytes(py, &f.nodes), u64_bytes(py, &f.roots), counts).into_pyobject(py)
+    }
+
     /// Of each simhash, the page ids within the simhash distance of it among the entries this
     /// database holds: one list per simhash.
     fn simhash_ids(
@@ -1151,4 +1208,24 @@ impl PyIndex {
             ],
         )
     }
+}
+
+/// The four arrays of a key partition's probes (``Index.own_probes``, ``Index.probe_forest``):
+/// 9-byte keys and ``uint64`` owners, simhashes and their owners.
+type Probes = (Vec<[u8; 9]>, Vec<u64>, Vec<u64>, Vec<u64>);
+
+fn probes(
+    py: Python<'_>,
+    packed: &[u8],
+    owners: &[u8],
+    simhashes: &[u8],
+    sim_owners: &[u8],
+) -> PyResult<Probes> {
+    use crate::components::u64s;
+    Ok((
+        crate::partition::unpack_keys(py, packed)?,
+        u64s(py, owners, "owners")?,
+        u64s(py, simhashes, "simhashes")?,
+        u64s(py, sim_owners, "sim_owners")?,
+    ))
 }

@@ -15,6 +15,36 @@ pub type FiledPage = (u64, Vec<[u8; 9]>);
 /// ([`crate::Index::partition_rows`]).
 pub type PartitionRows = (Vec<PageRow>, Vec<(ClusterId, DocId)>);
 
+/// A key partition's share of S3 ([`crate::Index::probe_forest`]): the partial forest of the
+/// day's probes joined through the keys and simhash entries it holds, and what it read.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ProbeForest {
+    /// `(nodes[i], roots[i])`: every node not alone, with its component's root
+    /// ([`super::Components::forest`]); merged by [`super::Components::merge_forest`].
+    pub nodes: Vec<u64>,
+    /// The root of each of `nodes`.
+    pub roots: Vec<u64>,
+    /// The distinct posting keys looked up.
+    pub keys: u64,
+    /// The distinct simhashes looked up.
+    pub simhashes: u64,
+    /// The standing pages found, with repeats (a page on two keys counts twice).
+    pub standing: u64,
+}
+
+/// The probes a key partition answers ([`crate::Index::own_probes`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct OwnProbes {
+    /// Posting keys, each with its owner in `owners`.
+    pub keys: Vec<[u8; 9]>,
+    /// The owner (an S3 node) of each key.
+    pub owners: Vec<u64>,
+    /// Simhashes, each with its owner in `sim_owners`.
+    pub simhashes: Vec<u64>,
+    /// The owner of each simhash.
+    pub sim_owners: Vec<u64>,
+}
+
 /// A page a doc partition holds, as [`crate::Index::partition_rows`] lists it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PageRow {
@@ -62,6 +92,126 @@ impl Index {
                 }
             })
             .collect())
+    }
+
+    /// Of the day's probes (`owners[i]` filed under `keys[i]`, `sim_owners[i]` with simhash
+    /// `simhashes[i]`), those this key partition answers: the keys it holds the postings of and
+    /// the simhashes whose look-up reads its tables (SCALEOUT §4). Each key partition reads the
+    /// day's probes from S1's parts and keeps its own ([`Self::probe_forest`] then joins them).
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] when this database is not a key partition or the arrays have
+    /// unequal lengths.
+    pub fn own_probes(
+        &self,
+        keys: &[[u8; 9]],
+        owners: &[u64],
+        simhashes: &[u64],
+        sim_owners: &[u64],
+    ) -> Result<OwnProbes> {
+        use super::Role;
+        if keys.len() != owners.len() || simhashes.len() != sim_owners.len() {
+            return Err(Error::InvalidArgument(
+                "own_probes: each key and simhash needs one owner".into(),
+            ));
+        }
+        let Some(super::Partition {
+            layout,
+            role: Role::Key(me),
+        }) = self.partition()?
+        else {
+            return Err(Error::InvalidArgument(format!(
+                "{} is not a key partition of a distributed index",
+                self.path.display()
+            )));
+        };
+        let mut out = OwnProbes::default();
+        for (k, &o) in keys.iter().zip(owners) {
+            if layout.posting_part(k) == me {
+                out.keys.push(*k);
+                out.owners.push(o);
+            }
+        }
+        for (&h, &o) in simhashes.iter().zip(sim_owners) {
+            if layout.simhash_parts(h).contains(&me) {
+                out.simhashes.push(h);
+                out.sim_owners.push(o);
+            }
+        }
+        Ok(out)
+    }
+
+    /// A key partition's share of S3 (SCALEOUT §5 S2–S3; issue #34 item 4: the key joins and
+    /// union-find on the key partitions, their partial forests merged by the coordinator).
+    /// `owners[i]` is filed under `keys[i]` and `sim_owners[i]` has simhash `simhashes[i]`
+    /// (nodes of S3's graph: a row of the day, a standing page); the keys and simhashes are
+    /// those this partition holds. Joins every owner of a key with the other owners and with the
+    /// standing pages filed under it (none for an over-frequent key, which no decision reads,
+    /// but its owners are joined as S3's key node joins them), and each simhash owner with the
+    /// standing pages within the simhash distance; standing page `d` is node `doc_tag | d`.
+    /// Returns the partial forest: the same components as those edges, in far fewer pairs.
+    ///
+    /// # Errors
+    /// Storage and corruption errors; [`Error::InvalidArgument`] for arrays of unequal lengths.
+    pub fn probe_forest(
+        &self,
+        keys: &[[u8; 9]],
+        owners: &[u64],
+        simhashes: &[u64],
+        sim_owners: &[u64],
+        doc_tag: u64,
+    ) -> Result<ProbeForest> {
+        if keys.len() != owners.len() || simhashes.len() != sim_owners.len() {
+            return Err(Error::InvalidArgument(
+                "probe_forest: each key and simhash needs one owner".into(),
+            ));
+        }
+        let mut out = ProbeForest::default();
+        let mut c = super::Components::new();
+        // Keys: sorted with their owners, each distinct key looked up once.
+        let mut order: Vec<u32> = (0..keys.len() as u32).collect();
+        order.sort_unstable_by_key(|&i| keys[i as usize]);
+        let mut distinct: Vec<[u8; 9]> = order.iter().map(|&i| keys[i as usize]).collect();
+        distinct.dedup();
+        out.keys = distinct.len() as u64;
+        let postings = self.posting_ids(&distinct)?;
+        let mut at = 0;
+        for (key, standing) in distinct.iter().zip(&postings) {
+            let first = owners[order[at] as usize];
+            while at < order.len() && keys[order[at] as usize] == *key {
+                c.add_edges(&[first], &[owners[order[at] as usize]]);
+                at += 1;
+            }
+            out.standing += standing.len();
+            for d in standing {
+                c.add_edges(&[first], &[doc_tag | u64::from(d)]);
+            }
+        }
+        // Simhashes: each distinct one looked up once.
+        let mut order: Vec<u32> = (0..simhashes.len() as u32).collect();
+        order.sort_unstable_by_key(|&i| simhashes[i as usize]);
+        let mut distinct: Vec<u64> = order.iter().map(|&i| simhashes[i as usize]).collect();
+        distinct.dedup();
+        out.simhashes = distinct.len() as u64;
+        let near = self.simhash_ids(&distinct)?;
+        let mut at = 0;
+        for (h, standing) in distinct.iter().zip(&near) {
+            // The owners of one simhash are joined through its standing pages (when it has
+            // none, S3 joins the day's equal simhashes itself).
+            let first = sim_owners[order[at] as usize];
+            out.standing += standing.len();
+            while at < order.len() && simhashes[order[at] as usize] == *h {
+                if !standing.is_empty() {
+                    c.add_edges(&[first], &[sim_owners[order[at] as usize]]);
+                }
+                at += 1;
+            }
+            for d in standing {
+                c.add_edges(&[first], &[doc_tag | u64::from(d)]);
+            }
+        }
+        (out.nodes, out.roots) = c.forest();
+        Ok(out)
     }
 
     /// The pages filed under any of `keys`, over-frequent keys left out

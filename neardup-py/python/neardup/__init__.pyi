@@ -358,6 +358,15 @@ class Index(Mapping[str, PageInfo]):
         over-frequent key)."""
     def simhash_ids(self, simhashes: List[int]) -> List[List[int]]:
         """Per simhash, the page ids within the simhash distance (entries held here)."""
+    def own_probes(self, packed: bytes, owners: bytes, simhashes: bytes, sim_owners: bytes) -> Tuple[bytes, bytes, bytes, bytes]:
+        """Of the day's probes (keys and simhashes, each with a ``uint64`` owner node), those
+        this key partition answers, in the same form."""
+    def probe_forest(
+        self, packed: bytes, owners: bytes, simhashes: bytes, sim_owners: bytes, doc_tag: int
+    ) -> Tuple[bytes, bytes, Dict[str, int]]:
+        """The partial forest (``uint64`` nodes and roots) of the probes joined through this
+        key partition's postings and simhash tables; and the ``keys``, ``simhashes`` and
+        ``standing`` pages looked up."""
     def key_ids(self, keys: List[str]) -> List[Optional[int]]: ...
     def page_clusters(self, ids: List[int]) -> List[Optional[int]]: ...
     def cluster_member_ids(self, clusters: List[int]) -> List[Optional[List[int]]]: ...

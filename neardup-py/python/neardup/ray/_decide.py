@@ -70,7 +70,8 @@ class _Rows:
         for _, n in day["files"]:
             self.offsets.append(self.offsets[-1] + n)
         self.parts = _sign.part_rows(store.list(rel), self.offsets)
-        cols = ["file", "row", "line", "key", "is_html", "bad", "signed", "posting_keys", "simhash", "fingerprints"]
+        self.store, self.rel = store, rel
+        cols = ["file", "row", "line", "key", "is_html", "bad", "signed", "simhash", "fingerprints"]
         tables = [pq.read_table(store.path(f"{rel}/{name}"), columns=cols, filesystem=store.fs) for _, name in self.parts]
         table = pa.concat_tables(tables) if tables else _sign.part_schema().empty_table().select(cols)
         files = table.column("file").to_numpy()
@@ -87,7 +88,6 @@ class _Rows:
         self.sigs = pa.table(
             {
                 "row": pa.array(rows, pa.int64()),
-                "posting_keys": table.column("posting_keys"),
                 "simhash": table.column("simhash"),
                 "fingerprints": table.column("fingerprints"),
             }
@@ -95,6 +95,17 @@ class _Rows:
 
     def __len__(self) -> int:
         return len(self.keys)
+
+    def posting_keys(self) -> List[Optional[bytes]]:
+        """The posting keys of each signed row (as ``sigs`` lists them), read from S1's parts
+        when asked: only a day with a component over the cap joins them here (``_plan.plan``)."""
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        cols = ["signed", "posting_keys"]
+        tables = [pq.read_table(self.store.path(f"{self.rel}/{name}"), columns=cols, filesystem=self.store.fs) for _, name in self.parts]
+        table = pa.concat_tables(tables) if tables else _sign.part_schema().empty_table().select(cols)
+        return table.filter(table.column("signed")).column("posting_keys").to_pylist()
 
     def place(self, row: int) -> Tuple[str, int]:
         """The file (as the merge was given it) and line of row ``row``."""
@@ -211,10 +222,11 @@ def start_units(dx: Any, chunk: Any, sigs: Any, gone: List[str], units: List[Uni
         pgroups = group(((lay.doc_part(i), i) for i in u.pages), lay.doc_parts)
         cgroups = group(((lay.cluster_part(c), c) for c in u.clusters), lay.doc_parts)
         seed_refs.append([a.call.remote("seed_log", p, c) for a, p, c in zip(dx.docs, pgroups, cgroups) if p or c])
+    # Each unit combines its own seed (the key partitions' frequent keys and counters, then its
+    # pages and clusters): no seed passes through the coordinator.
+    frequent_refs = [ray.put(f) for f in frequent]
     refs = []
     for n_unit, (u, parts) in enumerate(zip(units, seed_refs)):
-        seed = neardup.combine_seed_logs(list(frequent) + ray.get(parts))
-        shuffled += len(seed)
         calls = [[r for r in rows if unit_of.get(r) == n_unit] for _, rows in groups]
         calls = [c for c in calls if c]
         wanted = sorted(r for c in calls for r in c)
@@ -222,7 +234,7 @@ def start_units(dx: Any, chunk: Any, sigs: Any, gone: List[str], units: List[Uni
         refs.append(
             unit_task.remote(
                 options,
-                seed,
+                [frequent_refs + parts],
                 source,
                 [(g, gone[g]) for g in u.gone],
                 [[(r, chunk.keys[r]) for r in call] for call in calls],
@@ -287,7 +299,7 @@ def finish_units(dx: Any, started: Dict[str, Any]) -> Dict[str, Any]:
         "errors": sum(r["errors"] for r in results) + len(bad),
         "error_rows": sorted([e for r in results for e in r["error_rows"]] + bad[:MAX_LISTED_ERRORS])[:MAX_LISTED_ERRORS],
         "log_bytes": written["sizes"],
-        "shuffled_bytes": started["shuffled"] + written["bytes"],
+        "shuffled_bytes": started["shuffled"] + sum(r["seed_bytes"] for r in results) + written["bytes"],
     }
     return counts
 
@@ -354,14 +366,15 @@ def _join_partition(store: Store, rel: str, name: str, counters: bytes, units: L
 
 def _decide_unit(
     options: Dict[str, Any],
-    seed: bytes,
+    seed_parts: List[List[Any]],
     source: Tuple[Store, str, List[int], List[str]],
     gone: List[Tuple[int, str]],
     runs: List[List[Tuple[int, Optional[str]]]],
     live_docs: int,
     live_clusters: int,
 ) -> Tuple[bytes, Dict[str, Any]]:
-    """S4 for one work unit, in a Ray task: a scratch index seeded with ``seed`` (deciding
+    """S4 for one work unit, in a Ray task: a scratch index seeded with the seed logs of
+    ``seed_parts[0]`` (Ray object refs, combined here: ``neardup.combine_seed_logs``; deciding
     nothing), the unit's deletes (delete-list position, key) in delete-list order, then its rows
     (read from S1's parts: ``source`` is the store, ``s1/``'s path in it, each file's first row
     and the parts holding the unit's rows), one ``insert_many`` call in whole-batch
@@ -369,6 +382,7 @@ def _decide_unit(
     object), its counts and which event gave out each new id, in order: ``("delete", position, kind, id)`` or ``("row", row,
     kind, id)``, ``kind`` ``"page"`` or ``"cluster"``; and the first error rows, as (row,
     reason)."""
+    seed = neardup.combine_seed_logs(require_ray().get(seed_parts[0]))
     wanted = sorted(r for call in runs for r, _ in call)
     table = _unit_rows(source, wanted)
     pos_of = {r: i for i, r in enumerate(wanted)}
@@ -409,6 +423,7 @@ def _decide_unit(
     finally:
         shutil.rmtree(scratch_dir, ignore_errors=True)
     return log, {
+        "seed_bytes": len(seed),
         "allocations": allocations,
         "deleted": deleted,
         "missing": missing,

@@ -42,6 +42,14 @@ class _Partition:
         """Calls ``Index.<name>(*args)``."""
         return getattr(self.ix, name)(*args)
 
+    def probe_forest(self, store: Store, rel: str, parts: List[Tuple[int, str]], offsets: List[int], members: Tuple[bytes, bytes, bytes, bytes]) -> Any:
+        """S2–S3 on a key partition: the day's probes it holds, read from S1's parts, and the
+        members' placed again, joined through its postings and simhash tables
+        (``_plan.partition_forest``)."""
+        from ._plan import partition_forest
+
+        return partition_forest(self.ix, store, rel, parts, offsets, members)
+
     def apply(self, batch: int, log: bytes) -> bool:
         """Applies a batch log once in effect."""
         return bool(self.ix.apply_log(batch, log))

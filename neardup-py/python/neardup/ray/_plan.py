@@ -9,13 +9,21 @@ members are placed again and reach as far as their own keys and simhashes. What 
 the standing pages reached and their clusters, whole, by union-find into components, and packs the
 components into at most ``work_units`` units, in the order of their first item, each to the least
 loaded unit.
+
+The day's key joins run on the key partitions (issue #34 item 4; ``key_forests``): each reads
+the day's probes from S1's parts in the store, keeps those it holds, looks them up and joins them
+by union-find in Rust, and sends the coordinator its partial forest (a node and its root for
+every node not alone), never the day's keys nor a posting list. The coordinator merges the forests
+with the hand-overs' edges (its own reads, as large as the re-crawled clusters) and finds the
+components. A component over the cap needs the keys as nodes, to cut those of sketch digests
+(SCALEOUT §7.1): only then are the day's keys joined in the coordinator (``central``).
 """
 
 from __future__ import annotations
 
 import heapq
 import itertools
-from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Sequence, Set, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 import neardup
 
@@ -175,13 +183,80 @@ class _Edges:
         return np.concatenate([np.zeros(0, dtype=np.uint64), *self.a, *self.b, *self.key, *self.other])
 
 
+def key_forests(dx: DistributedIndex, chunk: Any, edges: _Edges, filed: Dict[int, Any]) -> int:
+    """S2–S3's key joins on the key partitions (issue #34 item 4; SCALEOUT §5 S2 "Postings"
+    and "Simhash", S3): every key partition reads the day's probes from S1's parts and answers
+    those it holds (``partition_forest``, in its actor), all at once, with the probes of the
+    members placed again (``filed``: of each, its simhash and posting keys; its own node is
+    its page id); their partial forests join ``edges``. Returns the bytes sent: the members'
+    probes, the forests, and the keys and simhashes each partition kept of the day's."""
+    import numpy as np
+
+    ray = require_ray()
+    ids = np.fromiter(filed, dtype=np.uint64, count=len(filed))
+    packed = b"".join(f[1] for f in filed.values())
+    owners = np.repeat(ids, [len(f[1]) // 9 for f in filed.values()])
+    members = (packed, owners.tobytes(), np.asarray([f[0] for f in filed.values()], dtype=np.uint64).tobytes(), ids.tobytes())
+    members_ref = ray.put(members)
+    refs = [k.probe_forest.remote(dx.store, chunk.rel, chunk.parts, chunk.offsets, members_ref) for k in dx.keys]
+    sent = sum(len(b) for b in members) * len(refs) if filed else 0
+    for nodes, roots, counts in ray.get(refs):
+        edges.add(np.frombuffer(nodes, dtype=np.uint64), np.frombuffer(roots, dtype=np.uint64))
+        sent += len(nodes) + len(roots) + 9 * counts["keys"] + 8 * counts["simhashes"]
+    return sent
+
+
+def partition_forest(
+    ix: Any, store: Any, rel: str, parts: List[Tuple[int, str]], offsets: List[int], members: Tuple[bytes, bytes, bytes, bytes]
+) -> Tuple[bytes, bytes, Dict[str, int]]:
+    """In a key partition's actor (``ix`` its database): the probes of S1's ``parts`` (the
+    day's first row of each and its name, under ``rel`` in ``store``; ``offsets``: each file's
+    first row in the day) that this partition holds, read a part at a time and kept
+    (``Index.own_probes``), then joined through its postings and simhash tables
+    (``Index.probe_forest``); and apart, so that a key joins the day's probes and the members'
+    only through standing pages (as S3's key nodes of either kind do), the ``members``' probes
+    (packed keys, owners, simhashes, owners). Returns the merged partial forest (``uint64``
+    bytes: nodes, roots) and what was looked up of the day's. Memory: this partition's share
+    of the day's probes, and one part."""
+    import numpy as np
+    import pyarrow.parquet as pq
+
+    first_rows = np.asarray(offsets, dtype=np.int64)
+    kept: List[List[bytes]] = [[], [], [], []]
+    for _, name in parts:
+        t = pq.read_table(store.path(f"{rel}/{name}"), columns=["file", "row", "signed", "posting_keys", "simhash"], filesystem=store.fs)
+        t = t.filter(t.column("signed"))
+        if not t.num_rows:
+            continue
+        rows = first_rows[t.column("file").to_numpy()] + t.column("row").to_numpy()
+        keys = t.column("posting_keys").to_pylist()
+        per_row = np.fromiter((len(k or b"") // 9 for k in keys), dtype=np.int64, count=len(keys))
+        sims = t.column("simhash").combine_chunks()
+        has = sims.is_valid().to_numpy(zero_copy_only=False)
+        own = ix.own_probes(
+            b"".join(k for k in keys if k),
+            _tag(_ROW, np.repeat(rows, per_row)).tobytes(),
+            sims.drop_null().to_numpy().astype(np.uint64).tobytes(),
+            _tag(_ROW, rows[has]).tobytes(),
+        )
+        for acc, b in zip(kept, own):
+            acc.append(b)
+    nodes, roots, counts = ix.probe_forest(*(b"".join(acc) for acc in kept), _DOC << _SHIFT)
+    if members[0] or members[2]:
+        c = neardup.Components()
+        c.merge_forest(nodes, roots)
+        c.merge_forest(*ix.probe_forest(*ix.own_probes(*members), _DOC << _SHIFT)[:2])
+        nodes, roots = c.forest()
+    return nodes, roots, dict(counts)
+
+
 def _cat(arrays: List[Any]) -> Any:
     import numpy as np
 
     return np.concatenate([np.zeros(0, dtype=np.uint64), *arrays])
 
 
-def _components(edges: _Edges, seeds: Any, cap: int) -> Tuple[Any, Any, Dict[str, int]]:
+def _components(edges: _Edges, seeds: Any, cap: int, can_cut: bool = True) -> Optional[Tuple[Any, Any, Dict[str, int]]]:
     """The components (every node and its component id, ``neardup.Components.labels``), with
     no component over ``cap`` items where cutting sketch keys can make it so: SCALEOUT §7.1
     option (2), a documented deviation from the single node. While a component is over the
@@ -189,7 +264,8 @@ def _components(edges: _Edges, seeds: Any, cap: int) -> Tuple[Any, Any, Dict[str
     least half the largest posting in an over-cap component, a round at a time) and the
     components are found again. Returns the nodes, their labels and the cap's figures:
     ``capped`` (components whose sketch edges were cut), ``cut_edges``, ``over_cap`` (those
-    still over the cap: nothing left to cut)."""
+    still over the cap: nothing left to cut). None when a component is over the cap and not
+    ``can_cut`` (the day's keys were joined on the key partitions: no key node to cut)."""
     import numpy as np
 
     a, b = _cat(edges.a), _cat(edges.b)
@@ -213,6 +289,8 @@ def _components(edges: _Edges, seeds: Any, cap: int) -> Tuple[Any, Any, Dict[str
         over = size > cap
         if not over.any():
             break
+        if not can_cut:
+            return None
         # Sketch keys still joined, in components over the cap, with their posting sizes.
         candidates = nodes[over[labels] & np.isin(nodes, sketch)]
         if not len(candidates):
@@ -238,33 +316,45 @@ def plan(
 ) -> Tuple[List[Unit], Dict[str, Any], int]:
     """S2–S3: the day's candidate graph, from the partitions, cut into components (each
     with what ``Index.decision_reach`` reads for it on one machine) and packed into at most
-    ``work_units`` work units. ``chunk`` is the day's rows as ``insert_many`` reads them (their
-    keys). A component over ``max_component`` pages, rows and deletes has the edges of its
-    sketch keys cut, largest postings first (SCALEOUT §7.1 option (2)). Returns the units, the
-    component figures and the bytes sent.
+    ``work_units`` work units. ``chunk`` is the day's rows as the coordinator reads them from
+    S1's parts (``_decide._Rows``: their keys, the parts and the files' first rows), ``sigs``
+    their simhashes. A component over ``max_component`` pages, rows and deletes has the edges
+    of its sketch keys cut, largest postings first (SCALEOUT §7.1 option (2)). Returns the
+    units, the component figures and the bytes sent.
 
-    The graph is arrays of u64 node pairs and its components are found in Rust
-    (``neardup.Components``); the day's close simhashes too (``neardup.close_simhash_pairs``)."""
+    The day's probes are joined on the key partitions (issue #34 item 4): each reads S1's
+    parts, keeps the keys and simhashes it holds and returns the partial forest of their
+    joins (``key_forests``), which the coordinator merges with the rest of the graph in Rust
+    (``neardup.Components``). Only when a component is over the cap are the day's keys joined
+    here, as key nodes, so that their edges can be cut (``central``)."""
+    for central in (False, True):
+        planned = _plan(dx, chunk, sigs, gone, work_units, max_component, central)
+        if planned is not None:
+            return planned
+    raise AssertionError("the central plan always gives units")
+
+
+def _plan(
+    dx: DistributedIndex,
+    chunk: Any,
+    sigs: Any,
+    gone: List[str],
+    work_units: int,
+    max_component: int,
+    central: bool,
+) -> Optional[Tuple[List[Unit], Dict[str, Any], int]]:
+    """``plan`` with the day's key joins on the key partitions (``central`` False; None when a
+    component is over the cap) or here as key nodes (``central`` True)."""
     import numpy as np
 
     lay = dx.layout
     edges = _Edges()
     rows = sigs.column("row").to_pylist()
-    keys_col = sigs.column("posting_keys").to_pylist()
     sims = sigs.column("simhash").to_pylist()
     rows_n = len(chunk.keys)
-    # Each probe joins the keys it is filed under and the standing pages on them
-    # (over-frequent standing keys have none: no decision reads them).
-    keys, inverse, on_key = _key_postings(dx, b"".join(k for k in keys_col if k))
-    shuffled = len(keys)
-    per_row = np.fromiter((len(k or b"") // 9 for k in keys_col), dtype=np.int64, count=len(keys_col))
-    edges.add_keys(_KEY, keys, inverse, _tag(_ROW, np.repeat(np.asarray(rows, dtype=np.int64), per_row)), on_key)
-    # Simhash neighbours, standing and of the day.
     with_sim = [(r, h) for r, h in zip(rows, sims) if h is not None]
-    near, sent = _simhash_neighbours(dx, [h for _, h in with_sim])
-    shuffled += sent
-    pairs = [(r, d) for r, h in with_sim for d in near[h]]
-    edges.add(_tag(_ROW, [r for r, _ in pairs]), [d for _, d in pairs])
+    shuffled = 0
+    # The day's close simhashes.
     _close_simhashes(edges, with_sim, lay.simhash_max_distance)
     # A key given twice in the day goes to one unit.
     first: Dict[str, int] = {}
@@ -291,14 +381,30 @@ def plan(
         members.update(m or [])
         edges.add(_tag(_CLUSTER, [c] * len(m or [])), list(m or []))
     filed = {d: f for d, f in _by_doc(dx, "filed_pages", members, lay.doc_part).items() if f}
-    mkeys, minverse, m_on_key = _key_postings(dx, b"".join(f[1] for f in filed.values()))
-    shuffled += len(mkeys)
-    owners = np.repeat(np.fromiter(filed, dtype=np.uint64, count=len(filed)), [len(f[1]) // 9 for f in filed.values()])
-    edges.add_keys(_MKEY, mkeys, minverse, owners, m_on_key)
-    mnear, sent = _simhash_neighbours(dx, [f[0] for f in filed.values()])
-    shuffled += sent
-    pairs = [(d, e) for d, (h, _) in filed.items() for e in mnear[h]]
-    edges.add([d for d, _ in pairs], [e for _, e in pairs])
+    if central:
+        # Each probe joins the keys it is filed under and the standing pages on them
+        # (over-frequent standing keys have none: no decision reads them).
+        keys_col = chunk.posting_keys()
+        keys, inverse, on_key = _key_postings(dx, b"".join(k for k in keys_col if k))
+        shuffled += len(keys)
+        per_row = np.fromiter((len(k or b"") // 9 for k in keys_col), dtype=np.int64, count=len(keys_col))
+        edges.add_keys(_KEY, keys, inverse, _tag(_ROW, np.repeat(np.asarray(rows, dtype=np.int64), per_row)), on_key)
+        # Simhash neighbours, standing.
+        near, sent = _simhash_neighbours(dx, [h for _, h in with_sim])
+        shuffled += sent
+        pairs = [(r, d) for r, h in with_sim for d in near[h]]
+        edges.add(_tag(_ROW, [r for r, _ in pairs]), [d for _, d in pairs])
+        mkeys, minverse, m_on_key = _key_postings(dx, b"".join(f[1] for f in filed.values()))
+        shuffled += len(mkeys)
+        owners = np.repeat(np.fromiter(filed, dtype=np.uint64, count=len(filed)), [len(f[1]) // 9 for f in filed.values()])
+        edges.add_keys(_MKEY, mkeys, minverse, owners, m_on_key)
+        mnear, sent = _simhash_neighbours(dx, [f[0] for f in filed.values()])
+        shuffled += sent
+        pairs = [(d, e) for d, (h, _) in filed.items() for e in mnear[h]]
+        edges.add([d for d, _ in pairs], [e for _, e in pairs])
+    else:
+        # The day's probes and the members' in one round of the key partitions.
+        shuffled += key_forests(dx, chunk, edges, filed)
     # Every cluster of a standing page reached, whole.
     reached = edges.nodes()
     standing = np.unique(reached[(reached >> np.uint64(_SHIFT)) == _DOC]).tolist()
@@ -309,7 +415,10 @@ def plan(
         edges.add(_tag(_CLUSTER, [c] * len(m or [])), list(m or []))
     # Components (every row and delete one, those that join nothing alone), then work units.
     seeds = np.concatenate([_tag(_ROW, np.arange(rows_n)), _tag(_GONE, np.arange(len(gone)))])
-    nodes, labels, cut = _components(edges, seeds, max_component)
+    found = _components(edges, seeds, max_component, can_cut=central)
+    if found is None:
+        return None
+    nodes, labels, cut = found
     ordered = _gather(nodes, labels, rows_n)
     sizes = sorted((c.size() for c in ordered), reverse=True)
     stats = {
