@@ -96,17 +96,6 @@ class _Rows:
     def __len__(self) -> int:
         return len(self.keys)
 
-    def posting_keys(self) -> List[Optional[bytes]]:
-        """The posting keys of each signed row (as ``sigs`` lists them), read from S1's parts
-        when asked: only a day with a component over the cap joins them here (``_plan.plan``)."""
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-
-        cols = ["signed", "posting_keys"]
-        tables = [pq.read_table(self.store.path(f"{self.rel}/{name}"), columns=cols, filesystem=self.store.fs) for _, name in self.parts]
-        table = pa.concat_tables(tables) if tables else _sign.part_schema().empty_table().select(cols)
-        return table.filter(table.column("signed")).column("posting_keys").to_pylist()
-
     def place(self, row: int) -> Tuple[str, int]:
         """The file (as the merge was given it) and line of row ``row``."""
         f = bisect.bisect_right(self.offsets, row) - 1

@@ -742,7 +742,7 @@ class DistributedIndex:
             # records that could not be read.
             say(f"read: {len(files)} files, read and signed in the workers")
             t = time.monotonic()
-            day = _sign.sign(files, st, brel, report, self._signature)
+            day = _sign.sign(files, st, brel, report, self._signature, self.layout)
             rows = sum(r for _, r in day["files"])
             report["seconds"]["S1"] = round(time.monotonic() - t, 3)
             say(f"S1 signatures: {rows} pages, {day['unreadable']} unreadable records in {report['seconds']['S1']} s")

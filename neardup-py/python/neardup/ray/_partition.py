@@ -30,6 +30,7 @@ class _Partition:
     def __init__(self, path: str, role: str, part: int, layout: Tuple[int, int, int], options: Dict[str, Any]) -> None:
         self.path = path
         self.name = f"{role}-{part:03}"
+        self.part = part
         # Under a node's local root (_place.local_base) that may not exist yet.
         os.makedirs(os.path.dirname(path), exist_ok=True)
         self.ix = neardup.Index(path, **options)
@@ -48,7 +49,7 @@ class _Partition:
         (``_plan.partition_forest``)."""
         from ._plan import partition_forest
 
-        return partition_forest(self.ix, store, rel, parts, offsets, members)
+        return partition_forest(self.ix, self.part, store, rel, parts, offsets, members)
 
     def apply(self, batch: int, log: bytes) -> bool:
         """Applies a batch log once in effect."""

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Optional,
 import neardup
 
 from ._runtime import require_ray
+from ._sign import probes_name, read_probes
 
 if TYPE_CHECKING:
     from ._driver import DistributedIndex
@@ -207,47 +208,43 @@ def key_forests(dx: DistributedIndex, chunk: Any, edges: _Edges, filed: Dict[int
 
 
 def partition_forest(
-    ix: Any, store: Any, rel: str, parts: List[Tuple[int, str]], offsets: List[int], members: Tuple[bytes, bytes, bytes, bytes]
+    ix: Any, part: int, store: Any, rel: str, parts: List[Tuple[int, str]], offsets: List[int], members: Tuple[bytes, bytes, bytes, bytes]
 ) -> Tuple[bytes, bytes, Dict[str, int]]:
-    """In a key partition's actor (``ix`` its database): the probes of S1's ``parts`` (the
-    day's first row of each and its name, under ``rel`` in ``store``; ``offsets``: each file's
-    first row in the day) that this partition holds, read a part at a time and kept
-    (``Index.own_probes``), then joined through its postings and simhash tables
+    """In key partition ``part``'s actor (``ix`` its database): the probes S1 routed to it
+    from its ``parts`` (the day's first row of each and its name, under ``rel`` in ``store``;
+    ``offsets``: each file's first row in the day), a row group of each ``probes-`` file
+    (``_sign.read_probes``), joined through its postings and simhash tables
     (``Index.probe_forest``); and apart, so that a key joins the day's probes and the members'
     only through standing pages (as S3's key nodes of either kind do), the ``members``' probes
     (packed keys, owners, simhashes, owners). Returns the merged partial forest (``uint64``
     bytes: nodes, roots) and what was looked up of the day's. Memory: this partition's share
-    of the day's probes, and one part."""
+    of the day's probes."""
     import numpy as np
     import pyarrow.parquet as pq
 
-    first_rows = np.asarray(offsets, dtype=np.int64)
-    kept: List[List[bytes]] = [[], [], [], []]
-    for _, name in parts:
-        t = pq.read_table(store.path(f"{rel}/{name}"), columns=["file", "row", "signed", "posting_keys", "simhash"], filesystem=store.fs)
-        t = t.filter(t.column("signed"))
-        if not t.num_rows:
-            continue
-        rows = first_rows[t.column("file").to_numpy()] + t.column("row").to_numpy()
-        keys = t.column("posting_keys").to_pylist()
-        per_row = np.fromiter((len(k or b"") // 9 for k in keys), dtype=np.int64, count=len(keys))
-        sims = t.column("simhash").combine_chunks()
-        has = sims.is_valid().to_numpy(zero_copy_only=False)
-        own = ix.own_probes(
-            b"".join(k for k in keys if k),
-            _tag(_ROW, np.repeat(rows, per_row)).tobytes(),
-            sims.drop_null().to_numpy().astype(np.uint64).tobytes(),
-            _tag(_ROW, rows[has]).tobytes(),
-        )
-        for acc, b in zip(kept, own):
-            acc.append(b)
-    nodes, roots, counts = ix.probe_forest(*(b"".join(acc) for acc in kept), _DOC << _SHIFT)
+    nodes, roots, counts = ix.probe_forest(*_probes(store, rel, parts, offsets, part), _DOC << _SHIFT)
     if members[0] or members[2]:
         c = neardup.Components()
         c.merge_forest(nodes, roots)
         c.merge_forest(*ix.probe_forest(*ix.own_probes(*members), _DOC << _SHIFT)[:2])
         nodes, roots = c.forest()
     return nodes, roots, dict(counts)
+
+
+def _probes(store: Any, rel: str, parts: List[Tuple[int, str]], offsets: List[int], part: Optional[int]) -> Tuple[bytes, bytes, bytes, bytes]:
+    """The day's probes S1 routed to key partition ``part`` (every partition's with None):
+    the packed posting keys and their owners (``_ROW`` nodes), the simhashes and theirs, as
+    ``uint64`` bytes."""
+    import numpy as np
+
+    t = read_probes(store, rel, [probes_name(name) for _, name in parts], part)
+    owners = _tag(_ROW, np.asarray(offsets, dtype=np.int64)[t.column("file").to_numpy()] + t.column("row").to_numpy())
+    valid = t.column("key").is_valid()
+    is_key = np.asarray(valid, dtype=bool)
+    keys = t.column("key").filter(valid).combine_chunks()
+    packed = keys.buffers()[1].to_pybytes()[keys.offset * 9 : (keys.offset + len(keys)) * 9] if len(keys) else b""
+    sims = t.column("simhash").drop_null().to_numpy().astype(np.uint64)
+    return packed, owners[is_key].tobytes(), sims.tobytes(), owners[~is_key].tobytes()
 
 
 def _cat(arrays: List[Any]) -> Any:
@@ -384,11 +381,10 @@ def _plan(
     if central:
         # Each probe joins the keys it is filed under and the standing pages on them
         # (over-frequent standing keys have none: no decision reads them).
-        keys_col = chunk.posting_keys()
-        keys, inverse, on_key = _key_postings(dx, b"".join(k for k in keys_col if k))
+        packed, owners_b, _, _ = _probes(dx.store, chunk.rel, chunk.parts, chunk.offsets, None)
+        keys, inverse, on_key = _key_postings(dx, packed)
         shuffled += len(keys)
-        per_row = np.fromiter((len(k or b"") // 9 for k in keys_col), dtype=np.int64, count=len(keys_col))
-        edges.add_keys(_KEY, keys, inverse, _tag(_ROW, np.repeat(np.asarray(rows, dtype=np.int64), per_row)), on_key)
+        edges.add_keys(_KEY, keys, inverse, np.frombuffer(owners_b, dtype=np.uint64), on_key)
         # Simhash neighbours, standing.
         near, sent = _simhash_neighbours(dx, [h for _, h in with_sim])
         shuffled += sent

@@ -7,8 +7,11 @@ ingest`` skips it), cut into blocks of ``BLOCK`` records; each block is checked 
 (``_sign_block``: ``neardup.signatures_table``), which writes it to the batch's ``s1/`` in the
 store as ``part-<file>-<first row>.parquet``: the fields ``insert_many`` reads (key, host, time,
 body), why the row cannot be a page (``bad``), its file, its row number in the file and its line,
-and of a page with a usable body its posting keys (what S2 sends to the key partitions), simhash
-and number of sentence fingerprints (the whole-batch order of S4 sorts by it). A row's number in
+and of a page with a usable body its simhash and number of sentence fingerprints (the whole-batch
+order of S4 sorts by it); and beside it as ``probes-<file>-<first row>.parquet`` the block's
+posting keys and simhashes, each with the key partition that answers it, sorted by partition, a
+row group each: S2's shuffle, so that each key partition reads only its own probes (``_plan``).
+A row's number in
 the day (the order of ``read_day``: file, then line) is its file's offset, from the counts of the
 files before it, plus its number in the file. ``s1/files.json`` holds each file's count of rows
 and its unreadable records, then ``_DONE`` marks S1 done, so a re-run after a crash does not read
@@ -56,7 +59,6 @@ def part_schema() -> Any:
             ("text", pa.string()),
             ("bad", pa.string()),
             ("signed", pa.bool_()),
-            ("posting_keys", pa.binary()),
             ("simhash", pa.uint64()),
             ("fingerprints", pa.int64()),
         ]
@@ -98,7 +100,6 @@ def _block_table(f: int, start: int, lines: List[int], rows: List[Dict[str, Any]
             "text": pa.array(text, pa.string()),
             "bad": pa.array(bad, pa.string()),
             "signed": pa.array([b is None for b in chunk.body_bad], pa.bool_()),
-            "posting_keys": pa.nulls(n, pa.binary()),
             "simhash": pa.nulls(n, pa.uint64()),
             "fingerprints": pa.array([0] * n, pa.int64()),
         },
@@ -106,10 +107,85 @@ def _block_table(f: int, start: int, lines: List[int], rows: List[Dict[str, Any]
     )
 
 
-def _sign_block(store: Store, rel: str, table: Any, config: Dict[str, Any]) -> str:
+def probe_schema() -> Any:
+    """The columns of a ``probes-`` file of ``s1/``: a row's posting key (``key``, 9 bytes) or
+    simhash (``simhash``), the other null, with the key partition that answers it (``part``;
+    a simhash once for each partition its look-up reads) and its row (``file``, ``row``)."""
+    import pyarrow as pa
+
+    return pa.schema(
+        [
+            ("part", pa.int32()),
+            ("file", pa.int32()),
+            ("row", pa.int64()),
+            ("key", pa.binary(9)),
+            ("simhash", pa.uint64()),
+        ]
+    )
+
+
+def _write_probes(store: Store, path: str, layout: Any, f: int, rows: List[int], keys: List[Optional[bytes]], sims: List[Optional[int]]) -> None:
+    """The block's probes routed to the key partitions that answer them (SCALEOUT §4, §5 S2):
+    written to ``path`` sorted by partition, a row group each, so that a key partition reads
+    its own (a filter on ``part``) and nothing of the others'. S2's shuffle, done as S1 writes."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    per_row = np.fromiter((len(k or b"") // 9 for k in keys), dtype=np.int64, count=len(keys))
+    packed = b"".join(k for k in keys if k)
+    key_rows = np.repeat(np.asarray(rows, dtype=np.int64), per_row)
+    key_parts = np.asarray(layout.posting_parts(packed), dtype=np.int32)
+    with_sim = [(r, h) for r, h in zip(rows, sims) if h is not None]
+    sim_parts = layout.simhash_parts([h for _, h in with_sim])
+    sim_rows = [r for (r, _), ps in zip(with_sim, sim_parts) for _ in ps]
+    sim_hashes = [h for (_, h), ps in zip(with_sim, sim_parts) for _ in ps]
+    parts = np.concatenate([key_parts, np.asarray([p for ps in sim_parts for p in ps], dtype=np.int32)])
+    n_keys = len(key_parts)
+    table = pa.table(
+        {
+            "part": pa.array(parts, pa.int32()),
+            "file": pa.array(np.full(len(parts), f, dtype=np.int32)),
+            "row": pa.array(np.concatenate([key_rows, np.asarray(sim_rows, dtype=np.int64)])),
+            "key": pa.concat_arrays(
+                [
+                    pa.FixedSizeBinaryArray.from_buffers(pa.binary(9), n_keys, [None, pa.py_buffer(packed)]),
+                    pa.nulls(len(sim_rows), pa.binary(9)),
+                ]
+            ),
+            "simhash": pa.array([None] * n_keys + sim_hashes, pa.uint64()),
+        },
+        schema=probe_schema(),
+    )
+    table = table.take(pa.array(np.argsort(parts, kind="stable")))
+    bounds = np.searchsorted(table.column("part").to_numpy(), np.arange(layout.key_parts + 1))
+    with pq.ParquetWriter(path, probe_schema(), filesystem=store.fs) as w:
+        for a, b in zip(bounds[:-1], bounds[1:]):
+            if b > a:
+                w.write_table(table.slice(int(a), int(b - a)), row_group_size=int(b - a))
+
+
+def read_probes(store: Store, rel: str, names: List[str], part: Optional[int]) -> Any:
+    """The probes of S1's ``names`` (``probes-`` files under ``rel``) answered by key partition
+    ``part`` (every partition's with None), a row group of each file read."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    filters = None if part is None else [("part", "=", part)]
+    tables = [pq.read_table(store.path(f"{rel}/{n}"), filters=filters, filesystem=store.fs) for n in names]
+    return pa.concat_tables(tables) if tables else probe_schema().empty_table()
+
+
+def probes_name(part_name: str) -> str:
+    """The ``probes-`` file written beside a part of ``s1/``."""
+    return "probes-" + part_name[len("part-") :]
+
+
+def _sign_block(store: Store, rel: str, table: Any, config: Dict[str, Any], layout: Any) -> str:
     """In a Ray task: the posting keys, simhash and sentence-fingerprint count of the block's
     rows with a usable body (HTML and text rows signed apart), the block written as a part of
-    ``rel``, named by its file and first row (a retried task writes the same part again).
+    ``rel``, named by its file and first row (a retried task writes the same part again), and
+    its posting keys and simhashes routed to the key partitions (``_write_probes``), beside it.
     Returns the part's name."""
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -130,16 +206,17 @@ def _sign_block(store: Store, rel: str, table: Any, config: Dict[str, Any]) -> s
         count = pc.fill_null(pc.list_value_length(out.column("fingerprints")), 0).to_pylist()
         for i, k, h, c in zip(out.column("row").to_pylist(), out.column("posting_keys").to_pylist(), out.column("simhash").to_pylist(), count):
             keys[i], sims[i], counts[i] = k, h, c
-    table = table.set_column(table.schema.get_field_index("posting_keys"), "posting_keys", pa.array(keys, pa.binary()))
     table = table.set_column(table.schema.get_field_index("simhash"), "simhash", pa.array(sims, pa.uint64()))
     table = table.set_column(table.schema.get_field_index("fingerprints"), "fingerprints", pa.array(counts, pa.int64()))
-    name = f"part-{table.column('file')[0].as_py():06}-{table.column('row')[0].as_py():012}.parquet"
+    f, first = table.column("file")[0].as_py(), table.column("row")[0].as_py()
+    name = f"part-{f:06}-{first:012}.parquet"
     store.fs.create_dir(store.path(rel), recursive=True)
+    _write_probes(store, store.path(f"{rel}/{probes_name(name)}"), layout, f, table.column("row").to_pylist(), keys, sims)
     pq.write_table(table, store.path(f"{rel}/{name}"), filesystem=store.fs)
     return name
 
 
-def _read_file(store: Store, rel: str, f: int, path: str, shown: str, config: Dict[str, Any], in_flight: int) -> Dict[str, Any]:
+def _read_file(store: Store, rel: str, f: int, path: str, shown: str, config: Dict[str, Any], in_flight: int, layout: Any) -> Dict[str, Any]:
     """In a Ray task: file ``f`` of the day read (``_files.records``) in blocks of ``BLOCK``
     records, each block signed and written by a ``_sign_block`` task, at most ``in_flight`` at
     once. Returns its count of rows (``rows``) and of unreadable records (``unreadable``), the
@@ -157,7 +234,7 @@ def _read_file(store: Store, rel: str, f: int, path: str, shown: str, config: Di
         nonlocal rows, pending
         if not block:
             return
-        pending.append(sign.remote(store, rel, _block_table(f, rows, lines, block), config))
+        pending.append(sign.remote(store, rel, _block_table(f, rows, lines, block), config, layout))
         rows += len(block)
         block.clear()
         lines.clear()
@@ -180,7 +257,7 @@ def _read_file(store: Store, rel: str, f: int, path: str, shown: str, config: Di
     return {"rows": rows, "unreadable": unreadable, "skipped": skipped}
 
 
-def sign(files: List[Any], store: Store, brel: str, report: MergeReport, config: Dict[str, Any]) -> Dict[str, Any]:
+def sign(files: List[Any], store: Store, brel: str, report: MergeReport, config: Dict[str, Any], layout: Any) -> Dict[str, Any]:
     """S1: the day's files read and signed by Ray tasks, written to ``<brel>/s1/`` in the store
     (nothing done when a run before finished it: ``_DONE``). ``config``: the signature options
     the partitions and scratch indexes use, shorthands resolved. Returns what
@@ -196,7 +273,7 @@ def sign(files: List[Any], store: Store, brel: str, report: MergeReport, config:
     cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))
     read = task(_read_file, store, num_cpus=0)
     shown = [str(Path(p)) for p in files]
-    refs = [read.remote(store, out, f, str(Path(p).absolute()), s, config, IN_FLIGHT_PER_CPU * cpus) for f, (p, s) in enumerate(zip(files, shown))]
+    refs = [read.remote(store, out, f, str(Path(p).absolute()), s, config, IN_FLIGHT_PER_CPU * cpus, layout) for f, (p, s) in enumerate(zip(files, shown))]
     results = ray.get(refs)
     day = {
         "files": [[s, r["rows"]] for s, r in zip(shown, results)],
