@@ -11,7 +11,11 @@ at most). Beside it, the peak of the resident memory summed over every process t
 0.2 s, and the merge's pages/s.
 
     PYTHONPATH=target/python python3 bench/ray_driver_memory.py [--pages 20000] [--cpus 2] \
-        [--key-parts 4] [--doc-parts 4] [--keep DIR]
+        [--key-parts 4] [--doc-parts 4] [--keep DIR] [--day FILE] [--work-units N]
+
+`--day` merges a file as it is (e.g. a million generated pages: `neardup-scale gen --count
+1000000 --out day.jsonl.gz`); `--work-units` sets S4's units (a unit's memory grows with its
+pages).
 """
 
 from __future__ import annotations
@@ -33,11 +37,12 @@ import json, resource, sys, time
 import ray
 from neardup.ray import DistributedIndex
 root, day, cpus, kp, dp = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
+units = int(sys.argv[6]) if len(sys.argv) > 6 and sys.argv[6] != "0" else None
 ray.init(num_cpus=cpus, include_dashboard=False, logging_level="WARNING", log_to_driver=False)
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 with DistributedIndex(root, kp, dp, sync_writes=False) as dx:
     t = time.monotonic()
-    r = dx.merge([day], progress=False)
+    r = dx.merge([day], work_units=units, progress=False)
     secs = time.monotonic() - t
 ray.shutdown()
 print(json.dumps({"seconds": secs, "ru_maxrss_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
@@ -71,16 +76,18 @@ def main() -> None:
     ap.add_argument("--doc-parts", type=int, default=4)
     ap.add_argument("--corpus", default=str(DEV))
     ap.add_argument("--keep", help="a directory to write the day and the index to (kept)")
+    ap.add_argument("--day", help="merge this file of pages as it is (e.g. `neardup-scale gen --out`), not a day made of the corpus")
+    ap.add_argument("--work-units", type=int, default=0, help="work units of S4 (default: the cluster's CPUs)")
     args = ap.parse_args()
     tmp = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="ray-driver-memory-"))
     tmp.mkdir(parents=True, exist_ok=True)
-    day = tmp / f"day-{args.pages}.jsonl.gz"
+    day = Path(args.day) if args.day else tmp / f"day-{args.pages}.jsonl.gz"
     if not day.exists():
         write_day(args.corpus, args.pages, day)
     memory = PeakMemory()
     t = time.monotonic()
     out = subprocess.run(
-        [sys.executable, "-c", DRIVER, str(tmp / f"dist-{args.pages}-{int(t)}"), str(day), str(args.cpus), str(args.key_parts), str(args.doc_parts)],
+        [sys.executable, "-c", DRIVER, str(tmp / f"dist-{args.pages}-{int(t)}"), str(day), str(args.cpus), str(args.key_parts), str(args.doc_parts), str(args.work_units)],
         capture_output=True,
         text=True,
     )
@@ -90,7 +97,7 @@ def main() -> None:
         sys.exit(f"driver failed ({out.returncode}):\n{out.stderr[-4000:]}")
     r = json.loads(out.stdout.strip().splitlines()[-1])
     print(
-        f"{args.pages} pages ({r['errors']} errors, {r['duplicates']} duplicates), {args.cpus} CPUs: merge "
+        f"{r['pages']} pages ({r['errors']} errors, {r['duplicates']} duplicates), {args.cpus} CPUs: merge "
         f"{r['pages'] / r['seconds']:,.0f} pages/s ({r['seconds']:.1f} s; "
         + ", ".join(f"{k} {v:.1f}" for k, v in r["stages"].items())
         + f"); driver peak RSS {r['ru_maxrss_kib'] / 1024:,.0f} MiB ({r['ru_maxrss_before_merge_kib'] / 1024:,.0f} MiB "
