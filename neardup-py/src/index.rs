@@ -815,37 +815,8 @@ impl PyIndex {
         .py(py)
     }
 
-    /// Of the day's probes, those this key partition answers (S2 of the distributed merge):
-    /// ``packed`` posting keys (9 bytes each) with their ``owners`` and ``simhashes`` with
-    /// their ``sim_owners`` (``uint64`` bytes, native-endian, one owner each). Returns the four
-    /// arrays, kept, in the same form.
-    fn own_probes<'py>(
-        &self,
-        py: Python<'py>,
-        packed: &[u8],
-        owners: &[u8],
-        simhashes: &[u8],
-        sim_owners: &[u8],
-    ) -> PyResult<Bound<'py, PyTuple>> {
-        use crate::components::u64_bytes;
-        let ix = self.ix(py)?;
-        let (keys, owners, simhashes, sim_owners) =
-            probes(py, packed, owners, simhashes, sim_owners)?;
-        let own = py
-            .detach(|| ix.own_probes(&keys, &owners, &simhashes, &sim_owners))
-            .py(py)?;
-        let packed: Vec<u8> = own.keys.concat();
-        (
-            PyBytes::new(py, &packed),
-            u64_bytes(py, &own.owners),
-            u64_bytes(py, &own.simhashes),
-            u64_bytes(py, &own.sim_owners),
-        )
-            .into_pyobject(py)
-    }
-
     /// A key partition's share of S3 (``Index.probe_forest`` in Rust): the partial forest of
-    /// the probes (as ``own_probes`` keeps them) joined through this partition's postings and
+    /// the probes this partition answers (as S1 routes them) joined through this partition's postings and
     /// simhash tables, a standing page ``d`` being node ``doc_tag | d``. Returns ``(nodes,
     /// roots, counts)``: ``uint64`` bytes for ``neardup.Components.merge_forest``, and the
     /// distinct ``keys`` and ``simhashes`` looked up and the ``standing`` pages found.
@@ -1210,7 +1181,7 @@ impl PyIndex {
     }
 }
 
-/// The four arrays of a key partition's probes (``Index.own_probes``, ``Index.probe_forest``):
+/// The four arrays of a key partition's probes (``Index.probe_forest``):
 /// 9-byte keys and ``uint64`` owners, simhashes and their owners.
 type Probes = (Vec<[u8; 9]>, Vec<u64>, Vec<u64>, Vec<u64>);
 

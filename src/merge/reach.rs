@@ -32,19 +32,6 @@ pub struct ProbeForest {
     pub standing: u64,
 }
 
-/// The probes a key partition answers ([`crate::Index::own_probes`]).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct OwnProbes {
-    /// Posting keys, each with its owner in `owners`.
-    pub keys: Vec<[u8; 9]>,
-    /// The owner (an S3 node) of each key.
-    pub owners: Vec<u64>,
-    /// Simhashes, each with its owner in `sim_owners`.
-    pub simhashes: Vec<u64>,
-    /// The owner of each simhash.
-    pub sim_owners: Vec<u64>,
-}
-
 /// A page a doc partition holds, as [`crate::Index::partition_rows`] lists it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PageRow {
@@ -94,58 +81,11 @@ impl Index {
             .collect())
     }
 
-    /// Of the day's probes (`owners[i]` filed under `keys[i]`, `sim_owners[i]` with simhash
-    /// `simhashes[i]`), those this key partition answers: the keys it holds the postings of and
-    /// the simhashes whose look-up reads its tables (SCALEOUT §4). Each key partition reads the
-    /// day's probes from S1's parts and keeps its own ([`Self::probe_forest`] then joins them).
-    ///
-    /// # Errors
-    /// [`Error::InvalidArgument`] when this database is not a key partition or the arrays have
-    /// unequal lengths.
-    pub fn own_probes(
-        &self,
-        keys: &[[u8; 9]],
-        owners: &[u64],
-        simhashes: &[u64],
-        sim_owners: &[u64],
-    ) -> Result<OwnProbes> {
-        use super::Role;
-        if keys.len() != owners.len() || simhashes.len() != sim_owners.len() {
-            return Err(Error::InvalidArgument(
-                "own_probes: each key and simhash needs one owner".into(),
-            ));
-        }
-        let Some(super::Partition {
-            layout,
-            role: Role::Key(me),
-        }) = self.partition()?
-        else {
-            return Err(Error::InvalidArgument(format!(
-                "{} is not a key partition of a distributed index",
-                self.path.display()
-            )));
-        };
-        let mut out = OwnProbes::default();
-        for (k, &o) in keys.iter().zip(owners) {
-            if layout.posting_part(k) == me {
-                out.keys.push(*k);
-                out.owners.push(o);
-            }
-        }
-        for (&h, &o) in simhashes.iter().zip(sim_owners) {
-            if layout.simhash_parts(h).contains(&me) {
-                out.simhashes.push(h);
-                out.sim_owners.push(o);
-            }
-        }
-        Ok(out)
-    }
-
     /// A key partition's share of S3 (SCALEOUT §5 S2–S3; issue #34 item 4: the key joins and
     /// union-find on the key partitions, their partial forests merged by the coordinator).
     /// `owners[i]` is filed under `keys[i]` and `sim_owners[i]` has simhash `simhashes[i]`
     /// (nodes of S3's graph: a row of the day, a standing page); the keys and simhashes are
-    /// those this partition holds. Joins every owner of a key with the other owners and with the
+    /// those this partition holds (S1 routes them: `Layout::posting_part`, `Layout::simhash_parts`). Joins every owner of a key with the other owners and with the
     /// standing pages filed under it (none for an over-frequent key, which no decision reads,
     /// but its owners are joined as S3's key node joins them), and each simhash owner with the
     /// standing pages within the simhash distance; standing page `d` is node `doc_tag | d`.

@@ -358,9 +358,6 @@ class Index(Mapping[str, PageInfo]):
         over-frequent key)."""
     def simhash_ids(self, simhashes: List[int]) -> List[List[int]]:
         """Per simhash, the page ids within the simhash distance (entries held here)."""
-    def own_probes(self, packed: bytes, owners: bytes, simhashes: bytes, sim_owners: bytes) -> Tuple[bytes, bytes, bytes, bytes]:
-        """Of the day's probes (keys and simhashes, each with a ``uint64`` owner node), those
-        this key partition answers, in the same form."""
     def probe_forest(
         self, packed: bytes, owners: bytes, simhashes: bytes, sim_owners: bytes, doc_tag: int
     ) -> Tuple[bytes, bytes, Dict[str, int]]:

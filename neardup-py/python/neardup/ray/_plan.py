@@ -189,18 +189,28 @@ def key_forests(dx: DistributedIndex, chunk: Any, edges: _Edges, filed: Dict[int
     and "Simhash", S3): every key partition reads the day's probes from S1's parts and answers
     those it holds (``partition_forest``, in its actor), all at once, with the probes of the
     members placed again (``filed``: of each, its simhash and posting keys; its own node is
-    its page id); their partial forests join ``edges``. Returns the bytes sent: the members'
-    probes, the forests, and the keys and simhashes each partition kept of the day's."""
+    its page id), each sent to the partitions that answer it; their partial forests join
+    ``edges``. Returns the bytes sent: the members' probes, the forests, and the keys and
+    simhashes each partition read of the day's."""
     import numpy as np
 
     ray = require_ray()
+    lay = dx.layout
+    # The members' probes, each to the key partitions that answer it (as S1 routes the day's).
     ids = np.fromiter(filed, dtype=np.uint64, count=len(filed))
-    packed = b"".join(f[1] for f in filed.values())
+    packed = np.frombuffer(b"".join(f[1] for f in filed.values()), dtype=np.dtype((np.void, 9)))
     owners = np.repeat(ids, [len(f[1]) // 9 for f in filed.values()])
-    members = (packed, owners.tobytes(), np.asarray([f[0] for f in filed.values()], dtype=np.uint64).tobytes(), ids.tobytes())
-    members_ref = ray.put(members)
-    refs = [k.probe_forest.remote(dx.store, chunk.rel, chunk.parts, chunk.offsets, members_ref) for k in dx.keys]
-    sent = sum(len(b) for b in members) * len(refs) if filed else 0
+    key_parts = np.asarray(lay.posting_parts(packed.tobytes()), dtype=np.int64)
+    sims = np.asarray([f[0] for f in filed.values()], dtype=np.uint64)
+    sim_parts = lay.simhash_parts(sims.tolist())
+    sim_part = np.asarray([p for ps in sim_parts for p in ps], dtype=np.int64)
+    sim_at = np.repeat(np.arange(len(sims)), [len(ps) for ps in sim_parts])
+    members = []
+    for p in range(lay.key_parts):
+        k, s = key_parts == p, sim_at[sim_part == p]
+        members.append((packed[k].tobytes(), owners[k].tobytes(), sims[s].tobytes(), ids[s].tobytes()))
+    refs = [k.probe_forest.remote(dx.store, chunk.rel, chunk.parts, chunk.offsets, m) for k, m in zip(dx.keys, members)]
+    sent = sum(len(b) for m in members for b in m)
     for nodes, roots, counts in ray.get(refs):
         edges.add(np.frombuffer(nodes, dtype=np.uint64), np.frombuffer(roots, dtype=np.uint64))
         sent += len(nodes) + len(roots) + 9 * counts["keys"] + 8 * counts["simhashes"]
@@ -216,7 +226,7 @@ def partition_forest(
     (``_sign.read_probes``), joined through its postings and simhash tables
     (``Index.probe_forest``); and apart, so that a key joins the day's probes and the members'
     only through standing pages (as S3's key nodes of either kind do), the ``members``' probes
-    (packed keys, owners, simhashes, owners). Returns the merged partial forest (``uint64``
+    this partition answers (packed keys, owners, simhashes, owners). Returns the merged partial forest (``uint64``
     bytes: nodes, roots) and what was looked up of the day's. Memory: this partition's share
     of the day's probes."""
     import numpy as np
@@ -226,7 +236,7 @@ def partition_forest(
     if members[0] or members[2]:
         c = neardup.Components()
         c.merge_forest(nodes, roots)
-        c.merge_forest(*ix.probe_forest(*ix.own_probes(*members), _DOC << _SHIFT)[:2])
+        c.merge_forest(*ix.probe_forest(*members, _DOC << _SHIFT)[:2])
         nodes, roots = c.forest()
     return nodes, roots, dict(counts)
 
