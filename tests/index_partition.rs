@@ -602,7 +602,7 @@ fn without_reuse_new_ids_are_above_every_id_given_out() {
 /// index's postings and simhash tables give as edges.
 #[test]
 fn the_key_partitions_forests_merge_into_the_whole_indexs_components() {
-    use neardup::merge::Components;
+    use neardup::merge::{Components, ProbeJoin};
     const ROW: u64 = 1 << 56;
     const DOC: u64 = 0;
     let dir = tempfile::tempdir().unwrap();
@@ -669,7 +669,14 @@ fn the_key_partitions_forests_merge_into_the_whole_indexs_components() {
         }
         kept_keys += k.len();
         kept_sims += h.len();
-        let f = p.probe_forest(&k, &o, &h, &ho, DOC).unwrap();
+        // Added in two blocks, as a partition reads S1's files.
+        let mut join = ProbeJoin::new();
+        let (ka, kb) = (k.len() / 2, h.len() / 2);
+        join.add_keys(&k[..ka], &o[..ka]).unwrap();
+        join.add_simhashes(&h[..kb], &ho[..kb]).unwrap();
+        join.add_keys(&k[ka..], &o[ka..]).unwrap();
+        join.add_simhashes(&h[kb..], &ho[kb..]).unwrap();
+        let f = p.probe_forest(join, DOC).unwrap();
         merged.merge_forest(&f.nodes, &f.roots);
     }
     assert_eq!(kept_keys, probe_keys.len(), "each key to one partition");
@@ -693,5 +700,6 @@ fn the_key_partitions_forests_merge_into_the_whole_indexs_components() {
     }
     assert!(merged.connected(ROW | 1000, ROW | 1001));
     // Arrays of unequal lengths are refused.
-    assert!(keys[0].probe_forest(&[lone], &[], &[], &[], DOC).is_err());
+    assert!(ProbeJoin::new().add_keys(&[lone], &[]).is_err());
+    assert!(ProbeJoin::new().add_simhashes(&[1, 2], &[3]).is_err());
 }

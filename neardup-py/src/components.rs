@@ -5,7 +5,7 @@
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
-use crate::errors::invalid;
+use crate::errors::{invalid, IntoPy};
 
 /// Native-endian `u64`s from bytes; `what` names the argument in the error.
 pub(crate) fn u64s(py: Python<'_>, bytes: &[u8], what: &str) -> PyResult<Vec<u64>> {
@@ -140,4 +140,39 @@ pub(crate) fn close_simhash_pairs<'py>(
     let pairs = py.detach(|| neardup::merge::close_simhash_pairs(&hashes, distance));
     let (a, b): (Vec<u32>, Vec<u32>) = pairs.into_iter().unzip();
     Ok((u32_bytes(py, &a), u32_bytes(py, &b)))
+}
+
+/// A key partition's probes for S3 (``neardup.ProbeJoin``): posting keys and simhashes added
+/// block by block, each with its ``uint64`` owner node, then joined through the partition's
+/// postings by ``Index.probe_forest``. It holds the distinct keys and simhashes and the
+/// union-find of their owners, never the probes.
+#[pyclass(name = "ProbeJoin", module = "neardup._neardup")]
+#[derive(Default)]
+pub(crate) struct PyProbeJoin {
+    pub(crate) inner: neardup::merge::ProbeJoin,
+}
+
+#[pymethods]
+impl PyProbeJoin {
+    #[new]
+    fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds posting keys (``packed``: 9 bytes each) with their owners (``uint64`` bytes).
+    fn add_keys(&mut self, py: Python<'_>, packed: &[u8], owners: &[u8]) -> PyResult<()> {
+        let keys = crate::partition::unpack_keys(py, packed)?;
+        let owners = u64s(py, owners, "owners")?;
+        let inner = &mut self.inner;
+        py.detach(|| inner.add_keys(&keys, &owners)).py(py)
+    }
+
+    /// Adds simhashes with their owners (both ``uint64`` bytes).
+    fn add_simhashes(&mut self, py: Python<'_>, simhashes: &[u8], owners: &[u8]) -> PyResult<()> {
+        let simhashes = u64s(py, simhashes, "simhashes")?;
+        let owners = u64s(py, owners, "owners")?;
+        let inner = &mut self.inner;
+        py.detach(|| inner.add_simhashes(&simhashes, &owners))
+            .py(py)
+    }
 }

@@ -815,27 +815,21 @@ impl PyIndex {
         .py(py)
     }
 
-    /// A key partition's share of S3 (``Index.probe_forest`` in Rust): the partial forest of
-    /// the probes this partition answers (as S1 routes them) joined through this partition's postings and
+    /// A key partition's share of S3 (``Index.probe_forest`` in Rust): the probes of ``join``
+    /// (a ``neardup.ProbeJoin``, emptied) joined through this partition's postings and
     /// simhash tables, a standing page ``d`` being node ``doc_tag | d``. Returns ``(nodes,
     /// roots, counts)``: ``uint64`` bytes for ``neardup.Components.merge_forest``, and the
     /// distinct ``keys`` and ``simhashes`` looked up and the ``standing`` pages found.
     fn probe_forest<'py>(
         &self,
         py: Python<'py>,
-        packed: &[u8],
-        owners: &[u8],
-        simhashes: &[u8],
-        sim_owners: &[u8],
+        mut join: PyRefMut<'py, crate::components::PyProbeJoin>,
         doc_tag: u64,
     ) -> PyResult<Bound<'py, PyTuple>> {
         use crate::components::u64_bytes;
         let ix = self.ix(py)?;
-        let (keys, owners, simhashes, sim_owners) =
-            probes(py, packed, owners, simhashes, sim_owners)?;
-        let f = py
-            .detach(|| ix.probe_forest(&keys, &owners, &simhashes, &sim_owners, doc_tag))
-            .py(py)?;
+        let join = std::mem::take(&mut join.inner);
+        let f = py.detach(|| ix.probe_forest(join, doc_tag)).py(py)?;
         let counts = PyDict::new(py);
         counts.set_item("keys", f.keys)?;
         counts.set_item("simhashes", f.simhashes)?;
@@ -1179,24 +1173,4 @@ impl PyIndex {
             ],
         )
     }
-}
-
-/// The four arrays of a key partition's probes (``Index.probe_forest``):
-/// 9-byte keys and ``uint64`` owners, simhashes and their owners.
-type Probes = (Vec<[u8; 9]>, Vec<u64>, Vec<u64>, Vec<u64>);
-
-fn probes(
-    py: Python<'_>,
-    packed: &[u8],
-    owners: &[u8],
-    simhashes: &[u8],
-    sim_owners: &[u8],
-) -> PyResult<Probes> {
-    use crate::components::u64s;
-    Ok((
-        crate::partition::unpack_keys(py, packed)?,
-        u64s(py, owners, "owners")?,
-        u64s(py, simhashes, "simhashes")?,
-        u64s(py, sim_owners, "sim_owners")?,
-    ))
 }

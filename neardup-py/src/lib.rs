@@ -339,6 +339,7 @@ fn _neardup(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(partition::_export_merge_columns, m)?)?;
     // S3's connected components (SCALEOUT §5 S3, §7.1).
     m.add_class::<components::PyComponents>()?;
+    m.add_class::<components::PyProbeJoin>()?;
     m.add_class::<archive::PyArchiveReader>()?;
     m.add_function(wrap_pyfunction!(archive::archive_format, m)?)?;
     m.add_function(wrap_pyfunction!(components::close_simhash_pairs, m)?)?;

@@ -45,5 +45,5 @@ pub use export::{
 pub use layout::{Layout, Partition, Role, RoutedLog, Target, MAX_PARTS};
 pub use log::{ApplyOutcome, LogCounter, LogOp, APPLY_CHUNK_BYTES};
 pub use logfile::{decode_log, encode_log};
-pub use reach::{FiledPage, PageRow, PartitionRows, ProbeForest};
+pub use reach::{FiledPage, PageRow, PartitionRows, ProbeForest, ProbeJoin, PROBE_CHUNK};
 pub use state::{state_diff, Reach, StateDiff};

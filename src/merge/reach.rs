@@ -32,6 +32,69 @@ pub struct ProbeForest {
     pub standing: u64,
 }
 
+/// Distinct keys (and simhashes) whose postings [`crate::Index::probe_forest`] reads at once.
+pub const PROBE_CHUNK: usize = 1 << 16;
+
+/// A key partition's probes, added block by block ([`ProbeJoin::add_keys`],
+/// [`ProbeJoin::add_simhashes`]) and joined through its postings by
+/// [`crate::Index::probe_forest`]: its memory is the distinct keys and simhashes and the
+/// union-find of their owners, never the probes themselves.
+#[derive(Debug, Default)]
+pub struct ProbeJoin {
+    /// Each distinct key and its first owner (every later owner joined to it in `c`).
+    keys: rustc_hash::FxHashMap<[u8; 9], u64>,
+    /// Each distinct simhash and its first owner.
+    simhashes: rustc_hash::FxHashMap<u64, u64>,
+    /// The later owners of the simhashes with more than one (joined only through standing
+    /// pages).
+    sim_owners: rustc_hash::FxHashMap<u64, Vec<u64>>,
+    c: super::Components,
+}
+
+impl ProbeJoin {
+    /// An empty join.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds posting keys, `owners[i]` filed under `keys[i]` (an S3 node: a row of the day, a
+    /// standing page), joining each owner with the first owner of its key.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] when the lengths differ.
+    pub fn add_keys(&mut self, keys: &[[u8; 9]], owners: &[u64]) -> Result<()> {
+        if keys.len() != owners.len() {
+            return Err(Error::InvalidArgument(
+                "probe keys: each key needs one owner".into(),
+            ));
+        }
+        for (k, &o) in keys.iter().zip(owners) {
+            let first = *self.keys.entry(*k).or_insert(o);
+            self.c.add_edges(&[first], &[o]);
+        }
+        Ok(())
+    }
+
+    /// Adds simhashes, `owners[i]` with simhash `simhashes[i]`.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] when the lengths differ.
+    pub fn add_simhashes(&mut self, simhashes: &[u64], owners: &[u64]) -> Result<()> {
+        if simhashes.len() != owners.len() {
+            return Err(Error::InvalidArgument(
+                "probe simhashes: each simhash needs one owner".into(),
+            ));
+        }
+        for (&h, &o) in simhashes.iter().zip(owners) {
+            let first = *self.simhashes.entry(h).or_insert(o);
+            if first != o {
+                self.sim_owners.entry(h).or_default().push(o);
+            }
+        }
+        Ok(())
+    }
+}
+
 /// A page a doc partition holds, as [`crate::Index::partition_rows`] lists it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PageRow {
@@ -82,75 +145,51 @@ impl Index {
     }
 
     /// A key partition's share of S3 (SCALEOUT §5 S2–S3; issue #34 item 4: the key joins and
-    /// union-find on the key partitions, their partial forests merged by the coordinator).
-    /// `owners[i]` is filed under `keys[i]` and `sim_owners[i]` has simhash `simhashes[i]`
-    /// (nodes of S3's graph: a row of the day, a standing page); the keys and simhashes are
-    /// those this partition holds (S1 routes them: `Layout::posting_part`, `Layout::simhash_parts`). Joins every owner of a key with the other owners and with the
-    /// standing pages filed under it (none for an over-frequent key, which no decision reads,
-    /// but its owners are joined as S3's key node joins them), and each simhash owner with the
-    /// standing pages within the simhash distance; standing page `d` is node `doc_tag | d`.
-    /// Returns the partial forest: the same components as those edges, in far fewer pairs.
+    /// union-find on the key partitions, their partial forests merged by the coordinator): the
+    /// probes of `join` (each owner joined already with the first owner of its key, and of its
+    /// simhash) joined through this partition's postings and simhash tables. The first owner
+    /// of a key is joined with the standing pages filed under it (none for an over-frequent key,
+    /// which no decision reads), and of a simhash with the standing pages within the simhash
+    /// distance, all the owners of a simhash with standing pages joined too (when it has none,
+    /// S3 joins the day's equal simhashes itself); standing page `d` is node `doc_tag | d`. The
+    /// postings are read [`PROBE_CHUNK`] keys at a time. Returns the partial forest: the same
+    /// components as those edges, in far fewer pairs.
     ///
     /// # Errors
-    /// Storage and corruption errors; [`Error::InvalidArgument`] for arrays of unequal lengths.
-    pub fn probe_forest(
-        &self,
-        keys: &[[u8; 9]],
-        owners: &[u64],
-        simhashes: &[u64],
-        sim_owners: &[u64],
-        doc_tag: u64,
-    ) -> Result<ProbeForest> {
-        if keys.len() != owners.len() || simhashes.len() != sim_owners.len() {
-            return Err(Error::InvalidArgument(
-                "probe_forest: each key and simhash needs one owner".into(),
-            ));
-        }
+    /// Storage and corruption errors.
+    pub fn probe_forest(&self, mut join: ProbeJoin, doc_tag: u64) -> Result<ProbeForest> {
         let mut out = ProbeForest::default();
-        let mut c = super::Components::new();
-        // Keys: sorted with their owners, each distinct key looked up once.
-        let mut order: Vec<u32> = (0..keys.len() as u32).collect();
-        order.sort_unstable_by_key(|&i| keys[i as usize]);
-        let mut distinct: Vec<[u8; 9]> = order.iter().map(|&i| keys[i as usize]).collect();
-        distinct.dedup();
-        out.keys = distinct.len() as u64;
-        let postings = self.posting_ids(&distinct)?;
-        let mut at = 0;
-        for (key, standing) in distinct.iter().zip(&postings) {
-            let first = owners[order[at] as usize];
-            while at < order.len() && keys[order[at] as usize] == *key {
-                c.add_edges(&[first], &[owners[order[at] as usize]]);
-                at += 1;
-            }
-            out.standing += standing.len();
-            for d in standing {
-                c.add_edges(&[first], &[doc_tag | u64::from(d)]);
-            }
-        }
-        // Simhashes: each distinct one looked up once.
-        let mut order: Vec<u32> = (0..simhashes.len() as u32).collect();
-        order.sort_unstable_by_key(|&i| simhashes[i as usize]);
-        let mut distinct: Vec<u64> = order.iter().map(|&i| simhashes[i as usize]).collect();
-        distinct.dedup();
-        out.simhashes = distinct.len() as u64;
-        let near = self.simhash_ids(&distinct)?;
-        let mut at = 0;
-        for (h, standing) in distinct.iter().zip(&near) {
-            // The owners of one simhash are joined through its standing pages (when it has
-            // none, S3 joins the day's equal simhashes itself).
-            let first = sim_owners[order[at] as usize];
-            out.standing += standing.len();
-            while at < order.len() && simhashes[order[at] as usize] == *h {
-                if !standing.is_empty() {
-                    c.add_edges(&[first], &[sim_owners[order[at] as usize]]);
+        let mut keys: Vec<([u8; 9], u64)> = std::mem::take(&mut join.keys).into_iter().collect();
+        keys.sort_unstable();
+        out.keys = keys.len() as u64;
+        for chunk in keys.chunks(PROBE_CHUNK) {
+            let ks: Vec<[u8; 9]> = chunk.iter().map(|(k, _)| *k).collect();
+            for ((_, first), standing) in chunk.iter().zip(self.posting_ids(&ks)?) {
+                out.standing += standing.len();
+                for d in &standing {
+                    join.c.add_edges(&[*first], &[doc_tag | u64::from(d)]);
                 }
-                at += 1;
-            }
-            for d in standing {
-                c.add_edges(&[first], &[doc_tag | u64::from(d)]);
             }
         }
-        (out.nodes, out.roots) = c.forest();
+        let mut sims: Vec<(u64, u64)> = std::mem::take(&mut join.simhashes).into_iter().collect();
+        sims.sort_unstable();
+        out.simhashes = sims.len() as u64;
+        for chunk in sims.chunks(PROBE_CHUNK) {
+            let hs: Vec<u64> = chunk.iter().map(|(h, _)| *h).collect();
+            for ((h, first), standing) in chunk.iter().zip(self.simhash_ids(&hs)?) {
+                if standing.is_empty() {
+                    continue;
+                }
+                out.standing += standing.len();
+                for &o in join.sim_owners.get(h).into_iter().flatten() {
+                    join.c.add_edges(&[*first], &[o]);
+                }
+                for d in &standing {
+                    join.c.add_edges(&[*first], &[doc_tag | u64::from(d)]);
+                }
+            }
+        }
+        (out.nodes, out.roots) = join.c.forest();
         Ok(out)
     }
 

@@ -358,12 +358,10 @@ class Index(Mapping[str, PageInfo]):
         over-frequent key)."""
     def simhash_ids(self, simhashes: List[int]) -> List[List[int]]:
         """Per simhash, the page ids within the simhash distance (entries held here)."""
-    def probe_forest(
-        self, packed: bytes, owners: bytes, simhashes: bytes, sim_owners: bytes, doc_tag: int
-    ) -> Tuple[bytes, bytes, Dict[str, int]]:
-        """The partial forest (``uint64`` nodes and roots) of the probes joined through this
-        key partition's postings and simhash tables; and the ``keys``, ``simhashes`` and
-        ``standing`` pages looked up."""
+    def probe_forest(self, join: "ProbeJoin", doc_tag: int) -> Tuple[bytes, bytes, Dict[str, int]]:
+        """The partial forest (``uint64`` nodes and roots) of ``join``'s probes (emptied) joined
+        through this key partition's postings and simhash tables; and the ``keys``,
+        ``simhashes`` and ``standing`` pages looked up."""
     def key_ids(self, keys: List[str]) -> List[Optional[int]]: ...
     def page_clusters(self, ids: List[int]) -> List[Optional[int]]: ...
     def cluster_member_ids(self, clusters: List[int]) -> List[Optional[List[int]]]: ...
@@ -450,6 +448,16 @@ def batch_counters(base: Dict[str, int], totals: List[Dict[str, int]]) -> bytes:
 
 def join_logs(logs: List[bytes]) -> bytes:
     """One log of the operations of ``logs`` in order."""
+
+class ProbeJoin:
+    """A key partition's probes for S3, added block by block, each with its ``uint64`` owner
+    node; ``Index.probe_forest`` joins them through the partition's postings."""
+
+    def __init__(self) -> None: ...
+    def add_keys(self, packed: bytes, owners: bytes) -> None:
+        """Posting keys (9 bytes each) with their owners (``uint64`` bytes)."""
+    def add_simhashes(self, simhashes: bytes, owners: bytes) -> None:
+        """Simhashes with their owners (both ``uint64`` bytes)."""
 
 class Components:
     """A union-find over ``uint64`` node ids fed with edges in bulk (S3 of the distributed

@@ -226,17 +226,23 @@ def partition_forest(
     (``_sign.read_probes``), joined through its postings and simhash tables
     (``Index.probe_forest``); and apart, so that a key joins the day's probes and the members'
     only through standing pages (as S3's key nodes of either kind do), the ``members``' probes
-    this partition answers (packed keys, owners, simhashes, owners). Returns the merged partial forest (``uint64``
-    bytes: nodes, roots) and what was looked up of the day's. Memory: this partition's share
-    of the day's probes."""
-    import numpy as np
-    import pyarrow.parquet as pq
-
-    nodes, roots, counts = ix.probe_forest(*_probes(store, rel, parts, offsets, part), _DOC << _SHIFT)
+    this partition answers (packed keys, owners, simhashes, owners). Returns the merged
+    partial forest (``uint64`` bytes: nodes, roots) and what was looked up of the day's. Memory: one ``probes-`` file's
+    row group at a time, and the distinct keys and simhashes with the union-find of their
+    owners (``neardup.ProbeJoin``)."""
+    join = neardup.ProbeJoin()
+    for _, name in parts:
+        packed, owners, sims, sim_owners = _probes(store, rel, [(0, name)], offsets, part)
+        join.add_keys(packed, owners)
+        join.add_simhashes(sims, sim_owners)
+    nodes, roots, counts = ix.probe_forest(join, _DOC << _SHIFT)
     if members[0] or members[2]:
+        mjoin = neardup.ProbeJoin()
+        mjoin.add_keys(members[0], members[1])
+        mjoin.add_simhashes(members[2], members[3])
         c = neardup.Components()
         c.merge_forest(nodes, roots)
-        c.merge_forest(*ix.probe_forest(*members, _DOC << _SHIFT)[:2])
+        c.merge_forest(*ix.probe_forest(mjoin, _DOC << _SHIFT)[:2])
         nodes, roots = c.forest()
     return nodes, roots, dict(counts)
 
