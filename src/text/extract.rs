@@ -23,7 +23,8 @@
 //! element holding less than a quarter of the page's qualifying text, and a wrapper of most of
 //! the page named like furniture still counts as page text. The best element wins (a paragraph
 //! or a list wins for its enclosing block), and so do its siblings of the same kind, of the same
-//! family (tag and first class name: the parts of one article), the paragraphs (`<p>`) written
+//! family (tag and first class name that is not a layout utility like `row` or `col-6`: the parts
+//! of one article), the paragraphs (`<p>`) written
 //! beside it, or scoring at least a fifth of it (a body split over several containers). A winner that is one sub-titled
 //! section of a body of sub-titled sections (API documentation, a manual page) climbs through
 //! the sections that hold it, whatever text it holds. When the winners hold less than
@@ -663,6 +664,135 @@ fn element_kind(tag: &str, class: &str) -> u64 {
     xxhash_rust::xxh3::xxh3_64(&buf[..n])
 }
 
+/// The family of an element: its tag and first class name that is not a utility class, or
+/// `None` when every class name is a utility one (then only its exact kind groups it). Utility
+/// names (`flex`, `row`, `col-md-6`, `mt-4`, `md:grid`) lay out any element of a page, so two
+/// siblings sharing one say nothing about being parts of one article.
+fn family_of(tag: &str, class: &str) -> Option<u64> {
+    let mut names = class.split_ascii_whitespace().peekable();
+    names.peek()?;
+    names
+        .find(|name| !is_utility_class(name))
+        .map(|name| element_kind(tag, name))
+}
+
+/// Whether a class name is a layout or spacing utility (Bootstrap, Tailwind, Foundation, …)
+/// rather than a name for what an element holds.
+fn is_utility_class(name: &str) -> bool {
+    const WHOLE: &[&str] = &[
+        "flex",
+        "grid",
+        "row",
+        "col",
+        "column",
+        "columns",
+        "container",
+        "container-fluid",
+        "clearfix",
+        "cf",
+        "group",
+        "block",
+        "inline",
+        "inline-block",
+        "hidden",
+        "visible",
+        "relative",
+        "absolute",
+        "fixed",
+        "sticky",
+        "static",
+        "float-left",
+        "float-right",
+        "pull-left",
+        "pull-right",
+        "left",
+        "right",
+        "center",
+        "cell",
+        "wrap",
+        "inner",
+        "outer",
+        "clear",
+        "first",
+        "last",
+        "odd",
+        "even",
+        "active",
+        "show",
+        "fade",
+        "in",
+    ];
+    const PREFIXES: &[&str] = &[
+        "col-",
+        "row-",
+        "flex-",
+        "grid-",
+        "d-",
+        "w-",
+        "h-",
+        "m-",
+        "p-",
+        "mx-",
+        "my-",
+        "mt-",
+        "mb-",
+        "ml-",
+        "mr-",
+        "ms-",
+        "me-",
+        "px-",
+        "py-",
+        "pt-",
+        "pb-",
+        "pl-",
+        "pr-",
+        "ps-",
+        "pe-",
+        "gap-",
+        "g-",
+        "gx-",
+        "gy-",
+        "space-",
+        "items-",
+        "justify-",
+        "align-",
+        "self-",
+        "order-",
+        "offset-",
+        "text-",
+        "bg-",
+        "border",
+        "rounded",
+        "shadow",
+        "font-",
+        "leading-",
+        "tracking-",
+        "min-",
+        "max-",
+        "overflow-",
+        "z-",
+        "small-",
+        "medium-",
+        "large-",
+        "is-",
+        "has-",
+        "u-",
+        "l-",
+        "position-",
+        "float-",
+        "basis-",
+        "grow",
+        "shrink",
+    ];
+    // Tailwind variants (`md:grid`, `hover:underline`) and arbitrary values (`w-[42rem]`).
+    name.contains(':')
+        || name.contains('[')
+        || WHOLE.iter().any(|w| name.eq_ignore_ascii_case(w))
+        || PREFIXES.iter().any(|p| {
+            name.len() >= p.len() && name.as_bytes()[..p.len()].eq_ignore_ascii_case(p.as_bytes())
+        })
+}
+
 /// A text with its white space collapsed, with what [`Walker::flush`] measures of it.
 struct Collapsed {
     text: String,
@@ -844,10 +974,7 @@ pub fn extract(html: &str) -> MainText {
                                 class_weight(class, id, &mut hints)
                             };
                             let kind = element_kind(tag, class);
-                            let family = element_kind(
-                                tag,
-                                class.split_ascii_whitespace().next().unwrap_or(""),
-                            );
+                            let family = family_of(tag, class).unwrap_or(kind);
                             w.stats.insert(
                                 node,
                                 ElemStats {
@@ -1650,6 +1777,33 @@ mod tests {
         );
         assert!(body.contains(BODY_TEXT[2]), "{body}");
         assert!(!body.contains("unrelated"), "{body}");
+    }
+
+    /// Siblings that share only a layout utility class (`flex`, `row`, `col-md-6`) are not one
+    /// family: the promo box beside the article stays out, while the article's own parts
+    /// (`flex article-part`) still join.
+    #[test]
+    fn utility_classes_make_no_family() {
+        let html = format!(
+            "<html><body><main><div class=\"flex article-part lead\"><p>A short lead.</p></div>\
+             <div class=\"flex article-part\">{BODY}</div>\
+             <div class=\"flex mt-4 promo-box\"><div>Subscribe to our weekly letter for more</div>\
+             </div><div class=\"col-md-6 row\"><div>Another unrelated box of text here</div></div>\
+             </main></body></html>"
+        );
+        let body = extract(&html).body();
+        assert_eq!(
+            body,
+            format!("A short lead.\n{}", BODY_TEXT.join("\n")),
+            "{body}"
+        );
+        assert!(is_utility_class("col-md-6") && is_utility_class("md:grid"));
+        assert!(!is_utility_class("article-part") && !is_utility_class("recipe"));
+        assert_eq!(
+            family_of("div", "flex mt-4 promo-box"),
+            family_of("div", "promo-box")
+        );
+        assert_eq!(family_of("div", "flex row"), None);
     }
 
     /// Inside the body, comment threads, share bars, bylines and captions are furniture, and so
