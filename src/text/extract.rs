@@ -124,6 +124,41 @@ fn is_skipped(tag: &str) -> bool {
     )
 }
 
+/// The page furniture elements (`<nav>`, `<header>`, `<footer>`, `<aside>`, skipped by
+/// [`is_skipped`]) that hold the page's body: an element marked as the body (`<main>`,
+/// `role=main`) inside any of them, or an `<article>` inside a `<header>`. That is broken markup
+/// (a `<header>` left open holds everything after it), not furniture: such an element is read as
+/// a plain container. Indexed by node id.
+fn furniture_holding_the_body(tree: &super::html::Tree<'_>) -> Vec<bool> {
+    use super::html::NONE;
+    let mut holds = Vec::new();
+    for node in &tree.nodes {
+        let Data::Element(e) = &node.data else {
+            continue;
+        };
+        let main = e.name == "main" || e.attr("role").is_some_and(|r| r == "main");
+        if !main && e.name != "article" {
+            continue;
+        }
+        let mut up = node.parent;
+        while up != NONE {
+            let n = &tree.nodes[up as usize];
+            if let Data::Element(a) = &n.data {
+                if matches!(&*a.name, "nav" | "header" | "footer" | "aside")
+                    && (main || a.name == "header")
+                {
+                    if holds.is_empty() {
+                        holds = vec![false; tree.nodes.len()];
+                    }
+                    holds[up as usize] = true;
+                }
+            }
+            up = n.parent;
+        }
+    }
+    holds
+}
+
 /// ARIA landmark roles of page furniture: what `<nav>`, `<header>` (`banner`), `<footer>`
 /// (`contentinfo`), `<aside>` (`complementary`) and a search form are, on pages that mark their
 /// furniture with roles instead of those elements. Such an element counts as furniture (as a
@@ -475,6 +510,9 @@ struct ElemStats {
     /// Named like furniture that is furniture inside the body too ([`PRUNABLE_WORDS`], or an
     /// ARIA furniture role).
     prunable: Prunable,
+    /// Has a class name that is not a layout utility (see [`family_of`]): its `kind` says what it
+    /// holds, not only how it is laid out.
+    named: bool,
 }
 
 struct Frame {
@@ -915,6 +953,7 @@ pub fn extract(html: &str) -> MainText {
         stats: StatsMap::default(),
         counter: 0,
     };
+    let body_holders = furniture_holding_the_body(&tree);
     let mut skip: Option<NodeId> = None;
     let mut in_title = false;
     let mut hints = rustc_hash::FxHashMap::default();
@@ -936,7 +975,8 @@ pub fn extract(html: &str) -> MainText {
                 match data {
                     Data::Element(e) => {
                         let tag: &str = &e.name;
-                        if is_skipped(tag) || is_not_rendered(e) {
+                        let holds_body = || body_holders.get(node as usize) == Some(&true);
+                        if (is_skipped(tag) && !holds_body()) || is_not_rendered(e) {
                             skip = Some(node);
                             in_title = false;
                             continue;
@@ -999,6 +1039,7 @@ pub fn extract(html: &str) -> MainText {
                                     kind,
                                     family,
                                     prunable,
+                                    named: family_of(tag, class).is_some(),
                                     ..ElemStats::default()
                                 },
                             );
@@ -1186,6 +1227,7 @@ fn choose(w: Walker, title: String) -> MainText {
                 _ => break,
             }
         }
+        top = through_wrappers(&stats, top);
         // Siblings of the same kind (same tag and class) join: a body split over several
         // containers, or paragraphs whose lines are each split by `<br>`. Siblings of another
         // kind (comments, disclaimers, "related" boxes) join only with a strong vote of their own.
@@ -1322,6 +1364,47 @@ fn drop_empty_sections(paragraphs: &mut Vec<Paragraph>) {
     }
     let mut k = keep.into_iter();
     paragraphs.retain(|_| k.next().unwrap_or(true));
+}
+
+/// The winner `top`, or the wrapper of it whose siblings are its kin: an article written as a
+/// series of wrapped parts (`div.article-body-text > p`, one per paragraph; a column of blocks
+/// `div.sqs-block > div.content > p…`) scatters its text over sibling wrappers, each adding
+/// nothing around its part. From `top`, the walk climbs through ancestors that add no text (an
+/// author line makes a post more than a wrapper of its message), and stops at the first one that has a sibling of the same
+/// kind holding qualifying text: the parts of one article, which then join as the winner's
+/// same-kind siblings do. Only kinds named by a class that is not a layout utility count (a bare
+/// `<div>`'s or a `div.row`'s siblings are any of the page's); without such a wrapper the winner
+/// stays.
+fn through_wrappers(stats: &StatsMap, top: NodeId) -> NodeId {
+    let has_kin = |id: NodeId, st: &ElemStats| {
+        st.named
+            && st.parent.is_some()
+            && stats.iter().any(|(other, o)| {
+                *other != id && o.parent == st.parent && o.kind == st.kind && o.text > 0
+            })
+    };
+    let Some(mut cur) = stats.get(&top) else {
+        return top;
+    };
+    if has_kin(top, cur) {
+        return top;
+    }
+    while let Some(p) = cur.parent {
+        let Some(ps) = stats.get(&p) else { break };
+        // Never up to the page's root elements (`body`, `html`).
+        if ps
+            .parent
+            .is_none_or(|g| stats.get(&g).is_none_or(|gs| gs.parent.is_none()))
+            || ps.width > cur.width
+        {
+            break;
+        }
+        cur = ps;
+        if has_kin(p, cur) {
+            return p;
+        }
+    }
+    top
 }
 
 /// Counts the qualifying text again (see [`ElemStats::text`]), with the furniture holding at
@@ -1804,6 +1887,58 @@ mod tests {
             family_of("div", "promo-box")
         );
         assert_eq!(family_of("div", "flex row"), None);
+    }
+
+    /// An article written as sibling wrappers of one paragraph each (ads between them) is read
+    /// whole: the winner climbs through wrappers that add no text to the wrapper whose
+    /// siblings are of its kind; a wrapper adding any text (a forum post's author line) is not.
+    #[test]
+    fn wrapped_parts_of_one_article_join() {
+        let parts: String = BODY_TEXT
+            .iter()
+            .map(|p| {
+                format!(
+                    "<div class=\"component body-text\"><div class=inner><p>{p}</p></div></div>\
+                     <div class=ad><span>Advertisement</span></div>"
+                )
+            })
+            .collect();
+        let html = format!(
+            "<html><body><div class=page><article class=story>{parts}</article>\
+             <div class=sidebar><p>Something else entirely, on another topic, with commas.</p>\
+             </div></div></body></html>"
+        );
+        assert_eq!(extract(&html).body(), BODY_TEXT.join("\n"));
+        // Posts whose wrapper adds an author line: the winner does not climb to the posts.
+        let post = |who: &str, p: &str| {
+            format!(
+                "<div class=post><div class=author>{who} Joined: Sep 2012 #6</div>\
+                 <div class=post-body><p>{p}</p></div></div>"
+            )
+        };
+        let html = format!(
+            "<html><body><div class=thread>{}{}</div></body></html>",
+            post("randomreader", BODY_TEXT[0]),
+            post("anon", BODY_TEXT[1])
+        );
+        assert!(!extract(&html).body().contains("Joined"));
+    }
+
+    /// A `<header>` (furniture, skipped) that holds the page's `<main>` or `<article>` — one left
+    /// open holds everything after it — is read as a plain container; one that does not stays
+    /// out.
+    #[test]
+    fn a_header_holding_the_body_is_not_skipped() {
+        let html = format!(
+            "<html><body><header id=top><a href=/>Site</a><main><article>{BODY}</article></main>\
+             </body></html>"
+        );
+        assert_eq!(extract(&html).body(), BODY_TEXT.join("\n"));
+        let html = format!(
+            "<html><body><header><p>Site slogan, long enough to be a paragraph of its own.</p>\
+             </header><main><article>{BODY}</article></main></body></html>"
+        );
+        assert_eq!(extract(&html).body(), BODY_TEXT.join("\n"));
     }
 
     /// Inside the body, comment threads, share bars, bylines and captions are furniture, and so
