@@ -7,7 +7,8 @@
 //! visible text into *blocks*: runs of text between block-level boundaries (`<p>`, `<div>`, `<li>`,
 //! `<br>`, headings…). Scripts, styles, forms' widgets, elements not rendered (the `hidden`
 //! attribute, an inline `display: none`) and the HTML5 page furniture (`<nav>`, `<header>`,
-//! `<footer>`, `<aside>`) contribute nothing; elements with the ARIA roles of those (or of a
+//! `<footer>`, `<aside>`; unless it holds the page's `<main>`, or is a `<header>` holding its
+//! `<article>`: broken markup, read as a container) contribute nothing; elements with the ARIA roles of those (or of a
 //! dialog) count as furniture, like furniture class names. Link text is text under a link the page wrote: an `<a>` with `href` (or a scripted
 //! placeholder without `href`, `id` or `name`), not an anchor (`<a id="x"/>`, `<a name="x">`), not
 //! a copy the parser made of a link left open, and not the blocks opened inside a link left open.
@@ -22,7 +23,9 @@
 //! `class_weight`). Names are weak evidence: the content bonus at most doubles the vote of an
 //! element holding less than a quarter of the page's qualifying text, and a wrapper of most of
 //! the page named like furniture still counts as page text. The best element wins (a paragraph
-//! or a list wins for its enclosing block), and so do its siblings of the same kind, of the same
+//! or a list wins for its enclosing block; a winner without kin climbs through wrappers adding no
+//! text to the first one whose siblings are of its named kind: an article of wrapped parts), and
+//! so do its siblings of the same kind, of the same
 //! family (tag and first class name that is not a layout utility like `row` or `col-6`: the parts
 //! of one article), the paragraphs (`<p>`) written
 //! beside it, or scoring at least a fifth of it (a body split over several containers). A winner that is one sub-titled
