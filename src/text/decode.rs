@@ -1,10 +1,10 @@
 //! Bytes → text: character encodings (UTF-8, GBK/GB18030, Big5, …) and binary detection.
 //!
 //! The declared encoding wins (byte-order mark, then `<meta charset>` in the first 4 KiB, as the
-//! HTML standard's prescan does), except that bytes that are valid UTF-8 are UTF-8 whatever an
-//! ASCII-compatible declaration says (see [`decode`]); without one, valid UTF-8 is taken as UTF-8
-//! and anything else is guessed by `chardetng`. Invalid byte sequences become U+FFFD; nothing
-//! here panics.
+//! HTML standard's prescan does), except that bytes that are valid UTF-8 are UTF-8 over an
+//! ASCII-compatible declaration when there is enough evidence for it (see [`decode`]); without
+//! one, valid UTF-8 is taken as UTF-8 and anything else is guessed by `chardetng`. Invalid byte
+//! sequences become U+FFFD; nothing here panics.
 
 use std::borrow::Cow;
 
@@ -36,9 +36,18 @@ pub fn decode(bytes: &[u8]) -> Result<Cow<'_, str>> {
         // is almost never valid UTF-8 (`ä` is `E4`, which UTF-8 must follow by two continuation
         // bytes), and ASCII reads the same either way. Not for encodings that are not ASCII
         // supersets (ISO-2022-JP is written in ASCII bytes).
+        //
+        // Text in a double-byte encoding (GBK, Big5, Shift_JIS, EUC-*) is valid UTF-8 far more
+        // often (`全指` in GBK is `C8 AB D6 B8`, two 2-byte UTF-8 sequences): there UTF-8 wins
+        // only with evidence — enough multi-byte sequences ([`MIN_UTF8_SEQUENCES`]), or bytes
+        // that are malformed in the declared encoding.
         if enc != UTF_8 && enc.is_ascii_compatible() {
             if let Ok(s) = std::str::from_utf8(bytes) {
-                return Ok(Cow::Borrowed(s));
+                if multi_byte_sequences(s) >= min_utf8_sequences(enc) {
+                    return Ok(Cow::Borrowed(s));
+                }
+                let (text, malformed) = enc.decode_without_bom_handling(bytes);
+                return Ok(if malformed { Cow::Borrowed(s) } else { text });
             }
         }
         let (text, _) = enc.decode_without_bom_handling(bytes);
@@ -52,6 +61,30 @@ pub fn decode(bytes: &[u8]) -> Result<Cow<'_, str>> {
     let enc = detector.guess(None, chardetng::Utf8Detection::Allow);
     let (text, _) = enc.decode_without_bom_handling(bytes);
     Ok(text)
+}
+
+/// How many multi-byte UTF-8 sequences make valid UTF-8 bytes UTF-8 over a declared double-byte
+/// encoding (inclusive). A GBK or Big5 character is a valid 2-byte UTF-8 sequence a few times in a
+/// hundred, so eight in a row by chance are below one in a billion; a shorter text stays in the
+/// declared encoding unless its bytes are malformed there.
+const MIN_UTF8_SEQUENCES: usize = 8;
+
+/// The multi-byte UTF-8 sequences a valid UTF-8 page needs before it is read as UTF-8 over a
+/// declaration of `enc`: one for single-byte encodings (a lone latin-1 letter is never valid
+/// UTF-8, and valid pairs are mojibake like `Ã©`), [`MIN_UTF8_SEQUENCES`] for double-byte ones.
+fn min_utf8_sequences(enc: &'static Encoding) -> usize {
+    use encoding_rs::{BIG5, EUC_JP, EUC_KR, GB18030, GBK, SHIFT_JIS};
+    if [GBK, GB18030, BIG5, SHIFT_JIS, EUC_JP, EUC_KR].contains(&enc) {
+        MIN_UTF8_SEQUENCES
+    } else {
+        1
+    }
+}
+
+/// The number of non-ASCII characters (multi-byte sequences) in `s`.
+fn multi_byte_sequences(s: &str) -> usize {
+    // Every sequence has exactly one lead byte (`11xxxxxx`); continuation bytes are `10xxxxxx`.
+    s.bytes().filter(|&b| b >= 0xC0).count()
 }
 
 /// Refuses data whose first bytes are mostly control characters (NUL and friends).
@@ -147,6 +180,46 @@ mod tests {
         let (jis, _, _) =
             encoding_rs::ISO_2022_JP.encode("<meta charset=iso-2022-jp><p>日本語</p>");
         assert!(decode(&jis).unwrap().contains("日本語"));
+    }
+
+    #[test]
+    fn short_gbk_that_is_valid_utf8_stays_gbk() {
+        // 全指 in GBK is C8 AB D6 B8: also two valid 2-byte UTF-8 sequences (ȫָ).
+        let (body, _, _) = encoding_rs::GBK.encode("全指");
+        assert_eq!(&body[..], b"\xC8\xAB\xD6\xB8");
+        assert!(std::str::from_utf8(&body).is_ok());
+        let mut page = b"<meta charset=gbk><p>".to_vec();
+        page.extend_from_slice(&body);
+        page.extend_from_slice(b"</p>");
+        assert_eq!(decode(&page).unwrap(), "<meta charset=gbk><p>全指</p>");
+    }
+
+    #[test]
+    fn long_utf8_declared_gbk_is_utf8() {
+        let page =
+            "<meta charset=gbk><p>新华社北京一月二十日电，今天上午，两千多名老同志欢聚。</p>";
+        assert_eq!(decode(page.as_bytes()).unwrap(), page);
+        // Below the evidence count, bytes malformed in GBK still make it UTF-8: 中文字 is nine
+        // bytes, and the ninth has no GBK trail byte after it.
+        let short = "<meta charset=gbk><p>中文字</p>";
+        assert_eq!(decode(short.as_bytes()).unwrap(), short);
+    }
+
+    #[test]
+    fn evidence_count_boundary() {
+        // Seven GBK characters that are valid UTF-8 stay GBK; the count is inclusive at eight.
+        let seven = "全指全指全指全";
+        let (body, _, _) = encoding_rs::GBK.encode(seven);
+        assert!(std::str::from_utf8(&body).is_ok());
+        let mut page = b"<meta charset=gbk>".to_vec();
+        page.extend_from_slice(&body);
+        assert_eq!(multi_byte_sequences(std::str::from_utf8(&page).unwrap()), 7);
+        assert!(decode(&page).unwrap().ends_with(seven));
+        let (body8, _, _) = encoding_rs::GBK.encode("全指全指全指全指");
+        let mut page8 = b"<meta charset=gbk>".to_vec();
+        page8.extend_from_slice(&body8);
+        let as_utf8 = std::str::from_utf8(&page8).unwrap().to_string();
+        assert_eq!(decode(&page8).unwrap(), as_utf8);
     }
 
     #[test]

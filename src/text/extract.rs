@@ -7,7 +7,8 @@
 //! visible text into *blocks*: runs of text between block-level boundaries (`<p>`, `<div>`, `<li>`,
 //! `<br>`, headings…). Scripts, styles, forms' widgets, elements not rendered (the `hidden`
 //! attribute, an inline `display: none`) and the HTML5 page furniture (`<nav>`, `<header>`,
-//! `<footer>`, `<aside>`) contribute nothing; elements with the ARIA roles of those (or of a
+//! `<footer>`, `<aside>`; unless it holds the page's `<main>`, or is a `<header>` holding its
+//! `<article>`: broken markup, read as a container) contribute nothing; elements with the ARIA roles of those (or of a
 //! dialog) count as furniture, like furniture class names. Link text is text under a link the page wrote: an `<a>` with `href` (or a scripted
 //! placeholder without `href`, `id` or `name`), not an anchor (`<a id="x"/>`, `<a name="x">`), not
 //! a copy the parser made of a link left open, and not the blocks opened inside a link left open.
@@ -22,8 +23,11 @@
 //! `class_weight`). Names are weak evidence: the content bonus at most doubles the vote of an
 //! element holding less than a quarter of the page's qualifying text, and a wrapper of most of
 //! the page named like furniture still counts as page text. The best element wins (a paragraph
-//! or a list wins for its enclosing block), and so do its siblings of the same kind, of the same
-//! family (tag and first class name: the parts of one article), the paragraphs (`<p>`) written
+//! or a list wins for its enclosing block; a winner without kin climbs through wrappers adding no
+//! text to the first one whose siblings are of its named kind: an article of wrapped parts), and
+//! so do its siblings of the same kind, of the same
+//! family (tag and first class name that is not a layout utility like `row` or `col-6`: the parts
+//! of one article), the paragraphs (`<p>`) written
 //! beside it, or scoring at least a fifth of it (a body split over several containers). A winner that is one sub-titled
 //! section of a body of sub-titled sections (API documentation, a manual page) climbs through
 //! the sections that hold it, whatever text it holds. When the winners hold less than
@@ -121,6 +125,41 @@ fn is_skipped(tag: &str) -> bool {
             | "aside"
             | "head"
     )
+}
+
+/// The page furniture elements (`<nav>`, `<header>`, `<footer>`, `<aside>`, skipped by
+/// [`is_skipped`]) that hold the page's body: an element marked as the body (`<main>`,
+/// `role=main`) inside any of them, or an `<article>` inside a `<header>`. That is broken markup
+/// (a `<header>` left open holds everything after it), not furniture: such an element is read as
+/// a plain container. Indexed by node id.
+fn furniture_holding_the_body(tree: &super::html::Tree<'_>) -> Vec<bool> {
+    use super::html::NONE;
+    let mut holds = Vec::new();
+    for node in &tree.nodes {
+        let Data::Element(e) = &node.data else {
+            continue;
+        };
+        let main = e.name == "main" || e.attr("role").is_some_and(|r| r == "main");
+        if !main && e.name != "article" {
+            continue;
+        }
+        let mut up = node.parent;
+        while up != NONE {
+            let n = &tree.nodes[up as usize];
+            if let Data::Element(a) = &n.data {
+                if matches!(&*a.name, "nav" | "header" | "footer" | "aside")
+                    && (main || a.name == "header")
+                {
+                    if holds.is_empty() {
+                        holds = vec![false; tree.nodes.len()];
+                    }
+                    holds[up as usize] = true;
+                }
+            }
+            up = n.parent;
+        }
+    }
+    holds
 }
 
 /// ARIA landmark roles of page furniture: what `<nav>`, `<header>` (`banner`), `<footer>`
@@ -474,6 +513,9 @@ struct ElemStats {
     /// Named like furniture that is furniture inside the body too ([`PRUNABLE_WORDS`], or an
     /// ARIA furniture role).
     prunable: Prunable,
+    /// Has a class name that is not a layout utility (see [`family_of`]): its `kind` says what it
+    /// holds, not only how it is laid out.
+    named: bool,
 }
 
 struct Frame {
@@ -663,6 +705,135 @@ fn element_kind(tag: &str, class: &str) -> u64 {
     xxhash_rust::xxh3::xxh3_64(&buf[..n])
 }
 
+/// The family of an element: its tag and first class name that is not a utility class, or
+/// `None` when every class name is a utility one (then only its exact kind groups it). Utility
+/// names (`flex`, `row`, `col-md-6`, `mt-4`, `md:grid`) lay out any element of a page, so two
+/// siblings sharing one say nothing about being parts of one article.
+fn family_of(tag: &str, class: &str) -> Option<u64> {
+    let mut names = class.split_ascii_whitespace().peekable();
+    names.peek()?;
+    names
+        .find(|name| !is_utility_class(name))
+        .map(|name| element_kind(tag, name))
+}
+
+/// Whether a class name is a layout or spacing utility (Bootstrap, Tailwind, Foundation, …)
+/// rather than a name for what an element holds.
+fn is_utility_class(name: &str) -> bool {
+    const WHOLE: &[&str] = &[
+        "flex",
+        "grid",
+        "row",
+        "col",
+        "column",
+        "columns",
+        "container",
+        "container-fluid",
+        "clearfix",
+        "cf",
+        "group",
+        "block",
+        "inline",
+        "inline-block",
+        "hidden",
+        "visible",
+        "relative",
+        "absolute",
+        "fixed",
+        "sticky",
+        "static",
+        "float-left",
+        "float-right",
+        "pull-left",
+        "pull-right",
+        "left",
+        "right",
+        "center",
+        "cell",
+        "wrap",
+        "inner",
+        "outer",
+        "clear",
+        "first",
+        "last",
+        "odd",
+        "even",
+        "active",
+        "show",
+        "fade",
+        "in",
+    ];
+    const PREFIXES: &[&str] = &[
+        "col-",
+        "row-",
+        "flex-",
+        "grid-",
+        "d-",
+        "w-",
+        "h-",
+        "m-",
+        "p-",
+        "mx-",
+        "my-",
+        "mt-",
+        "mb-",
+        "ml-",
+        "mr-",
+        "ms-",
+        "me-",
+        "px-",
+        "py-",
+        "pt-",
+        "pb-",
+        "pl-",
+        "pr-",
+        "ps-",
+        "pe-",
+        "gap-",
+        "g-",
+        "gx-",
+        "gy-",
+        "space-",
+        "items-",
+        "justify-",
+        "align-",
+        "self-",
+        "order-",
+        "offset-",
+        "text-",
+        "bg-",
+        "border",
+        "rounded",
+        "shadow",
+        "font-",
+        "leading-",
+        "tracking-",
+        "min-",
+        "max-",
+        "overflow-",
+        "z-",
+        "small-",
+        "medium-",
+        "large-",
+        "is-",
+        "has-",
+        "u-",
+        "l-",
+        "position-",
+        "float-",
+        "basis-",
+        "grow",
+        "shrink",
+    ];
+    // Tailwind variants (`md:grid`, `hover:underline`) and arbitrary values (`w-[42rem]`).
+    name.contains(':')
+        || name.contains('[')
+        || WHOLE.iter().any(|w| name.eq_ignore_ascii_case(w))
+        || PREFIXES.iter().any(|p| {
+            name.len() >= p.len() && name.as_bytes()[..p.len()].eq_ignore_ascii_case(p.as_bytes())
+        })
+}
+
 /// A text with its white space collapsed, with what [`Walker::flush`] measures of it.
 struct Collapsed {
     text: String,
@@ -785,6 +956,7 @@ pub fn extract(html: &str) -> MainText {
         stats: StatsMap::default(),
         counter: 0,
     };
+    let body_holders = furniture_holding_the_body(&tree);
     let mut skip: Option<NodeId> = None;
     let mut in_title = false;
     let mut hints = rustc_hash::FxHashMap::default();
@@ -806,7 +978,8 @@ pub fn extract(html: &str) -> MainText {
                 match data {
                     Data::Element(e) => {
                         let tag: &str = &e.name;
-                        if is_skipped(tag) || is_not_rendered(e) {
+                        let holds_body = || body_holders.get(node as usize) == Some(&true);
+                        if (is_skipped(tag) && !holds_body()) || is_not_rendered(e) {
                             skip = Some(node);
                             in_title = false;
                             continue;
@@ -844,10 +1017,7 @@ pub fn extract(html: &str) -> MainText {
                                 class_weight(class, id, &mut hints)
                             };
                             let kind = element_kind(tag, class);
-                            let family = element_kind(
-                                tag,
-                                class.split_ascii_whitespace().next().unwrap_or(""),
-                            );
+                            let family = family_of(tag, class).unwrap_or(kind);
                             w.stats.insert(
                                 node,
                                 ElemStats {
@@ -872,6 +1042,7 @@ pub fn extract(html: &str) -> MainText {
                                     kind,
                                     family,
                                     prunable,
+                                    named: family_of(tag, class).is_some(),
                                     ..ElemStats::default()
                                 },
                             );
@@ -1059,6 +1230,7 @@ fn choose(w: Walker, title: String) -> MainText {
                 _ => break,
             }
         }
+        top = through_wrappers(&stats, top);
         // Siblings of the same kind (same tag and class) join: a body split over several
         // containers, or paragraphs whose lines are each split by `<br>`. Siblings of another
         // kind (comments, disclaimers, "related" boxes) join only with a strong vote of their own.
@@ -1195,6 +1367,47 @@ fn drop_empty_sections(paragraphs: &mut Vec<Paragraph>) {
     }
     let mut k = keep.into_iter();
     paragraphs.retain(|_| k.next().unwrap_or(true));
+}
+
+/// The winner `top`, or the wrapper of it whose siblings are its kin: an article written as a
+/// series of wrapped parts (`div.article-body-text > p`, one per paragraph; a column of blocks
+/// `div.sqs-block > div.content > p…`) scatters its text over sibling wrappers, each adding
+/// nothing around its part. From `top`, the walk climbs through ancestors that add no text (an
+/// author line makes a post more than a wrapper of its message), and stops at the first one that has a sibling of the same
+/// kind holding qualifying text: the parts of one article, which then join as the winner's
+/// same-kind siblings do. Only kinds named by a class that is not a layout utility count (a bare
+/// `<div>`'s or a `div.row`'s siblings are any of the page's); without such a wrapper the winner
+/// stays.
+fn through_wrappers(stats: &StatsMap, top: NodeId) -> NodeId {
+    let has_kin = |id: NodeId, st: &ElemStats| {
+        st.named
+            && st.parent.is_some()
+            && stats.iter().any(|(other, o)| {
+                *other != id && o.parent == st.parent && o.kind == st.kind && o.text > 0
+            })
+    };
+    let Some(mut cur) = stats.get(&top) else {
+        return top;
+    };
+    if has_kin(top, cur) {
+        return top;
+    }
+    while let Some(p) = cur.parent {
+        let Some(ps) = stats.get(&p) else { break };
+        // Never up to the page's root elements (`body`, `html`).
+        if ps
+            .parent
+            .is_none_or(|g| stats.get(&g).is_none_or(|gs| gs.parent.is_none()))
+            || ps.width > cur.width
+        {
+            break;
+        }
+        cur = ps;
+        if has_kin(p, cur) {
+            return p;
+        }
+    }
+    top
 }
 
 /// Counts the qualifying text again (see [`ElemStats::text`]), with the furniture holding at
@@ -1650,6 +1863,85 @@ mod tests {
         );
         assert!(body.contains(BODY_TEXT[2]), "{body}");
         assert!(!body.contains("unrelated"), "{body}");
+    }
+
+    /// Siblings that share only a layout utility class (`flex`, `row`, `col-md-6`) are not one
+    /// family: the promo box beside the article stays out, while the article's own parts
+    /// (`flex article-part`) still join.
+    #[test]
+    fn utility_classes_make_no_family() {
+        let html = format!(
+            "<html><body><main><div class=\"flex article-part lead\"><p>A short lead.</p></div>\
+             <div class=\"flex article-part\">{BODY}</div>\
+             <div class=\"flex mt-4 promo-box\"><div>Subscribe to our weekly letter for more</div>\
+             </div><div class=\"col-md-6 row\"><div>Another unrelated box of text here</div></div>\
+             </main></body></html>"
+        );
+        let body = extract(&html).body();
+        assert_eq!(
+            body,
+            format!("A short lead.\n{}", BODY_TEXT.join("\n")),
+            "{body}"
+        );
+        assert!(is_utility_class("col-md-6") && is_utility_class("md:grid"));
+        assert!(!is_utility_class("article-part") && !is_utility_class("recipe"));
+        assert_eq!(
+            family_of("div", "flex mt-4 promo-box"),
+            family_of("div", "promo-box")
+        );
+        assert_eq!(family_of("div", "flex row"), None);
+    }
+
+    /// An article written as sibling wrappers of one paragraph each (ads between them) is read
+    /// whole: the winner climbs through wrappers that add no text to the wrapper whose
+    /// siblings are of its kind; a wrapper adding any text (a forum post's author line) is not.
+    #[test]
+    fn wrapped_parts_of_one_article_join() {
+        let parts: String = BODY_TEXT
+            .iter()
+            .map(|p| {
+                format!(
+                    "<div class=\"component body-text\"><div class=inner><p>{p}</p></div></div>\
+                     <div class=ad><span>Advertisement</span></div>"
+                )
+            })
+            .collect();
+        let html = format!(
+            "<html><body><div class=page><article class=story>{parts}</article>\
+             <div class=sidebar><p>Something else entirely, on another topic, with commas.</p>\
+             </div></div></body></html>"
+        );
+        assert_eq!(extract(&html).body(), BODY_TEXT.join("\n"));
+        // Posts whose wrapper adds an author line: the winner does not climb to the posts.
+        let post = |who: &str, p: &str| {
+            format!(
+                "<div class=post><div class=author>{who} Joined: Sep 2012 #6</div>\
+                 <div class=post-body><p>{p}</p></div></div>"
+            )
+        };
+        let html = format!(
+            "<html><body><div class=thread>{}{}</div></body></html>",
+            post("randomreader", BODY_TEXT[0]),
+            post("anon", BODY_TEXT[1])
+        );
+        assert!(!extract(&html).body().contains("Joined"));
+    }
+
+    /// A `<header>` (furniture, skipped) that holds the page's `<main>` or `<article>` — one left
+    /// open holds everything after it — is read as a plain container; one that does not stays
+    /// out.
+    #[test]
+    fn a_header_holding_the_body_is_not_skipped() {
+        let html = format!(
+            "<html><body><header id=top><a href=/>Site</a><main><article>{BODY}</article></main>\
+             </body></html>"
+        );
+        assert_eq!(extract(&html).body(), BODY_TEXT.join("\n"));
+        let html = format!(
+            "<html><body><header><p>Site slogan, long enough to be a paragraph of its own.</p>\
+             </header><main><article>{BODY}</article></main></body></html>"
+        );
+        assert_eq!(extract(&html).body(), BODY_TEXT.join("\n"));
     }
 
     /// Inside the body, comment threads, share bars, bylines and captions are furniture, and so

@@ -17,7 +17,7 @@ mod differential;
 #[cfg(test)]
 mod html5lib_tests;
 
-pub(crate) use tree::{Edge, LinkOrigin, Tree};
+pub(crate) use tree::{Edge, LinkOrigin, Tree, NONE};
 
 /// Nesting depth above which no tree is built (see `super::flat`).
 pub(crate) use super::flat::MAX_DEPTH;
