@@ -20,6 +20,9 @@ use crate::errors::invalid;
 /// Content bytes a block holds at most, past its first record (as the archive reader's).
 const BLOCK_BYTES: usize = 64 << 20;
 
+/// Records of a file, each with its line: a dict, or why the line is no record.
+type Rows<'py> = Vec<(usize, Bound<'py, PyAny>)>;
+
 /// A block of S1: the part's columns, the lines that are no record (line, reason), and the
 /// rows whose fields are of types only Python checks (row in the block, their fields).
 type Block<'py> = (
@@ -61,11 +64,7 @@ impl PyJsonlReader {
 
     /// Up to ``rows`` records (and 64 MiB of page content past the first), each ``(line,
     /// row)``: ``row`` the line's JSON object as a dict, or why the line is no record (a str).
-    fn next_rows<'py>(
-        &mut self,
-        py: Python<'py>,
-        rows: usize,
-    ) -> PyResult<Option<Vec<(usize, Bound<'py, PyAny>)>>> {
+    fn next_rows<'py>(&mut self, py: Python<'py>, rows: usize) -> PyResult<Option<Rows<'py>>> {
         let reader = self.reader.get_mut().unwrap_or_else(|e| e.into_inner());
         if reader.is_done() {
             return Ok(None);
@@ -209,11 +208,13 @@ struct Row {
 /// without a key or a body is kept, with why it cannot be a page (`bad`).
 fn check(f: JsonFields) -> Checked {
     let plain = |v: &Option<Value>| matches!(v, None | Some(Value::String(_)));
-    let whole = matches!(&f.time, None)
-        || f.time.as_ref().is_some_and(Value::is_u64)
-        || f.time.as_ref().is_some_and(Value::is_i64);
-    if !(plain(&f.id) && plain(&f.url) && plain(&f.host) && plain(&f.html) && plain(&f.text))
-        || !whole
+    let whole = f.time.as_ref().is_none_or(|t| t.is_i64() || t.is_u64());
+    if !(plain(&f.id)
+        && plain(&f.url)
+        && plain(&f.host)
+        && plain(&f.html)
+        && plain(&f.text)
+        && whole)
     {
         return Checked::Odd(f);
     }
