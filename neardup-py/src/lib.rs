@@ -13,6 +13,7 @@ mod args;
 mod components;
 mod errors;
 mod index;
+mod jsonl;
 mod options;
 mod partition;
 mod types;
@@ -341,6 +342,7 @@ fn _neardup(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<components::PyComponents>()?;
     m.add_class::<components::PyProbeJoin>()?;
     m.add_class::<archive::PyArchiveReader>()?;
+    m.add_class::<jsonl::PyJsonlReader>()?;
     m.add_function(wrap_pyfunction!(archive::archive_format, m)?)?;
     m.add_function(wrap_pyfunction!(components::close_simhash_pairs, m)?)?;
     Ok(())

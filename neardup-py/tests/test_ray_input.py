@@ -282,3 +282,60 @@ def test_committed_batches_are_retired(cluster, dev_pages, tmp_path):
         assert out.returncode == 0, out.stderr[-3000:]
     dirs = batch_dirs(root)
     assert sorted(dirs) == ["batch=1", "batch=2"] and all("logs" in v for v in dirs.values())
+
+
+# Records of every type a field can take in JSON: S1 reads JSONL in Rust and must check each as
+# ``neardup._rows`` checks the same dict (SCALEOUT §5 S1).
+ODD_RECORDS = [
+    {"id": "a", "url": "https://x.example/a", "time": 7, "html": "<p>a</p>"},
+    {"url": "https://y.example/b", "text": "b"},
+    {"id": "", "url": "https://z.example/c", "host": "h", "text": "c", "html": None},
+    {"id": "d"},
+    {"text": "no key"},
+    {"id": "e", "html": "", "time": 2**63},
+    {"id": "f", "text": "t", "time": "123"},
+    {"id": "g", "text": "t", "time": 1.75},
+    {"id": "h", "text": "t", "time": "noon"},
+    {"id": 5, "text": "t"},
+    {"id": "i", "host": 3, "html": "<p>i</p>"},
+    {"id": "j", "html": ["not", "a", "page"]},
+    {"id": "k", "text": {"a": 1}},
+    {"id": False, "url": "https://w.example/l", "text": "t", "time": True},
+    {"id": "m", "html": "<p>m</p>", "extra": {"deep": [1, 2, {"x": None}]}},
+]
+
+
+def test_rows_read_in_rust_are_checked_as_insert_many_checks_them(tmp_path):
+    from neardup.ray import _sign
+
+    path = tmp_path / "odd.jsonl"
+    path.write_bytes(b"".join(line(r) for r in ODD_RECORDS) + b"{not json\n")
+    want = _sign._block_table(3, 0, list(range(1, len(ODD_RECORDS) + 1)), ODD_RECORDS)
+    got = list(_sign._jsonl_tables(3, str(path), None))
+    assert len(got) == 1
+    table, unreadable = got[0]
+    assert table.equals(want)
+    assert [n for n, _ in unreadable] == [len(ODD_RECORDS) + 1]
+    assert table.column("bad").to_pylist()[3] == "page d has neither `html` nor `text`"
+
+
+def test_jsonl_is_read_as_the_command_line_reads_it(tmp_path):
+    from neardup.ray import _files, _sign
+
+    pages = [{"id": f"p{i}", "text": f"page {i}"} for i in range(3)]
+    # gzip told by the bytes, not the name (as ``neardup ingest``).
+    named = write_jsonl(tmp_path / "day.jsonl", pages)
+    assert [r for _, r in _files.records(named)] == pages
+    # A line longer than the command line reads for pages of max_page_bytes (twice that and
+    # 64 KiB) is an unreadable record with its line; the others are kept.
+    big = tmp_path / "big.jsonl"
+    big.write_bytes(line(pages[0]) + line({"id": "big", "text": "x" * 70_000}) + line(pages[1]))
+    got = list(_files.records(big, max_page_bytes=1000))
+    assert [n for n, r in got if isinstance(r, dict)] == [1, 3]
+    assert got[1] == (2, f"line longer than {2 * 1000 + 65536} bytes")
+    tables = list(_sign._jsonl_tables(0, str(big), 1000))
+    assert [t.column("line").to_pylist() for t, _ in tables] == [[1, 3]]
+    assert tables[0][1] == [(2, f"line longer than {2 * 1000 + 65536} bytes")]
+    # One line as records reads it.
+    assert _files._parse(line(pages[0])) == pages[0]
+    assert _files._parse(b'{"a": "\\udc00"}').startswith("malformed JSON: a string holds a lone")

@@ -6,6 +6,7 @@
 //! limit or without content is reported with its file and line and skipped; a broken gzip stream
 //! ends that file with a message (the pages before it are kept).
 
+pub use crate::record::{parse_fields, parse_object, JsonFields};
 use crate::{http, warc};
 use neardup::host_of;
 use std::fs::File;
@@ -182,6 +183,31 @@ impl JsonlReader {
         }
     }
 
+    /// The next line as the reader meets it (its text in `buf` for [`Line::Text`]); the line
+    /// count moves past every line read, blank or not.
+    fn next_line(&mut self, buf: &mut Vec<u8>) -> Line {
+        match self.raw_line(buf) {
+            Ok(None) => {
+                self.done = true;
+                Line::End
+            }
+            Err(e) => {
+                self.done = true;
+                Line::ReadError(e)
+            }
+            Ok(Some(too_long)) => {
+                self.line += 1;
+                if too_long {
+                    Line::TooLong
+                } else if buf.iter().all(|b| b.is_ascii_whitespace()) {
+                    Line::Blank
+                } else {
+                    Line::Text
+                }
+            }
+        }
+    }
+
     /// Up to `n` pages, with the records that had to be skipped. An empty page list with
     /// `is_done()` means the file is finished.
     pub fn next_chunk(&mut self, limit: Limit) -> (Vec<(String, OwnedPage)>, Vec<Skip>) {
@@ -189,40 +215,77 @@ impl JsonlReader {
         let mut skips = Vec::new();
         let mut buf = Vec::new();
         let mut bytes = 0;
+        let path = self.path.display().to_string();
+        let place = |line: usize| format!("{path}:{line}");
         while !limit.full(pages.len(), bytes) && !self.done {
-            let place = format!("{}:{}", self.path.display(), self.line + 1);
-            match self.raw_line(&mut buf) {
-                Ok(None) => self.done = true,
-                Err(e) => {
-                    skips.push(Skip {
-                        place: format!("{} after line {}", self.path.display(), self.line),
-                        reason: format!("read error, rest of file skipped: {e}"),
-                    });
-                    self.done = true;
-                }
-                Ok(Some(too_long)) => {
-                    self.line += 1;
-                    if too_long {
-                        skips.push(Skip {
-                            place,
-                            reason: format!("line longer than {} bytes", self.max_line),
-                        });
-                        continue;
+            match self.next_line(&mut buf) {
+                Line::End | Line::Blank => {}
+                Line::ReadError(e) => skips.push(Skip {
+                    place: format!("{path} after line {}", self.line),
+                    reason: format!("read error, rest of file skipped: {e}"),
+                }),
+                Line::TooLong => skips.push(Skip {
+                    place: place(self.line),
+                    reason: format!("line longer than {} bytes", self.max_line),
+                }),
+                Line::Text => match parse_page(&buf) {
+                    Ok(p) => {
+                        bytes += p.size();
+                        pages.push((place(self.line), p));
                     }
-                    if buf.iter().all(|b| b.is_ascii_whitespace()) {
-                        continue;
-                    }
-                    match parse_page(&buf) {
-                        Ok(p) => {
-                            bytes += p.size();
-                            pages.push((place, p));
-                        }
-                        Err(reason) => skips.push(Skip { place, reason }),
-                    }
-                }
+                    Err(reason) => skips.push(Skip {
+                        place: place(self.line),
+                        reason,
+                    }),
+                },
             }
         }
         (pages, skips)
+    }
+
+    /// The next records, each `(line, record)` (lines from 1, blank lines skipped), until
+    /// `limit` holds (pages: records read whole; bytes: their `size`) or `4 × limit.pages`
+    /// lines were given: `record` the line read by `parse`, or why it is no record — the
+    /// reasons of [`Self::next_chunk`] (a line over the length limit, or what `parse` says),
+    /// and a read error (a broken gzip stream) as the line after the last one read, whose
+    /// reason says after which line it came, ending the file. The distributed merge's S1
+    /// (SCALEOUT §5) reads its JSONL files so, with [`parse_fields`] or [`parse_object`].
+    pub fn next_records<T>(
+        &mut self,
+        limit: Limit,
+        mut parse: impl FnMut(&[u8]) -> std::result::Result<T, String>,
+        size: impl Fn(&T) -> usize,
+    ) -> Vec<(usize, std::result::Result<T, String>)> {
+        let mut out = Vec::new();
+        let mut buf = Vec::new();
+        let (mut records, mut bytes) = (0, 0);
+        // Lines of errors only are given in bounded numbers too.
+        let most = limit.pages.max(1).saturating_mul(4);
+        while !limit.full(records, bytes) && out.len() < most && !self.done {
+            match self.next_line(&mut buf) {
+                Line::End | Line::Blank => {}
+                Line::ReadError(e) => out.push((
+                    self.line + 1,
+                    Err(format!(
+                        "read error, rest of file skipped (after line {}): {e}",
+                        self.line
+                    )),
+                )),
+                Line::TooLong => out.push((
+                    self.line,
+                    Err(format!("line longer than {} bytes", self.max_line)),
+                )),
+                Line::Text => {
+                    let record = parse(&buf);
+                    if let Ok(r) = &record {
+                        records += 1;
+                        bytes += size(r);
+                    }
+                    out.push((self.line, record));
+                }
+            }
+        }
+        out
     }
 
     /// True when the file is finished.
@@ -252,6 +315,26 @@ fn parse_page(line: &[u8]) -> std::result::Result<OwnedPage, String> {
         time: p.time.unwrap_or(0),
         body,
     })
+}
+
+/// A line of a JSONL file as [`JsonlReader`] meets it.
+enum Line {
+    /// The end of the file.
+    End,
+    /// The file cannot be read further (a broken gzip stream).
+    ReadError(std::io::Error),
+    /// A line over the length limit (its bytes were not kept).
+    TooLong,
+    /// Whitespace only.
+    Blank,
+    /// A line to parse.
+    Text,
+}
+
+/// The longest JSONL line read for pages of at most `max_page` bytes: room for the page
+/// escaped in JSON and the other fields.
+pub fn max_line(max_page: usize) -> usize {
+    max_page.saturating_mul(2).saturating_add(64 * 1024)
 }
 
 /// What a reader hands over at a time.
@@ -349,7 +432,7 @@ pub fn open_source(path: &Path, max_page: usize) -> Result<Box<dyn PageSource>> 
     let (gzip, format) = sniff_file(path)?;
     match format {
         Some(format) => open_archive(path, gzip, format, max_page),
-        None => Ok(Box::new(JsonlReader::new(path, max_page * 2 + 64 * 1024)?)),
+        None => Ok(Box::new(JsonlReader::new(path, max_line(max_page))?)),
     }
 }
 
@@ -583,6 +666,61 @@ mod tests {
     fn hosts() {
         assert_eq!(host_of("https://news.a.cn/x/y?z"), "news.a.cn");
         assert_eq!(host_of("a.b"), "a.b");
+    }
+
+    #[test]
+    fn records_are_numbered_by_line_with_their_errors() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("p.jsonl");
+        let long = format!("{{\"id\": \"l\", \"text\": \"{}\"}}", "y".repeat(200));
+        let lines = [
+            r#"{"id": "a", "text": "t"}"#,
+            "",
+            "  \t",
+            "{bad",
+            &long,
+            r#"{"id": "b", "text": "t"}"#,
+        ];
+        std::fs::write(&path, lines.join("\n")).unwrap();
+        let mut r = JsonlReader::new(&path, 100).unwrap();
+        let limit = Limit {
+            pages: 10,
+            bytes: 1 << 20,
+        };
+        let got = r.next_records(limit, parse_fields, |_| 0);
+        let got: Vec<(usize, bool)> = got.iter().map(|(n, r)| (*n, r.is_ok())).collect();
+        assert_eq!(got, vec![(1, true), (4, false), (5, false), (6, true)]);
+        assert!(r.is_done());
+        let mut r = JsonlReader::new(&path, 100).unwrap();
+        let got = r.next_records(limit, parse_fields, |_| 0);
+        assert_eq!(
+            got[2].1.as_ref().err().unwrap(),
+            "line longer than 100 bytes"
+        );
+        // A gzip stream cut short: the lines before it, then the error after the last one.
+        let gz = dir.path().join("cut");
+        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        for i in 0..2000 {
+            std::io::Write::write_all(
+                &mut e,
+                format!("{{\"id\": \"p{i}\", \"text\": \"{i} {i}\"}}\n").as_bytes(),
+            )
+            .unwrap();
+        }
+        let bytes = e.finish().unwrap();
+        std::fs::write(&gz, &bytes[..bytes.len() / 2]).unwrap();
+        let mut r = JsonlReader::new(&gz, 1 << 20).unwrap();
+        let mut all = Vec::new();
+        while !r.is_done() {
+            all.extend(r.next_records(limit, parse_fields, |_| 0));
+        }
+        let (last, reason) = all.last().unwrap();
+        let read = all.len() - 1;
+        assert!(read > 0 && all[..read].iter().all(|(_, r)| r.is_ok()));
+        assert_eq!(*last, read + 1);
+        assert!(reason.as_ref().err().unwrap().starts_with(&format!(
+            "read error, rest of file skipped (after line {read}): "
+        )));
     }
 
     #[test]

@@ -5,4 +5,5 @@
 
 pub mod http;
 pub mod input;
+pub mod record;
 pub mod warc;

@@ -10,11 +10,8 @@ from __future__ import annotations
 import bisect
 import gzip
 import hashlib
-import json
 import os
-import re
 import shutil
-import zlib
 from array import array
 from pathlib import Path
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
@@ -27,9 +24,6 @@ PathLike = Union[str, "os.PathLike[str]"]
 
 #: At most how many error rows a merge's report lists (``error_rows``); ``errors`` counts them all.
 MAX_LISTED_ERRORS = 100
-
-# A JSON escape of a UTF-16 surrogate: json.loads accepts a lone one, which no UTF-8 text holds.
-_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
 
 
 class Day:
@@ -68,7 +62,7 @@ class Day:
                 self._lines.append(n)
 
 
-#: The suffixes of the Parquet files a merge reads (any other file is JSONL, ``.gz`` as gzip).
+#: The suffixes of the Parquet files a merge reads (any other file is JSONL, gzip or plain).
 PARQUET_SUFFIXES = (".parquet", ".pq")
 
 #: The columns a Parquet file of pages may have, and the Arrow types each takes.
@@ -116,8 +110,10 @@ def parquet_problem(path: PathLike) -> Optional[str]:
 def records(path: Path, block: int = 1024, max_page_bytes: Optional[int] = None) -> Iterator[Tuple[int, Union[Dict[str, Any], str]]]:
     """The records of one input file as ``neardup ingest`` reads them, each as ``(line, row)``
     (``line`` from 1; for Parquet the row's number from 1): ``row`` a dict, or why the line is
-    not a page record (a string). JSONL (``.gz`` read as gzip): blank lines are skipped; a line
-    that is not UTF-8, not JSON, not an object or holds a lone surrogate is such a string, and a
+    not a page record (a string). JSONL (gzip when its first bytes say so, as ``neardup
+    ingest`` reads it), by the command line's reader: blank lines are skipped; a line that is
+    not UTF-8, not JSON, not an object, holds a lone surrogate or is longer than the command
+    line reads for pages of ``max_page_bytes`` (twice that and 64 KiB) is such a string, and a
     broken gzip stream ends the file with one. Parquet: read ``block`` rows at a time; a file
     ``parquet_problem`` refuses raises ``InvalidArgumentError``. WARC or ARC (gzip or plain, told
     by the content): each response record a row (``id`` the target URI, ``html`` or ``text``
@@ -148,57 +144,21 @@ def records(path: Path, block: int = 1024, max_page_bytes: Optional[int] = None)
         while (got := reader.next_block(block)) is not None:
             yield from got
         return
-    opener = gzip.open if path.suffix == ".gz" else open
-    n = 0
-    with opener(path, "rb") as fh:  # type: ignore[operator]
-        try:
-            for n, raw in enumerate(fh, 1):
-                if not raw.strip():
-                    continue
-                yield n, _parse(raw)
-        except (OSError, EOFError, zlib.error) as e:
-            # A broken gzip stream: the pages before it are kept, as the CLI keeps them.
-            yield n + 1, f"read error, rest of file skipped (after line {n}): {e}"
+    # JSONL: the command line's reader (``neardup._neardup.JsonlReader``, SCALEOUT §5 S1), so
+    # that a line is a record or an error as ``neardup ingest`` reads it.
+    reader = _neardup.JsonlReader(str(path), max_page_bytes)
+    while (got := reader.next_rows(block)) is not None:
+        yield from got
 
 
 def _parse(raw: bytes) -> Union[Dict[str, Any], str]:
-    """A JSONL line as a dict, or why it is not a page record (the CLI's reasons)."""
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as e:
-        return f"line is not UTF-8 ({e})"
-    try:
-        row = json.loads(text)
-    except json.JSONDecodeError as e:
-        return f"malformed JSON: {e}"
-    except RecursionError:
-        return "malformed JSON: nested too deeply"
-    if not isinstance(row, dict):
-        return f"malformed JSON: a {type(row).__name__}, not an object"
-    if _SURROGATE_ESCAPE.search(raw) and not _is_utf8(row):
-        return "malformed JSON: a string holds a lone UTF-16 surrogate"
-    # A row without a usable key or body is kept: the merge reports it as an error row, as
-    # insert_many does.
-    return row
-
-
-def _is_utf8(value: Any) -> bool:
-    """Whether every string in a JSON value can be written as UTF-8."""
-    if isinstance(value, str):
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:
-            return False
-        return True
-    if isinstance(value, dict):
-        return all(_is_utf8(k) and _is_utf8(v) for k, v in value.items())
-    if isinstance(value, list):
-        return all(_is_utf8(v) for v in value)
-    return True
+    """A JSONL line as ``records`` reads it: a dict, or why it is not a page record (the CLI's
+    reasons, read by its reader)."""
+    return _neardup.JsonlReader.parse(raw)
 
 
 def read_day(files: Sequence[PathLike], limit: Optional[int] = MAX_LISTED_ERRORS) -> Day:
-    """The day's records of JSONL files (``.gz`` read as gzip) or Parquet files (``records``), on
+    """The day's records of JSONL files (gzip or plain) or Parquet files (``records``), on
     this process: what S1's tasks read, file by file. A record that cannot be read never stops
     it (see ``Day``); a Parquet file that is not one of pages raises ``InvalidArgumentError``."""
     day = Day(limit)
@@ -208,7 +168,7 @@ def read_day(files: Sequence[PathLike], limit: Optional[int] = MAX_LISTED_ERRORS
 
 
 def read_pages(files: Sequence[PathLike], skipped: Optional[List[Dict[str, Any]]] = None) -> List[Dict[str, Any]]:
-    """The pages of JSONL files (``.gz`` read as gzip) or Parquet files (``.parquet``, ``.pq``; see
+    """The pages of JSONL files (gzip or plain) or Parquet files (``.parquet``, ``.pq``; see
     ``records``), one dict per line or row with the CLI's fields:
     ``id`` (or ``url``), ``host``, ``time``, ``html`` or ``text``. Blank lines are skipped.
 

@@ -1,9 +1,12 @@
 """S1 of the daily merge (SCALEOUT §5; issue #34, item 3): the day read and signed in the workers.
 
-Each input file is read by a Ray task (``_read_file``; JSONL, ``.gz`` too, Parquet, or WARC and
-ARC by the command line's reader, with ``_files.records``, so that a bad line is an error row with its file and line, as ``neardup
-ingest`` skips it), cut into blocks of ``BLOCK`` records; each block is checked as
-``insert_many`` checks its rows (``neardup._rows``) and signed by another task
+Each input file is read by a Ray task (``_read_file``): JSONL (gzip or plain) by the command
+line's reader in Rust (``_jsonl_tables``: ``neardup._neardup.JsonlReader``), which also checks
+each row as ``insert_many`` checks its rows and hands over a block's columns, no dict a row;
+Parquet, and WARC and ARC (the command line's archive reader), with ``_files.records``, each
+block checked by ``neardup._rows``. Either way a bad line is an error row with its file and
+line, as ``neardup ingest`` skips it. A block of ``BLOCK`` records (64 MiB of content at most
+from JSONL and archives) is signed by another task
 (``_sign_block``: ``neardup.signatures_table``), which writes it to the batch's ``s1/`` in the
 store as ``part-<file>-<first row>.parquet``: the fields ``insert_many`` reads (key, host, time,
 body), why the row cannot be a page (``bad``), its file, its row number in the file and its line,
@@ -24,9 +27,10 @@ is); with the root's, which only the driver's node reaches, on the driver's node
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Tuple
 
 import neardup
+from neardup import _neardup
 from neardup._rows import Chunk, _row
 
 from . import _files
@@ -65,45 +69,59 @@ def part_schema() -> Any:
     )
 
 
-def _block_table(f: int, start: int, lines: List[int], rows: List[Dict[str, Any]]) -> Any:
-    """A block of records as the columns of a part (signatures to come): each row checked as
-    ``insert_many`` checks it (``neardup._rows``)."""
-    import pyarrow as pa
+#: The columns of a part that S1 reads (the rest come from signing), besides ``line``.
+_READ = ("key", "host", "time", "is_html", "html", "text", "bad", "signed")
 
+
+def _checked(chunk: Chunk, i: int) -> Tuple[Any, ...]:
+    """Row ``i`` of a chunk checked by ``neardup._rows`` as the part's columns ``_READ``."""
+    body, is_html = chunk.bodies[i]
+    ok = chunk.body_bad[i] is None
+    t, why = chunk.times[i], chunk.bad[i]
+    if not -(1 << 63) <= t < (1 << 63):
+        # The library takes 64-bit times: an error row, not an error of the day.
+        t, why = 0, why or f"the time must be an integer (Unix seconds) of 64 bits, not {t}"
+    html = (body.encode() if isinstance(body, str) else bytes(body)) if ok and is_html else None
+    return chunk.keys[i], chunk.hosts[i], t, is_html, html, body if ok and not is_html else None, why, ok
+
+
+def _block_table(f: int, start: int, lines: List[int], rows: List[Dict[str, Any]]) -> Any:
+    """A block of records (dicts: Parquet and web archives) as the columns of a part
+    (signatures to come): each row checked as ``insert_many`` checks it (``neardup._rows``)."""
     chunk = Chunk()
     for d in rows:
         _row(chunk, d.get("id"), d.get("url"), d.get("host"), d.get("time"), d.get("html"), d.get("text"))
-    html, text, times, bad = [], [], [], []
+    cols: Dict[str, List[Any]] = {name: [] for name in _READ}
     for i in range(len(rows)):
-        body, is_html = chunk.bodies[i]
-        ok = chunk.body_bad[i] is None
-        html.append((body.encode() if isinstance(body, str) else bytes(body)) if ok and is_html else None)
-        text.append(body if ok and not is_html else None)
-        t, why = chunk.times[i], chunk.bad[i]
-        if not -(1 << 63) <= t < (1 << 63):
-            # The library takes 64-bit times: an error row, not an error of the day.
-            t, why = 0, why or f"the time must be an integer (Unix seconds) of 64 bits, not {t}"
-        times.append(t)
-        bad.append(why)
-    n = len(rows)
-    schema = part_schema()
+        for name, v in zip(_READ, _checked(chunk, i)):
+            cols[name].append(v)
+    cols["line"] = list(lines)
+    return _table(f, start, cols)
+
+
+def _table(f: int, start: int, cols: Dict[str, List[Any]]) -> Any:
+    """The columns of a part (``line`` and ``_READ`` given, signatures to come) as a table,
+    its rows numbered in their file from ``start``."""
+    import pyarrow as pa
+
+    n = len(cols["line"])
     return pa.table(
         {
             "file": pa.array([f] * n, pa.int32()),
             "row": pa.array(range(start, start + n), pa.int64()),
-            "line": pa.array(lines, pa.int64()),
-            "key": pa.array(chunk.keys, pa.string()),
-            "host": pa.array(chunk.hosts, pa.string()),
-            "time": pa.array(times, pa.int64()),
-            "is_html": pa.array([b[1] for b in chunk.bodies], pa.bool_()),
-            "html": pa.array(html, pa.binary()),
-            "text": pa.array(text, pa.string()),
-            "bad": pa.array(bad, pa.string()),
-            "signed": pa.array([b is None for b in chunk.body_bad], pa.bool_()),
+            "line": pa.array(cols["line"], pa.int64()),
+            "key": pa.array(cols["key"], pa.string()),
+            "host": pa.array(cols["host"], pa.string()),
+            "time": pa.array(cols["time"], pa.int64()),
+            "is_html": pa.array(cols["is_html"], pa.bool_()),
+            "html": pa.array(cols["html"], pa.binary()),
+            "text": pa.array(cols["text"], pa.string()),
+            "bad": pa.array(cols["bad"], pa.string()),
+            "signed": pa.array(cols["signed"], pa.bool_()),
             "simhash": pa.nulls(n, pa.uint64()),
             "fingerprints": pa.array([0] * n, pa.int64()),
         },
-        schema=schema,
+        schema=part_schema(),
     )
 
 
@@ -181,6 +199,27 @@ def probes_name(part_name: str) -> str:
     return "probes-" + part_name[len("part-") :]
 
 
+def _jsonl_tables(f: int, path: str, max_page_bytes: Optional[int]) -> Iterator[Tuple[Any, List[Tuple[int, str]]]]:
+    """File ``f`` of the day, a JSONL file, read by the command line's reader in Rust
+    (``neardup._neardup.JsonlReader``; SCALEOUT §5 S1): blocks of up to ``BLOCK`` records, each
+    as a part's table (``None`` for a block of no record) with the lines that are no record
+    (``(line, reason)``). The reader checks the rows as ``neardup._rows`` does, no dict a row;
+    the rare row with fields of other types (a number as key, a time as a string...) is checked
+    here by ``neardup._rows`` itself."""
+    reader = _neardup.JsonlReader(path, max_page_bytes)
+    start = 0
+    while (got := reader.next_block(BLOCK)) is not None:
+        cols, unreadable, odd = got
+        for i, d in odd:
+            chunk = Chunk()
+            _row(chunk, d.get("id"), d.get("url"), d.get("host"), d.get("time"), d.get("html"), d.get("text"))
+            for name, v in zip(_READ, _checked(chunk, 0)):
+                cols[name][i] = v
+        n = len(cols["line"])
+        yield (_table(f, start, cols) if n else None), unreadable
+        start += n
+
+
 def _sign_block(store: Store, rel: str, table: Any, config: Dict[str, Any], layout: Any) -> str:
     """In a Ray task: the posting keys, simhash and sentence-fingerprint count of the block's
     rows with a usable body (HTML and text rows signed apart), the block written as a part of
@@ -217,8 +256,8 @@ def _sign_block(store: Store, rel: str, table: Any, config: Dict[str, Any], layo
 
 
 def _read_file(store: Store, rel: str, f: int, path: str, shown: str, config: Dict[str, Any], in_flight: int, layout: Any) -> Dict[str, Any]:
-    """In a Ray task: file ``f`` of the day read (``_files.records``) in blocks of ``BLOCK``
-    records, each block signed and written by a ``_sign_block`` task, at most ``in_flight`` at
+    """In a Ray task: file ``f`` of the day read (``_jsonl_tables`` for JSONL, ``_files.records``
+    for the others) in blocks of ``BLOCK`` records, each block signed and written by a ``_sign_block`` task, at most ``in_flight`` at
     once. Returns its count of rows (``rows``) and of unreadable records (``unreadable``), the
     first ``MAX_LISTED_ERRORS`` of those as ``{"file", "line", "reason"}`` (``skipped``; ``file``
     is ``shown``, the path as the caller gave it)."""
@@ -230,28 +269,43 @@ def _read_file(store: Store, rel: str, f: int, path: str, shown: str, config: Di
     lines: List[int] = []
     block: List[Dict[str, Any]] = []
 
-    def flush() -> None:
+    def submit(table: Any) -> None:
         nonlocal rows, pending
-        if not block:
-            return
-        pending.append(sign.remote(store, rel, _block_table(f, rows, lines, block), config, layout))
-        rows += len(block)
-        block.clear()
-        lines.clear()
+        pending.append(sign.remote(store, rel, table, config, layout))
+        rows += table.num_rows
         if len(pending) >= in_flight:
             done, pending = ray.wait(pending, num_returns=1)
             ray.get(done)
 
-    for line, record in _files.records(Path(path), BLOCK, config.get("max_page_bytes")):
-        if isinstance(record, str):
-            unreadable += 1
-            if len(skipped) < _files.MAX_LISTED_ERRORS:
-                skipped.append({"file": shown, "line": line, "reason": record})
-            continue
-        block.append(record)
-        lines.append(line)
-        if len(block) >= BLOCK:
-            flush()
+    def flush() -> None:
+        if not block:
+            return
+        submit(_block_table(f, rows, lines, block))
+        block.clear()
+        lines.clear()
+
+    def skip(line: int, reason: str) -> None:
+        nonlocal unreadable
+        unreadable += 1
+        if len(skipped) < _files.MAX_LISTED_ERRORS:
+            skipped.append({"file": shown, "line": line, "reason": reason})
+
+    if _files.is_parquet(path) or _neardup.archive_format(path) is not None:
+        for line, record in _files.records(Path(path), BLOCK, config.get("max_page_bytes")):
+            if isinstance(record, str):
+                skip(line, record)
+                continue
+            block.append(record)
+            lines.append(line)
+            if len(block) >= BLOCK:
+                flush()
+    else:
+        # JSONL: read and checked in Rust, each block a part's table already.
+        for table, bad in _jsonl_tables(f, path, config.get("max_page_bytes")):
+            for line, reason in bad:
+                skip(line, reason)
+            if table is not None:
+                submit(table)
     flush()
     ray.get(pending)
     return {"rows": rows, "unreadable": unreadable, "skipped": skipped}
