@@ -440,7 +440,12 @@ def _unit_rows(source: Tuple[Store, str, List[int], List[str]], rows: List[int])
         day_rows = np.asarray(offsets, dtype=np.int64)[t.column("file").to_numpy()] + t.column("row").to_numpy()
         keep = np.isin(day_rows, want)
         tables.append(t.filter(pa.array(keep)).append_column("day_row", pa.array(day_rows[keep])))
-    table = pa.concat_tables(tables).sort_by("day_row")
+    # 64-bit offsets: a unit's bodies may pass the 2 GiB a binary column holds (a million-page
+    # day did), and sorting joins the parts' chunks into one array.
+    table = pa.concat_tables(tables)
+    table = table.cast(table.schema.set(table.schema.get_field_index("html"), pa.field("html", pa.large_binary())))
+    table = table.cast(table.schema.set(table.schema.get_field_index("text"), pa.field("text", pa.large_string())))
+    table = table.sort_by("day_row")
     if table.num_rows != len(rows):
         raise neardup.CorruptionError(f"the signatures of {store.path(rel)} lack rows of a work unit")
     return table.select(["key", "host", "time", "html", "text", "is_html"]).rename_columns(["id", "host", "time", "html", "text", "is_html"])
