@@ -30,6 +30,16 @@ pub(crate) fn archive_format(path: PathBuf) -> PyResult<Option<&'static str>> {
     }))
 }
 
+/// A reader's page limit: ``max_page_bytes``, the signature option's default when ``None``;
+/// ``InvalidArgumentError`` for 0.
+pub(crate) fn page_limit(py: Python<'_>, max_page_bytes: Option<usize>) -> PyResult<usize> {
+    let limit = max_page_bytes.unwrap_or(neardup::SignatureConfig::default().max_page_bytes);
+    if limit == 0 {
+        return Err(invalid(py, "max_page_bytes must be at least 1"));
+    }
+    Ok(limit)
+}
+
 /// The pages of a WARC or ARC file, read in blocks: ``next_block(pages)`` gives a list of
 /// ``(record, row)`` in file order, ``record`` the record's number from 1, ``row`` a dict (``id``
 /// the target URI, ``host``, ``time`` from ``WARC-Date``, ``html`` bytes or ``text``) or why the
@@ -54,11 +64,7 @@ impl PyArchiveReader {
     #[new]
     #[pyo3(signature = (path, max_page_bytes=None))]
     fn new(py: Python<'_>, path: PathBuf, max_page_bytes: Option<usize>) -> PyResult<Self> {
-        let max_page_bytes =
-            max_page_bytes.unwrap_or(neardup::SignatureConfig::default().max_page_bytes);
-        if max_page_bytes == 0 {
-            return Err(invalid(py, "max_page_bytes must be at least 1"));
-        }
+        let max_page_bytes = page_limit(py, max_page_bytes)?;
         let (gzip, format) =
             input::sniff_file(&path).map_err(|e| PyOSError::new_err(format!("{e:#}")))?;
         let Some(format) = format else {

@@ -15,8 +15,6 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyDict, PyList, PyString};
 use serde_json::Value;
 
-use crate::errors::invalid;
-
 /// Content bytes a block holds at most, past its first record (as the archive reader's).
 const BLOCK_BYTES: usize = 64 << 20;
 
@@ -50,11 +48,7 @@ impl PyJsonlReader {
     #[new]
     #[pyo3(signature = (path, max_page_bytes=None))]
     fn new(py: Python<'_>, path: PathBuf, max_page_bytes: Option<usize>) -> PyResult<Self> {
-        let max_page_bytes =
-            max_page_bytes.unwrap_or(neardup::SignatureConfig::default().max_page_bytes);
-        if max_page_bytes == 0 {
-            return Err(invalid(py, "max_page_bytes must be at least 1"));
-        }
+        let max_page_bytes = crate::archive::page_limit(py, max_page_bytes)?;
         let reader = JsonlReader::new(&path, input::max_line(max_page_bytes))
             .map_err(|e| PyOSError::new_err(format!("{e:#}")))?;
         Ok(Self {
