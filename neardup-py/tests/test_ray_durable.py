@@ -478,3 +478,27 @@ def test_a_store_on_s3_holds_the_batches_and_checkpoints_and_restores_a_lost_dat
         assert [r["partition"] for r in dx.restored] == ["key-001"]
         assert dx.export().equals(want[0]) and dx.export_clusters().equals(want[1])
         assert dx.check()["problem_count"] == 0
+
+
+def test_a_partition_opens_once_the_process_holding_its_lock_exits(tmp_path):
+    """A restarted partition actor may start while the process it replaces (killed by Ray's
+    memory monitor, say) still holds the database's lock: the open waits for the lock instead of
+    failing, and gives up with the storage error when the wait is over."""
+    from neardup.ray._partition import open_partition
+
+    path = str(tmp_path / "ix")
+    neardup.Index(path).close()
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import sys, time, neardup; ix = neardup.Index(sys.argv[1]); print('held', flush=True); time.sleep(float(sys.argv[2]))", path, "1.5"],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        with pytest.raises(neardup.StorageError, match="lock file"):
+            open_partition(path, {}, wait=0.2)
+        ix = open_partition(path, {}, wait=60)
+        ix.close()
+    finally:
+        holder.kill()
+        holder.wait()

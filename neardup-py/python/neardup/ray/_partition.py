@@ -24,6 +24,28 @@ from ._runtime import require_ray
 from ._store import Store
 
 
+#: How long a partition actor waits for its database's lock when it opens it (seconds).
+LOCK_WAIT_S = 120.0
+
+
+def open_partition(path: str, options: Dict[str, Any], wait: float = LOCK_WAIT_S) -> Any:
+    """Opens a partition's database, waiting up to ``wait`` seconds while another process
+    holds its lock. A restarted actor may start while the process Ray replaced (killed by the
+    memory monitor, say) is still exiting and holds the lock: the open is retried, with a
+    growing pause, until the lock is free or the time is up, when the last ``StorageError``
+    is raised. Other errors are raised at once."""
+    deadline = time.monotonic() + wait
+    pause = 0.05
+    while True:
+        try:
+            return neardup.Index(path, **options)
+        except neardup.StorageError as e:
+            if "lock file" not in str(e) or time.monotonic() >= deadline:
+                raise
+        time.sleep(min(pause, max(0.0, deadline - time.monotonic())))
+        pause = min(2 * pause, 2.0)
+
+
 class _Partition:
     """The body of a partition actor: one neardup database in a key or doc role."""
 
@@ -33,7 +55,7 @@ class _Partition:
         self.part = part
         # Under a node's local root (_place.local_base) that may not exist yet.
         os.makedirs(os.path.dirname(path), exist_ok=True)
-        self.ix = neardup.Index(path, **options)
+        self.ix = open_partition(path, options)
         self.ix.set_partition(Layout(*layout), role, part)
         # The sha256 of each immutable file (SST) of this database's checkpoints, by name, size,
         # inode and modification time: an upload hashes only the files it has not seen.
