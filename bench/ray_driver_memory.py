@@ -11,7 +11,7 @@ at most). Beside it, the peak of the resident memory summed over every process t
 0.2 s, and the merge's pages/s.
 
     PYTHONPATH=target/python python3 bench/ray_driver_memory.py [--pages 20000] [--cpus 2] \
-        [--key-parts 4] [--doc-parts 4] [--keep DIR] [--day FILE] [--work-units N]
+        [--key-parts 4] [--doc-parts 4] [--keep DIR] [--day FILE] [--work-units N] [--root DIR]
 
 `--day` merges a file as it is (e.g. a million generated pages: `neardup-scale gen --count
 1000000 --out day.jsonl.gz`); `--work-units` sets S4's units (a unit's memory grows with its
@@ -78,6 +78,7 @@ def main() -> None:
     ap.add_argument("--keep", help="a directory to write the day and the index to (kept)")
     ap.add_argument("--day", help="merge this file of pages as it is (e.g. `neardup-scale gen --out`), not a day made of the corpus")
     ap.add_argument("--work-units", type=int, default=0, help="work units of S4 (default: the cluster's CPUs)")
+    ap.add_argument("--root", help="merge into this index root (e.g. one whose merge of the same day stopped: its finished stages are skipped)")
     args = ap.parse_args()
     tmp = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="ray-driver-memory-"))
     tmp.mkdir(parents=True, exist_ok=True)
@@ -87,7 +88,7 @@ def main() -> None:
     memory = PeakMemory()
     t = time.monotonic()
     out = subprocess.run(
-        [sys.executable, "-c", DRIVER, str(tmp / f"dist-{args.pages}-{int(t)}"), str(day), str(args.cpus), str(args.key_parts), str(args.doc_parts), str(args.work_units)],
+        [sys.executable, "-c", DRIVER, args.root or str(tmp / f"dist-{args.pages}-{int(t)}"), str(day), str(args.cpus), str(args.key_parts), str(args.doc_parts), str(args.work_units)],
         capture_output=True,
         text=True,
     )

@@ -307,6 +307,62 @@ fn a_log_applied_twice_is_applied_once() {
 }
 
 #[test]
+fn logs_read_and_written_one_operation_at_a_time_are_the_whole_logs() {
+    use neardup::merge::encode_log;
+    let tmp = tempfile::tempdir().unwrap();
+    let source_dir = tmp.path().join("source");
+    let source = build_source(&source_dir, "lcs");
+    // Day 2's diff read from the source index one operation at a time (every kind of
+    // operation, chrome included): the bytes of the whole-state diff.
+    let day1 = Index::open_read_only(&day1_dir(&source_dir))
+        .unwrap()
+        .state_log()
+        .unwrap();
+    let live = |docs: bool| {
+        day1.iter()
+            .find_map(|op| match op {
+                LogOp::Counter(LogCounter::LiveDocs(v)) if docs => Some(*v),
+                LogOp::Counter(LogCounter::LiveClusters(v)) if !docs => Some(*v),
+                _ => None,
+            })
+            .unwrap()
+    };
+    let streamed = Index::open_read_only(&source_dir)
+        .unwrap()
+        .state_diff_log(&day1, live(true), live(false))
+        .unwrap();
+    assert_eq!(streamed, encode_log(&source.day2));
+    // Applied from their bytes, a chunk decoded at a time: the source's state.
+    let ix = empty(&tmp.path().join("target"), "lcs");
+    let (one, two) = (encode_log(&source.day1), encode_log(&source.day2));
+    assert!(matches!(
+        ix.apply_log_bytes(1, &one),
+        Ok(ApplyOutcome::Applied { .. })
+    ));
+    assert!(matches!(
+        ix.apply_log_bytes(2, &two),
+        Ok(ApplyOutcome::Applied { .. })
+    ));
+    assert_eq!(
+        ix.apply_log_bytes(2, &two).unwrap(),
+        ApplyOutcome::AlreadyApplied
+    );
+    assert_holds_day2(&ix, &source);
+    // Damaged bytes are refused before anything is written.
+    let other = empty(&tmp.path().join("other"), "lcs");
+    let before = other.state_log().unwrap();
+    let mut bad = one.clone();
+    let mid = bad.len() / 2;
+    bad[mid] ^= 0x40;
+    assert!(matches!(
+        other.apply_log_bytes(1, &bad),
+        Err(Error::InvalidArgument(_))
+    ));
+    assert_eq!(other.applied_batch().unwrap(), None);
+    assert_eq!(other.state_log().unwrap(), before);
+}
+
+#[test]
 fn batches_are_applied_in_order() {
     let tmp = tempfile::tempdir().unwrap();
     let source = build_source(&tmp.path().join("source"), "lcs");

@@ -493,7 +493,15 @@ fn components_decided_in_separate_scratch_indexes_give_the_single_nodes_clusters
             events.push(((1, processing[&*key], 0), u, a.id));
         }
         let diff = neardup::merge::state_diff(&before, &scratch.state_log().unwrap());
-        logs.push(diff.into_log(base.live_docs, base.live_clusters));
+        let log = diff.into_log(base.live_docs, base.live_clusters);
+        // Read one operation at a time, the diff is the same bytes (what a work unit returns).
+        assert_eq!(
+            scratch
+                .state_diff_log(&before, base.live_docs, base.live_clusters)
+                .unwrap(),
+            neardup::merge::encode_log(&log)
+        );
+        logs.push(log);
     }
     // The units are disjoint components of the standing index.
     assert!(reached[0].iter().all(|p| !reached[1].contains(p)));
@@ -531,7 +539,20 @@ fn components_decided_in_separate_scratch_indexes_give_the_single_nodes_clusters
     let mut pieces = Vec::new();
     let mut totals = Vec::new();
     for (u, (log, map)) in logs.into_iter().zip(&maps).enumerate() {
+        let bytes = neardup::merge::encode_log(&log);
         let (ops, t) = remap_unit_log(base, u, log, map).unwrap();
+        // Mapped and cut by partition one operation at a time, the same pieces.
+        let layout = neardup::merge::Layout::new(3, 2, 3).unwrap();
+        let (routed, t2) = neardup::merge::route_unit_log(base, u, &bytes, map, &layout).unwrap();
+        let whole = layout.route(&ops);
+        let encode = |logs: &[Vec<neardup::merge::LogOp>]| -> Vec<Vec<u8>> {
+            logs.iter().map(|l| neardup::merge::encode_log(l)).collect()
+        };
+        assert_eq!(
+            (routed.key, routed.doc),
+            (encode(&whole.key), encode(&whole.doc))
+        );
+        assert_eq!(t2, t);
         pieces.extend(ops);
         totals.push(t);
     }

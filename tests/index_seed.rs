@@ -242,6 +242,13 @@ fn decide_in_scratch(
     insert_all(&sc, &days.day2);
     let after = sc.state_log().unwrap();
     let log = state_diff(&before, &after).into_log(stats.pages, stats.clusters);
+    // The diff read one operation at a time gives the same bytes (what a work unit returns).
+    assert_eq!(
+        sc.state_diff_log(&before, stats.pages, stats.clusters)
+            .unwrap(),
+        neardup::merge::encode_log(&log),
+        "the streamed diff differs from the whole-state diff"
+    );
     ix.apply_log(1, &log).unwrap();
     let report = ix.check().unwrap();
     assert!(report.is_clean(), "{:#?}", report.problems);

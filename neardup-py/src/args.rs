@@ -40,6 +40,19 @@ where
     })
 }
 
+/// The argument `name`: ``bytes``, borrowed, not copied (a work unit's log may be
+/// gigabytes).
+pub(crate) fn borrowed<'a>(obj: &'a Bound<'_, PyAny>, name: &str) -> PyResult<&'a [u8]> {
+    obj.cast::<pyo3::types::PyBytes>()
+        .map(|b| b.as_bytes())
+        .map_err(|_| {
+            invalid_type(
+                obj.py(),
+                format!("{name} must be bytes, not {}", crate::type_name(obj)),
+            )
+        })
+}
+
 /// Defines `fn $f(obj) -> PyResult<$ty>` extracting the argument `$f` (or `$name`) as
 /// `$expected`.
 macro_rules! args {

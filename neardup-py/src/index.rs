@@ -704,6 +704,27 @@ impl PyIndex {
         Ok(PyBytes::new(py, &bytes))
     }
 
+    /// The batch log (bytes) ``neardup.state_diff(before, index.state_log(), live_docs,
+    /// live_clusters)`` gives, read from the index one operation at a time instead of from a
+    /// whole second state log: what a work unit of a distributed merge returns (issue #34; its
+    /// memory holds ``before``, the state it was seeded with, and the log it writes).
+    fn state_diff_since<'py>(
+        &self,
+        py: Python<'py>,
+        #[pyo3(from_py_with = args::before)] before: Vec<u8>,
+        #[pyo3(from_py_with = args::live_docs)] live_docs: u64,
+        #[pyo3(from_py_with = args::live_clusters)] live_clusters: u64,
+    ) -> PyResult<Bound<'py, PyBytes>> {
+        let ix = self.ix(py)?;
+        let bytes = py
+            .detach(|| {
+                let before = neardup::merge::decode_log(&before)?;
+                ix.state_diff_log(&before, live_docs, live_clusters)
+            })
+            .py(py)?;
+        Ok(PyBytes::new(py, &bytes))
+    }
+
     /// Applies batch ``batch``'s log (bytes) once in effect (SCALEOUT §9): ``True`` when
     /// written, ``False`` when this batch was applied already. A batch other than the last
     /// applied or the next raises ``InvalidArgumentError``; after a crash part way, applying the
@@ -712,15 +733,12 @@ impl PyIndex {
         &self,
         py: Python<'_>,
         #[pyo3(from_py_with = args::batch)] batch: u64,
-        #[pyo3(from_py_with = args::log)] log: Vec<u8>,
+        log: &Bound<'_, PyAny>,
     ) -> PyResult<bool> {
         let ix = self.ix(py)?;
-        let outcome = py
-            .detach(|| {
-                let ops = neardup::merge::decode_log(&log)?;
-                ix.apply_log(batch, &ops)
-            })
-            .py(py)?;
+        // Decoded a chunk at a time: a partition's log of a large day is never held decoded.
+        let log = args::borrowed(log, "log")?;
+        let outcome = py.detach(|| ix.apply_log_bytes(batch, log)).py(py)?;
         Ok(matches!(
             outcome,
             neardup::merge::ApplyOutcome::Applied { .. }

@@ -276,14 +276,47 @@ pub(crate) fn remap_unit_log<'py>(
             Ok((encode_log(&ops), t))
         })
         .py(py)?;
-    let totals = HashMap::from([
+    Ok((PyBytes::new(py, &bytes), totals_dict(&t)))
+}
+
+/// Work unit ``unit``'s log (bytes) with its new ids mapped by ``map`` (as ``remap_unit_log``)
+/// and cut by partition (as ``Layout.route``), read and written one operation at a time, so
+/// that a large unit's log is never held decoded: ``(totals, key_logs, doc_logs)``, ``totals``
+/// as ``remap_unit_log`` gives them, each partition's log as bytes (empty of operations for a
+/// partition the unit does not change).
+#[pyfunction]
+pub(crate) fn route_unit_log<'py>(
+    py: Python<'py>,
+    #[pyo3(from_py_with = args::base)] base: HashMap<String, u64>,
+    #[pyo3(from_py_with = args::unit)] unit: usize,
+    log: &Bound<'py, PyAny>,
+    #[pyo3(from_py_with = args::map)] map: HashMap<String, Vec<u64>>,
+    layout: &Bound<'py, PyLayout>,
+) -> PyResult<(
+    HashMap<&'static str, i64>,
+    Bound<'py, PyList>,
+    Bound<'py, PyList>,
+)> {
+    let map = id_map(py, &map)?;
+    let base = batch_base(py, &base)?;
+    let log = args::borrowed(log, "log")?;
+    let layout = layout.get().inner;
+    let (routed, t) = py
+        .detach(|| neardup::merge::route_unit_log(base, unit, log, &map, &layout))
+        .py(py)?;
+    let list = |logs: Vec<Vec<u8>>| PyList::new(py, logs.iter().map(|l| PyBytes::new(py, l)));
+    Ok((totals_dict(&t), list(routed.key)?, list(routed.doc)?))
+}
+
+/// What a unit gave out and changed, as ``remap_unit_log`` returns it.
+fn totals_dict(t: &neardup::merge::UnitTotals) -> HashMap<&'static str, i64> {
+    HashMap::from([
         ("docs", i64::from(t.docs)),
         ("clusters", i64::from(t.clusters)),
         ("seqs", i64::try_from(t.seqs).unwrap_or(i64::MAX)),
         ("live_docs", t.live_docs),
         ("live_clusters", t.live_clusters),
-    ]);
-    Ok((PyBytes::new(py, &bytes), totals))
+    ])
 }
 
 /// The counters of a batch log (bytes) whose work units gave out and changed ``totals`` (the
@@ -326,7 +359,16 @@ pub(crate) fn join_logs<'py>(
     #[pyo3(from_py_with = args::logs)] logs: Vec<Vec<u8>>,
 ) -> PyResult<Bound<'py, PyBytes>> {
     let bytes = py
-        .detach(|| -> neardup::Result<Vec<u8>> { Ok(encode_log(&decode_logs(&logs)?.concat())) })
+        .detach(|| -> neardup::Result<Vec<u8>> {
+            // One operation at a time: a partition's log of a large day is never held decoded.
+            let mut out = neardup::merge::LogWriter::new();
+            for log in &logs {
+                for op in neardup::merge::LogReader::new(log)? {
+                    out.push(&op?);
+                }
+            }
+            Ok(out.finish())
+        })
         .py(py)?;
     Ok(PyBytes::new(py, &bytes))
 }

@@ -75,23 +75,28 @@ impl Index {
         chunk_bytes: usize,
     ) -> Result<ApplyOutcome> {
         let mut counters = self.lock_writer()?;
-        let previous = self.applied_batch_stored()?;
-        match previous {
-            Some(p) if p == batch => return Ok(ApplyOutcome::AlreadyApplied),
-            Some(p) if p.checked_add(1) != Some(batch) => {
-                return Err(Error::InvalidArgument(format!(
-                    "batch {batch} refused: the index last applied batch {p}, so it takes batch {} \
-                     next",
-                    p.saturating_add(1)
-                )))
-            }
-            _ => {}
+        if self.batch_done(batch)? {
+            return Ok(ApplyOutcome::AlreadyApplied);
         }
         self.check_log(&counters, ops)?;
         let chunks = self.apply_chunks(&mut counters, ops, chunk_bytes, Some(batch))?;
         drop(counters);
         self.sync_wal()?;
         Ok(ApplyOutcome::Applied { chunks })
+    }
+
+    /// Whether `batch` is the batch recorded applied already; refuses one that is neither it
+    /// nor the next.
+    pub(super) fn batch_done(&self, batch: u64) -> Result<bool> {
+        match self.applied_batch_stored()? {
+            Some(p) if p == batch => Ok(true),
+            Some(p) if p.checked_add(1) != Some(batch) => Err(Error::InvalidArgument(format!(
+                "batch {batch} refused: the index last applied batch {p}, so it takes batch {} \
+                 next",
+                p.saturating_add(1)
+            ))),
+            _ => Ok(false),
+        }
     }
 
     /// Writes `ops` as [`Index::apply_log_chunked`] does but records no batch: what a crash
@@ -131,6 +136,21 @@ impl Index {
     /// Refuses a log with an operation that cannot be stored, or while a batch insert is in
     /// flight (its held free ids would not match the log's).
     pub(crate) fn check_log(&self, counters: &Counters, ops: &[LogOp]) -> Result<()> {
+        self.check_ops(counters, || Ok(ops.iter().map(Ok)))
+    }
+
+    /// [`Self::check_log`] of the operations `ops()` gives (it is called twice: the allocators
+    /// the log leaves, then each operation), so that a log's bytes are checked without
+    /// holding it decoded.
+    pub(crate) fn check_ops<T, I>(
+        &self,
+        counters: &Counters,
+        ops: impl Fn() -> Result<I>,
+    ) -> Result<()>
+    where
+        T: std::borrow::Borrow<LogOp>,
+        I: Iterator<Item = Result<T>>,
+    {
         if !counters.batches.is_empty() {
             return Err(Error::InvalidArgument(
                 "a batch log cannot be applied while a batch insert is in flight".into(),
@@ -139,15 +159,17 @@ impl Index {
         // Ids stay below the allocators as the log leaves them (the in-memory map of pages to
         // clusters is as long as the highest page id).
         let mut limits = (counters.next_doc, counters.next_cluster);
-        for op in ops {
-            match op {
+        for op in ops()? {
+            match op?.borrow() {
                 LogOp::Counter(LogCounter::NextDoc(n)) => limits.0 = limits.0.max(*n),
                 LogOp::Counter(LogCounter::NextCluster(n)) => limits.1 = limits.1.max(*n),
                 _ => {}
             }
         }
         let partition = self.partition()?;
-        for (i, op) in ops.iter().enumerate() {
+        for (i, op) in ops()?.enumerate() {
+            let op = op?;
+            let op = op.borrow();
             if let Some(p) = partition.filter(|p| !p.holds(op)) {
                 return Err(Error::InvalidArgument(format!(
                     "operation {i} of the log belongs to another partition than this {}",

@@ -6,7 +6,9 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use roaring::RoaringBitmap;
 
+use super::layout::{Layout, Role, Target};
 use super::log::{LogCounter, LogOp};
+use super::logfile::{LogReader, LogWriter};
 use crate::storage::codec::{ClusterId, DocId};
 use crate::storage::merge::Delta;
 use crate::{Error, Result};
@@ -255,38 +257,97 @@ pub fn batch_counters(base: BatchBase, units: &[UnitTotals]) -> Result<Vec<LogOp
 fn unit_ops(base: &BatchBase, u: usize, log: Vec<LogOp>) -> Result<(Vec<LogOp>, UnitTotals)> {
     let mut totals = UnitTotals::default();
     let mut ops = Vec::with_capacity(log.len());
-    // Counts from a decoded log may be anything: the change saturates instead of overflowing.
-    let change = |a: u64, b: u64| {
-        (i128::from(a) - i128::from(b)).clamp(i64::MIN.into(), i64::MAX.into()) as i64
-    };
     for op in log {
         match op {
-            LogOp::Counter(c) => {
-                let below = || {
-                    Error::InvalidArgument(format!(
-                        "work unit {u}'s allocators are below the batch's start"
-                    ))
-                };
-                match c {
-                    LogCounter::NextDoc(n) => {
-                        totals.docs = n.checked_sub(base.next_doc).ok_or_else(below)?
-                    }
-                    LogCounter::NextCluster(n) => {
-                        totals.clusters = n.checked_sub(base.next_cluster).ok_or_else(below)?
-                    }
-                    LogCounter::NextSeq(n) => {
-                        totals.seqs = n.checked_sub(base.next_seq).ok_or_else(below)?
-                    }
-                    LogCounter::LiveDocs(n) => totals.live_docs = change(n, base.live_docs),
-                    LogCounter::LiveClusters(n) => {
-                        totals.live_clusters = change(n, base.live_clusters)
-                    }
-                }
-            }
+            LogOp::Counter(c) => count(&mut totals, base, u, c)?,
             other => ops.push(other),
         }
     }
     Ok((ops, totals))
+}
+
+/// What one counter of unit `u`'s log says it gave out and changed from `base`.
+fn count(totals: &mut UnitTotals, base: &BatchBase, u: usize, c: LogCounter) -> Result<()> {
+    // Counts from a decoded log may be anything: the change saturates instead of overflowing.
+    let change = |a: u64, b: u64| {
+        (i128::from(a) - i128::from(b)).clamp(i64::MIN.into(), i64::MAX.into()) as i64
+    };
+    let below = || {
+        Error::InvalidArgument(format!(
+            "work unit {u}'s allocators are below the batch's start"
+        ))
+    };
+    match c {
+        LogCounter::NextDoc(n) => totals.docs = n.checked_sub(base.next_doc).ok_or_else(below)?,
+        LogCounter::NextCluster(n) => {
+            totals.clusters = n.checked_sub(base.next_cluster).ok_or_else(below)?
+        }
+        LogCounter::NextSeq(n) => totals.seqs = n.checked_sub(base.next_seq).ok_or_else(below)?,
+        LogCounter::LiveDocs(n) => totals.live_docs = change(n, base.live_docs),
+        LogCounter::LiveClusters(n) => totals.live_clusters = change(n, base.live_clusters),
+    }
+    Ok(())
+}
+
+/// A batch log's bytes cut by partition ([`route_unit_log`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RoutedBytes {
+    /// The log of each key partition.
+    pub key: Vec<Vec<u8>>,
+    /// The log of each doc partition.
+    pub doc: Vec<Vec<u8>>,
+}
+
+/// Work unit `u`'s log (its bytes, [`super::encode_log`]) with its new ids mapped by `map`, cut
+/// by partition: for each partition, the bytes [`remap_unit_log`] then [`Layout::route`] and
+/// [`super::encode_log`] give (a partition the unit changes nothing of gets an empty log), read
+/// and written one operation at a time, so that a large unit's log is never held decoded
+/// (issue #34: a million-page day). Returns them with what the unit gave out and changed.
+///
+/// # Errors
+/// As [`remap_unit_log`]; [`Error::InvalidArgument`] for bytes that are not a batch log.
+pub fn route_unit_log(
+    base: BatchBase,
+    u: usize,
+    log: &[u8],
+    map: &IdMap,
+    layout: &Layout,
+) -> Result<(RoutedBytes, UnitTotals)> {
+    let mut totals = UnitTotals::default();
+    // The counters first (they say how many ids the map must cover), the operations after.
+    for op in LogReader::new(log)? {
+        if let LogOp::Counter(c) = op? {
+            count(&mut totals, &base, u, c)?;
+        }
+    }
+    check_map(u, map, &totals)?;
+    let how = Remap::Map(map);
+    let mut key: Vec<LogWriter> = (0..layout.key_parts()).map(|_| LogWriter::new()).collect();
+    let mut doc: Vec<LogWriter> = (0..layout.doc_parts()).map(|_| LogWriter::new()).collect();
+    for op in LogReader::new(log)? {
+        let mut op = op?;
+        if matches!(op, LogOp::Counter(_)) {
+            continue;
+        }
+        remap_op(&mut op, &base, &how)?;
+        match layout.target(&op) {
+            Target::One(Role::Key(p)) => key[p as usize].push(&op),
+            Target::One(Role::Doc(p)) => doc[p as usize].push(&op),
+            Target::All => {
+                for w in key.iter_mut().chain(doc.iter_mut()) {
+                    w.push(&op);
+                }
+            }
+        }
+    }
+    let done = |ws: Vec<LogWriter>| ws.into_iter().map(LogWriter::finish).collect();
+    Ok((
+        RoutedBytes {
+            key: done(key),
+            doc: done(doc),
+        },
+        totals,
+    ))
 }
 
 /// Refuses a map that does not cover exactly the ids unit `u` gave out, or is not increasing.

@@ -34,20 +34,68 @@ mod tag {
 
 /// The bytes of a batch log (see the module docs).
 pub fn encode_log(ops: &[LogOp]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(16 + 64 * ops.len());
-    out.extend_from_slice(MAGIC);
-    out.push(VERSION);
-    let mut body = Vec::new();
+    let mut w = LogWriter::with_capacity(16 + 64 * ops.len());
     for op in ops {
-        body.clear();
-        let t = encode_op(op, &mut body);
-        out.push(t);
-        out.extend_from_slice(&(body.len() as u32).to_be_bytes());
-        out.extend_from_slice(&body);
+        w.push(op);
     }
-    let sum = xxhash_rust::xxh3::xxh3_64(&out);
-    out.extend_from_slice(&sum.to_be_bytes());
-    out
+    w.finish()
+}
+
+/// A batch log written one operation at a time: the bytes [`encode_log`] gives for the
+/// operations pushed, without holding them (issue #34: a work unit's log at a million pages).
+#[derive(Debug)]
+pub struct LogWriter {
+    out: Vec<u8>,
+    body: Vec<u8>,
+    ops: u64,
+}
+
+impl Default for LogWriter {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl LogWriter {
+    /// An empty log.
+    pub fn new() -> Self {
+        Self::with_capacity(64)
+    }
+
+    /// An empty log with room for `bytes` bytes.
+    pub fn with_capacity(bytes: usize) -> Self {
+        let mut out = Vec::with_capacity(bytes.max(MAGIC.len() + 9));
+        out.extend_from_slice(MAGIC);
+        out.push(VERSION);
+        LogWriter {
+            out,
+            body: Vec::new(),
+            ops: 0,
+        }
+    }
+
+    /// Appends one operation.
+    pub fn push(&mut self, op: &LogOp) {
+        self.body.clear();
+        let t = encode_op(op, &mut self.body);
+        self.out.push(t);
+        self.out
+            .extend_from_slice(&(self.body.len() as u32).to_be_bytes());
+        self.out.extend_from_slice(&self.body);
+        self.ops += 1;
+    }
+
+    /// How many operations were pushed.
+    pub fn ops(&self) -> u64 {
+        self.ops
+    }
+
+    /// The log's bytes, its checksum appended.
+    pub fn finish(mut self) -> Vec<u8> {
+        let sum = xxhash_rust::xxh3::xxh3_64(&self.out);
+        self.out.extend_from_slice(&sum.to_be_bytes());
+        self.out
+    }
 }
 
 /// Writes an operation's body into `b`; returns its tag.
@@ -159,36 +207,71 @@ fn encode_op(op: &LogOp, b: &mut Vec<u8>) -> u8 {
 /// magic or version, a checksum that does not match, an operation cut short or that does not
 /// decode).
 pub fn decode_log(bytes: &[u8]) -> Result<Vec<LogOp>> {
-    let bad = |why: String| Error::InvalidArgument(format!("not a batch log: {why}"));
-    if bytes.len() < MAGIC.len() + 1 + 8 || !bytes.starts_with(MAGIC) {
-        return Err(bad("no NDLOG header".into()));
+    LogReader::new(bytes)?.collect()
+}
+
+/// The operations of a batch log's bytes, decoded one at a time ([`decode_log`] without
+/// holding them): the header and checksum are checked when it is made, each operation as it
+/// is read.
+#[derive(Debug)]
+pub struct LogReader<'a> {
+    rest: &'a [u8],
+    n: usize,
+}
+
+fn not_a_log(why: String) -> Error {
+    Error::InvalidArgument(format!("not a batch log: {why}"))
+}
+
+impl<'a> LogReader<'a> {
+    /// A reader of `bytes`.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] for a wrong magic or version, or a checksum that does not
+    /// match.
+    pub fn new(bytes: &'a [u8]) -> Result<LogReader<'a>> {
+        if bytes.len() < MAGIC.len() + 1 + 8 || !bytes.starts_with(MAGIC) {
+            return Err(not_a_log("no NDLOG header".into()));
+        }
+        if bytes[MAGIC.len()] != VERSION {
+            return Err(not_a_log(format!("version {}", bytes[MAGIC.len()])));
+        }
+        let (data, sum) = bytes.split_at(bytes.len() - 8);
+        let mut want = [0u8; 8];
+        want.copy_from_slice(sum);
+        if xxhash_rust::xxh3::xxh3_64(data) != u64::from_be_bytes(want) {
+            return Err(not_a_log("checksum mismatch (truncated or damaged)".into()));
+        }
+        Ok(LogReader {
+            rest: &data[MAGIC.len() + 1..],
+            n: 0,
+        })
     }
-    if bytes[MAGIC.len()] != VERSION {
-        return Err(bad(format!("version {}", bytes[MAGIC.len()])));
-    }
-    let (data, sum) = bytes.split_at(bytes.len() - 8);
-    let mut want = [0u8; 8];
-    want.copy_from_slice(sum);
-    if xxhash_rust::xxh3::xxh3_64(data) != u64::from_be_bytes(want) {
-        return Err(bad("checksum mismatch (truncated or damaged)".into()));
-    }
-    let mut rest = &data[MAGIC.len() + 1..];
-    let mut ops = Vec::new();
-    while !rest.is_empty() {
+}
+
+impl Iterator for LogReader<'_> {
+    type Item = Result<LogOp>;
+
+    fn next(&mut self) -> Option<Result<LogOp>> {
+        if self.rest.is_empty() {
+            return None;
+        }
+        let n = self.n;
+        let rest = self.rest;
         if rest.len() < 5 {
-            return Err(bad(format!("operation {} cut short", ops.len())));
+            self.rest = &[];
+            return Some(Err(not_a_log(format!("operation {n} cut short"))));
         }
         let t = rest[0];
         let len = u32::from_be_bytes([rest[1], rest[2], rest[3], rest[4]]) as usize;
         let Some(body) = rest.get(5..5 + len) else {
-            return Err(bad(format!("operation {} cut short", ops.len())));
+            self.rest = &[];
+            return Some(Err(not_a_log(format!("operation {n} cut short"))));
         };
-        let op = decode_op(t, body)
-            .map_err(|why| bad(format!("operation {} (tag {t}): {why}", ops.len())))?;
-        ops.push(op);
-        rest = &rest[5 + len..];
+        self.rest = &rest[5 + len..];
+        self.n += 1;
+        Some(decode_op(t, body).map_err(|why| not_a_log(format!("operation {n} (tag {t}): {why}"))))
     }
-    Ok(ops)
 }
 
 /// Reads the fields of an operation's body.

@@ -6,6 +6,8 @@
 //! - `logfile`: the bytes of a batch log ([`encode_log`], [`decode_log`]);
 //! - `apply`: a partition applies its part of a batch's log once in effect
 //!   ([`crate::Index::apply_log`]);
+//! - `stream`: a partition's log applied from its bytes a chunk at a time;
+//! - `walk`: a scratch index's state log and diff, read one operation at a time;
 //! - `state`: state and seed logs, the diff a scratch index reads back, the reach of a day's
 //!   decisions;
 //! - `layout`: key and doc partitions and where each operation goes ([`Layout`]);
@@ -27,6 +29,8 @@ pub mod log;
 mod logfile;
 mod reach;
 mod state;
+mod stream;
+mod walk;
 
 pub use crate::index::{AllocatedId, Allocation};
 pub use check::{
@@ -35,7 +39,7 @@ pub use check::{
 };
 pub use combine::{
     batch_counters, combine_seed_logs, combine_unit_logs, combine_unit_logs_mapped, remap_unit_log,
-    BatchBase, IdMap, UnitTotals,
+    route_unit_log, BatchBase, IdMap, RoutedBytes, UnitTotals,
 };
 pub use components::{close_simhash_pairs, Components};
 pub use export::{
@@ -44,6 +48,6 @@ pub use export::{
 };
 pub use layout::{Layout, Partition, Role, RoutedLog, Target, MAX_PARTS};
 pub use log::{ApplyOutcome, LogCounter, LogOp, APPLY_CHUNK_BYTES};
-pub use logfile::{decode_log, encode_log};
+pub use logfile::{decode_log, encode_log, LogReader, LogWriter};
 pub use reach::{FiledPage, PageRow, PartitionRows, ProbeForest, ProbeJoin, PROBE_CHUNK};
 pub use state::{state_diff, Reach, StateDiff};

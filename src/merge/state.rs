@@ -16,14 +16,12 @@ use std::collections::BTreeMap;
 
 use roaring::RoaringBitmap;
 
-use rocksdb::IteratorMode;
-
 use super::log::{LogCounter, LogOp};
 use crate::index::{Index, View};
 use crate::signature::Signatures;
-use crate::storage::codec::{self, ClusterId, ClusterRecord, DocId, DocRecord, PageBlocks};
+use crate::storage::codec::{self, ClusterId, DocId};
 use crate::storage::merge::Delta;
-use crate::storage::{self, cf, chrome_key, id_key, meta};
+use crate::storage::{self, cf, id_key};
 use crate::{Error, Result};
 
 impl Index {
@@ -325,7 +323,7 @@ impl StateDiff {
 
 /// Which stored key an operation of a state log sets, as bytes that sort by column family and
 /// key.
-fn address(op: &LogOp) -> Vec<u8> {
+pub(super) fn address(op: &LogOp) -> Vec<u8> {
     let mut a = Vec::with_capacity(16);
     match op {
         LogOp::Posting { key, .. } => {
@@ -399,7 +397,7 @@ fn address(op: &LogOp) -> Vec<u8> {
 }
 
 /// The operation that takes away what `op` stored.
-fn undo(op: &LogOp) -> Option<LogOp> {
+pub(super) fn undo(op: &LogOp) -> Option<LogOp> {
     Some(match op.clone() {
         LogOp::Posting { key, delta } => LogOp::Posting {
             key,
@@ -434,6 +432,29 @@ fn undo(op: &LogOp) -> Option<LogOp> {
         LogOp::FreeDoc { id, .. } => LogOp::FreeDoc { id, free: false },
         LogOp::FreeCluster { id, .. } => LogOp::FreeCluster { id, free: false },
         LogOp::Counter(_) => return None,
+    })
+}
+
+/// The change of a posting from what a state log `before` held at its address (nothing, or a
+/// posting) to `now`: the ids taken out and put in, `None` when there are none (the seed's
+/// postings hold part of the standing ones, so only the change is written).
+pub(super) fn posting_change(
+    key: &[u8; 9],
+    now: &RoaringBitmap,
+    before: Option<&LogOp>,
+) -> Option<LogOp> {
+    let empty = RoaringBitmap::new();
+    let had = match before {
+        Some(LogOp::Posting { delta, .. }) => &delta.add,
+        _ => &empty,
+    };
+    let change = Delta {
+        add: now - had,
+        remove: had - now,
+    };
+    (!change.add.is_empty() || !change.remove.is_empty()).then_some(LogOp::Posting {
+        key: *key,
+        delta: change,
     })
 }
 
@@ -492,21 +513,7 @@ pub fn state_diff(before: &[LogOp], after: &[LogOp]) -> StateDiff {
         match (op, old.get(address)) {
             (LogOp::Counter(_), _) => {}
             (LogOp::Posting { key, delta }, before) => {
-                let empty = RoaringBitmap::new();
-                let had = match before {
-                    Some(LogOp::Posting { delta, .. }) => &delta.add,
-                    _ => &empty,
-                };
-                let change = Delta {
-                    add: &delta.add - had,
-                    remove: had - &delta.add,
-                };
-                if !change.add.is_empty() || !change.remove.is_empty() {
-                    postings.push(LogOp::Posting {
-                        key: *key,
-                        delta: change,
-                    });
-                }
+                postings.extend(posting_change(key, &delta.add, before.copied()));
             }
             (op, Some(before)) if op == before => {}
             (op, _) => diff.ops.push((*op).clone()),
@@ -514,148 +521,6 @@ pub fn state_diff(before: &[LogOp], after: &[LogOp]) -> StateDiff {
     }
     diff.ops.extend(postings);
     diff
-}
-
-impl Index {
-    /// The log that gives an empty index this index's state: its counters, free ids, and every
-    /// key of every column family but `meta`'s other keys, in column-family and key order, read
-    /// from one snapshot. Two states are equal when their logs are; [`super::state_diff`]
-    /// compares two.
-    ///
-    /// # Errors
-    /// Storage errors, [`Error::Corruption`] for a value that does not decode.
-    pub fn state_log(&self) -> Result<Vec<LogOp>> {
-        self.registration.check_process()?;
-        let (snap, counters) = {
-            // Commits happen under the writer lock: the snapshot and the counters agree.
-            let c = self.writer.lock();
-            let counters = [
-                LogCounter::NextDoc(c.next_doc),
-                LogCounter::NextCluster(c.next_cluster),
-                LogCounter::LiveDocs(c.live_docs),
-                LogCounter::LiveClusters(c.live_clusters),
-                LogCounter::NextSeq(c.next_seq),
-            ];
-            (self.db.snapshot(), counters)
-        };
-        let mut log: Vec<LogOp> = counters.into_iter().map(LogOp::Counter).collect();
-        /// Called with each key and value of a scan; `false` stops it.
-        type Visit<'v> = dyn FnMut(&[u8], &[u8]) -> Result<bool> + 'v;
-        let scan = |name: &'static str, from: &[u8], f: &mut Visit<'_>| -> Result<()> {
-            let mode = IteratorMode::From(from, rocksdb::Direction::Forward);
-            for item in snap.iterator_cf_opt(self.cf(name), storage::scan_options(), mode) {
-                let (k, v) = item.map_err(|e| Error::storage("reading the state", e))?;
-                if !f(&k, &v)? {
-                    break;
-                }
-            }
-            Ok(())
-        };
-        for (prefix, doc) in [(meta::FREE_DOC, true), (meta::FREE_CLUSTER, false)] {
-            scan(cf::META, prefix, &mut |k, _| {
-                let Some(id) = k.strip_prefix(prefix) else {
-                    return Ok(false);
-                };
-                let id = storage::decode_u32(cf::META, k, id)?;
-                log.push(if doc {
-                    LogOp::FreeDoc { id, free: true }
-                } else {
-                    LogOp::FreeCluster { id, free: true }
-                });
-                Ok(true)
-            })?;
-        }
-        scan(cf::KEYS, b"", &mut |k, v| {
-            let key = std::str::from_utf8(k)
-                .map_err(|_| Error::corruption(cf::KEYS, k, "key is not UTF-8"))?;
-            log.push(LogOp::Key {
-                key: key.to_string(),
-                doc: Some(storage::decode_u32(cf::KEYS, k, v)?),
-            });
-            Ok(true)
-        })?;
-        scan(cf::DOCS, b"", &mut |k, v| {
-            log.push(LogOp::Doc {
-                id: storage::decode_u32(cf::DOCS, k, k)?,
-                record: Some(DocRecord::decode(cf::DOCS, k, v)?),
-            });
-            Ok(true)
-        })?;
-        scan(cf::TEXTS, b"", &mut |k, v| {
-            log.push(LogOp::Text {
-                id: storage::decode_u32(cf::TEXTS, k, k)?,
-                value: Some(codec::decode_text_value(cf::TEXTS, k, v)?),
-            });
-            Ok(true)
-        })?;
-        scan(cf::CLUSTERS, b"", &mut |k, v| {
-            log.push(LogOp::Cluster {
-                id: storage::decode_u32(cf::CLUSTERS, k, k)?,
-                record: Some(ClusterRecord::decode(cf::CLUSTERS, k, v)?),
-            });
-            Ok(true)
-        })?;
-        scan(cf::POSTINGS, b"", &mut |k, v| {
-            let key = <[u8; 9]>::try_from(k)
-                .map_err(|_| Error::corruption(cf::POSTINGS, k, "key is not 9 bytes"))?;
-            let add =
-                codec::decode_posting(v).map_err(|r| Error::corruption(cf::POSTINGS, k, r))?;
-            log.push(LogOp::Posting {
-                key,
-                delta: Delta {
-                    add,
-                    remove: Default::default(),
-                },
-            });
-            Ok(true)
-        })?;
-        scan(cf::SIMHASH, b"", &mut |k, _| {
-            let (table, simhash, doc) = self
-                .tables
-                .decode(k)
-                .ok_or_else(|| Error::corruption(cf::SIMHASH, k, "key is not 13 bytes"))?;
-            log.push(LogOp::Simhash {
-                table,
-                simhash,
-                doc,
-                present: true,
-            });
-            Ok(true)
-        })?;
-        scan(cf::FREQUENT, b"", &mut |k, v| {
-            let key = <[u8; 9]>::try_from(k)
-                .map_err(|_| Error::corruption(cf::FREQUENT, k, "key is not 9 bytes"))?;
-            let reason = *v
-                .first()
-                .ok_or_else(|| Error::corruption(cf::FREQUENT, k, "no reason byte"))?;
-            log.push(LogOp::Frequent {
-                key,
-                reason: Some(reason),
-            });
-            Ok(true)
-        })?;
-        scan(cf::CHROME, b"", &mut |k, v| {
-            use storage::chrome_key::Decoded;
-            log.push(match chrome_key::decode(k) {
-                Some(Decoded::Host(host)) => LogOp::HostPages {
-                    host: host.to_string(),
-                    pages: codec::decode_count(cf::CHROME, k, v)?,
-                },
-                Some(Decoded::Block(host, block)) => LogOp::BlockPages {
-                    host: host.to_string(),
-                    block,
-                    pages: codec::decode_count(cf::CHROME, k, v)?,
-                },
-                Some(Decoded::Page(id)) => LogOp::PageBlocks {
-                    id,
-                    blocks: Some(PageBlocks::decode(cf::CHROME, k, v)?),
-                },
-                None => return Err(Error::corruption(cf::CHROME, k, "malformed key")),
-            });
-            Ok(true)
-        })?;
-        Ok(log)
-    }
 }
 
 #[cfg(test)]

@@ -335,6 +335,9 @@ class Index(Mapping[str, PageInfo]):
         """The batch log that seeds an empty scratch index with these pages and clusters."""
     def state_log(self) -> bytes:
         """The whole state of the index as a batch log."""
+    def state_diff_since(self, before: bytes, live_docs: int, live_clusters: int) -> bytes:
+        """``state_diff(before, self.state_log(), live_docs, live_clusters)``, read from the
+        index one operation at a time (a work unit's log, without a second whole state)."""
     def apply_log(self, batch: int, log: bytes) -> bool:
         """Applies batch ``batch``'s log once in effect; ``False`` when it was applied already."""
     def applied_batch(self) -> Optional[int]: ...
@@ -442,6 +445,13 @@ def remap_unit_log(base: Dict[str, int], unit: int, log: bytes, map: Dict[str, L
     ``seqs``) and its counters left out, and what it gave out and changed (``docs``,
     ``clusters``, ``seqs``, ``live_docs``, ``live_clusters``). ``batch_counters`` of every unit's
     totals, then each unit's mapped log in unit order, is ``combine_unit_logs`` with the maps."""
+
+def route_unit_log(
+    base: Dict[str, int], unit: int, log: bytes, map: Dict[str, List[int]], layout: Layout
+) -> Tuple[Dict[str, int], List[bytes], List[bytes]]:
+    """``remap_unit_log`` then ``Layout.route``, one operation at a time: the unit's totals and
+    each key and doc partition's log (bytes; empty of operations where the unit changes
+    nothing)."""
 
 def batch_counters(base: Dict[str, int], totals: List[Dict[str, int]]) -> bytes:
     """The counters of a batch log whose work units gave out and changed ``totals``."""

@@ -216,7 +216,8 @@ def start_units(dx: Any, chunk: Any, sigs: Any, gone: List[str], units: List[Uni
     frequent_refs = [ray.put(f) for f in frequent]
     refs = []
     for n_unit, (u, parts) in enumerate(zip(units, seed_refs)):
-        calls = [[r for r in rows if unit_of.get(r) == n_unit] for _, rows in groups]
+        # Each call's rows in the order one machine decides them (its place in the call).
+        calls = [sorted((r for r in rows if unit_of.get(r) == n_unit), key=place.__getitem__) for _, rows in groups]
         calls = [c for c in calls if c]
         wanted = sorted(r for c in calls for r in c)
         source = (dx.store, s1, chunk.offsets, chunk.parts_of(wanted))
@@ -330,8 +331,8 @@ def _route_unit(store: Store, rel: str, base: Dict[str, int], layout: Any, u: in
     """In a task: work unit ``u``'s log with its ids mapped, cut by partition, each piece that
     holds an operation written as ``rel/units/<role>-<p>/<u>.ndlog``. Returns the unit's totals,
     the bytes of its log and pieces, and the partitions it wrote a piece for (``pieces``)."""
-    ops, totals = neardup.remap_unit_log(base, u, log, id_map)
-    key_logs, doc_logs = layout.route(ops)
+    # Mapped and cut one operation at a time: the unit's log is never held decoded.
+    totals, key_logs, doc_logs = neardup.route_unit_log(base, u, log, id_map, layout)
     empty = len(neardup.join_logs([]))
     written = 0
     pieces = []
@@ -353,6 +354,11 @@ def _join_partition(store: Store, rel: str, name: str, counters: bytes, units: L
     return len(data)
 
 
+#: Rows a work unit hands the library at once: its memory holds one block's pages, signatures
+#: and texts, whatever the size of its components.
+UNIT_BLOCK = 4096
+
+
 def _decide_unit(
     options: Dict[str, Any],
     seed_parts: List[List[Any]],
@@ -366,17 +372,20 @@ def _decide_unit(
     ``seed_parts[0]`` (Ray object refs, combined here: ``neardup.combine_seed_logs``; deciding
     nothing), the unit's deletes (delete-list position, key) in delete-list order, then its rows
     (read from S1's parts: ``source`` is the store, ``s1/``'s path in it, each file's first row
-    and the parts holding the unit's rows), one ``insert_many`` call in whole-batch
-    order per list of ``runs`` ((row, key) pairs); returns its batch log and, apart (a second Ray
-    object), its counts and which event gave out each new id, in order: ``("delete", position, kind, id)`` or ``("row", row,
-    kind, id)``, ``kind`` ``"page"`` or ``"cluster"``; and the first error rows, as (row,
-    reason)."""
+    and the parts holding the unit's rows), the library calls ``insert_many`` makes on one
+    machine in whole-batch order: each list of ``runs`` holds one call's (row, key) pairs in
+    the order that call decides them (descending fingerprint count, then input order), and is
+    inserted in that order, ``UNIT_BLOCK`` rows at a time, so that a large component costs the
+    unit disk (its rows, memory-mapped; its scratch index), not memory. Returns its batch log
+    and, apart (a second Ray object), its counts and which event gave out each new id, in
+    order: ``("delete", position, kind, id)`` or ``("row", row, kind, id)``, ``kind``
+    ``"page"`` or ``"cluster"``; and the first error rows, as (row, reason)."""
     seed = neardup.combine_seed_logs(require_ray().get(seed_parts[0]))
     wanted = sorted(r for call in runs for r, _ in call)
-    table = _unit_rows(source, wanted)
     pos_of = {r: i for i, r in enumerate(wanted)}
     scratch_dir = tempfile.mkdtemp(prefix="neardup-scratch-")
     try:
+        table = _MappedRows(_unit_rows(source, wanted, Path(scratch_dir) / "rows.arrow"))
         with neardup.Index(Path(scratch_dir) / "ix", **options) as scratch:
             scratch.apply_log(1, seed)
             before = scratch.state_log()
@@ -393,22 +402,27 @@ def _decide_unit(
             duplicates = errors = 0
             error_rows: List[Tuple[int, str]] = []
             for call in runs:
-                rows = [r for r, _ in call]
-                row_of = {k: r for r, k in call if k is not None}
-                run = table.take([pos_of[r] for r in rows])
-                run = run.drop_columns(["html" if run.column("is_html")[0].as_py() is False else "text", "is_html"])
-                verdicts = scratch.insert_many(
-                    run, order="fingerprints", order_scope="batch", batch_size=max(1, len(rows)), progress=False
-                )
-                # Within one call keys are distinct: each id names the row it was given for.
-                allocations += [("row", row_of[k], kind, i) for k, kind, i, _ in scratch.take_allocations()]
-                duplicates += sum(1 for d in verdicts.column("duplicate").to_pylist() if d)
-                # Output rows keep the call's order: each error names its row.
-                for r, e in zip(rows, verdicts.column("error").to_pylist()):
-                    if e is not None:
-                        errors += 1
-                        error_rows.append((r, e))
-            log = neardup.state_diff(before, scratch.state_log(), live_docs, live_clusters)
+                for start in range(0, len(call), UNIT_BLOCK):
+                    block = call[start : start + UNIT_BLOCK]
+                    rows = [r for r, _ in block]
+                    row_of = {k: r for r, k in block if k is not None}
+                    run = table.take([pos_of[r] for r in rows])
+                    run = run.drop_columns(["html" if run.column("is_html")[0].as_py() is False else "text", "is_html"])
+                    # Already in the call's order: the blocks one after the other decide as the
+                    # whole call sorted by fingerprint count does.
+                    verdicts = scratch.insert_many(run, order="input", batch_size=len(rows), progress=False)
+                    # Within one call keys are distinct: each id names the row it was given for.
+                    allocations += [("row", row_of[k], kind, i) for k, kind, i, _ in scratch.take_allocations()]
+                    duplicates += sum(1 for d in verdicts.column("duplicate").to_pylist() if d)
+                    # Output rows keep the block's order: each error names its row.
+                    for r, e in zip(rows, verdicts.column("error").to_pylist()):
+                        if e is not None:
+                            errors += 1
+                            error_rows.append((r, e))
+            del table
+            # Read from the scratch index one operation at a time: the unit holds the state it
+            # was seeded with and the log, never a second whole state.
+            log = scratch.state_diff_since(before, live_docs, live_clusters)
     finally:
         shutil.rmtree(scratch_dir, ignore_errors=True)
     return log, {
@@ -423,10 +437,39 @@ def _decide_unit(
     }
 
 
-def _unit_rows(source: Tuple[Store, str, List[int], List[str]], rows: List[int]) -> Any:
+class _MappedRows:
+    """A work unit's rows, memory-mapped (``_unit_rows``), taken a block at a time without
+    concatenating the table's chunks (Arrow's ``Table.take`` joins every chunk of a column
+    first: gigabytes of bodies for a block of a large unit)."""
+
+    def __init__(self, table: Any) -> None:
+        import numpy as np
+
+        self.schema = table.schema
+        self.batches = table.to_batches()
+        self.starts = np.cumsum([0] + [b.num_rows for b in self.batches])
+
+    def take(self, positions: List[int]) -> Any:
+        """The rows at ``positions`` (in that order), as a table of one chunk."""
+        import numpy as np
+        import pyarrow as pa
+
+        pos = np.asarray(positions, dtype=np.int64)
+        order = np.argsort(pos, kind="stable")
+        ordered = pos[order]
+        which = np.searchsorted(self.starts, ordered, side="right") - 1
+        pieces = [self.batches[b].take(pa.array(ordered[which == b] - self.starts[b])) for b in np.unique(which)]
+        block = pa.Table.from_batches(pieces, schema=self.schema).combine_chunks()
+        back = np.empty_like(order)
+        back[order] = np.arange(len(order))
+        return block.take(pa.array(back))
+
+
+def _unit_rows(source: Tuple[Store, str, List[int], List[str]], rows: List[int], path: Path) -> Any:
     """The fields ``insert_many`` reads of the day's ``rows`` (sorted), read from S1's parts in
-    the store, in that order: ``id`` (the key), ``host``, ``time``, ``html``, ``text`` and
-    ``is_html``."""
+    the store a part at a time and written, in that order, to the Arrow file ``path``, which is
+    returned memory-mapped: ``id`` (the key), ``host``, ``time``, ``html``, ``text`` and
+    ``is_html``. The unit's memory holds one part's rows, not the unit's."""
     import numpy as np
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -434,18 +477,34 @@ def _unit_rows(source: Tuple[Store, str, List[int], List[str]], rows: List[int])
     store, rel, offsets, parts = source
     want = np.asarray(rows, dtype=np.int64)
     cols = ["file", "row", "key", "host", "time", "is_html", "html", "text"]
-    tables = []
-    for name in parts:
-        t = pq.read_table(store.path(f"{rel}/{name}"), columns=cols, filesystem=store.fs)
-        day_rows = np.asarray(offsets, dtype=np.int64)[t.column("file").to_numpy()] + t.column("row").to_numpy()
-        keep = np.isin(day_rows, want)
-        tables.append(t.filter(pa.array(keep)).append_column("day_row", pa.array(day_rows[keep])))
     # 64-bit offsets: a unit's bodies may pass the 2 GiB a binary column holds (a million-page
-    # day did), and sorting joins the parts' chunks into one array.
-    table = pa.concat_tables(tables)
-    table = table.cast(table.schema.set(table.schema.get_field_index("html"), pa.field("html", pa.large_binary())))
-    table = table.cast(table.schema.set(table.schema.get_field_index("text"), pa.field("text", pa.large_string())))
-    table = table.sort_by("day_row")
-    if table.num_rows != len(rows):
+    # day did).
+    schema = pa.schema(
+        [
+            pa.field("id", pa.string()),
+            pa.field("host", pa.string()),
+            pa.field("time", pa.int64()),
+            pa.field("html", pa.large_binary()),
+            pa.field("text", pa.large_string()),
+            pa.field("is_html", pa.bool_()),
+        ]
+    )
+    n = 0
+    last = -1
+    with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, schema) as out:
+        for name in parts:
+            t = pq.read_table(store.path(f"{rel}/{name}"), columns=cols, filesystem=store.fs)
+            day_rows = np.asarray(offsets, dtype=np.int64)[t.column("file").to_numpy()] + t.column("row").to_numpy()
+            keep = np.isin(day_rows, want)
+            kept = day_rows[keep]
+            # The parts hold the day's rows in order (``_Rows`` checks it): the file is sorted.
+            if len(kept) and (kept[0] <= last or (np.diff(kept) <= 0).any()):
+                raise neardup.CorruptionError(f"the signatures of {store.path(rel)} do not hold the day's rows in order")
+            last = int(kept[-1]) if len(kept) else last
+            t = t.filter(pa.array(keep)).select(["key", "host", "time", "html", "text", "is_html"])
+            out.write_table(t.rename_columns(schema.names).cast(schema))
+            n += t.num_rows
+            del t
+    if n != len(rows):
         raise neardup.CorruptionError(f"the signatures of {store.path(rel)} lack rows of a work unit")
-    return table.select(["key", "host", "time", "html", "text", "is_html"]).rename_columns(["id", "host", "time", "html", "text", "is_html"])
+    return pa.ipc.open_file(pa.memory_map(str(path), "r")).read_all()

@@ -1,0 +1,46 @@
+//! A partition's batch log applied from its bytes, decoded one chunk at a time (issue #34: a
+//! partition's share of a million-page day is gigabytes of operations, which
+//! [`Index::apply_log`] would hold decoded).
+
+use super::log::{ApplyOutcome, APPLY_CHUNK_BYTES};
+use super::LogReader;
+use crate::index::Index;
+use crate::Result;
+
+impl Index {
+    /// [`Index::apply_log`] of a log's bytes ([`super::encode_log`]), decoded one chunk at a
+    /// time: the same checks, chunks and result, without the whole log held decoded (a
+    /// partition's share of a million-page day, issue #34).
+    ///
+    /// # Errors
+    /// As [`Index::apply_log_chunked`]; [`Error::InvalidArgument`] for bytes that are not a
+    /// batch log (before anything is written).
+    pub fn apply_log_bytes(&self, batch: u64, log: &[u8]) -> Result<ApplyOutcome> {
+        let mut counters = self.lock_writer()?;
+        if self.batch_done(batch)? {
+            return Ok(ApplyOutcome::AlreadyApplied);
+        }
+        self.check_ops(&counters, || LogReader::new(log))?;
+        let mut ops = LogReader::new(log)?.peekable();
+        let mut chunks = 0;
+        loop {
+            let mut chunk = Vec::new();
+            let mut bytes = 0;
+            while bytes < APPLY_CHUNK_BYTES {
+                let Some(op) = ops.next() else { break };
+                let op = op?;
+                bytes += op.weight();
+                chunk.push(op);
+            }
+            let last = ops.peek().is_none();
+            chunks +=
+                self.apply_chunks(&mut counters, &chunk, usize::MAX, last.then_some(batch))?;
+            if last {
+                break;
+            }
+        }
+        drop(counters);
+        self.sync_wal()?;
+        Ok(ApplyOutcome::Applied { chunks })
+    }
+}

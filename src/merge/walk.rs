@@ -1,0 +1,353 @@
+//! A scratch index's state read back one operation at a time (SCALEOUT §5 S4.5): the state log
+//! ([`Index::state_log`]) and the diff a work unit returns ([`Index::state_diff_log`]), both
+//! from one walk over the column families in address order.
+//!
+//! The diff of two whole state logs ([`super::state_diff`]) holds both states decoded, and a
+//! work unit of a million-page day (one component chained by shared clauses, SCALEOUT §7.1)
+//! held tens of gigabytes that way; [`Index::state_diff_log`] holds the state it started from
+//! (the seed's) and the bytes of the log it writes, and reads the index twice.
+
+use roaring::RoaringBitmap;
+use rocksdb::{IteratorMode, SnapshotWithThreadMode, DB};
+
+use super::log::{LogCounter, LogOp};
+use super::logfile::LogWriter;
+use super::state::{address, posting_change, undo};
+use crate::index::Index;
+use crate::storage::codec::{self, ClusterId, ClusterRecord, DocId, DocRecord, PageBlocks};
+use crate::storage::merge::Delta;
+use crate::storage::{self, cf, chrome_key, meta};
+use crate::{Error, Result};
+
+/// The operation tags of a state log in address order (the first byte of [`address`]): postings,
+/// simhash entries, over-frequent keys, keys, pages, texts, clusters, chrome (a page's blocks, a
+/// host's pages, a block's pages), free page ids, free cluster ids.
+const ADDRESS_ORDER: [u8; 12] = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11];
+
+/// The order [`super::state_diff`] writes a diff's values in: everything but postings, then the
+/// postings.
+const DIFF_ORDER: [u8; 12] = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 0];
+
+/// Where an address comes in [`DIFF_ORDER`].
+fn diff_rank(address: &[u8]) -> (bool, &[u8]) {
+    (address.first() == Some(&0), address)
+}
+
+type Snapshot<'a> = SnapshotWithThreadMode<'a, DB>;
+
+/// An index's counters at a snapshot.
+#[derive(Clone, Copy)]
+struct Counters {
+    next_doc: DocId,
+    next_cluster: ClusterId,
+    live_docs: u64,
+    live_clusters: u64,
+    next_seq: u64,
+}
+
+impl Counters {
+    /// As a state log lists them.
+    fn ops(self) -> [LogOp; 5] {
+        [
+            LogOp::Counter(LogCounter::NextDoc(self.next_doc)),
+            LogOp::Counter(LogCounter::NextCluster(self.next_cluster)),
+            LogOp::Counter(LogCounter::LiveDocs(self.live_docs)),
+            LogOp::Counter(LogCounter::LiveClusters(self.live_clusters)),
+            LogOp::Counter(LogCounter::NextSeq(self.next_seq)),
+        ]
+    }
+}
+
+impl Index {
+    /// The snapshot a state is read from, with the counters of that moment.
+    fn state_snapshot(&self) -> Result<(Snapshot<'_>, Counters)> {
+        self.registration.check_process()?;
+        // Commits happen under the writer lock: the snapshot and the counters agree.
+        let c = self.writer.lock();
+        let counters = Counters {
+            next_doc: c.next_doc,
+            next_cluster: c.next_cluster,
+            live_docs: c.live_docs,
+            live_clusters: c.live_clusters,
+            next_seq: c.next_seq,
+        };
+        Ok((self.db.snapshot(), counters))
+    }
+
+    /// The log that gives an empty index this index's state: its counters, then every key of
+    /// every column family but `meta`'s other keys (free ids included) in address order
+    /// (postings, simhash entries, over-frequent keys, keys, pages, texts, clusters, chrome,
+    /// free page ids, free cluster ids; each by key), read from one snapshot. Two states are
+    /// equal when their logs are; [`super::state_diff`] compares two.
+    ///
+    /// # Errors
+    /// Storage errors, [`Error::Corruption`] for a value that does not decode.
+    pub fn state_log(&self) -> Result<Vec<LogOp>> {
+        let (snap, counters) = self.state_snapshot()?;
+        let mut log: Vec<LogOp> = counters.ops().into();
+        self.walk_state(&snap, &ADDRESS_ORDER, &mut |op| {
+            log.push(op);
+            Ok(())
+        })?;
+        Ok(log)
+    }
+
+    /// The bytes of the batch log [`super::state_diff`] of `before` (this index's
+    /// [`Index::state_log`] taken earlier, when it was seeded) and its state now gives, made
+    /// into a log for a standing index whose live counts were `live_docs` and `live_clusters`
+    /// ([`super::StateDiff::into_log`], then [`super::encode_log`]) — the same bytes, without
+    /// holding the state now: it is read twice from one snapshot, once to find which of
+    /// `before`'s keys are still held, once to write the log (issue #34: a work unit of a
+    /// million-page day).
+    ///
+    /// # Errors
+    /// Storage errors, [`Error::Corruption`] for a value that does not decode.
+    pub fn state_diff_log(
+        &self,
+        before: &[LogOp],
+        live_docs: u64,
+        live_clusters: u64,
+    ) -> Result<Vec<u8>> {
+        let (snap, counters) = self.state_snapshot()?;
+        // `before` by address, the last of equal addresses kept (as a map collected from it).
+        let mut old: Vec<(Vec<u8>, &LogOp)> = before.iter().map(|op| (address(op), op)).collect();
+        old.reverse();
+        old.sort_by(|a, b| diff_rank(&a.0).cmp(&diff_rank(&b.0)));
+        old.dedup_by(|later, earlier| later.0 == earlier.0);
+        let old_counter = |which: fn(&LogCounter) -> Option<u64>| {
+            old.iter()
+                .find_map(|(_, op)| match op {
+                    LogOp::Counter(c) => which(c),
+                    _ => None,
+                })
+                .unwrap_or(0)
+        };
+        let live = |v: &LogCounter| match v {
+            LogCounter::LiveDocs(n) => Some(*n),
+            _ => None,
+        };
+        let live_c = |v: &LogCounter| match v {
+            LogCounter::LiveClusters(n) => Some(*n),
+            _ => None,
+        };
+        let (old_docs, old_clusters) = (old_counter(live), old_counter(live_c));
+        // Pass 1: which of `before`'s addresses the state still holds.
+        let mut held = vec![false; old.len()];
+        let mut at = 0;
+        self.walk_state(&snap, &DIFF_ORDER, &mut |op| {
+            let a = address(&op);
+            while at < old.len() && diff_rank(&old[at].0) < diff_rank(&a) {
+                at += 1;
+            }
+            if at < old.len() && old[at].0 == a {
+                held[at] = true;
+            }
+            Ok(())
+        })?;
+        // The counters first, as [`super::StateDiff::into_log`] writes them: the allocators as
+        // they are now, then the live counts moved by the change.
+        let change = |a: u64, b: u64| {
+            (i128::from(a) - i128::from(b)).clamp(i64::MIN.into(), i64::MAX.into()) as i64
+        };
+        let moved = |base: u64, by: i64| base.saturating_add_signed(by);
+        let mut w = LogWriter::new();
+        for c in [
+            LogCounter::NextDoc(counters.next_doc),
+            LogCounter::NextCluster(counters.next_cluster),
+            LogCounter::NextSeq(counters.next_seq),
+            LogCounter::LiveDocs(moved(live_docs, change(counters.live_docs, old_docs))),
+            LogCounter::LiveClusters(moved(
+                live_clusters,
+                change(counters.live_clusters, old_clusters),
+            )),
+        ] {
+            w.push(&LogOp::Counter(c));
+        }
+        // What the state no longer holds, taken away, in address order.
+        let mut gone: Vec<&(Vec<u8>, &LogOp)> = old
+            .iter()
+            .zip(&held)
+            .filter(|(_, &h)| !h)
+            .map(|(o, _)| o)
+            .collect();
+        gone.sort_by(|a, b| a.0.cmp(&b.0));
+        for (_, op) in gone {
+            if let Some(u) = undo(op) {
+                w.push(&u);
+            }
+        }
+        // Pass 2: the values that are new or changed, then the postings' changes.
+        let mut at = 0;
+        self.walk_state(&snap, &DIFF_ORDER, &mut |op| {
+            let a = address(&op);
+            while at < old.len() && diff_rank(&old[at].0) < diff_rank(&a) {
+                at += 1;
+            }
+            let was = (at < old.len() && old[at].0 == a).then(|| old[at].1);
+            match (&op, was) {
+                (LogOp::Posting { key, delta }, was) => {
+                    if let Some(change) = posting_change(key, &delta.add, was) {
+                        w.push(&change);
+                    }
+                }
+                (op, Some(was)) if op == was => {}
+                (op, _) => w.push(op),
+            }
+            Ok(())
+        })?;
+        Ok(w.finish())
+    }
+
+    /// Calls `f` with every operation of this index's state log but the counters, read from
+    /// `snap`, the groups in the order of `tags` (see [`ADDRESS_ORDER`]), each in address order.
+    fn walk_state(
+        &self,
+        snap: &Snapshot<'_>,
+        tags: &[u8],
+        f: &mut dyn FnMut(LogOp) -> Result<()>,
+    ) -> Result<()> {
+        /// Called with each key and value of a scan; `false` stops it.
+        type Visit<'v> = dyn FnMut(&[u8], &[u8]) -> Result<bool> + 'v;
+        let scan = |name: &'static str, from: &[u8], f: &mut Visit<'_>| -> Result<()> {
+            let mode = IteratorMode::From(from, rocksdb::Direction::Forward);
+            for item in snap.iterator_cf_opt(self.cf(name), storage::scan_options(), mode) {
+                let (k, v) = item.map_err(|e| Error::storage("reading the state", e))?;
+                if !f(&k, &v)? {
+                    break;
+                }
+            }
+            Ok(())
+        };
+        for &t in tags {
+            match t {
+                0 => scan(cf::POSTINGS, b"", &mut |k, v| {
+                    let key = <[u8; 9]>::try_from(k)
+                        .map_err(|_| Error::corruption(cf::POSTINGS, k, "key is not 9 bytes"))?;
+                    let add = codec::decode_posting(v)
+                        .map_err(|r| Error::corruption(cf::POSTINGS, k, r))?;
+                    f(LogOp::Posting {
+                        key,
+                        delta: Delta {
+                            add,
+                            remove: RoaringBitmap::new(),
+                        },
+                    })?;
+                    Ok(true)
+                })?,
+                1 => {
+                    // Stored under the tables' own key order: sorted here by address.
+                    let mut entries = Vec::new();
+                    scan(cf::SIMHASH, b"", &mut |k, _| {
+                        entries.push(self.tables.decode(k).ok_or_else(|| {
+                            Error::corruption(cf::SIMHASH, k, "key is not 13 bytes")
+                        })?);
+                        Ok(true)
+                    })?;
+                    entries.sort_unstable();
+                    for (table, simhash, doc) in entries {
+                        f(LogOp::Simhash {
+                            table,
+                            simhash,
+                            doc,
+                            present: true,
+                        })?;
+                    }
+                }
+                2 => scan(cf::FREQUENT, b"", &mut |k, v| {
+                    let key = <[u8; 9]>::try_from(k)
+                        .map_err(|_| Error::corruption(cf::FREQUENT, k, "key is not 9 bytes"))?;
+                    let reason = *v
+                        .first()
+                        .ok_or_else(|| Error::corruption(cf::FREQUENT, k, "no reason byte"))?;
+                    f(LogOp::Frequent {
+                        key,
+                        reason: Some(reason),
+                    })?;
+                    Ok(true)
+                })?,
+                3 => scan(cf::KEYS, b"", &mut |k, v| {
+                    let key = std::str::from_utf8(k)
+                        .map_err(|_| Error::corruption(cf::KEYS, k, "key is not UTF-8"))?;
+                    f(LogOp::Key {
+                        key: key.to_string(),
+                        doc: Some(storage::decode_u32(cf::KEYS, k, v)?),
+                    })?;
+                    Ok(true)
+                })?,
+                4 => scan(cf::DOCS, b"", &mut |k, v| {
+                    f(LogOp::Doc {
+                        id: storage::decode_u32(cf::DOCS, k, k)?,
+                        record: Some(DocRecord::decode(cf::DOCS, k, v)?),
+                    })?;
+                    Ok(true)
+                })?,
+                5 => scan(cf::TEXTS, b"", &mut |k, v| {
+                    f(LogOp::Text {
+                        id: storage::decode_u32(cf::TEXTS, k, k)?,
+                        value: Some(codec::decode_text_value(cf::TEXTS, k, v)?),
+                    })?;
+                    Ok(true)
+                })?,
+                6 => scan(cf::CLUSTERS, b"", &mut |k, v| {
+                    f(LogOp::Cluster {
+                        id: storage::decode_u32(cf::CLUSTERS, k, k)?,
+                        record: Some(ClusterRecord::decode(cf::CLUSTERS, k, v)?),
+                    })?;
+                    Ok(true)
+                })?,
+                7..=9 => {
+                    // One column family for the three, in its own key order: each kind sorted
+                    // here by address.
+                    let mut ops = Vec::new();
+                    scan(cf::CHROME, b"", &mut |k, v| {
+                        use storage::chrome_key::Decoded;
+                        let op = match chrome_key::decode(k) {
+                            Some(Decoded::Page(id)) if t == 7 => LogOp::PageBlocks {
+                                id,
+                                blocks: Some(PageBlocks::decode(cf::CHROME, k, v)?),
+                            },
+                            Some(Decoded::Host(host)) if t == 8 => LogOp::HostPages {
+                                host: host.to_string(),
+                                pages: codec::decode_count(cf::CHROME, k, v)?,
+                            },
+                            Some(Decoded::Block(host, block)) if t == 9 => LogOp::BlockPages {
+                                host: host.to_string(),
+                                block,
+                                pages: codec::decode_count(cf::CHROME, k, v)?,
+                            },
+                            Some(_) => return Ok(true),
+                            None => return Err(Error::corruption(cf::CHROME, k, "malformed key")),
+                        };
+                        ops.push((address(&op), op));
+                        Ok(true)
+                    })?;
+                    ops.sort_by(|a, b| a.0.cmp(&b.0));
+                    for (_, op) in ops {
+                        f(op)?;
+                    }
+                }
+                10 | 11 => {
+                    let (prefix, doc) = if t == 10 {
+                        (meta::FREE_DOC, true)
+                    } else {
+                        (meta::FREE_CLUSTER, false)
+                    };
+                    scan(cf::META, prefix, &mut |k, _| {
+                        let Some(id) = k.strip_prefix(prefix) else {
+                            return Ok(false);
+                        };
+                        let id = storage::decode_u32(cf::META, k, id)?;
+                        f(if doc {
+                            LogOp::FreeDoc { id, free: true }
+                        } else {
+                            LogOp::FreeCluster { id, free: true }
+                        })?;
+                        Ok(true)
+                    })?;
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+}
