@@ -11,6 +11,8 @@
 //! - `K among F+C-alone`: the second phase of a two-phase merge that decides the F+C components
 //!   first, then the pages with no F/C partner, which depend on each other only through the
 //!   sketch keys they share (components of those pages alone; the share is of those pages);
+//! - `all, K pairs >= M`: every F/C key, and a sketch link only between two pages that share at
+//!   least M sketch keys (counted over the sketch keys on at most 200 pages);
 //! - `all, K on <= N`: every key, the sketch keys only where at most N pages carry them.
 //!
 //! Keys on more than `max_pages` pages (the index's over-frequent rule, 10,000) join nobody.
@@ -193,6 +195,28 @@ fn main() {
     let mut sizes = second.sizes();
     sizes.truncate(sizes.len() - alone.iter().filter(|&&a| !a).count());
     report("K among F+C-alone", &sizes);
+
+    // Every F/C key, and a sketch link only between two pages that share at least `m` sketch
+    // keys (one shared clause is what chains families: a stock phrase, a quotation), counted
+    // over the sketch keys on at most PAIR_CAP pages (pairs of a key's pages are enumerated).
+    const PAIR_CAP: usize = 200;
+    let mut shared: FxHashMap<(u32, u32), u16> = FxHashMap::default();
+    for ids in sketch.values().filter(|ids| ids.len() <= PAIR_CAP) {
+        for (x, &a) in ids.iter().enumerate() {
+            for &b in &ids[x + 1..] {
+                *shared.entry((a.min(b), a.max(b))).or_default() += 1;
+            }
+        }
+    }
+    for m in [2u16, 3, 4] {
+        let mut paired = fc.clone();
+        for (&(a, b), &c) in &shared {
+            if c >= m {
+                paired.union(a, b);
+            }
+        }
+        report(&format!("all, K pairs >= {m}"), &paired.sizes());
+    }
 
     // Every key, the sketch keys only where few pages carry them (a sketch key on many pages is
     // a clause many families share: boilerplate, a quotation).
