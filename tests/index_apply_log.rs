@@ -314,7 +314,7 @@ fn logs_read_and_written_one_operation_at_a_time_are_the_whole_logs() {
     let source = build_source(&source_dir, "lcs");
     // Day 2's diff read from the source index one operation at a time (every kind of
     // operation, chrome included): the bytes of the whole-state diff.
-    let day1 = Index::open_read_only(&day1_dir(&source_dir))
+    let day1 = Index::open_read_only(day1_dir(&source_dir))
         .unwrap()
         .state_log()
         .unwrap();

@@ -279,6 +279,13 @@ pub(crate) fn remap_unit_log<'py>(
     Ok((PyBytes::new(py, &bytes), totals_dict(&t)))
 }
 
+/// What ``route_unit_log`` returns: the unit's totals, the key and the doc partitions' logs.
+type RoutedUnit<'py> = (
+    HashMap<&'static str, i64>,
+    Bound<'py, PyList>,
+    Bound<'py, PyList>,
+);
+
 /// Work unit ``unit``'s log (bytes) with its new ids mapped by ``map`` (as ``remap_unit_log``)
 /// and cut by partition (as ``Layout.route``), read and written one operation at a time, so
 /// that a large unit's log is never held decoded: ``(totals, key_logs, doc_logs)``, ``totals``
@@ -292,11 +299,7 @@ pub(crate) fn route_unit_log<'py>(
     log: &Bound<'py, PyAny>,
     #[pyo3(from_py_with = args::map)] map: HashMap<String, Vec<u64>>,
     layout: &Bound<'py, PyLayout>,
-) -> PyResult<(
-    HashMap<&'static str, i64>,
-    Bound<'py, PyList>,
-    Bound<'py, PyList>,
-)> {
+) -> PyResult<RoutedUnit<'py>> {
     let map = id_map(py, &map)?;
     let base = batch_base(py, &base)?;
     let log = args::borrowed(log, "log")?;
