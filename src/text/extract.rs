@@ -8,7 +8,8 @@
 //! `<br>`, headings…). Scripts, styles, forms' widgets, elements not rendered (the `hidden`
 //! attribute, an inline `display: none`) and the HTML5 page furniture (`<nav>`, `<header>`,
 //! `<footer>`, `<aside>`; unless it holds the page's `<main>`, or is a `<header>` holding its
-//! `<article>`: broken markup, read as a container) contribute nothing; elements with the ARIA roles of those (or of a
+//! `<article>`: broken markup, read as a container; the `<header>` of an `<article>`, `<main>` or
+//! `<section>` is read as furniture, whose leads count) contribute nothing; elements with the ARIA roles of those (or of a
 //! dialog) count as furniture, like furniture class names. Link text is text under a link the page wrote: an `<a>` with `href` (or a scripted
 //! placeholder without `href`, `id` or `name`), not an anchor (`<a id="x"/>`, `<a name="x">`), not
 //! a copy the parser made of a link left open, and not the blocks opened inside a link left open.
@@ -22,7 +23,7 @@
 //! its class and id names that usually mean content or furniture (whole words, see
 //! `class_weight`). Names are weak evidence: the content bonus at most doubles the vote of an
 //! element holding less than a quarter of the page's qualifying text, and a wrapper of most of
-//! the page named like furniture still counts as page text. The best element wins (a paragraph
+//! the page named like furniture still counts as page text. The best element that is not and does not lie inside furniture wins (a paragraph
 //! or a list wins for its enclosing block; a winner without kin climbs through wrappers adding no
 //! text to the first one whose siblings are of its named kind: an article of wrapped parts), and
 //! so do its siblings of the same kind, of the same
@@ -37,7 +38,9 @@
 //! furniture inside it stays out. Inside the body, elements named like furniture that is furniture
 //! anywhere (comments, share bars, "related" lists, bylines, captions, teasers linking elsewhere;
 //! see `PRUNABLE_WORDS`) stay out too, unless they hold half of it. The main text is every block
-//! inside the body that is not mostly link text, less the sub-titles left without a paragraph. The first `<h1>` is kept apart as the heading, `<h2>`–`<h6>` inside the body as
+//! inside the body that is not mostly link text, less the sub-titles left without a paragraph,
+//! with the body's leads (`intro`, `teaser-text`, `abstract`… names; see `leads_of`) written inside
+//! it, in an article's header, or above it beside it in the article. The first `<h1>` is kept apart as the heading, `<h2>`–`<h6>` inside the body as
 //! sub-titles; a page without any qualifying block falls back to all of its blocks that are not
 //! mostly links.
 
@@ -322,7 +325,7 @@ const PRUNABLE_WORDS: &[&str] = &[
     "caption",
 ];
 /// Words of class and id names that mean an article's lead: the standfirst, intro or abstract
-/// written above its body, often apart from it (see [`leads_above`]).
+/// written above its body, often apart from it (see [`leads_of`]).
 const LEAD_WORDS: &[&str] = &[
     "lead",
     "lede",
@@ -337,6 +340,8 @@ const LEAD_WORDS: &[&str] = &[
     "chapeau",
     "perex",
     "description",
+    "subtitle",
+    "subheadline",
 ];
 /// Words of class and id names that usually mean content.
 const POSITIVE_WORDS: &[&str] = &[
@@ -552,6 +557,8 @@ struct ElemStats {
     named: bool,
     /// Named like an article's lead ([`LEAD_WORDS`]).
     lead: bool,
+    /// The `<header>` of an article or a section (see [`extract`]): furniture whose leads count.
+    part_header: bool,
 }
 
 struct Frame {
@@ -995,6 +1002,8 @@ pub fn extract(html: &str) -> MainText {
     let body_holders = furniture_holding_the_body(&tree);
     let mut skip: Option<NodeId> = None;
     let mut in_title = false;
+    // Open `<article>`, `<main>` and `<section>` elements around the walk.
+    let mut sections = 0u32;
     let mut hints = rustc_hash::FxHashMap::default();
     for edge in tree.edges() {
         match edge {
@@ -1015,7 +1024,12 @@ pub fn extract(html: &str) -> MainText {
                     Data::Element(e) => {
                         let tag: &str = &e.name;
                         let holds_body = || body_holders.get(node as usize) == Some(&true);
-                        if (is_skipped(tag) && !holds_body()) || is_not_rendered(e) {
+                        // The `<header>` of an `<article>`, `<main>` or `<section>` holds its
+                        // title, byline, date and often its lead: read as furniture (out of the
+                        // vote and the body) whose leads may join the body, not skipped.
+                        let part_header = tag == "header" && sections > 0 && !holds_body();
+                        if (is_skipped(tag) && !holds_body() && !part_header) || is_not_rendered(e)
+                        {
                             skip = Some(node);
                             in_title = false;
                             continue;
@@ -1033,7 +1047,10 @@ pub fn extract(html: &str) -> MainText {
                         if tag == "pre" {
                             w.pre_depth += 1;
                         }
-                        if is_block(tag) {
+                        if matches!(tag, "article" | "main" | "section") {
+                            sections += 1;
+                        }
+                        if is_block(tag) || part_header {
                             w.flush();
                             if let Some(level) = heading_level(tag) {
                                 w.heading = Some(level);
@@ -1044,6 +1061,8 @@ pub fn extract(html: &str) -> MainText {
                                 // The page itself: its names describe the page (`no-sidebars`,
                                 // `single-post`), not a part of it.
                                 (0.0, Prunable::No, false)
+                            } else if part_header {
+                                (-CLASS_WEIGHT, Prunable::Always, false)
                             } else if e.attr("role").is_some_and(is_furniture_role)
                                 || tag == "figcaption"
                             {
@@ -1080,6 +1099,7 @@ pub fn extract(html: &str) -> MainText {
                                     prunable,
                                     named: family_of(tag, class).is_some(),
                                     lead,
+                                    part_header,
                                     ..ElemStats::default()
                                 },
                             );
@@ -1137,7 +1157,14 @@ pub fn extract(html: &str) -> MainText {
                     if tag == "pre" {
                         w.pre_depth = w.pre_depth.saturating_sub(1);
                     }
-                    if is_block(tag) {
+                    if matches!(tag, "article" | "main" | "section") {
+                        sections = sections.saturating_sub(1);
+                    }
+                    // A `<header>` read (not skipped) and not holding the body is a part's header,
+                    // counted as a block.
+                    let part_header =
+                        tag == "header" && body_holders.get(node as usize) != Some(&true);
+                    if is_block(tag) || part_header {
                         w.flush();
                         if heading_level(tag).is_some() {
                             w.heading = None;
@@ -1247,7 +1274,7 @@ fn choose(w: Walker, title: String) -> MainText {
         .collect();
     // The best element outside furniture; on a page whose every candidate lies in furniture, the
     // best of those.
-    let in_furniture = inside_furniture(&stats);
+    let in_furniture = inside_furniture(&stats, true);
     let best_of = |outside: bool| {
         scored
             .iter()
@@ -1263,6 +1290,8 @@ fn choose(w: Walker, title: String) -> MainText {
     let mut ranges: Vec<(u32, u32)> = Vec::new();
     // Furniture inside an ancestor the body climbed to (see below), left out.
     let mut furniture: Vec<(u32, u32)> = Vec::new();
+    // The leads of the body (see `leads_of`): kept even inside a part's header.
+    let mut leads: Vec<(u32, u32)> = Vec::new();
     if let Some(&(mut top, top_score)) = best {
         // A list or table is a part of a body, not a body: its enclosing block is.
         while let Some(st) = stats.get(&top) {
@@ -1333,8 +1362,7 @@ fn choose(w: Walker, title: String) -> MainText {
                 ranges = vec![(open, close)];
             }
         }
-        let leads = leads_above(&stats, from, &ranges, &in_furniture);
-        ranges.extend(leads);
+        leads = leads_of(&stats, from, &ranges);
     }
     if !ranges.is_empty() {
         let body: u32 = blocks
@@ -1379,7 +1407,8 @@ fn choose(w: Walker, title: String) -> MainText {
         if b.heading1 || mostly_links(b.link_width, b.width) {
             return false;
         }
-        (ranges.is_empty() || within(b.pos, &ranges)) && !within(b.pos, &furniture)
+        within(b.pos, &leads)
+            || ((ranges.is_empty() || within(b.pos, &ranges)) && !within(b.pos, &furniture))
     };
     let mut paragraphs: Vec<Paragraph> = blocks
         .into_iter()
@@ -1458,19 +1487,17 @@ fn through_wrappers(stats: &StatsMap, top: NodeId) -> NodeId {
     top
 }
 
-/// The leads written above the body: elements named like a lead ([`LEAD_WORDS`]: `p.intro`,
-/// `div.teaser-text`, `div.article__abstract`) that come before the body and sit beside it in the
-/// article around it — the nearest common ancestor of the lead and the body's element `top` is at
-/// most [`LEAD_LEVELS`] above `top`, and not the page's `<body>` — holding qualifying text, less
-/// of it than the body, with little link text (a quarter at most; a teaser card linking to
-/// another page is not a lead), and not inside furniture. Many sites write the standfirst apart
-/// from the body's container, where it wins no vote. Gives their pre-order ranges.
-fn leads_above(
-    stats: &StatsMap,
-    top: NodeId,
-    ranges: &[(u32, u32)],
-    in_furniture: &impl Fn(NodeId) -> bool,
-) -> Vec<(u32, u32)> {
+/// The leads of the body: elements named like a lead ([`LEAD_WORDS`]: `p.intro`,
+/// `div.teaser-text`, `div.article__abstract`, `h2.article-subheadline`) holding qualifying text,
+/// less of it than the body, with little link text (a quarter at most; a teaser card linking to
+/// another page is not a lead), and not inside furniture other than the header of an article or
+/// a section ([`ElemStats::part_header`], where the lead is usually written). A lead inside the
+/// body is kept even inside that header; one before the body joins it when it sits beside it in
+/// the article around it — the nearest common ancestor of the lead and the body's element `top`
+/// is at most [`LEAD_LEVELS`] above `top`, and not the page's `<body>`. Many sites write the
+/// standfirst apart from the body's container, where it wins no vote. Gives their pre-order
+/// ranges.
+fn leads_of(stats: &StatsMap, top: NodeId, ranges: &[(u32, u32)]) -> Vec<(u32, u32)> {
     let Some(first) = ranges.iter().map(|&(o, _)| o).min() else {
         return Vec::new();
     };
@@ -1496,60 +1523,65 @@ fn leads_above(
         around.push(p);
         cur = ps.parent;
     }
-    let Some(&outer) = around.last() else {
-        return Vec::new();
+    let outer_open = around
+        .last()
+        .and_then(|o| stats.get(o))
+        .map_or(u32::MAX, |s| s.open);
+    let beside = |e: &ElemStats| {
+        if e.open <= outer_open || e.close >= first {
+            return false;
+        }
+        // Its ancestors up to one of `top`'s within reach.
+        let mut up = e.parent;
+        for _ in 0..LEAD_LEVELS + 2 {
+            let Some(p) = up else { return false };
+            if around.contains(&p) {
+                return true;
+            }
+            up = stats.get(&p).and_then(|s| s.parent);
+        }
+        false
     };
-    let Some(outer_open) = stats.get(&outer).map(|s| s.open) else {
-        return Vec::new();
-    };
+    let inside = |e: &ElemStats| ranges.iter().any(|&(o, c)| e.open > o && e.close <= c);
+    let in_furniture = inside_furniture(stats, false);
     stats
         .iter()
         .filter(|(id, e)| {
             e.lead
-                && e.open > outer_open
-                && e.close < first
                 && e.text > 0
                 && e.text < body
                 && e.link_width * 4 <= e.width
                 && !e.furniture
                 && !in_furniture(**id)
-        })
-        .filter(|(_, e)| {
-            // Its ancestors up to one of `top`'s within reach.
-            let mut up = e.parent;
-            for _ in 0..LEAD_LEVELS + 2 {
-                let Some(p) = up else { return false };
-                if around.contains(&p) {
-                    return true;
-                }
-                up = stats.get(&p).and_then(|s| s.parent);
-            }
-            false
+                && (inside(e) || beside(e))
         })
         .map(|(_, e)| (e.open, e.close))
         .collect()
 }
 
 /// How far above the body's element a lead's common ancestor with it may be (see
-/// [`leads_above`]).
+/// [`leads_of`]).
 const LEAD_LEVELS: usize = 4;
 
-/// Whether an element lies inside furniture ([`ElemStats::furniture`]: named like furniture that
-/// is furniture inside the body too, or an ARIA furniture role, and not a wrapper of most of the
-/// page): a cookie notice, a pop-up, a comment thread. Such an element never wins the vote, however
-/// dense its text (a consent notice of long comma-rich sentences, a pop-up holding a whole other
-/// article): its text is not the page's, as it is not counted in the page's qualifying text.
-fn inside_furniture(stats: &StatsMap) -> impl Fn(NodeId) -> bool + '_ {
+/// Whether an element is or lies inside furniture ([`ElemStats::furniture`]: named like furniture
+/// that is furniture inside the body too, or an ARIA furniture role, and not a wrapper of most of
+/// the page): a cookie notice, a pop-up, a comment thread. Such an element never wins the vote,
+/// however dense its text (a consent notice of long comma-rich sentences, a pop-up holding a whole
+/// other article): its text is not the page's, as it is not counted in the page's qualifying
+/// text.
+///
+/// With `headers` false, the headers of articles and sections ([`ElemStats::part_header`]) do not
+/// count: a lead inside one may join the body.
+fn inside_furniture(stats: &StatsMap, headers: bool) -> impl Fn(NodeId) -> bool + '_ {
+    let counts = |e: &ElemStats| e.furniture && (headers || !e.part_header);
     // The items are in pre-order: an element's parent comes before it.
     let mut inside = vec![false; stats.items.len()];
     for k in 0..stats.items.len() {
-        let parent = stats.items[k].1.parent;
-        if let Some(pk) = parent.and_then(|p| stats.slot.get(p as usize).copied()) {
-            if (pk as usize) < k {
-                let up = &stats.items[pk as usize].1;
-                inside[k] = inside[pk as usize] || up.furniture;
-            }
-        }
+        let e = &stats.items[k].1;
+        inside[k] = counts(e)
+            || e.parent
+                .and_then(|p| stats.slot.get(p as usize).copied())
+                .is_some_and(|pk| (pk as usize) < k && inside[pk as usize]);
     }
     move |id| {
         stats
@@ -2233,6 +2265,27 @@ mod tests {
              </body></html>"
         );
         assert_eq!(extract(&html).body(), BODY_TEXT.join("\n"));
+    }
+
+    /// The `<header>` of an article is furniture (its date and byline stay out, it never wins),
+    /// but the lead written in it joins the body; a page's own `<header>` is still skipped.
+    #[test]
+    fn a_lead_in_the_article_header_joins_the_body() {
+        let html = format!(
+            "<html><body><header><p class=intro>The site of the paper, the best news in \
+             town.</p></header><article><header><h1>Title</h1><div class=date>1 March 2024, \
+             updated</div><p class=intro>The lead says what the story is about, briefly.</p>\
+             </header><div class=story-body>{BODY}</div></article></body></html>"
+        );
+        let m = extract(&html);
+        assert_eq!(m.heading, "Title");
+        assert_eq!(
+            m.body(),
+            format!(
+                "The lead says what the story is about, briefly.\n{}",
+                BODY_TEXT.join("\n")
+            )
+        );
     }
 
     /// A content word beside a furniture word in one name names that furniture
