@@ -8,7 +8,8 @@
 //! `<br>`, headings…). Scripts, styles, forms' widgets, elements not rendered (the `hidden`
 //! attribute, an inline `display: none`) and the HTML5 page furniture (`<nav>`, `<header>`,
 //! `<footer>`, `<aside>`; unless it holds the page's `<main>`, or is a `<header>` holding its
-//! `<article>`: broken markup, read as a container) contribute nothing; elements with the ARIA roles of those (or of a
+//! `<article>`: broken markup, read as a container; the `<header>` of an `<article>`, `<main>` or
+//! `<section>` is read as furniture, whose leads count) contribute nothing; elements with the ARIA roles of those (or of a
 //! dialog) count as furniture, like furniture class names. Link text is text under a link the page wrote: an `<a>` with `href` (or a scripted
 //! placeholder without `href`, `id` or `name`), not an anchor (`<a id="x"/>`, `<a name="x">`), not
 //! a copy the parser made of a link left open, and not the blocks opened inside a link left open.
@@ -22,7 +23,7 @@
 //! its class and id names that usually mean content or furniture (whole words, see
 //! `class_weight`). Names are weak evidence: the content bonus at most doubles the vote of an
 //! element holding less than a quarter of the page's qualifying text, and a wrapper of most of
-//! the page named like furniture still counts as page text. The best element wins (a paragraph
+//! the page named like furniture still counts as page text. The best element that is not and does not lie inside furniture wins (a paragraph
 //! or a list wins for its enclosing block; a winner without kin climbs through wrappers adding no
 //! text to the first one whose siblings are of its named kind: an article of wrapped parts), and
 //! so do its siblings of the same kind, of the same
@@ -37,7 +38,9 @@
 //! furniture inside it stays out. Inside the body, elements named like furniture that is furniture
 //! anywhere (comments, share bars, "related" lists, bylines, captions, teasers linking elsewhere;
 //! see `PRUNABLE_WORDS`) stay out too, unless they hold half of it. The main text is every block
-//! inside the body that is not mostly link text, less the sub-titles left without a paragraph. The first `<h1>` is kept apart as the heading, `<h2>`–`<h6>` inside the body as
+//! inside the body that is not mostly link text, less the sub-titles left without a paragraph,
+//! with the body's leads (`intro`, `teaser-text`, `abstract`… names; see `leads_of`) written inside
+//! it, in an article's header, or above it beside it in the article. The first `<h1>` is kept apart as the heading, `<h2>`–`<h6>` inside the body as
 //! sub-titles; a page without any qualifying block falls back to all of its blocks that are not
 //! mostly links.
 
@@ -321,6 +324,25 @@ const PRUNABLE_WORDS: &[&str] = &[
     "author",
     "caption",
 ];
+/// Words of class and id names that mean an article's lead: the standfirst, intro or abstract
+/// written above its body, often apart from it (see [`leads_of`]).
+const LEAD_WORDS: &[&str] = &[
+    "lead",
+    "lede",
+    "intro",
+    "introduction",
+    "teaser",
+    "abstract",
+    "excerpt",
+    "summary",
+    "standfirst",
+    "chapo",
+    "chapeau",
+    "perex",
+    "description",
+    "subtitle",
+    "subheadline",
+];
 /// Words of class and id names that usually mean content.
 const POSITIVE_WORDS: &[&str] = &[
     "article", "content", "entry", "main", "post", "text", "story", "body", "detail",
@@ -342,30 +364,47 @@ const POSITIVE_WORDS: &[&str] = &[
 fn class_weight<'a>(
     class: &'a str,
     id: &'a str,
-    seen: &mut rustc_hash::FxHashMap<&'a str, (bool, bool, Prunable)>,
-) -> (f64, Prunable) {
-    let (mut negative, mut positive, mut prunable) = (false, false, Prunable::No);
+    seen: &mut rustc_hash::FxHashMap<&'a str, (bool, bool, Prunable, bool)>,
+) -> (f64, Prunable, bool) {
+    let (mut negative, mut positive, mut prunable, mut lead) = (false, false, Prunable::No, false);
     for names in [class, id] {
         if names.is_empty() {
             continue;
         }
-        let (n, p, s) = *seen.entry(names).or_insert_with(|| {
-            let (mut n, mut p, mut s) = (false, false, Prunable::No);
-            for_each_word(names, |word| {
-                let hint = hint_words(word);
-                n |= hint.0;
-                p |= hint.1;
-                if hint.0 && is_listed(word, PRUNABLE_WORDS) {
-                    s = Prunable::Always;
-                } else if hint.0 && s == Prunable::No && is_listed(word, &["teaser"]) {
-                    s = Prunable::WithLinks;
+        let (n, p, s, l) = *seen.entry(names).or_insert_with(|| {
+            let (mut n, mut p, mut s, mut l) = (false, false, Prunable::No, false);
+            for token in names.split_ascii_whitespace() {
+                let (mut tp, mut ts, mut layout) = (false, Prunable::No, false);
+                for_each_word(token, |word| {
+                    let hint = hint_words(word);
+                    n |= hint.0;
+                    tp |= hint.1;
+                    l |= is_listed(word, LEAD_WORDS);
+                    layout |= is_listed(word, &["sidebar"]);
+                    if hint.0 && is_listed(word, PRUNABLE_WORDS) {
+                        ts = Prunable::Always;
+                    } else if hint.0 && ts == Prunable::No && is_listed(word, &["teaser"]) {
+                        ts = Prunable::WithLinks;
+                    }
+                });
+                // A content word beside a furniture word that is furniture inside the body too,
+                // in one class name, says what the furniture is about (`related-posts`,
+                // `post-comments`, `entry-footer`, `article-share`): the element is that
+                // furniture. Not beside `sidebar`, which names a layout (`content-sidebar-wrap`:
+                // the content and its sidebar); and only within one name, as a post's class list
+                // also names its categories (`post category-no-newsletter`).
+                if ts == Prunable::Always && !layout {
+                    tp = false;
                 }
-            });
-            (n, p, s)
+                p |= tp;
+                s = s.max(ts);
+            }
+            (n, p, s, l)
         });
         negative |= n;
         positive |= p;
         prunable = prunable.max(s);
+        lead |= l;
     }
     let mut w = 0.0;
     if negative {
@@ -374,7 +413,7 @@ fn class_weight<'a>(
     if positive {
         w += CLASS_WEIGHT;
     }
-    (w, if positive { Prunable::No } else { prunable })
+    (w, if positive { Prunable::No } else { prunable }, lead)
 }
 
 /// Whether an element named like furniture is furniture inside the body too (see
@@ -516,6 +555,10 @@ struct ElemStats {
     /// Has a class name that is not a layout utility (see [`family_of`]): its `kind` says what it
     /// holds, not only how it is laid out.
     named: bool,
+    /// Named like an article's lead ([`LEAD_WORDS`]).
+    lead: bool,
+    /// The `<header>` of an article or a section (see [`extract`]): furniture whose leads count.
+    part_header: bool,
 }
 
 struct Frame {
@@ -959,6 +1002,8 @@ pub fn extract(html: &str) -> MainText {
     let body_holders = furniture_holding_the_body(&tree);
     let mut skip: Option<NodeId> = None;
     let mut in_title = false;
+    // Open `<article>`, `<main>` and `<section>` elements around the walk.
+    let mut sections = 0u32;
     let mut hints = rustc_hash::FxHashMap::default();
     for edge in tree.edges() {
         match edge {
@@ -979,7 +1024,12 @@ pub fn extract(html: &str) -> MainText {
                     Data::Element(e) => {
                         let tag: &str = &e.name;
                         let holds_body = || body_holders.get(node as usize) == Some(&true);
-                        if (is_skipped(tag) && !holds_body()) || is_not_rendered(e) {
+                        // The `<header>` of an `<article>`, `<main>` or `<section>` holds its
+                        // title, byline, date and often its lead: read as furniture (out of the
+                        // vote and the body) whose leads may join the body, not skipped.
+                        let part_header = tag == "header" && sections > 0 && !holds_body();
+                        if (is_skipped(tag) && !holds_body() && !part_header) || is_not_rendered(e)
+                        {
                             skip = Some(node);
                             in_title = false;
                             continue;
@@ -997,22 +1047,27 @@ pub fn extract(html: &str) -> MainText {
                         if tag == "pre" {
                             w.pre_depth += 1;
                         }
-                        if is_block(tag) {
+                        if matches!(tag, "article" | "main" | "section") {
+                            sections += 1;
+                        }
+                        if is_block(tag) || part_header {
                             w.flush();
                             if let Some(level) = heading_level(tag) {
                                 w.heading = Some(level);
                             }
                             let class = e.attr("class").unwrap_or("");
                             let id = e.attr("id").unwrap_or("");
-                            let (weight, prunable) = if tag == "body" || tag == "html" {
+                            let (weight, prunable, lead) = if tag == "body" || tag == "html" {
                                 // The page itself: its names describe the page (`no-sidebars`,
                                 // `single-post`), not a part of it.
-                                (0.0, Prunable::No)
+                                (0.0, Prunable::No, false)
+                            } else if part_header {
+                                (-CLASS_WEIGHT, Prunable::Always, false)
                             } else if e.attr("role").is_some_and(is_furniture_role)
                                 || tag == "figcaption"
                             {
                                 // A caption describes a picture, it is not the body's text.
-                                (-CLASS_WEIGHT, Prunable::Always)
+                                (-CLASS_WEIGHT, Prunable::Always, false)
                             } else {
                                 class_weight(class, id, &mut hints)
                             };
@@ -1043,6 +1098,8 @@ pub fn extract(html: &str) -> MainText {
                                     family,
                                     prunable,
                                     named: family_of(tag, class).is_some(),
+                                    lead,
+                                    part_header,
                                     ..ElemStats::default()
                                 },
                             );
@@ -1100,7 +1157,14 @@ pub fn extract(html: &str) -> MainText {
                     if tag == "pre" {
                         w.pre_depth = w.pre_depth.saturating_sub(1);
                     }
-                    if is_block(tag) {
+                    if matches!(tag, "article" | "main" | "section") {
+                        sections = sections.saturating_sub(1);
+                    }
+                    // A `<header>` read (not skipped) and not holding the body is a part's header,
+                    // counted as a block.
+                    let part_header =
+                        tag == "header" && body_holders.get(node as usize) != Some(&true);
+                    if is_block(tag) || part_header {
                         w.flush();
                         if heading_level(tag).is_some() {
                             w.heading = None;
@@ -1208,15 +1272,26 @@ fn choose(w: Walker, title: String) -> MainText {
         .iter()
         .map(|(id, v)| (*id, final_score(id, *v)))
         .collect();
-    let best = scored.iter().filter(|(_, s)| *s > 0.0).max_by(|a, b| {
-        a.1.total_cmp(&b.1)
-            .then_with(|| stats_open(&stats, &b.0).cmp(&stats_open(&stats, &a.0)))
-    });
+    // The best element outside furniture; on a page whose every candidate lies in furniture, the
+    // best of those.
+    let in_furniture = inside_furniture(&stats, true);
+    let best_of = |outside: bool| {
+        scored
+            .iter()
+            .filter(|(id, s)| *s > 0.0 && (!outside || !in_furniture(*id)))
+            .max_by(|a, b| {
+                a.1.total_cmp(&b.1)
+                    .then_with(|| stats_open(&stats, &b.0).cmp(&stats_open(&stats, &a.0)))
+            })
+    };
+    let best = best_of(true).or_else(|| best_of(false));
 
     let within = |pos: u32, rs: &[(u32, u32)]| rs.iter().any(|&(o, c)| pos >= o && pos <= c);
     let mut ranges: Vec<(u32, u32)> = Vec::new();
     // Furniture inside an ancestor the body climbed to (see below), left out.
     let mut furniture: Vec<(u32, u32)> = Vec::new();
+    // The leads of the body (see `leads_of`): kept even inside a part's header.
+    let mut leads: Vec<(u32, u32)> = Vec::new();
     if let Some(&(mut top, top_score)) = best {
         // A list or table is a part of a body, not a body: its enclosing block is.
         while let Some(st) = stats.get(&top) {
@@ -1287,6 +1362,7 @@ fn choose(w: Walker, title: String) -> MainText {
                 ranges = vec![(open, close)];
             }
         }
+        leads = leads_of(&stats, from, &ranges);
     }
     if !ranges.is_empty() {
         let body: u32 = blocks
@@ -1331,7 +1407,8 @@ fn choose(w: Walker, title: String) -> MainText {
         if b.heading1 || mostly_links(b.link_width, b.width) {
             return false;
         }
-        (ranges.is_empty() || within(b.pos, &ranges)) && !within(b.pos, &furniture)
+        within(b.pos, &leads)
+            || ((ranges.is_empty() || within(b.pos, &ranges)) && !within(b.pos, &furniture))
     };
     let mut paragraphs: Vec<Paragraph> = blocks
         .into_iter()
@@ -1408,6 +1485,112 @@ fn through_wrappers(stats: &StatsMap, top: NodeId) -> NodeId {
         }
     }
     top
+}
+
+/// The leads of the body: elements named like a lead ([`LEAD_WORDS`]: `p.intro`,
+/// `div.teaser-text`, `div.article__abstract`, `h2.article-subheadline`) holding qualifying text,
+/// less of it than the body, with little link text (a quarter at most; a teaser card linking to
+/// another page is not a lead), and not inside furniture other than the header of an article or
+/// a section ([`ElemStats::part_header`], where the lead is usually written). A lead inside the
+/// body is kept even inside that header; one before the body joins it when it sits beside it in
+/// the article around it — the nearest common ancestor of the lead and the body's element `top`
+/// is at most [`LEAD_LEVELS`] above `top`, and not the page's `<body>`. Many sites write the
+/// standfirst apart from the body's container, where it wins no vote. Gives their pre-order
+/// ranges.
+fn leads_of(stats: &StatsMap, top: NodeId, ranges: &[(u32, u32)]) -> Vec<(u32, u32)> {
+    let Some(first) = ranges.iter().map(|&(o, _)| o).min() else {
+        return Vec::new();
+    };
+    // The qualifying text of the body's elements.
+    let body: u32 = stats
+        .values()
+        .filter(|e| ranges.contains(&(e.open, e.close)))
+        .map(|e| e.text)
+        .sum();
+    // The ancestors of `top` a lead may share with it, nearest first; never the page's root
+    // elements (`body`, `html`).
+    let mut around: Vec<NodeId> = Vec::with_capacity(LEAD_LEVELS);
+    let mut cur = stats.get(&top).and_then(|s| s.parent);
+    while let Some(p) = cur {
+        let Some(ps) = stats.get(&p) else { break };
+        if around.len() == LEAD_LEVELS
+            || ps
+                .parent
+                .is_none_or(|g| stats.get(&g).is_none_or(|gs| gs.parent.is_none()))
+        {
+            break;
+        }
+        around.push(p);
+        cur = ps.parent;
+    }
+    let outer_open = around
+        .last()
+        .and_then(|o| stats.get(o))
+        .map_or(u32::MAX, |s| s.open);
+    let beside = |e: &ElemStats| {
+        if e.open <= outer_open || e.close >= first {
+            return false;
+        }
+        // Its ancestors up to one of `top`'s within reach.
+        let mut up = e.parent;
+        for _ in 0..LEAD_LEVELS + 2 {
+            let Some(p) = up else { return false };
+            if around.contains(&p) {
+                return true;
+            }
+            up = stats.get(&p).and_then(|s| s.parent);
+        }
+        false
+    };
+    let inside = |e: &ElemStats| ranges.iter().any(|&(o, c)| e.open > o && e.close <= c);
+    let in_furniture = inside_furniture(stats, false);
+    stats
+        .iter()
+        .filter(|(id, e)| {
+            e.lead
+                && e.text > 0
+                && e.text < body
+                && e.link_width * 4 <= e.width
+                && !e.furniture
+                && !in_furniture(**id)
+                && (inside(e) || beside(e))
+        })
+        .map(|(_, e)| (e.open, e.close))
+        .collect()
+}
+
+/// How far above the body's element a lead's common ancestor with it may be (see
+/// [`leads_of`]).
+const LEAD_LEVELS: usize = 4;
+
+/// Whether an element is or lies inside furniture ([`ElemStats::furniture`]: named like furniture
+/// that is furniture inside the body too, or an ARIA furniture role, and not a wrapper of most of
+/// the page): a cookie notice, a pop-up, a comment thread. Such an element never wins the vote,
+/// however dense its text (a consent notice of long comma-rich sentences, a pop-up holding a whole
+/// other article): its text is not the page's, as it is not counted in the page's qualifying
+/// text.
+///
+/// With `headers` false, the headers of articles and sections ([`ElemStats::part_header`]) do not
+/// count: a lead inside one may join the body.
+fn inside_furniture(stats: &StatsMap, headers: bool) -> impl Fn(NodeId) -> bool + '_ {
+    let counts = |e: &ElemStats| e.furniture && (headers || !e.part_header);
+    // The items are in pre-order: an element's parent comes before it.
+    let mut inside = vec![false; stats.items.len()];
+    for k in 0..stats.items.len() {
+        let e = &stats.items[k].1;
+        inside[k] = counts(e)
+            || e.parent
+                .and_then(|p| stats.slot.get(p as usize).copied())
+                .is_some_and(|pk| (pk as usize) < k && inside[pk as usize]);
+    }
+    move |id| {
+        stats
+            .slot
+            .get(id as usize)
+            .and_then(|&k| inside.get(k as usize))
+            .copied()
+            .unwrap_or(false)
+    }
 }
 
 /// Counts the qualifying text again (see [`ElemStats::text`]), with the furniture holding at
@@ -2021,6 +2204,108 @@ mod tests {
                 BODY_TEXT.join("\n")
             )
         );
+    }
+
+    /// A cookie notice or a pop-up of long, comma-rich sentences never wins the vote over the
+    /// article beside it: an element inside furniture is not a candidate.
+    #[test]
+    fn a_winner_is_never_inside_furniture() {
+        let notice = "<p>We use cookies, pixels, local storage, and similar technologies, to \
+             measure, personalise, advertise, analyse, and improve, our services, for you, and \
+             for partners, vendors, and advertisers, as described, in our policy, here, today.</p>";
+        let html = format!(
+            "<html><body><div id=cookie-law-info-bar><div>{notice}{notice}</div></div>\
+             <div role=dialog><div class=popup-inner>{notice}{notice}</div></div>\
+             <div class=story>{BODY}</div></body></html>"
+        );
+        assert_eq!(extract(&html).body(), BODY_TEXT.join("\n"));
+        // A page whose only text is in furniture still has a body.
+        let only =
+            format!("<html><body><div id=cookie-box><div>{notice}</div></div></body></html>");
+        assert!(extract(&only).body().starts_with("We use cookies"));
+    }
+
+    /// A lead named so (`intro`, `teaser-text`, `article__abstract`, `lead`) written above the
+    /// body, beside it in the article, joins the body; a teaser linking to another story, or one
+    /// far from the body (another part of the page), does not.
+    #[test]
+    fn a_lead_above_the_body_joins_it() {
+        for lead in [
+            "div class=teaser-text",
+            "p class=intro",
+            "div class=article__abstract",
+        ] {
+            let tag = lead.split(' ').next().unwrap_or("div");
+            let html = format!(
+                "<html><body><div class=article><{lead}><p>The lead says what the story is \
+                 about, briefly.</p></{tag}><div class=info>1 March</div>\
+                 <div class=news-text-wrap>{BODY}</div></div>\
+                 <div class=other><p>Something else entirely, long enough to vote.</p></div>\
+                 </body></html>"
+            );
+            assert_eq!(
+                extract(&html).body(),
+                format!(
+                    "The lead says what the story is about, briefly.\n{}",
+                    BODY_TEXT.join("\n")
+                ),
+                "{lead}"
+            );
+        }
+        let html = format!(
+            "<html><body><div class=article><div class=teaser><a href=/other>Another story \
+             of the day, told at length here</a><p>Short.</p></div>\
+             <div class=news-text-wrap>{BODY}</div></div></body></html>"
+        );
+        assert_eq!(extract(&html).body(), BODY_TEXT.join("\n"));
+        let html = format!(
+            "<html><body><div class=top><div class=intro><p>Welcome to the site of the club, \
+             the best club in town.</p></div></div><div class=a><div class=b><div class=c>\
+             <div class=d><div class=e><div class=story>{BODY}</div></div></div></div></div></div>\
+             </body></html>"
+        );
+        assert_eq!(extract(&html).body(), BODY_TEXT.join("\n"));
+    }
+
+    /// The `<header>` of an article is furniture (its date and byline stay out, it never wins),
+    /// but the lead written in it joins the body; a page's own `<header>` is still skipped.
+    #[test]
+    fn a_lead_in_the_article_header_joins_the_body() {
+        let html = format!(
+            "<html><body><header><p class=intro>The site of the paper, the best news in \
+             town.</p></header><article><header><h1>Title</h1><div class=date>1 March 2024, \
+             updated</div><p class=intro>The lead says what the story is about, briefly.</p>\
+             </header><div class=story-body>{BODY}</div></article></body></html>"
+        );
+        let m = extract(&html);
+        assert_eq!(m.heading, "Title");
+        assert_eq!(
+            m.body(),
+            format!(
+                "The lead says what the story is about, briefly.\n{}",
+                BODY_TEXT.join("\n")
+            )
+        );
+    }
+
+    /// A content word beside a furniture word in one name names that furniture
+    /// (`related-posts`, `post-comments`): it stays out of the body. `content-sidebar-wrap` is a
+    /// layout, not furniture.
+    #[test]
+    fn related_posts_are_furniture() {
+        let html = format!(
+            "<html><body><div class=entry-content>{BODY}<div class=related-posts><p>Another \
+             story about something else, with commas, many, of them.</p></div>\
+             <div class=post-comments><p>A comment on the story, long enough to vote.</p></div>\
+             </div></body></html>"
+        );
+        assert_eq!(extract(&html).body(), BODY_TEXT.join("\n"));
+        let html = format!(
+            "<html><body><div class=content-sidebar-wrap><div class=story>{BODY}</div>\
+             </div><div class=share-popup><p>Share this story, with a friend, by mail, today, \
+             with commas, and more, commas, again.</p></div></body></html>"
+        );
+        assert_eq!(extract(&html).body(), BODY_TEXT.join("\n"));
     }
 
     /// A wrapper of most of the page named like furniture (`has-sidebar`) is not furniture:
