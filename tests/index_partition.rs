@@ -494,13 +494,23 @@ fn components_decided_in_separate_scratch_indexes_give_the_single_nodes_clusters
         }
         let diff = neardup::merge::state_diff(&before, &scratch.state_log().unwrap());
         let log = diff.into_log(base.live_docs, base.live_clusters);
-        // Read one operation at a time, the diff is the same bytes (what a work unit returns).
+        // Read one operation at a time, the diff is the same bytes (what a work unit returns),
+        // in memory or written to a file.
         assert_eq!(
             scratch
                 .state_diff_log(&before, base.live_docs, base.live_clusters)
                 .unwrap(),
             neardup::merge::encode_log(&log)
         );
+        let file = dir.path().join(format!("unit-{u}.ndlog"));
+        let size = scratch
+            .state_diff_file(&before, base.live_docs, base.live_clusters, &file)
+            .unwrap();
+        assert_eq!(
+            std::fs::read(&file).unwrap(),
+            neardup::merge::encode_log(&log)
+        );
+        assert_eq!(size, std::fs::metadata(&file).unwrap().len());
         logs.push(log);
     }
     // The units are disjoint components of the standing index.
@@ -553,6 +563,37 @@ fn components_decided_in_separate_scratch_indexes_give_the_single_nodes_clusters
             (encode(&whole.key), encode(&whole.doc))
         );
         assert_eq!(t2, t);
+        // From a file to files: a file for each partition the unit changes, the same bytes.
+        let (src, out) = (
+            dir.path().join(format!("route-{u}.ndlog")),
+            dir.path().join(format!("routed-{u}")),
+        );
+        std::fs::write(&src, &bytes).unwrap();
+        std::fs::create_dir_all(&out).unwrap();
+        let (files, t3) =
+            neardup::merge::route_unit_log_file(base, u, &src, map, &layout, &out).unwrap();
+        assert_eq!(t3, t);
+        let named: Vec<(String, &Vec<neardup::merge::LogOp>)> = (0..3)
+            .map(|p| (format!("key-{p:03}"), &whole.key[p]))
+            .chain((0..2).map(|p| (format!("doc-{p:03}"), &whole.doc[p])))
+            .collect();
+        let want: Vec<&str> = named
+            .iter()
+            .filter(|(_, ops)| !ops.is_empty())
+            .map(|(n, _)| n.as_str())
+            .collect();
+        assert_eq!(files.iter().map(|f| f.0.as_str()).collect::<Vec<_>>(), want);
+        for (name, ops) in &named {
+            let path = out.join(format!("{name}.ndlog"));
+            if ops.is_empty() {
+                assert!(!path.exists());
+            } else {
+                assert_eq!(
+                    std::fs::read(&path).unwrap(),
+                    neardup::merge::encode_log(ops)
+                );
+            }
+        }
         pieces.extend(ops);
         totals.push(t);
     }

@@ -725,6 +725,24 @@ impl PyIndex {
         Ok(PyBytes::new(py, &bytes))
     }
 
+    /// ``state_diff_since`` written to the file ``path`` as it is read, never held in memory
+    /// (a work unit's log of a large day): returns the log's size in bytes.
+    fn state_diff_file(
+        &self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = args::before)] before: Vec<u8>,
+        #[pyo3(from_py_with = args::live_docs)] live_docs: u64,
+        #[pyo3(from_py_with = args::live_clusters)] live_clusters: u64,
+        #[pyo3(from_py_with = args::path)] path: std::path::PathBuf,
+    ) -> PyResult<u64> {
+        let ix = self.ix(py)?;
+        py.detach(|| {
+            let before = neardup::merge::decode_log(&before)?;
+            ix.state_diff_file(&before, live_docs, live_clusters, &path)
+        })
+        .py(py)
+    }
+
     /// Applies batch ``batch``'s log (bytes) once in effect (SCALEOUT §9): ``True`` when
     /// written, ``False`` when this batch was applied already. A batch other than the last
     /// applied or the next raises ``InvalidArgumentError``; after a crash part way, applying the

@@ -311,6 +311,29 @@ pub(crate) fn route_unit_log<'py>(
     Ok((totals_dict(&t), list(routed.key)?, list(routed.doc)?))
 }
 
+/// ``route_unit_log`` from the log in the file ``log`` to files in the directory ``out``, one
+/// a partition the unit changes (``key-000.ndlog``, ``doc-001.ndlog``...), neither log held in
+/// memory: ``(totals, files)``, ``files`` a list of ``(name, operations, bytes)`` (``name``
+/// without ``.ndlog``).
+#[pyfunction]
+pub(crate) fn route_unit_log_file(
+    py: Python<'_>,
+    #[pyo3(from_py_with = args::base)] base: HashMap<String, u64>,
+    #[pyo3(from_py_with = args::unit)] unit: usize,
+    #[pyo3(from_py_with = args::path)] log: std::path::PathBuf,
+    #[pyo3(from_py_with = args::map)] map: HashMap<String, Vec<u64>>,
+    layout: &Bound<'_, PyLayout>,
+    #[pyo3(from_py_with = args::dir)] out: std::path::PathBuf,
+) -> PyResult<(HashMap<&'static str, i64>, Vec<neardup::merge::RoutedFile>)> {
+    let map = id_map(py, &map)?;
+    let base = batch_base(py, &base)?;
+    let layout = layout.get().inner;
+    let (files, t) = py
+        .detach(|| neardup::merge::route_unit_log_file(base, unit, &log, &map, &layout, &out))
+        .py(py)?;
+    Ok((totals_dict(&t), files))
+}
+
 /// What a unit gave out and changed, as ``remap_unit_log`` returns it.
 fn totals_dict(t: &neardup::merge::UnitTotals) -> HashMap<&'static str, i64> {
     HashMap::from([

@@ -9,6 +9,7 @@ use roaring::RoaringBitmap;
 use super::layout::{Layout, Role, Target};
 use super::log::{LogCounter, LogOp};
 use super::logfile::{LogReader, LogWriter};
+use super::logio::{read_log_file, LogFileWriter, OpSink};
 use crate::storage::codec::{ClusterId, DocId};
 use crate::storage::merge::Delta;
 use crate::{Error, Result};
@@ -313,33 +314,15 @@ pub fn route_unit_log(
     map: &IdMap,
     layout: &Layout,
 ) -> Result<(RoutedBytes, UnitTotals)> {
-    let mut totals = UnitTotals::default();
-    // The counters first (they say how many ids the map must cover), the operations after.
-    for op in LogReader::new(log)? {
-        if let LogOp::Counter(c) = op? {
-            count(&mut totals, &base, u, c)?;
-        }
-    }
-    check_map(u, map, &totals)?;
-    let how = Remap::Map(map);
     let mut key: Vec<LogWriter> = (0..layout.key_parts()).map(|_| LogWriter::new()).collect();
     let mut doc: Vec<LogWriter> = (0..layout.doc_parts()).map(|_| LogWriter::new()).collect();
-    for op in LogReader::new(log)? {
-        let mut op = op?;
-        if matches!(op, LogOp::Counter(_)) {
-            continue;
+    let each = &mut |f: &mut dyn FnMut(LogOp) -> Result<()>| -> Result<()> {
+        for op in LogReader::new(log)? {
+            f(op?)?;
         }
-        remap_op(&mut op, &base, &how)?;
-        match layout.target(&op) {
-            Target::One(Role::Key(p)) => key[p as usize].push(&op),
-            Target::One(Role::Doc(p)) => doc[p as usize].push(&op),
-            Target::All => {
-                for w in key.iter_mut().chain(doc.iter_mut()) {
-                    w.push(&op);
-                }
-            }
-        }
-    }
+        Ok(())
+    };
+    let totals = route_into(base, u, each, map, layout, &mut key, &mut doc)?;
     let done = |ws: Vec<LogWriter>| ws.into_iter().map(LogWriter::finish).collect();
     Ok((
         RoutedBytes {
@@ -348,6 +331,91 @@ pub fn route_unit_log(
         },
         totals,
     ))
+}
+
+/// A partition's file written by [`route_unit_log_file`]: its name (`key-000`, `doc-001`...),
+/// operations and bytes.
+pub type RoutedFile = (String, u64, u64);
+
+/// Calls its argument with each operation of a log, in order.
+type EachOp<'a> = dyn FnMut(&mut dyn FnMut(LogOp) -> Result<()>) -> Result<()> + 'a;
+
+/// [`route_unit_log`] from the log in the file `log` to files in the directory `out`, one a
+/// partition the unit changes (`key-<p>.ndlog`, `doc-<p>.ndlog`, `p` in three digits), neither
+/// log held in memory. Returns the files written, with each one's operations and bytes, and
+/// what the unit gave out and changed.
+///
+/// # Errors
+/// As [`route_unit_log`]; [`Error::Io`].
+pub fn route_unit_log_file(
+    base: BatchBase,
+    u: usize,
+    log: &std::path::Path,
+    map: &IdMap,
+    layout: &Layout,
+    out: &std::path::Path,
+) -> Result<(Vec<RoutedFile>, UnitTotals)> {
+    let names: Vec<String> = (0..layout.key_parts())
+        .map(|p| format!("key-{p:03}"))
+        .chain((0..layout.doc_parts()).map(|p| format!("doc-{p:03}")))
+        .collect();
+    let mut writers = names
+        .iter()
+        .map(|n| LogFileWriter::create(&out.join(format!("{n}.ndlog"))))
+        .collect::<Result<Vec<_>>>()?;
+    let (key, doc) = writers.split_at_mut(layout.key_parts() as usize);
+    let each = &mut |f: &mut dyn FnMut(LogOp) -> Result<()>| read_log_file(log, f);
+    let totals = route_into(base, u, each, map, layout, key, doc)?;
+    let mut written = Vec::new();
+    for (name, w) in names.into_iter().zip(writers) {
+        let ops = w.ops();
+        let bytes = w.finish()?;
+        let path = out.join(format!("{name}.ndlog"));
+        if ops > 0 {
+            written.push((name, ops, bytes));
+        } else {
+            std::fs::remove_file(&path).map_err(|e| Error::Io { path, source: e })?;
+        }
+    }
+    Ok((written, totals))
+}
+
+/// The operations `each` gives of unit `u`'s log (called twice: the counters, then the
+/// operations), mapped and cut by partition into `key` and `doc`.
+fn route_into<S: OpSink>(
+    base: BatchBase,
+    u: usize,
+    each: &mut EachOp<'_>,
+    map: &IdMap,
+    layout: &Layout,
+    key: &mut [S],
+    doc: &mut [S],
+) -> Result<UnitTotals> {
+    let mut totals = UnitTotals::default();
+    // The counters first (they say how many ids the map must cover), the operations after.
+    each(&mut |op| match op {
+        LogOp::Counter(c) => count(&mut totals, &base, u, c),
+        _ => Ok(()),
+    })?;
+    check_map(u, map, &totals)?;
+    let how = Remap::Map(map);
+    each(&mut |mut op| {
+        if matches!(op, LogOp::Counter(_)) {
+            return Ok(());
+        }
+        remap_op(&mut op, &base, &how)?;
+        match layout.target(&op) {
+            Target::One(Role::Key(p)) => key[p as usize].put(&op),
+            Target::One(Role::Doc(p)) => doc[p as usize].put(&op),
+            Target::All => {
+                for w in key.iter_mut().chain(doc.iter_mut()) {
+                    w.put(&op)?;
+                }
+                Ok(())
+            }
+        }
+    })?;
+    Ok(totals)
 }
 
 /// Refuses a map that does not cover exactly the ids unit `u` gave out, or is not increasing.

@@ -12,8 +12,8 @@ use crate::storage::codec::{self, ClusterRecord, DocRecord, PageBlocks, TextValu
 use crate::storage::merge::Delta;
 use crate::{Error, Result};
 
-const MAGIC: &[u8; 5] = b"NDLOG";
-const VERSION: u8 = 1;
+pub(super) const MAGIC: &[u8; 5] = b"NDLOG";
+pub(super) const VERSION: u8 = 1;
 
 /// The operation tags.
 mod tag {
@@ -99,7 +99,7 @@ impl LogWriter {
 }
 
 /// Writes an operation's body into `b`; returns its tag.
-fn encode_op(op: &LogOp, b: &mut Vec<u8>) -> u8 {
+pub(super) fn encode_op(op: &LogOp, b: &mut Vec<u8>) -> u8 {
     // An optional value: a presence byte, then the value's encoding.
     fn value(b: &mut Vec<u8>, v: Option<Vec<u8>>) {
         match v {
@@ -219,7 +219,7 @@ pub struct LogReader<'a> {
     n: usize,
 }
 
-fn not_a_log(why: String) -> Error {
+pub(super) fn not_a_log(why: String) -> Error {
     Error::InvalidArgument(format!("not a batch log: {why}"))
 }
 
@@ -357,7 +357,7 @@ impl<'a> Body<'a> {
     }
 }
 
-fn decode_op(t: u8, body: &[u8]) -> std::result::Result<LogOp, String> {
+pub(super) fn decode_op(t: u8, body: &[u8]) -> std::result::Result<LogOp, String> {
     let mut r = Body(body);
     let op = match t {
         tag::POSTING => {

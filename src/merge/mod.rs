@@ -3,7 +3,8 @@
 //! imported by it.
 //!
 //! - [`log`](self::log): the batch-log vocabulary ([`LogOp`]), one idempotent operation per key;
-//! - `logfile`: the bytes of a batch log ([`encode_log`], [`decode_log`]);
+//! - `logfile`: the bytes of a batch log ([`encode_log`], [`decode_log`]); `logio`: the same in
+//!   files, one operation at a time;
 //! - `apply`: a partition applies its part of a batch's log once in effect
 //!   ([`crate::Index::apply_log`]);
 //! - `stream`: a partition's log applied from its bytes a chunk at a time;
@@ -27,6 +28,7 @@ mod export;
 mod layout;
 pub mod log;
 mod logfile;
+mod logio;
 mod reach;
 mod state;
 mod stream;
@@ -39,7 +41,7 @@ pub use check::{
 };
 pub use combine::{
     batch_counters, combine_seed_logs, combine_unit_logs, combine_unit_logs_mapped, remap_unit_log,
-    route_unit_log, BatchBase, IdMap, RoutedBytes, UnitTotals,
+    route_unit_log, route_unit_log_file, BatchBase, IdMap, RoutedBytes, RoutedFile, UnitTotals,
 };
 pub use components::{close_simhash_pairs, Components};
 pub use export::{
@@ -49,5 +51,6 @@ pub use export::{
 pub use layout::{Layout, Partition, Role, RoutedLog, Target, MAX_PARTS};
 pub use log::{ApplyOutcome, LogCounter, LogOp, APPLY_CHUNK_BYTES};
 pub use logfile::{decode_log, encode_log, LogReader, LogWriter};
+pub use logio::{read_log_file, LogFileWriter};
 pub use reach::{FiledPage, PageRow, PartitionRows, ProbeForest, ProbeJoin, PROBE_CHUNK};
 pub use state::{state_diff, Reach, StateDiff};

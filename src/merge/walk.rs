@@ -12,6 +12,7 @@ use rocksdb::{IteratorMode, SnapshotWithThreadMode, DB};
 
 use super::log::{LogCounter, LogOp};
 use super::logfile::LogWriter;
+use super::logio::{LogFileWriter, OpSink};
 use super::state::{address, posting_change, undo};
 use crate::index::Index;
 use crate::storage::codec::{self, ClusterId, ClusterRecord, DocId, DocRecord, PageBlocks};
@@ -108,6 +109,36 @@ impl Index {
         live_docs: u64,
         live_clusters: u64,
     ) -> Result<Vec<u8>> {
+        let mut w = LogWriter::new();
+        self.state_diff_into(before, live_docs, live_clusters, &mut w)?;
+        Ok(w.finish())
+    }
+
+    /// [`Index::state_diff_log`] written to the file at `path` as it is read, never held in
+    /// memory (what a work unit of a million-page day writes). Returns the log's size in bytes.
+    ///
+    /// # Errors
+    /// As [`Index::state_diff_log`]; [`Error::Io`].
+    pub fn state_diff_file(
+        &self,
+        before: &[LogOp],
+        live_docs: u64,
+        live_clusters: u64,
+        path: &std::path::Path,
+    ) -> Result<u64> {
+        let mut w = LogFileWriter::create(path)?;
+        self.state_diff_into(before, live_docs, live_clusters, &mut w)?;
+        w.finish()
+    }
+
+    /// The operations of [`Index::state_diff_log`], into `w`.
+    fn state_diff_into(
+        &self,
+        before: &[LogOp],
+        live_docs: u64,
+        live_clusters: u64,
+        w: &mut impl OpSink,
+    ) -> Result<()> {
         let (snap, counters) = self.state_snapshot()?;
         // `before` by address, the last of equal addresses kept (as a map collected from it).
         let mut old: Vec<(Vec<u8>, &LogOp)> = before.iter().map(|op| (address(op), op)).collect();
@@ -150,7 +181,6 @@ impl Index {
             (i128::from(a) - i128::from(b)).clamp(i64::MIN.into(), i64::MAX.into()) as i64
         };
         let moved = |base: u64, by: i64| base.saturating_add_signed(by);
-        let mut w = LogWriter::new();
         for c in [
             LogCounter::NextDoc(counters.next_doc),
             LogCounter::NextCluster(counters.next_cluster),
@@ -161,7 +191,7 @@ impl Index {
                 change(counters.live_clusters, old_clusters),
             )),
         ] {
-            w.push(&LogOp::Counter(c));
+            w.put(&LogOp::Counter(c))?;
         }
         // What the state no longer holds, taken away, in address order.
         let mut gone: Vec<&(Vec<u8>, &LogOp)> = old
@@ -173,7 +203,7 @@ impl Index {
         gone.sort_by(|a, b| a.0.cmp(&b.0));
         for (_, op) in gone {
             if let Some(u) = undo(op) {
-                w.push(&u);
+                w.put(&u)?;
             }
         }
         // Pass 2: the values that are new or changed, then the postings' changes.
@@ -187,15 +217,14 @@ impl Index {
             match (&op, was) {
                 (LogOp::Posting { key, delta }, was) => {
                     if let Some(change) = posting_change(key, &delta.add, was) {
-                        w.push(&change);
+                        w.put(&change)?;
                     }
                 }
                 (op, Some(was)) if op == was => {}
-                (op, _) => w.push(op),
+                (op, _) => w.put(op)?,
             }
             Ok(())
-        })?;
-        Ok(w.finish())
+        })
     }
 
     /// Calls `f` with every operation of this index's state log but the counters, read from

@@ -335,6 +335,8 @@ class Index(Mapping[str, PageInfo]):
         """The batch log that seeds an empty scratch index with these pages and clusters."""
     def state_log(self) -> bytes:
         """The whole state of the index as a batch log."""
+    def state_diff_file(self, before: bytes, live_docs: int, live_clusters: int, path: str) -> int:
+        """``state_diff_since`` written to the file ``path``; its size in bytes."""
     def state_diff_since(self, before: bytes, live_docs: int, live_clusters: int) -> bytes:
         """``state_diff(before, self.state_log(), live_docs, live_clusters)``, read from the
         index one operation at a time (a work unit's log, without a second whole state)."""
@@ -452,6 +454,13 @@ def route_unit_log(
     """``remap_unit_log`` then ``Layout.route``, one operation at a time: the unit's totals and
     each key and doc partition's log (bytes; empty of operations where the unit changes
     nothing)."""
+
+def route_unit_log_file(
+    base: Dict[str, int], unit: int, log: str, map: Dict[str, List[int]], layout: Layout, out: str
+) -> Tuple[Dict[str, int], List[Tuple[str, int, int]]]:
+    """``route_unit_log`` from the log file ``log`` to a file a partition the unit changes in
+    the directory ``out`` (``<name>.ndlog``): the totals and ``(name, operations, bytes)`` of
+    each file written."""
 
 def batch_counters(base: Dict[str, int], totals: List[Dict[str, int]]) -> bytes:
     """The counters of a batch log whose work units gave out and changed ``totals``."""

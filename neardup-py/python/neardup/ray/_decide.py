@@ -226,6 +226,7 @@ def start_units(dx: Any, chunk: Any, sigs: Any, gone: List[str], units: List[Uni
                 options,
                 [frequent_refs + parts],
                 source,
+                f"{brel}/unit-logs/{n_unit:06}.ndlog",
                 [(g, gone[g]) for g in u.gone],
                 [[(r, chunk.keys[r]) for r in call] for call in calls],
                 base["live_docs"],
@@ -281,6 +282,7 @@ def finish_units(dx: Any, started: Dict[str, Any]) -> Dict[str, Any]:
         if any(v is None for table in m.values() for v in table):
             raise neardup.CorruptionError(f"work unit {u} gave out ids it did not report")
     written = write_logs(dx.store, f"{started['brel']}/logs", base, lay, maps, [log for log, _ in refs])
+    dx.store.delete(f"{started['brel']}/unit-logs")
     counts = {
         "work_units": [len(u.rows) for u in units],
         "deleted": sum(r["deleted"] for r in results),
@@ -301,7 +303,7 @@ def write_logs(store: Store, rel: str, base: Dict[str, int], layout: Any, maps: 
     the pieces under ``rel/units/``; then a task a partition joins the batch's counters
     (``neardup.batch_counters`` of the units' totals) and its pieces in unit order
     (``neardup.join_logs``): the log ``combine_unit_logs`` then ``route`` gave, byte for byte.
-    ``logs``: the units' logs (Ray object refs). Returns the bytes of each partition's log
+    ``logs``: the names of the units' logs in the store (Ray object refs to them). Returns the bytes of each partition's log
     (``sizes``) and the bytes the units' logs, pieces and partition logs made (``bytes``)."""
     ray = require_ray()
     if len(maps) != len(logs):
@@ -327,22 +329,28 @@ def write_logs(store: Store, rel: str, base: Dict[str, int], layout: Any, maps: 
     }
 
 
-def _route_unit(store: Store, rel: str, base: Dict[str, int], layout: Any, u: int, id_map: Dict[str, Any], log: bytes) -> Dict[str, Any]:
-    """In a task: work unit ``u``'s log with its ids mapped, cut by partition, each piece that
-    holds an operation written as ``rel/units/<role>-<p>/<u>.ndlog``. Returns the unit's totals,
-    the bytes of its log and pieces, and the partitions it wrote a piece for (``pieces``)."""
-    # Mapped and cut one operation at a time: the unit's log is never held decoded.
-    totals, key_logs, doc_logs = neardup.route_unit_log(base, u, log, id_map, layout)
-    empty = len(neardup.join_logs([]))
-    written = 0
-    pieces = []
-    for role, parts in (("key", key_logs), ("doc", doc_logs)):
-        for p, data in enumerate(parts):
-            if len(data) > empty:
-                store.write(f"{rel}/units/{role}-{p:03}/{u:06}.ndlog", data)
-                written += len(data)
-                pieces.append(f"{role}-{p:03}")
-    return {"totals": totals, "bytes": len(log) + written, "pieces": pieces}
+def _route_unit(store: Store, rel: str, base: Dict[str, int], layout: Any, u: int, id_map: Dict[str, Any], log_rel: str) -> Dict[str, Any]:
+    """In a task: work unit ``u``'s log (``log_rel`` in the store) with its ids mapped, cut by
+    partition, each piece that holds an operation written as ``rel/units/<role>-<p>/<u>.ndlog``;
+    file to files, one operation at a time (``neardup.route_unit_log_file``), so that no log is
+    held in memory. Returns the unit's totals, the bytes of its log and pieces, and the
+    partitions it wrote a piece for (``pieces``)."""
+    with tempfile.TemporaryDirectory(prefix="neardup-route-") as tmp:
+        if store.local:
+            src = store.path(log_rel)
+        else:
+            src = str(Path(tmp) / "unit.ndlog")
+            store.get_file(log_rel, src)
+        out = Path(tmp) / "out"
+        out.mkdir()
+        totals, files = neardup.route_unit_log_file(base, u, src, id_map, layout, str(out))
+        written = 0
+        pieces = []
+        for name, _, size in files:
+            store.put_file(str(out / f"{name}.ndlog"), f"{rel}/units/{name}/{u:06}.ndlog")
+            written += size
+            pieces.append(name)
+    return {"totals": totals, "bytes": store.size(log_rel) + written, "pieces": pieces}
 
 
 def _join_partition(store: Store, rel: str, name: str, counters: bytes, units: List[int]) -> int:
@@ -363,6 +371,7 @@ def _decide_unit(
     options: Dict[str, Any],
     seed_parts: List[List[Any]],
     source: Tuple[Store, str, List[int], List[str]],
+    log_rel: str,
     gone: List[Tuple[int, str]],
     runs: List[List[Tuple[int, Optional[str]]]],
     live_docs: int,
@@ -376,8 +385,9 @@ def _decide_unit(
     machine in whole-batch order: each list of ``runs`` holds one call's (row, key) pairs in
     the order that call decides them (descending fingerprint count, then input order), and is
     inserted in that order, ``UNIT_BLOCK`` rows at a time, so that a large component costs the
-    unit disk (its rows, memory-mapped; its scratch index), not memory. Returns its batch log
-    and, apart (a second Ray object), its counts and which event gave out each new id, in
+    unit disk (its rows, memory-mapped; its scratch index; its log), not memory. Writes its
+    batch log to ``log_rel`` in the store and returns that name and, apart (a second Ray
+    object), its counts and which event gave out each new id, in
     order: ``("delete", position, kind, id)`` or ``("row", row, kind, id)``, ``kind``
     ``"page"`` or ``"cluster"``; and the first error rows, as (row, reason)."""
     seed = neardup.combine_seed_logs(require_ray().get(seed_parts[0]))
@@ -420,12 +430,14 @@ def _decide_unit(
                             errors += 1
                             error_rows.append((r, e))
             del table
-            # Read from the scratch index one operation at a time: the unit holds the state it
-            # was seeded with and the log, never a second whole state.
-            log = scratch.state_diff_since(before, live_docs, live_clusters)
+            # Read from the scratch index one operation at a time and written to a file: the
+            # unit holds the state it was seeded with, never its log nor a second whole state.
+            log_path = Path(scratch_dir) / "unit.ndlog"
+            log_bytes = scratch.state_diff_file(before, live_docs, live_clusters, str(log_path))
+        source[0].put_file(str(log_path), log_rel)
     finally:
         shutil.rmtree(scratch_dir, ignore_errors=True)
-    return log, {
+    return log_rel, {
         "seed_bytes": len(seed),
         "allocations": allocations,
         "deleted": deleted,

@@ -1,0 +1,250 @@
+//! Batch logs written to and read from files one operation at a time (issue #34: a work unit's
+//! log of a million-page day is gigabytes, never held in memory): the bytes of
+//! [`super::encode_log`], the same checks as [`super::decode_log`].
+
+use super::log::LogOp;
+use super::logfile::{decode_op, encode_op, not_a_log, LogWriter, MAGIC, VERSION};
+use crate::{Error, Result};
+
+/// Where a log's operations go, one at a time: [`LogWriter`] (memory) or [`LogFileWriter`]
+/// (a file).
+pub(crate) trait OpSink {
+    /// Appends one operation.
+    fn put(&mut self, op: &LogOp) -> Result<()>;
+}
+
+impl OpSink for LogWriter {
+    fn put(&mut self, op: &LogOp) -> Result<()> {
+        self.push(op);
+        Ok(())
+    }
+}
+
+impl OpSink for LogFileWriter {
+    fn put(&mut self, op: &LogOp) -> Result<()> {
+        self.push(op)
+    }
+}
+
+fn io_error(path: &std::path::Path, source: std::io::Error) -> Error {
+    Error::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// A batch log written to a file one operation at a time: the bytes [`encode_log`] gives, never
+/// held in memory (a work unit's log of a million-page day is gigabytes).
+pub struct LogFileWriter {
+    out: std::io::BufWriter<std::fs::File>,
+    hash: xxhash_rust::xxh3::Xxh3,
+    body: Vec<u8>,
+    path: std::path::PathBuf,
+    ops: u64,
+    bytes: u64,
+}
+
+impl std::fmt::Debug for LogFileWriter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LogFileWriter")
+            .field("path", &self.path)
+            .field("ops", &self.ops)
+            .field("bytes", &self.bytes)
+            .finish()
+    }
+}
+
+impl LogFileWriter {
+    /// Creates (or truncates) the file at `path` and writes the log's header.
+    ///
+    /// # Errors
+    /// [`Error::Io`].
+    pub fn create(path: &std::path::Path) -> Result<LogFileWriter> {
+        let file = std::fs::File::create(path).map_err(|e| io_error(path, e))?;
+        let mut w = LogFileWriter {
+            out: std::io::BufWriter::with_capacity(1 << 20, file),
+            hash: xxhash_rust::xxh3::Xxh3::new(),
+            body: Vec::new(),
+            path: path.to_path_buf(),
+            ops: 0,
+            bytes: 0,
+        };
+        let mut head = MAGIC.to_vec();
+        head.push(VERSION);
+        w.write(&head)?;
+        Ok(w)
+    }
+
+    fn write(&mut self, bytes: &[u8]) -> Result<()> {
+        use std::io::Write;
+        self.hash.update(bytes);
+        self.bytes += bytes.len() as u64;
+        self.out
+            .write_all(bytes)
+            .map_err(|e| io_error(&self.path, e))
+    }
+
+    /// Appends one operation.
+    ///
+    /// # Errors
+    /// [`Error::Io`].
+    pub fn push(&mut self, op: &LogOp) -> Result<()> {
+        let mut body = std::mem::take(&mut self.body);
+        body.clear();
+        let t = encode_op(op, &mut body);
+        let mut head = [0u8; 5];
+        head[0] = t;
+        head[1..].copy_from_slice(&(body.len() as u32).to_be_bytes());
+        self.write(&head)?;
+        self.write(&body)?;
+        self.body = body;
+        self.ops += 1;
+        Ok(())
+    }
+
+    /// How many operations were pushed.
+    pub fn ops(&self) -> u64 {
+        self.ops
+    }
+
+    /// Writes the checksum and flushes the file; returns the log's size in bytes.
+    ///
+    /// # Errors
+    /// [`Error::Io`].
+    pub fn finish(mut self) -> Result<u64> {
+        use std::io::Write;
+        let sum = self.hash.digest().to_be_bytes();
+        self.out
+            .write_all(&sum)
+            .and_then(|()| self.out.flush())
+            .map_err(|e| io_error(&self.path, e))?;
+        Ok(self.bytes + 8)
+    }
+}
+
+/// Calls `f` with each operation of the batch log in the file at `path`, in order, reading it
+/// twice and never whole: first to check its header and checksum (nothing is passed to `f` from
+/// a damaged log), then to decode it.
+///
+/// # Errors
+/// [`Error::Io`]; [`Error::InvalidArgument`] as [`decode_log`]; what `f` returns.
+pub fn read_log_file(path: &std::path::Path, f: &mut dyn FnMut(LogOp) -> Result<()>) -> Result<()> {
+    use std::io::Read;
+    let open = || {
+        std::fs::File::open(path)
+            .map(|f| std::io::BufReader::with_capacity(1 << 20, f))
+            .map_err(|e| io_error(path, e))
+    };
+    let len = std::fs::metadata(path)
+        .map_err(|e| io_error(path, e))?
+        .len();
+    let head_len = (MAGIC.len() + 1) as u64;
+    if len < head_len + 8 {
+        return Err(not_a_log("no NDLOG header".into()));
+    }
+    let data = len - 8;
+    // Pass 1: the header and the checksum of everything before it.
+    let mut r = open()?;
+    let mut hash = xxhash_rust::xxh3::Xxh3::new();
+    let mut head = vec![0u8; head_len as usize];
+    r.read_exact(&mut head).map_err(|e| io_error(path, e))?;
+    if &head[..MAGIC.len()] != MAGIC {
+        return Err(not_a_log("no NDLOG header".into()));
+    }
+    if head[MAGIC.len()] != VERSION {
+        return Err(not_a_log(format!("version {}", head[MAGIC.len()])));
+    }
+    hash.update(&head);
+    let mut left = data - head_len;
+    let mut buf = vec![0u8; 1 << 20];
+    while left > 0 {
+        let n = left.min(buf.len() as u64) as usize;
+        r.read_exact(&mut buf[..n]).map_err(|e| io_error(path, e))?;
+        hash.update(&buf[..n]);
+        left -= n as u64;
+    }
+    let mut sum = [0u8; 8];
+    r.read_exact(&mut sum).map_err(|e| io_error(path, e))?;
+    if hash.digest() != u64::from_be_bytes(sum) {
+        return Err(not_a_log("checksum mismatch (truncated or damaged)".into()));
+    }
+    // Pass 2: the operations.
+    let mut r = open()?;
+    r.read_exact(&mut head).map_err(|e| io_error(path, e))?;
+    let mut at = head_len;
+    let mut n = 0usize;
+    let mut body = Vec::new();
+    while at < data {
+        let mut frame = [0u8; 5];
+        if data - at < 5 {
+            return Err(not_a_log(format!("operation {n} cut short")));
+        }
+        r.read_exact(&mut frame).map_err(|e| io_error(path, e))?;
+        let t = frame[0];
+        let blen = u32::from_be_bytes([frame[1], frame[2], frame[3], frame[4]]) as u64;
+        if data - at - 5 < blen {
+            return Err(not_a_log(format!("operation {n} cut short")));
+        }
+        body.resize(blen as usize, 0);
+        r.read_exact(&mut body).map_err(|e| io_error(path, e))?;
+        let op = decode_op(t, &body)
+            .map_err(|why| not_a_log(format!("operation {n} (tag {t}): {why}")))?;
+        f(op)?;
+        at += 5 + blen;
+        n += 1;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::merge::{encode_log, LogCounter};
+
+    #[test]
+    fn a_log_file_is_the_log_s_bytes_and_a_damaged_one_gives_no_operation() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a.ndlog");
+        let ops: Vec<LogOp> = (0..1000u32)
+            .map(|i| LogOp::FreeDoc {
+                id: i,
+                free: i % 3 == 0,
+            })
+            .chain([LogOp::Counter(LogCounter::NextDoc(1000))])
+            .collect();
+        let mut w = LogFileWriter::create(&path).unwrap();
+        for op in &ops {
+            w.push(op).unwrap();
+        }
+        assert_eq!(w.ops(), ops.len() as u64);
+        let size = w.finish().unwrap();
+        let bytes = std::fs::read(&path).unwrap();
+        assert_eq!(bytes, encode_log(&ops));
+        assert_eq!(size, bytes.len() as u64);
+        let mut read = Vec::new();
+        read_log_file(&path, &mut |op| {
+            read.push(op);
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(read, ops);
+        // A flipped byte, a cut file: refused before any operation is passed on.
+        for damage in [0usize, 1] {
+            let mut bad = bytes.clone();
+            if damage == 0 {
+                let mid = bad.len() / 2;
+                bad[mid] ^= 1;
+            } else {
+                bad.truncate(bad.len() - 3);
+            }
+            std::fs::write(&path, &bad).unwrap();
+            let mut called = false;
+            let r = read_log_file(&path, &mut |_| {
+                called = true;
+                Ok(())
+            });
+            assert!(matches!(r, Err(Error::InvalidArgument(_))), "{r:?}");
+            assert!(!called);
+        }
+    }
+}
