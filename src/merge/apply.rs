@@ -85,20 +85,6 @@ impl Index {
         Ok(ApplyOutcome::Applied { chunks })
     }
 
-    /// Whether `batch` is the batch recorded applied already; refuses one that is neither it
-    /// nor the next.
-    pub(super) fn batch_done(&self, batch: u64) -> Result<bool> {
-        match self.applied_batch_stored()? {
-            Some(p) if p == batch => Ok(true),
-            Some(p) if p.checked_add(1) != Some(batch) => Err(Error::InvalidArgument(format!(
-                "batch {batch} refused: the index last applied batch {p}, so it takes batch {} \
-                 next",
-                p.saturating_add(1)
-            ))),
-            _ => Ok(false),
-        }
-    }
-
     /// Writes `ops` as [`Index::apply_log_chunked`] does but records no batch: what a crash
     /// after their chunks leaves. For crash tests only.
     ///

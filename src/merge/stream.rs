@@ -5,7 +5,7 @@
 use super::log::{ApplyOutcome, APPLY_CHUNK_BYTES};
 use super::LogReader;
 use crate::index::Index;
-use crate::Result;
+use crate::{Error, Result};
 
 impl Index {
     /// [`Index::apply_log`] of a log's bytes ([`super::encode_log`]), decoded one chunk at a
@@ -42,5 +42,19 @@ impl Index {
         drop(counters);
         self.sync_wal()?;
         Ok(ApplyOutcome::Applied { chunks })
+    }
+
+    /// Whether `batch` is the batch recorded applied already; refuses one that is neither it
+    /// nor the next.
+    pub(super) fn batch_done(&self, batch: u64) -> Result<bool> {
+        match self.applied_batch_stored()? {
+            Some(p) if p == batch => Ok(true),
+            Some(p) if p.checked_add(1) != Some(batch) => Err(Error::InvalidArgument(format!(
+                "batch {batch} refused: the index last applied batch {p}, so it takes batch {} \
+                 next",
+                p.saturating_add(1)
+            ))),
+            _ => Ok(false),
+        }
     }
 }
