@@ -195,16 +195,18 @@ fn kind_of(op: &LogOp) -> &'static str {
 /// The log that turns state `old` into state `new` (both whole state logs): the library's
 /// state diff, counters absolute.
 fn diff(old: &[LogOp], new: &[LogOp]) -> Vec<LogOp> {
-    let live = |docs: bool| {
-        old.iter()
-            .find_map(|op| match op {
-                LogOp::Counter(LogCounter::LiveDocs(v)) if docs => Some(*v),
-                LogOp::Counter(LogCounter::LiveClusters(v)) if !docs => Some(*v),
-                _ => None,
-            })
-            .unwrap_or(0)
-    };
-    neardup::merge::state_diff(old, new).into_log(live(true), live(false))
+    neardup::merge::state_diff(old, new).into_log(live(old, true), live(old, false))
+}
+
+/// The live page (`docs`) or cluster count a state log's counters hold (0 when none).
+fn live(log: &[LogOp], docs: bool) -> u64 {
+    log.iter()
+        .find_map(|op| match op {
+            LogOp::Counter(LogCounter::LiveDocs(v)) if docs => Some(*v),
+            LogOp::Counter(LogCounter::LiveClusters(v)) if !docs => Some(*v),
+            _ => None,
+        })
+        .unwrap_or(0)
 }
 
 /// `ix` holds the source's state after day 2.
@@ -318,18 +320,9 @@ fn logs_read_and_written_one_operation_at_a_time_are_the_whole_logs() {
         .unwrap()
         .state_log()
         .unwrap();
-    let live = |docs: bool| {
-        day1.iter()
-            .find_map(|op| match op {
-                LogOp::Counter(LogCounter::LiveDocs(v)) if docs => Some(*v),
-                LogOp::Counter(LogCounter::LiveClusters(v)) if !docs => Some(*v),
-                _ => None,
-            })
-            .unwrap()
-    };
     let streamed = Index::open_read_only(&source_dir)
         .unwrap()
-        .state_diff_log(&day1, live(true), live(false))
+        .state_diff_log(&day1, live(&day1, true), live(&day1, false))
         .unwrap();
     assert_eq!(streamed, encode_log(&source.day2));
     // Applied from their bytes, a chunk decoded at a time: the source's state.

@@ -704,29 +704,10 @@ impl PyIndex {
         Ok(PyBytes::new(py, &bytes))
     }
 
-    /// The batch log (bytes) ``neardup.state_diff(before, index.state_log(), live_docs,
-    /// live_clusters)`` gives, read from the index one operation at a time instead of from a
-    /// whole second state log: what a work unit of a distributed merge returns (issue #34; its
-    /// memory holds ``before``, the state it was seeded with, and the log it writes).
-    fn state_diff_since<'py>(
-        &self,
-        py: Python<'py>,
-        #[pyo3(from_py_with = args::before)] before: Vec<u8>,
-        #[pyo3(from_py_with = args::live_docs)] live_docs: u64,
-        #[pyo3(from_py_with = args::live_clusters)] live_clusters: u64,
-    ) -> PyResult<Bound<'py, PyBytes>> {
-        let ix = self.ix(py)?;
-        let bytes = py
-            .detach(|| {
-                let before = neardup::merge::decode_log(&before)?;
-                ix.state_diff_log(&before, live_docs, live_clusters)
-            })
-            .py(py)?;
-        Ok(PyBytes::new(py, &bytes))
-    }
-
-    /// ``state_diff_since`` written to the file ``path`` as it is read, never held in memory
-    /// (a work unit's log of a large day): returns the log's size in bytes.
+    /// The batch log ``neardup.state_diff(before, index.state_log(), live_docs, live_clusters)``
+    /// gives, written to the file ``path`` as it is read from the index one operation at a
+    /// time, never held in memory (a work unit's log of a large day, issue #34; the unit holds
+    /// ``before``, the state it was seeded with): returns the log's size in bytes.
     fn state_diff_file(
         &self,
         py: Python<'_>,

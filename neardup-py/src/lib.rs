@@ -326,7 +326,6 @@ fn _neardup(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(partition::combine_unit_logs, m)?)?;
     m.add_function(wrap_pyfunction!(partition::log_counters, m)?)?;
     m.add_function(wrap_pyfunction!(partition::remap_unit_log, m)?)?;
-    m.add_function(wrap_pyfunction!(partition::route_unit_log, m)?)?;
     m.add_function(wrap_pyfunction!(partition::route_unit_log_file, m)?)?;
     m.add_function(wrap_pyfunction!(partition::batch_counters, m)?)?;
     m.add_function(wrap_pyfunction!(partition::join_logs, m)?)?;

@@ -279,41 +279,10 @@ pub(crate) fn remap_unit_log<'py>(
     Ok((PyBytes::new(py, &bytes), totals_dict(&t)))
 }
 
-/// What ``route_unit_log`` returns: the unit's totals, the key and the doc partitions' logs.
-type RoutedUnit<'py> = (
-    HashMap<&'static str, i64>,
-    Bound<'py, PyList>,
-    Bound<'py, PyList>,
-);
-
-/// Work unit ``unit``'s log (bytes) with its new ids mapped by ``map`` (as ``remap_unit_log``)
-/// and cut by partition (as ``Layout.route``), read and written one operation at a time, so
-/// that a large unit's log is never held decoded: ``(totals, key_logs, doc_logs)``, ``totals``
-/// as ``remap_unit_log`` gives them, each partition's log as bytes (empty of operations for a
-/// partition the unit does not change).
-#[pyfunction]
-pub(crate) fn route_unit_log<'py>(
-    py: Python<'py>,
-    #[pyo3(from_py_with = args::base)] base: HashMap<String, u64>,
-    #[pyo3(from_py_with = args::unit)] unit: usize,
-    log: &Bound<'py, PyAny>,
-    #[pyo3(from_py_with = args::map)] map: HashMap<String, Vec<u64>>,
-    layout: &Bound<'py, PyLayout>,
-) -> PyResult<RoutedUnit<'py>> {
-    let map = id_map(py, &map)?;
-    let base = batch_base(py, &base)?;
-    let log = args::borrowed(log, "log")?;
-    let layout = layout.get().inner;
-    let (routed, t) = py
-        .detach(|| neardup::merge::route_unit_log(base, unit, log, &map, &layout))
-        .py(py)?;
-    let list = |logs: Vec<Vec<u8>>| PyList::new(py, logs.iter().map(|l| PyBytes::new(py, l)));
-    Ok((totals_dict(&t), list(routed.key)?, list(routed.doc)?))
-}
-
-/// ``route_unit_log`` from the log in the file ``log`` to files in the directory ``out``, one
-/// a partition the unit changes (``key-000.ndlog``, ``doc-001.ndlog``...), neither log held in
-/// memory: ``(totals, files)``, ``files`` a list of ``(name, operations, bytes)`` (``name``
+/// Work unit ``unit``'s log, the file ``log``, with its new ids mapped by ``map`` (as
+/// ``remap_unit_log``) and cut by partition (as ``Layout.route``), read and written one
+/// operation at a time to files in the directory ``out``, one a partition the unit changes
+/// (``key-000.ndlog``, ``doc-001.ndlog``...), neither log held in memory: ``(totals, files)``, ``files`` a list of ``(name, operations, bytes)`` (``name``
 /// without ``.ndlog``).
 #[pyfunction]
 pub(crate) fn route_unit_log_file(

@@ -10,6 +10,7 @@ use super::layout::{Layout, Role, Target};
 use super::log::{LogCounter, LogOp};
 use super::logfile::{LogReader, LogWriter};
 use super::logio::{read_log_file, LogFileWriter, OpSink};
+use super::state::count_change;
 use crate::storage::codec::{ClusterId, DocId};
 use crate::storage::merge::Delta;
 use crate::{Error, Result};
@@ -269,10 +270,6 @@ fn unit_ops(base: &BatchBase, u: usize, log: Vec<LogOp>) -> Result<(Vec<LogOp>, 
 
 /// What one counter of unit `u`'s log says it gave out and changed from `base`.
 fn count(totals: &mut UnitTotals, base: &BatchBase, u: usize, c: LogCounter) -> Result<()> {
-    // Counts from a decoded log may be anything: the change saturates instead of overflowing.
-    let change = |a: u64, b: u64| {
-        (i128::from(a) - i128::from(b)).clamp(i64::MIN.into(), i64::MAX.into()) as i64
-    };
     let below = || {
         Error::InvalidArgument(format!(
             "work unit {u}'s allocators are below the batch's start"
@@ -284,8 +281,8 @@ fn count(totals: &mut UnitTotals, base: &BatchBase, u: usize, c: LogCounter) -> 
             totals.clusters = n.checked_sub(base.next_cluster).ok_or_else(below)?
         }
         LogCounter::NextSeq(n) => totals.seqs = n.checked_sub(base.next_seq).ok_or_else(below)?,
-        LogCounter::LiveDocs(n) => totals.live_docs = change(n, base.live_docs),
-        LogCounter::LiveClusters(n) => totals.live_clusters = change(n, base.live_clusters),
+        LogCounter::LiveDocs(n) => totals.live_docs = count_change(n, base.live_docs),
+        LogCounter::LiveClusters(n) => totals.live_clusters = count_change(n, base.live_clusters),
     }
     Ok(())
 }
@@ -316,8 +313,10 @@ pub fn route_unit_log(
 ) -> Result<(RoutedBytes, UnitTotals)> {
     let mut key: Vec<LogWriter> = (0..layout.key_parts()).map(|_| LogWriter::new()).collect();
     let mut doc: Vec<LogWriter> = (0..layout.doc_parts()).map(|_| LogWriter::new()).collect();
+    // The checksum checked once; each pass reads from a copy of the checked reader.
+    let reader = LogReader::new(log)?;
     let each = &mut |f: &mut dyn FnMut(LogOp) -> Result<()>| -> Result<()> {
-        for op in LogReader::new(log)? {
+        for op in reader.clone() {
             f(op?)?;
         }
         Ok(())

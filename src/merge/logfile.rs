@@ -213,7 +213,7 @@ pub fn decode_log(bytes: &[u8]) -> Result<Vec<LogOp>> {
 /// The operations of a batch log's bytes, decoded one at a time ([`decode_log`] without
 /// holding them): the header and checksum are checked when it is made, each operation as it
 /// is read.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct LogReader<'a> {
     rest: &'a [u8],
     n: usize,

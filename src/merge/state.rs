@@ -435,6 +435,26 @@ pub(super) fn undo(op: &LogOp) -> Option<LogOp> {
     })
 }
 
+/// The live page and cluster counts the counters of a state log hold (0 for one it lacks; the
+/// first of each).
+pub(super) fn live_counts<'a>(log: impl IntoIterator<Item = &'a LogOp>) -> (u64, u64) {
+    let (mut docs, mut clusters) = (None, None);
+    for op in log {
+        match op {
+            LogOp::Counter(LogCounter::LiveDocs(n)) => docs = docs.or(Some(*n)),
+            LogOp::Counter(LogCounter::LiveClusters(n)) => clusters = clusters.or(Some(*n)),
+            _ => {}
+        }
+    }
+    (docs.unwrap_or(0), clusters.unwrap_or(0))
+}
+
+/// `a - b` as a change of a count. Counts from a decoded log may be anything: the change
+/// saturates instead of overflowing.
+pub(super) fn count_change(a: u64, b: u64) -> i64 {
+    (i128::from(a) - i128::from(b)).clamp(i64::MIN.into(), i64::MAX.into()) as i64
+}
+
 /// The change of a posting from what a state log `before` held at its address (nothing, or a
 /// posting) to `now`: the ids taken out and put in, `None` when there are none (the seed's
 /// postings hold part of the standing ones, so only the change is written).
@@ -475,20 +495,10 @@ pub fn state_diff(before: &[LogOp], after: &[LogOp]) -> StateDiff {
             })
             .unwrap_or(0)
     };
-    let live_docs = |c: &LogCounter| match c {
-        LogCounter::LiveDocs(v) => Some(*v),
-        _ => None,
-    };
-    let live_clusters = |c: &LogCounter| match c {
-        LogCounter::LiveClusters(v) => Some(*v),
-        _ => None,
-    };
-    // Counts from a decoded log may be anything: the change saturates instead of overflowing.
-    let change = |a: u64, b: u64| {
-        (i128::from(a) - i128::from(b)).clamp(i64::MIN.into(), i64::MAX.into()) as i64
-    };
-    diff.live_docs = change(counter(&new, live_docs), counter(&old, live_docs));
-    diff.live_clusters = change(counter(&new, live_clusters), counter(&old, live_clusters));
+    let (new_docs, new_clusters) = live_counts(new.values().copied());
+    let (old_docs, old_clusters) = live_counts(old.values().copied());
+    diff.live_docs = count_change(new_docs, old_docs);
+    diff.live_clusters = count_change(new_clusters, old_clusters);
     diff.next = Some((
         counter(&new, |c| match c {
             LogCounter::NextDoc(v) => Some(u64::from(*v)),

@@ -20,8 +20,10 @@ impl Index {
         if self.batch_done(batch)? {
             return Ok(ApplyOutcome::AlreadyApplied);
         }
-        self.check_ops(&counters, || LogReader::new(log))?;
-        let mut ops = LogReader::new(log)?.peekable();
+        // The checksum checked once; the checks and the writes read copies of the reader.
+        let reader = LogReader::new(log)?;
+        self.check_ops(&counters, || Ok(reader.clone()))?;
+        let mut ops = reader.peekable();
         let mut chunks = 0;
         loop {
             let mut chunk = Vec::new();

@@ -13,7 +13,7 @@ use rocksdb::{IteratorMode, SnapshotWithThreadMode, DB};
 use super::log::{LogCounter, LogOp};
 use super::logfile::LogWriter;
 use super::logio::{LogFileWriter, OpSink};
-use super::state::{address, posting_change, undo};
+use super::state::{address, count_change, live_counts, posting_change, undo, StateDiff};
 use crate::index::Index;
 use crate::storage::codec::{self, ClusterId, ClusterRecord, DocId, DocRecord, PageBlocks};
 use crate::storage::merge::Delta;
@@ -145,23 +145,7 @@ impl Index {
         old.reverse();
         old.sort_by(|a, b| diff_rank(&a.0).cmp(&diff_rank(&b.0)));
         old.dedup_by(|later, earlier| later.0 == earlier.0);
-        let old_counter = |which: fn(&LogCounter) -> Option<u64>| {
-            old.iter()
-                .find_map(|(_, op)| match op {
-                    LogOp::Counter(c) => which(c),
-                    _ => None,
-                })
-                .unwrap_or(0)
-        };
-        let live = |v: &LogCounter| match v {
-            LogCounter::LiveDocs(n) => Some(*n),
-            _ => None,
-        };
-        let live_c = |v: &LogCounter| match v {
-            LogCounter::LiveClusters(n) => Some(*n),
-            _ => None,
-        };
-        let (old_docs, old_clusters) = (old_counter(live), old_counter(live_c));
+        let (old_docs, old_clusters) = live_counts(old.iter().map(|(_, op)| *op));
         // Pass 1: which of `before`'s addresses the state still holds.
         let mut held = vec![false; old.len()];
         let mut at = 0;
@@ -175,23 +159,16 @@ impl Index {
             }
             Ok(())
         })?;
-        // The counters first, as [`super::StateDiff::into_log`] writes them: the allocators as
-        // they are now, then the live counts moved by the change.
-        let change = |a: u64, b: u64| {
-            (i128::from(a) - i128::from(b)).clamp(i64::MIN.into(), i64::MAX.into()) as i64
+        // The counters first, as [`StateDiff::into_log`] writes them: the allocators as they
+        // are now, then the live counts moved by the change.
+        let head = StateDiff {
+            ops: Vec::new(),
+            next: Some((counters.next_doc, counters.next_cluster, counters.next_seq)),
+            live_docs: count_change(counters.live_docs, old_docs),
+            live_clusters: count_change(counters.live_clusters, old_clusters),
         };
-        let moved = |base: u64, by: i64| base.saturating_add_signed(by);
-        for c in [
-            LogCounter::NextDoc(counters.next_doc),
-            LogCounter::NextCluster(counters.next_cluster),
-            LogCounter::NextSeq(counters.next_seq),
-            LogCounter::LiveDocs(moved(live_docs, change(counters.live_docs, old_docs))),
-            LogCounter::LiveClusters(moved(
-                live_clusters,
-                change(counters.live_clusters, old_clusters),
-            )),
-        ] {
-            w.put(&LogOp::Counter(c))?;
+        for op in head.into_log(live_docs, live_clusters) {
+            w.put(&op)?;
         }
         // What the state no longer holds, taken away, in address order.
         let mut gone: Vec<&(Vec<u8>, &LogOp)> = old

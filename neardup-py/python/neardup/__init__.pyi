@@ -336,10 +336,8 @@ class Index(Mapping[str, PageInfo]):
     def state_log(self) -> bytes:
         """The whole state of the index as a batch log."""
     def state_diff_file(self, before: bytes, live_docs: int, live_clusters: int, path: str) -> int:
-        """``state_diff_since`` written to the file ``path``; its size in bytes."""
-    def state_diff_since(self, before: bytes, live_docs: int, live_clusters: int) -> bytes:
-        """``state_diff(before, self.state_log(), live_docs, live_clusters)``, read from the
-        index one operation at a time (a work unit's log, without a second whole state)."""
+        """``state_diff(before, self.state_log(), live_docs, live_clusters)`` written to the file
+        ``path`` one operation at a time; its size in bytes."""
     def apply_log(self, batch: int, log: bytes) -> bool:
         """Applies batch ``batch``'s log once in effect; ``False`` when it was applied already."""
     def applied_batch(self) -> Optional[int]: ...
@@ -448,19 +446,12 @@ def remap_unit_log(base: Dict[str, int], unit: int, log: bytes, map: Dict[str, L
     ``clusters``, ``seqs``, ``live_docs``, ``live_clusters``). ``batch_counters`` of every unit's
     totals, then each unit's mapped log in unit order, is ``combine_unit_logs`` with the maps."""
 
-def route_unit_log(
-    base: Dict[str, int], unit: int, log: bytes, map: Dict[str, List[int]], layout: Layout
-) -> Tuple[Dict[str, int], List[bytes], List[bytes]]:
-    """``remap_unit_log`` then ``Layout.route``, one operation at a time: the unit's totals and
-    each key and doc partition's log (bytes; empty of operations where the unit changes
-    nothing)."""
-
 def route_unit_log_file(
     base: Dict[str, int], unit: int, log: str, map: Dict[str, List[int]], layout: Layout, out: str
 ) -> Tuple[Dict[str, int], List[Tuple[str, int, int]]]:
-    """``route_unit_log`` from the log file ``log`` to a file a partition the unit changes in
-    the directory ``out`` (``<name>.ndlog``): the totals and ``(name, operations, bytes)`` of
-    each file written."""
+    """``remap_unit_log`` then ``Layout.route``, one operation at a time, from the log file
+    ``log`` to a file a partition the unit changes in the directory ``out`` (``<name>.ndlog``):
+    the totals and ``(name, operations, bytes)`` of each file written."""
 
 def batch_counters(base: Dict[str, int], totals: List[Dict[str, int]]) -> bytes:
     """The counters of a batch log whose work units gave out and changed ``totals``."""
