@@ -203,7 +203,8 @@ def test_a_node_lost_while_the_merge_runs_is_restored_and_the_merge_completes(cl
         dx.merge([f1], work_units=2, progress=False)
 
         def lose(point):
-            if point == lose_at:
+            # Once: the merge resumed after the restore passes the same point again.
+            if point == lose_at and n1 in cluster.worker_nodes:
                 cluster.remove_node(n1)
                 shutil.rmtree(local / "n1")
 
