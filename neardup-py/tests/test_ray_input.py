@@ -18,6 +18,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -156,6 +157,48 @@ def test_error_rows_are_bounded(cluster, dev_pages, tmp_path):
     assert report["live_pages"] == 20
 
 
+def test_long_stages_say_how_far_the_workers_are(cluster, dev_pages, tmp_path, monkeypatch):
+    # The driver looks at the workers' board every EVERY seconds while S1 and S4 run (made
+    # short here, so that it looks while they run whatever the machine's speed).
+    from neardup.ray import _progress
+
+    monkeypatch.setattr(_progress, "EVERY", 0.01)
+    day = write_jsonl(tmp_path / "day.jsonl.gz", dev_pages[:300])
+    lines: list = []
+    with DistributedIndex(tmp_path / "dist", 2, 2, **OPTIONS) as dx:
+        report = dx.merge([day], work_units=2, progress=lines.append)
+    assert report["live_pages"] == 300
+    deciding = [x for x in lines if x.startswith("S4 deciding: ")]
+    assert deciding, lines
+    said = [re.fullmatch(r"S4 deciding: (\d+) of (\d+) rows decided(; [^(]+)? \(\d+ s\)", x) for x in deciding]
+    assert all(said), deciding
+    counts = [(int(m[1]), int(m[2])) for m in said]
+    # Counts of the units' rows, never more than they decide, never going back.
+    assert all(total == 300 and 0 <= done <= total for done, total in counts), deciding
+    assert [d for d, _ in counts] == sorted(d for d, _ in counts)
+    # Once the units are done, the coordinator's step.
+    assert all(m[3] == "; the units' logs routed to the partitions" for m, (d, t) in zip(said, counts) if m[3])
+    # The stages' own lines, in order, around them.
+    stages = [x.split(":")[0] for x in lines if not x.startswith(("S1 reading", "S4 deciding"))]
+    assert stages[:6] == ["read", "S1 signatures", "S2-S3 reach", "S4 decide", "S5 commit", "S6 report"]
+    reading = [x for x in lines if x.startswith("S1 reading: ")]
+    assert all(0 <= int(x.split()[2]) <= 300 for x in reading), reading
+
+
+def test_a_board_counts_a_retried_worker_once():
+    # A task Ray retries sets its count again from the start: never counted twice.
+    from neardup.ray._progress import Board
+
+    b = Board()
+    b.set("S4", 0, 4096)
+    b.set("S4", 1, 100)
+    b.set("S4", 0, 10)  # unit 0 retried
+    assert b.look("S4") == {"done": 110, "step": None}
+    b.post("the units' logs routed")
+    assert b.look("S4") == {"done": 110, "step": "the units' logs routed"}
+    assert b.look("S1") == {"done": 0, "step": "the units' logs routed"}
+
+
 def test_a_root_whose_partitions_are_missing_is_refused(cluster, dev_pages, tmp_path):
     day = write_jsonl(tmp_path / "day.jsonl.gz", dev_pages[:60])
     root = tmp_path / "dist"
@@ -226,6 +269,8 @@ def test_standard_output_is_the_json_report_only(cluster, dev_pages, tmp_path):
     assert report["batch"] == 1 and report["live_pages"] == 80
     assert "noise from print" in out.stderr and "noise at fd 1" in out.stderr
     stages = [x.split(":")[0] for x in out.stderr.splitlines() if x[:2] in ("re", "S1", "S2", "S4", "S5", "S6")]
+    # Between them, on a slow run, lines of progress.
+    stages = [s for s in stages if s not in ("S1 reading", "S4 deciding")]
     assert stages[:6] == ["read", "S1 signatures", "S2-S3 reach", "S4 decide", "S5 commit", "S6 report"]
     check = cli("check", "--index-root", str(root), "--address", cluster)
     assert check.returncode == 0, check.stderr[-3000:]

@@ -30,7 +30,7 @@ from typing import Any, Dict, List, Optional, Tuple
 import neardup
 from neardup._rows import insert_groups
 
-from . import _plan, _sign
+from . import _plan, _progress, _sign
 from ._faults import kill_armed, kill_point  # noqa: F401 - the driver's S4 kill point (tests patch it here)
 from ._files import MAX_LISTED_ERRORS, read_key_list
 from ._plan import Unit, group
@@ -138,9 +138,15 @@ class Coordinator:
         }
         return dict(self.counts)
 
-    def start(self) -> None:
-        """S4: the work units started (see ``start_units``)."""
-        self.started = start_units(self.dx, self.rows, self.rows.sigs, self.gone, self.units, self.brel, self.counts["shuffled_bytes"])
+    def start(self, board: Optional[Any] = None) -> int:
+        """S4: the work units started (see ``start_units``); each tells ``board`` (a
+        ``_progress.Board``) the rows it decided so far, and ``finish`` posts its steps there.
+        Returns how many rows the units decide."""
+        self.board = board
+        self.started = start_units(
+            self.dx, self.rows, self.rows.sigs, self.gone, self.units, self.brel, self.counts["shuffled_bytes"], board
+        )
+        return int(self.started["decided"])
 
     def first_done(self) -> None:
         """Returns once a work unit has decided (the crash tests kill the driver then)."""
@@ -150,7 +156,7 @@ class Coordinator:
         """S4's end (``finish_units``); the counts of S1–S4, with the day's unreadable records
         and the first error rows as ``{"file", "line", "reason"}`` in file order."""
         counts = dict(self.counts)
-        counts.update(finish_units(self.dx, self.started))
+        counts.update(finish_units(self.dx, self.started, self.board))
         day = self.day
         counts["pages"] += day["unreadable"]
         counts["errors"] += day["unreadable"]
@@ -178,10 +184,13 @@ def coordinator(dx: Any, brel: str, day: Dict[str, Any], delete_list: Optional[s
     )
 
 
-def start_units(dx: Any, chunk: Any, sigs: Any, gone: List[str], units: List[Unit], brel: str, shuffled: int) -> Dict[str, Any]:
+def start_units(
+    dx: Any, chunk: Any, sigs: Any, gone: List[str], units: List[Unit], brel: str, shuffled: int, board: Optional[Any] = None
+) -> Dict[str, Any]:
     """S4's start: each work unit decided in its own scratch index (a Ray task), seeded with
     what its components read, its rows read from S1's parts in the store. ``chunk``: the day's
-    rows (``_Rows``). Returns what ``finish_units`` needs."""
+    rows (``_Rows``); ``board``: a ``_progress.Board`` each unit tells the rows it decided.
+    Returns what ``finish_units`` needs."""
     ray = require_ray()
     lay = dx.layout
     frequent = ray.get([a.call.remote("seed_log", [], []) for a in dx.keys])
@@ -215,11 +224,13 @@ def start_units(dx: Any, chunk: Any, sigs: Any, gone: List[str], units: List[Uni
     # pages and clusters): no seed passes through the coordinator.
     frequent_refs = [ray.put(f) for f in frequent]
     refs = []
+    decided = 0
     for n_unit, (u, parts) in enumerate(zip(units, seed_refs)):
         # Each call's rows in the order one machine decides them (its place in the call).
         calls = [sorted((r for r in rows if unit_of.get(r) == n_unit), key=place.__getitem__) for _, rows in groups]
         calls = [c for c in calls if c]
         wanted = sorted(r for c in calls for r in c)
+        decided += len(wanted)
         source = (dx.store, s1, chunk.offsets, chunk.parts_of(wanted))
         refs.append(
             unit_task.remote(
@@ -231,20 +242,21 @@ def start_units(dx: Any, chunk: Any, sigs: Any, gone: List[str], units: List[Uni
                 [[(r, chunk.keys[r]) for r in call] for call in calls],
                 base["live_docs"],
                 base["live_clusters"],
+                (board, n_unit),
             )
         )
     # The rows no library call takes: error rows, which change nothing.
     # (insert_many reports them as InvalidArgumentError: its message, as there).
     bad = [(i, f"invalid argument: {b}") for i, b in enumerate(chunk.bad) if b is not None]
-    return {"refs": refs, "units": units, "place": place, "base": base, "bad": bad, "brel": brel, "shuffled": shuffled}
+    return {"refs": refs, "units": units, "place": place, "base": base, "bad": bad, "brel": brel, "shuffled": shuffled, "decided": decided}
 
 
-def finish_units(dx: Any, started: Dict[str, Any]) -> Dict[str, Any]:
+def finish_units(dx: Any, started: Dict[str, Any], board: Optional[Any] = None) -> Dict[str, Any]:
     """S4's end: the units' new pages, clusters and insertion sequence numbered in the order
     one machine gives them out, the batch log written cut by partition under ``<brel>/logs/``
     in the store (``write_logs``; the caller writes the
     ``_DONE`` marker). Returns the counts, with the first error rows as (row, reason) pairs in
-    ``error_rows``."""
+    ``error_rows``. Its steps are posted on ``board`` (a ``_progress.Board``)."""
     ray = require_ray()
     lay = dx.layout
     refs, units, place, base, bad = started["refs"], started["units"], started["place"], started["base"], started["bad"]
@@ -281,6 +293,7 @@ def finish_units(dx: Any, started: Dict[str, Any]) -> Dict[str, Any]:
     for u, m in enumerate(maps):
         if any(v is None for table in m.values() for v in table):
             raise neardup.CorruptionError(f"work unit {u} gave out ids it did not report")
+    _progress.post(board, "the units' logs routed to the partitions")
     written = write_logs(dx.store, f"{started['brel']}/logs", base, lay, maps, [log for log, _ in refs])
     dx.store.delete(f"{started['brel']}/unit-logs")
     counts = {
@@ -376,6 +389,7 @@ def _decide_unit(
     runs: List[List[Tuple[int, Optional[str]]]],
     live_docs: int,
     live_clusters: int,
+    progress: Tuple[Optional[Any], int] = (None, 0),
 ) -> Tuple[bytes, Dict[str, Any]]:
     """S4 for one work unit, in a Ray task: a scratch index seeded with the seed logs of
     ``seed_parts[0]`` (Ray object refs, combined here: ``neardup.combine_seed_logs``; deciding
@@ -389,7 +403,9 @@ def _decide_unit(
     batch log to ``log_rel`` in the store and returns that name and, apart (a second Ray
     object), its counts and which event gave out each new id, in
     order: ``("delete", position, kind, id)`` or ``("row", row, kind, id)``, ``kind``
-    ``"page"`` or ``"cluster"``; and the first error rows, as (row, reason)."""
+    ``"page"`` or ``"cluster"``; and the first error rows, as (row, reason). ``progress``: a
+    ``_progress.Board`` (or None) and this unit's number, told the rows decided after each
+    block."""
     seed = neardup.combine_seed_logs(require_ray().get(seed_parts[0]))
     wanted = sorted(r for call in runs for r, _ in call)
     pos_of = {r: i for i, r in enumerate(wanted)}
@@ -409,7 +425,7 @@ def _decide_unit(
                 except neardup.NotFoundError:
                     missing += 1
                 allocations += [("delete", at, kind, i) for _, kind, i, _ in scratch.take_allocations()]
-            duplicates = errors = 0
+            duplicates = errors = decided = 0
             error_rows: List[Tuple[int, str]] = []
             for call in runs:
                 for start in range(0, len(call), UNIT_BLOCK):
@@ -429,6 +445,8 @@ def _decide_unit(
                         if e is not None:
                             errors += 1
                             error_rows.append((r, e))
+                    decided += len(rows)
+                    _progress.tell(progress[0], "S4", progress[1], decided)
             del table
             # Read from the scratch index one operation at a time and written to a file: the
             # unit holds the state it was seeded with, never its log nor a second whole state.

@@ -24,7 +24,7 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tupl
 import neardup
 from neardup import InvalidArgumentError, Layout
 
-from . import _commit, _decide, _durable, _export, _faults, _files, _place, _plan, _sign
+from . import _commit, _decide, _durable, _export, _faults, _files, _place, _plan, _progress, _sign
 from ._files import PathLike
 from ._partition import start_partitions
 from ._place import MissingPartitionsError, PartitionNodeMissingError  # noqa: F401 - re-exported
@@ -740,36 +740,41 @@ class DistributedIndex:
                 raise neardup.CorruptionError(f"partitions applied part of batch {n} but its logs are gone ({st.path(logs_done)})")
             # S1 in the workers: the driver gets each file's count of rows, and the first
             # records that could not be read.
-            say(f"read: {len(files)} files, read and signed in the workers")
-            t = time.monotonic()
-            day = _sign.sign(files, st, brel, report, self._signature, self.layout)
-            rows = sum(r for _, r in day["files"])
-            report["seconds"]["S1"] = round(time.monotonic() - t, 3)
-            say(f"S1 signatures: {rows} pages, {day['unreadable']} unreadable records in {report['seconds']['S1']} s")
-            _faults.kill_point("after-S1")
-            # S2-S4's coordination in an actor of its own: nothing of a page on the driver.
-            t = time.monotonic()
-            if work_units is None:
-                work_units = max(1, int(require_ray().cluster_resources().get("CPU", 1)))
+            # The workers tell their progress on a board the driver reads while it waits.
             ray = require_ray()
-            coord = _decide.coordinator(self, brel, day, delete_list)
+            board = _progress.board()
             try:
-                counts = ray.get(coord.plan.remote(work_units, self._max_component))
-                report["seconds"]["S2-S3"] = round(time.monotonic() - t, 3)
-                say(
-                    f"S2-S3 reach: {counts['reached_pages']} standing pages, {counts['reached_clusters']} "
-                    f"clusters; components {counts['components']}; {counts['work_units']} work units; "
-                    f"{counts['deletes']} keys to delete"
-                )
+                say(f"read: {len(files)} files, read and signed in the workers")
                 t = time.monotonic()
-                ray.get(coord.start.remote())
-                if _decide.kill_armed("S4"):
-                    # Crash tests: the driver dies while the units decide, once the first is done.
-                    ray.get(coord.first_done.remote())
-                    _decide.kill_point("S4")
-                counts = ray.get(coord.finish.remote())
+                day = _sign.sign(files, st, brel, report, self._signature, self.layout, board, say)
+                rows = sum(r for _, r in day["files"])
+                report["seconds"]["S1"] = round(time.monotonic() - t, 3)
+                say(f"S1 signatures: {rows} pages, {day['unreadable']} unreadable records in {report['seconds']['S1']} s")
+                _faults.kill_point("after-S1")
+                # S2-S4's coordination in an actor of its own: nothing of a page on the driver.
+                t = time.monotonic()
+                if work_units is None:
+                    work_units = max(1, int(require_ray().cluster_resources().get("CPU", 1)))
+                coord = _decide.coordinator(self, brel, day, delete_list)
+                try:
+                    counts = ray.get(coord.plan.remote(work_units, self._max_component))
+                    report["seconds"]["S2-S3"] = round(time.monotonic() - t, 3)
+                    say(
+                        f"S2-S3 reach: {counts['reached_pages']} standing pages, {counts['reached_clusters']} "
+                        f"clusters; components {counts['components']}; {counts['work_units']} work units; "
+                        f"{counts['deletes']} keys to delete"
+                    )
+                    t = time.monotonic()
+                    deciding = ray.get(coord.start.remote(board))
+                    if _decide.kill_armed("S4"):
+                        # Crash tests: the driver dies while the units decide, once the first is done.
+                        ray.get(coord.first_done.remote())
+                        _decide.kill_point("S4")
+                    (counts,) = _progress.wait([coord.finish.remote()], board, "S4", "S4 deciding", deciding, "rows decided", say)
+                finally:
+                    ray.kill(coord)
             finally:
-                ray.kill(coord)
+                ray.kill(board)
             # What S1-S4 found, beside the logs for a re-run's report; then the marker.
             st.write(f"{brel}/logs/counts.json", json.dumps(counts).encode())
             st.write(logs_done, b"")

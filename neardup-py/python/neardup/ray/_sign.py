@@ -27,13 +27,13 @@ is); with the root's, which only the driver's node reaches, on the driver's node
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 import neardup
 from neardup import _neardup
 from neardup._rows import Chunk, _row
 
-from . import _files
+from . import _files, _progress
 from ._runtime import require_ray
 from ._store import Store, task
 
@@ -255,12 +255,15 @@ def _sign_block(store: Store, rel: str, table: Any, config: Dict[str, Any], layo
     return name
 
 
-def _read_file(store: Store, rel: str, f: int, path: str, shown: str, config: Dict[str, Any], in_flight: int, layout: Any) -> Dict[str, Any]:
+def _read_file(
+    store: Store, rel: str, f: int, path: str, shown: str, config: Dict[str, Any], in_flight: int, layout: Any, board: Optional[Any] = None
+) -> Dict[str, Any]:
     """In a Ray task: file ``f`` of the day read (``_jsonl_tables`` for JSONL, ``_files.records``
     for the others) in blocks of ``BLOCK`` records, each block signed and written by a ``_sign_block`` task, at most ``in_flight`` at
     once. Returns its count of rows (``rows``) and of unreadable records (``unreadable``), the
     first ``MAX_LISTED_ERRORS`` of those as ``{"file", "line", "reason"}`` (``skipped``; ``file``
-    is ``shown``, the path as the caller gave it)."""
+    is ``shown``, the path as the caller gave it). ``board``: a ``_progress.Board`` told the
+    rows read so far."""
     ray = require_ray()
     sign = task(_sign_block, store, num_cpus=1)
     pending: List[Any] = []
@@ -273,6 +276,7 @@ def _read_file(store: Store, rel: str, f: int, path: str, shown: str, config: Di
         nonlocal rows, pending
         pending.append(sign.remote(store, rel, table, config, layout))
         rows += table.num_rows
+        _progress.tell(board, "S1", f, rows)
         if len(pending) >= in_flight:
             done, pending = ray.wait(pending, num_returns=1)
             ray.get(done)
@@ -311,13 +315,23 @@ def _read_file(store: Store, rel: str, f: int, path: str, shown: str, config: Di
     return {"rows": rows, "unreadable": unreadable, "skipped": skipped}
 
 
-def sign(files: List[Any], store: Store, brel: str, report: MergeReport, config: Dict[str, Any], layout: Any) -> Dict[str, Any]:
+def sign(
+    files: List[Any],
+    store: Store,
+    brel: str,
+    report: MergeReport,
+    config: Dict[str, Any],
+    layout: Any,
+    board: Optional[Any] = None,
+    say: Callable[[str], Any] = lambda line: None,
+) -> Dict[str, Any]:
     """S1: the day's files read and signed by Ray tasks, written to ``<brel>/s1/`` in the store
     (nothing done when a run before finished it: ``_DONE``). ``config``: the signature options
     the partitions and scratch indexes use, shorthands resolved. Returns what
     ``s1/files.json`` holds: ``files`` (each file's path and count of rows, in day order),
     ``unreadable`` (the records that could not be read) and ``skipped`` (the first
-    ``MAX_LISTED_ERRORS`` of them, in day order)."""
+    ``MAX_LISTED_ERRORS`` of them, in day order). With a ``_progress.Board`` (``board``), the
+    rows read so far are said with ``say`` while the files are read."""
     out = f"{brel}/s1"
     if store.exists(f"{out}/_DONE"):
         report["resumed"].append("S1")
@@ -327,8 +341,11 @@ def sign(files: List[Any], store: Store, brel: str, report: MergeReport, config:
     cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))
     read = task(_read_file, store, num_cpus=0)
     shown = [str(Path(p)) for p in files]
-    refs = [read.remote(store, out, f, str(Path(p).absolute()), s, config, IN_FLIGHT_PER_CPU * cpus, layout) for f, (p, s) in enumerate(zip(files, shown))]
-    results = ray.get(refs)
+    refs = [
+        read.remote(store, out, f, str(Path(p).absolute()), s, config, IN_FLIGHT_PER_CPU * cpus, layout, board)
+        for f, (p, s) in enumerate(zip(files, shown))
+    ]
+    results = ray.get(refs) if board is None else _progress.wait(refs, board, "S1", "S1 reading", None, "rows read", say)
     day = {
         "files": [[s, r["rows"]] for s, r in zip(shown, results)],
         "unreadable": sum(r["unreadable"] for r in results),
