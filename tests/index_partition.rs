@@ -594,6 +594,27 @@ fn components_decided_in_separate_scratch_indexes_give_the_single_nodes_clusters
                 );
             }
         }
+        // A damaged log, or a map covering more ids than the unit gave out: refused (what
+        // was written is the caller's to throw away).
+        let mut bad = bytes.clone();
+        let mid = bad.len() / 2;
+        bad[mid] ^= 0x5A;
+        std::fs::write(&src, &bad).unwrap();
+        let r = neardup::merge::route_unit_log_file(base, u, &src, map, &layout, &out);
+        assert!(
+            matches!(r, Err(neardup::Error::InvalidArgument(_))),
+            "{r:?}"
+        );
+        std::fs::write(&src, &bytes).unwrap();
+        let mut longer = map.clone();
+        longer
+            .docs
+            .push(longer.docs.last().map_or(1 << 20, |d| d + 1));
+        let r = neardup::merge::route_unit_log_file(base, u, &src, &longer, &layout, &out);
+        assert!(
+            matches!(r, Err(neardup::Error::InvalidArgument(ref m)) if m.contains("covers")),
+            "{r:?}"
+        );
         pieces.extend(ops);
         totals.push(t);
     }

@@ -9,7 +9,7 @@ use roaring::RoaringBitmap;
 use super::layout::{Layout, Role, Target};
 use super::log::{LogCounter, LogOp};
 use super::logfile::{LogReader, LogWriter};
-use super::logio::{read_log_file, LogFileWriter, OpSink};
+use super::logio::{scan_log_file, LogFileWriter, OpSink};
 use super::state::count_change;
 use crate::storage::codec::{ClusterId, DocId};
 use crate::storage::merge::Delta;
@@ -313,7 +313,7 @@ pub fn route_unit_log(
 ) -> Result<(RoutedBytes, UnitTotals)> {
     let mut key: Vec<LogWriter> = (0..layout.key_parts()).map(|_| LogWriter::new()).collect();
     let mut doc: Vec<LogWriter> = (0..layout.doc_parts()).map(|_| LogWriter::new()).collect();
-    // The checksum checked once; each pass reads from a copy of the checked reader.
+    // The checksum checked before anything is read.
     let reader = LogReader::new(log)?;
     let each = &mut |f: &mut dyn FnMut(LogOp) -> Result<()>| -> Result<()> {
         for op in reader.clone() {
@@ -363,7 +363,10 @@ pub fn route_unit_log_file(
         .map(|n| LogFileWriter::create(&out.join(format!("{n}.ndlog"))))
         .collect::<Result<Vec<_>>>()?;
     let (key, doc) = writers.split_at_mut(layout.key_parts() as usize);
-    let each = &mut |f: &mut dyn FnMut(LogOp) -> Result<()>| read_log_file(log, f);
+    // One pass over the file (its checksum checked at its end): what was written is thrown
+    // away with the error of a damaged log, since nothing applies these files before every
+    // unit's routing succeeded.
+    let each = &mut |f: &mut dyn FnMut(LogOp) -> Result<()>| scan_log_file(log, f);
     let totals = route_into(base, u, each, map, layout, key, doc)?;
     let mut written = Vec::new();
     for (name, w) in names.into_iter().zip(writers) {
@@ -379,8 +382,9 @@ pub fn route_unit_log_file(
     Ok((written, totals))
 }
 
-/// The operations `each` gives of unit `u`'s log (called twice: the counters, then the
-/// operations), mapped and cut by partition into `key` and `doc`.
+/// The operations `each` gives of unit `u`'s log (called once), mapped and cut by partition
+/// into `key` and `doc`; the map is checked against the unit's counters once they are all
+/// read (an id the map does not cover fails the remapping before that).
 fn route_into<S: OpSink>(
     base: BatchBase,
     u: usize,
@@ -391,16 +395,10 @@ fn route_into<S: OpSink>(
     doc: &mut [S],
 ) -> Result<UnitTotals> {
     let mut totals = UnitTotals::default();
-    // The counters first (they say how many ids the map must cover), the operations after.
-    each(&mut |op| match op {
-        LogOp::Counter(c) => count(&mut totals, &base, u, c),
-        _ => Ok(()),
-    })?;
-    check_map(u, map, &totals)?;
     let how = Remap::Map(map);
     each(&mut |mut op| {
-        if matches!(op, LogOp::Counter(_)) {
-            return Ok(());
+        if let LogOp::Counter(c) = op {
+            return count(&mut totals, &base, u, c);
         }
         remap_op(&mut op, &base, &how)?;
         match layout.target(&op) {
@@ -414,6 +412,8 @@ fn route_into<S: OpSink>(
             }
         }
     })?;
+    // The counters say how many ids the map must cover.
+    check_map(u, map, &totals)?;
     Ok(totals)
 }
 

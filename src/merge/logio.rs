@@ -130,23 +130,81 @@ impl LogFileWriter {
 /// [`Error::Io`]; [`Error::InvalidArgument`] as [`decode_log`]; what `f` returns.
 pub fn read_log_file(path: &std::path::Path, f: &mut dyn FnMut(LogOp) -> Result<()>) -> Result<()> {
     use std::io::Read;
-    let open = || {
-        std::fs::File::open(path)
-            .map(|f| std::io::BufReader::with_capacity(1 << 20, f))
-            .map_err(|e| io_error(path, e))
-    };
+    // Pass 1: the header and the checksum of everything before it.
+    let (mut r, data) = open_log(path)?;
+    let mut buf = vec![0u8; 1 << 20];
+    let mut left = data - HEAD_LEN;
+    while left > 0 {
+        let n = left.min(buf.len() as u64) as usize;
+        r.read_exact(&mut buf[..n]).map_err(|e| io_error(path, e))?;
+        left -= n as u64;
+    }
+    r.check_sum(path)?;
+    // Pass 2: the operations.
+    let (mut r, data) = open_log(path)?;
+    decode_ops(path, &mut r, data, f)
+}
+
+/// Calls `f` with each operation of the batch log in the file at `path`, in order, in one pass
+/// that checks the checksum at the end: the operations of a damaged log reach `f` before its
+/// error. For a reader that throws away what it made when this fails (a work unit's log routed
+/// into files that nothing applies before every unit's routing succeeded); [`read_log_file`]
+/// passes nothing of a damaged log, at the cost of reading the file twice.
+///
+/// # Errors
+/// As [`read_log_file`].
+pub fn scan_log_file(path: &std::path::Path, f: &mut dyn FnMut(LogOp) -> Result<()>) -> Result<()> {
+    let (mut r, data) = open_log(path)?;
+    decode_ops(path, &mut r, data, f)?;
+    r.check_sum(path)
+}
+
+/// The length of a log's header: its magic and version.
+const HEAD_LEN: u64 = MAGIC.len() as u64 + 1;
+
+/// A log file being read, its bytes hashed as they are read.
+struct Hashing {
+    r: std::io::BufReader<std::fs::File>,
+    hash: xxhash_rust::xxh3::Xxh3,
+}
+
+impl std::io::Read for Hashing {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.r.read(buf)?;
+        self.hash.update(&buf[..n]);
+        Ok(n)
+    }
+}
+
+impl Hashing {
+    /// Reads the checksum that ends the log (every byte before it read) and compares it.
+    fn check_sum(mut self, path: &std::path::Path) -> Result<()> {
+        use std::io::Read;
+        let mut sum = [0u8; 8];
+        self.r.read_exact(&mut sum).map_err(|e| io_error(path, e))?;
+        if self.hash.digest() != u64::from_be_bytes(sum) {
+            return Err(not_a_log("checksum mismatch (truncated or damaged)".into()));
+        }
+        Ok(())
+    }
+}
+
+/// The log file at `path` opened, its header read and checked; with the length of what the
+/// checksum covers (the header included).
+fn open_log(path: &std::path::Path) -> Result<(Hashing, u64)> {
+    use std::io::Read;
     let len = std::fs::metadata(path)
         .map_err(|e| io_error(path, e))?
         .len();
-    let head_len = (MAGIC.len() + 1) as u64;
-    if len < head_len + 8 {
+    if len < HEAD_LEN + 8 {
         return Err(not_a_log("no NDLOG header".into()));
     }
-    let data = len - 8;
-    // Pass 1: the header and the checksum of everything before it.
-    let mut r = open()?;
-    let mut hash = xxhash_rust::xxh3::Xxh3::new();
-    let mut head = vec![0u8; head_len as usize];
+    let file = std::fs::File::open(path).map_err(|e| io_error(path, e))?;
+    let mut r = Hashing {
+        r: std::io::BufReader::with_capacity(1 << 20, file),
+        hash: xxhash_rust::xxh3::Xxh3::new(),
+    };
+    let mut head = [0u8; HEAD_LEN as usize];
     r.read_exact(&mut head).map_err(|e| io_error(path, e))?;
     if &head[..MAGIC.len()] != MAGIC {
         return Err(not_a_log("no NDLOG header".into()));
@@ -154,24 +212,19 @@ pub fn read_log_file(path: &std::path::Path, f: &mut dyn FnMut(LogOp) -> Result<
     if head[MAGIC.len()] != VERSION {
         return Err(not_a_log(format!("version {}", head[MAGIC.len()])));
     }
-    hash.update(&head);
-    let mut left = data - head_len;
-    let mut buf = vec![0u8; 1 << 20];
-    while left > 0 {
-        let n = left.min(buf.len() as u64) as usize;
-        r.read_exact(&mut buf[..n]).map_err(|e| io_error(path, e))?;
-        hash.update(&buf[..n]);
-        left -= n as u64;
-    }
-    let mut sum = [0u8; 8];
-    r.read_exact(&mut sum).map_err(|e| io_error(path, e))?;
-    if hash.digest() != u64::from_be_bytes(sum) {
-        return Err(not_a_log("checksum mismatch (truncated or damaged)".into()));
-    }
-    // Pass 2: the operations.
-    let mut r = open()?;
-    r.read_exact(&mut head).map_err(|e| io_error(path, e))?;
-    let mut at = head_len;
+    Ok((r, len - 8))
+}
+
+/// Decodes the operations of a log read by `r` (its header read) up to `data`, the length the
+/// checksum covers, and passes each to `f`.
+fn decode_ops(
+    path: &std::path::Path,
+    r: &mut Hashing,
+    data: u64,
+    f: &mut dyn FnMut(LogOp) -> Result<()>,
+) -> Result<()> {
+    use std::io::Read;
+    let mut at = HEAD_LEN;
     let mut n = 0usize;
     let mut body = Vec::new();
     while at < data {
@@ -228,6 +281,14 @@ mod tests {
         })
         .unwrap();
         assert_eq!(read, ops);
+        // In one pass: the same operations.
+        let mut scanned = Vec::new();
+        scan_log_file(&path, &mut |op| {
+            scanned.push(op);
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(scanned, ops);
         // A flipped byte, a cut file: refused before any operation is passed on.
         for damage in [0usize, 1] {
             let mut bad = bytes.clone();
@@ -245,6 +306,9 @@ mod tests {
             });
             assert!(matches!(r, Err(Error::InvalidArgument(_))), "{r:?}");
             assert!(!called);
+            // In one pass: refused too, at the latest once the whole file is read.
+            let r = scan_log_file(&path, &mut |_| Ok(()));
+            assert!(matches!(r, Err(Error::InvalidArgument(_))), "{r:?}");
         }
     }
 }

@@ -51,6 +51,6 @@ pub use export::{
 pub use layout::{Layout, Partition, Role, RoutedLog, Target, MAX_PARTS};
 pub use log::{ApplyOutcome, LogCounter, LogOp, APPLY_CHUNK_BYTES};
 pub use logfile::{decode_log, encode_log, LogReader, LogWriter};
-pub use logio::{read_log_file, LogFileWriter};
+pub use logio::{read_log_file, scan_log_file, LogFileWriter};
 pub use reach::{FiledPage, PageRow, PartitionRows, ProbeForest, ProbeJoin, PROBE_CHUNK};
 pub use state::{state_diff, Reach, StateDiff};
