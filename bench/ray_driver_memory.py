@@ -11,7 +11,8 @@ at most). Beside it, the peak of the resident memory summed over every process t
 0.2 s, and the merge's pages/s.
 
     PYTHONPATH=target/python python3 bench/ray_driver_memory.py [--pages 20000] [--cpus 2] \
-        [--key-parts 4] [--doc-parts 4] [--keep DIR] [--day FILE] [--work-units N] [--root DIR]
+        [--key-parts 4] [--doc-parts 4] [--keep DIR] [--day FILE] [--work-units N] [--root DIR] \
+        [--max-component N] [--progress]
 
 `--day` merges a file as it is (e.g. a million generated pages: `neardup-scale gen --count
 1000000 --out day.jsonl.gz`); `--work-units` sets S4's units (a unit's memory grows with its
@@ -38,11 +39,13 @@ import ray
 from neardup.ray import DistributedIndex
 root, day, cpus, kp, dp = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
 units = int(sys.argv[6]) if len(sys.argv) > 6 and sys.argv[6] != "0" else None
+cap = {"max_component": int(sys.argv[7])} if len(sys.argv) > 7 and sys.argv[7] != "0" else {}
+say = len(sys.argv) > 8 and sys.argv[8] == "1"
 ray.init(num_cpus=cpus, include_dashboard=False, logging_level="WARNING", log_to_driver=False)
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 with DistributedIndex(root, kp, dp, sync_writes=False) as dx:
     t = time.monotonic()
-    r = dx.merge([day], work_units=units, progress=False)
+    r = dx.merge([day], work_units=units, progress=say, **cap)
     secs = time.monotonic() - t
 ray.shutdown()
 print(json.dumps({"seconds": secs, "ru_maxrss_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
@@ -79,6 +82,8 @@ def main() -> None:
     ap.add_argument("--day", help="merge this file of pages as it is (e.g. `neardup-scale gen --out`), not a day made of the corpus")
     ap.add_argument("--work-units", type=int, default=0, help="work units of S4 (default: the cluster's CPUs)")
     ap.add_argument("--root", help="merge into this index root (e.g. one whose merge of the same day stopped: its finished stages are skipped)")
+    ap.add_argument("--max-component", type=int, default=0, help="the merge's max_component (default: the merge's own)")
+    ap.add_argument("--progress", action="store_true", help="the merge's progress lines on standard error")
     args = ap.parse_args()
     tmp = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="ray-driver-memory-"))
     tmp.mkdir(parents=True, exist_ok=True)
@@ -88,14 +93,18 @@ def main() -> None:
     memory = PeakMemory()
     t = time.monotonic()
     out = subprocess.run(
-        [sys.executable, "-c", DRIVER, args.root or str(tmp / f"dist-{args.pages}-{int(t)}"), str(day), str(args.cpus), str(args.key_parts), str(args.doc_parts), str(args.work_units)],
-        capture_output=True,
+        [
+            sys.executable, "-c", DRIVER, args.root or str(tmp / f"dist-{args.pages}-{int(t)}"), str(day), str(args.cpus),
+            str(args.key_parts), str(args.doc_parts), str(args.work_units), str(args.max_component), "1" if args.progress else "0",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=None if args.progress else subprocess.PIPE,
         text=True,
     )
     wall = time.monotonic() - t
     memory.stop.set()
     if out.returncode != 0:
-        sys.exit(f"driver failed ({out.returncode}):\n{out.stderr[-4000:]}")
+        sys.exit(f"driver failed ({out.returncode}):\n{(out.stderr or '(its standard error is above)')[-4000:]}")
     r = json.loads(out.stdout.strip().splitlines()[-1])
     print(
         f"{r['pages']} pages ({r['errors']} errors, {r['duplicates']} duplicates), {args.cpus} CPUs: merge "
@@ -106,6 +115,7 @@ def main() -> None:
         f"{memory.peak_one / 2**20:,.0f} MiB ({memory.peak_one_name}); machine memory in use rose "
         f"by at most {memory.peak_used / 2**20:,.0f} MiB; wall {wall:.1f} s"
     )
+    print(f"components: {json.dumps(r['components'])}")
     roles = sorted(memory.by_role.items(), key=lambda kv: -kv[1])
     print("largest process by role: " + ", ".join(f"{k} {v / 2**20:,.0f} MiB" for k, v in roles if v >= 2**26))
 
