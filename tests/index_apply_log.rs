@@ -353,6 +353,42 @@ fn logs_read_and_written_one_operation_at_a_time_are_the_whole_logs() {
     ));
     assert_eq!(other.applied_batch().unwrap(), None);
     assert_eq!(other.state_log().unwrap(), before);
+    // From files, read an operation at a time: the same state; a damaged or cut file is
+    // refused before anything is written; a missing one is an I/O error.
+    let files = empty(&tmp.path().join("files"), "lcs");
+    let (f1, f2, fbad) = (
+        tmp.path().join("1.ndlog"),
+        tmp.path().join("2.ndlog"),
+        tmp.path().join("bad.ndlog"),
+    );
+    std::fs::write(&f1, &one).unwrap();
+    std::fs::write(&f2, &two).unwrap();
+    for damaged in [bad.clone(), one[..one.len() - 5].to_vec()] {
+        std::fs::write(&fbad, &damaged).unwrap();
+        assert!(matches!(
+            files.apply_log_file(1, &fbad),
+            Err(Error::InvalidArgument(_))
+        ));
+        assert_eq!(files.applied_batch().unwrap(), None);
+    }
+    assert!(matches!(
+        files.apply_log_file(1, &tmp.path().join("missing.ndlog")),
+        Err(Error::Io { .. })
+    ));
+    assert!(matches!(
+        files.apply_log_file(1, &f1),
+        Ok(ApplyOutcome::Applied { .. })
+    ));
+    assert!(matches!(
+        files.apply_log_file(2, &f2),
+        Ok(ApplyOutcome::Applied { .. })
+    ));
+    assert_eq!(
+        files.apply_log_file(2, &f2).unwrap(),
+        ApplyOutcome::AlreadyApplied
+    );
+    assert_eq!(files.state_log().unwrap(), ix.state_log().unwrap());
+    assert_holds_day2(&files, &source);
 }
 
 #[test]

@@ -744,6 +744,23 @@ impl PyIndex {
         ))
     }
 
+    /// ``apply_log`` of the log in the file ``path``, read an operation at a time, never whole
+    /// (a partition's share of a large day, issue #34): the same checks before anything is
+    /// written, the same result. ``OSError`` when the file cannot be read.
+    fn apply_log_file(
+        &self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = args::batch)] batch: u64,
+        #[pyo3(from_py_with = args::path)] path: std::path::PathBuf,
+    ) -> PyResult<bool> {
+        let ix = self.ix(py)?;
+        let outcome = py.detach(|| ix.apply_log_file(batch, &path)).py(py)?;
+        Ok(matches!(
+            outcome,
+            neardup::merge::ApplyOutcome::Applied { .. }
+        ))
+    }
+
     /// The last batch log applied, ``None`` when none has been.
     fn applied_batch(&self, py: Python<'_>) -> PyResult<Option<u64>> {
         let ix = self.ix(py)?;

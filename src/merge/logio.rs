@@ -127,22 +127,13 @@ impl LogFileWriter {
 /// a damaged log), then to decode it.
 ///
 /// # Errors
-/// [`Error::Io`]; [`Error::InvalidArgument`] as [`decode_log`]; what `f` returns.
+/// [`Error::Io`]; [`Error::InvalidArgument`] as [`super::decode_log`]; what `f` returns.
 pub fn read_log_file(path: &std::path::Path, f: &mut dyn FnMut(LogOp) -> Result<()>) -> Result<()> {
-    use std::io::Read;
-    // Pass 1: the header and the checksum of everything before it.
-    let (mut r, data) = open_log(path)?;
-    let mut buf = vec![0u8; 1 << 20];
-    let mut left = data - HEAD_LEN;
-    while left > 0 {
-        let n = left.min(buf.len() as u64) as usize;
-        r.read_exact(&mut buf[..n]).map_err(|e| io_error(path, e))?;
-        left -= n as u64;
+    verify_log_file(path)?;
+    for op in LogFileOps::open(path)? {
+        f(op?)?;
     }
-    r.check_sum(path)?;
-    // Pass 2: the operations.
-    let (mut r, data) = open_log(path)?;
-    decode_ops(path, &mut r, data, f)
+    Ok(())
 }
 
 /// Calls `f` with each operation of the batch log in the file at `path`, in order, in one pass
@@ -154,9 +145,31 @@ pub fn read_log_file(path: &std::path::Path, f: &mut dyn FnMut(LogOp) -> Result<
 /// # Errors
 /// As [`read_log_file`].
 pub fn scan_log_file(path: &std::path::Path, f: &mut dyn FnMut(LogOp) -> Result<()>) -> Result<()> {
-    let (mut r, data) = open_log(path)?;
-    decode_ops(path, &mut r, data, f)?;
-    r.check_sum(path)
+    let mut ops = LogFileOps::open(path)?;
+    for op in ops.by_ref() {
+        f(op?)?;
+    }
+    ops.check_sum()
+}
+
+/// Checks the header and the checksum of the batch log in the file at `path`, reading it once.
+///
+/// # Errors
+/// As [`read_log_file`].
+pub(crate) fn verify_log_file(path: &std::path::Path) -> Result<()> {
+    use std::io::Read;
+    let mut ops = LogFileOps::open(path)?;
+    let mut buf = vec![0u8; 1 << 20];
+    let mut left = ops.data - HEAD_LEN;
+    while left > 0 {
+        let n = left.min(buf.len() as u64) as usize;
+        ops.r
+            .read_exact(&mut buf[..n])
+            .map_err(|e| io_error(path, e))?;
+        left -= n as u64;
+    }
+    ops.at = ops.data;
+    ops.check_sum()
 }
 
 /// The length of a log's header: its magic and version.
@@ -176,77 +189,115 @@ impl std::io::Read for Hashing {
     }
 }
 
-impl Hashing {
-    /// Reads the checksum that ends the log (every byte before it read) and compares it.
-    fn check_sum(mut self, path: &std::path::Path) -> Result<()> {
+/// The operations of a batch log file, decoded one at a time as they are read (its header
+/// checked on opening; its checksum only by [`LogFileOps::check_sum`] once every operation was
+/// read, or by [`verify_log_file`] beforehand).
+pub(crate) struct LogFileOps {
+    r: Hashing,
+    path: std::path::PathBuf,
+    /// The length the checksum covers (the header included).
+    data: u64,
+    /// Bytes read so far.
+    at: u64,
+    /// Operations read so far.
+    n: usize,
+    body: Vec<u8>,
+    failed: bool,
+}
+
+impl LogFileOps {
+    /// The log file at `path` opened, its header read and checked.
+    ///
+    /// # Errors
+    /// As [`read_log_file`].
+    pub(crate) fn open(path: &std::path::Path) -> Result<LogFileOps> {
         use std::io::Read;
+        let len = std::fs::metadata(path)
+            .map_err(|e| io_error(path, e))?
+            .len();
+        if len < HEAD_LEN + 8 {
+            return Err(not_a_log("no NDLOG header".into()));
+        }
+        let file = std::fs::File::open(path).map_err(|e| io_error(path, e))?;
+        let mut r = Hashing {
+            r: std::io::BufReader::with_capacity(1 << 20, file),
+            hash: xxhash_rust::xxh3::Xxh3::new(),
+        };
+        let mut head = [0u8; HEAD_LEN as usize];
+        r.read_exact(&mut head).map_err(|e| io_error(path, e))?;
+        if &head[..MAGIC.len()] != MAGIC {
+            return Err(not_a_log("no NDLOG header".into()));
+        }
+        if head[MAGIC.len()] != VERSION {
+            return Err(not_a_log(format!("version {}", head[MAGIC.len()])));
+        }
+        Ok(LogFileOps {
+            r,
+            path: path.to_path_buf(),
+            data: len - 8,
+            at: HEAD_LEN,
+            n: 0,
+            body: Vec::new(),
+            failed: false,
+        })
+    }
+
+    /// Reads the checksum that ends the log, every operation read, and compares it.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] for a damaged log; [`Error::Io`].
+    pub(crate) fn check_sum(mut self) -> Result<()> {
+        use std::io::Read;
+        if self.at != self.data {
+            return Err(not_a_log("checksum read before the operations".into()));
+        }
         let mut sum = [0u8; 8];
-        self.r.read_exact(&mut sum).map_err(|e| io_error(path, e))?;
-        if self.hash.digest() != u64::from_be_bytes(sum) {
+        self.r
+            .r
+            .read_exact(&mut sum)
+            .map_err(|e| io_error(&self.path, e))?;
+        if self.r.hash.digest() != u64::from_be_bytes(sum) {
             return Err(not_a_log("checksum mismatch (truncated or damaged)".into()));
         }
         Ok(())
     }
-}
 
-/// The log file at `path` opened, its header read and checked; with the length of what the
-/// checksum covers (the header included).
-fn open_log(path: &std::path::Path) -> Result<(Hashing, u64)> {
-    use std::io::Read;
-    let len = std::fs::metadata(path)
-        .map_err(|e| io_error(path, e))?
-        .len();
-    if len < HEAD_LEN + 8 {
-        return Err(not_a_log("no NDLOG header".into()));
-    }
-    let file = std::fs::File::open(path).map_err(|e| io_error(path, e))?;
-    let mut r = Hashing {
-        r: std::io::BufReader::with_capacity(1 << 20, file),
-        hash: xxhash_rust::xxh3::Xxh3::new(),
-    };
-    let mut head = [0u8; HEAD_LEN as usize];
-    r.read_exact(&mut head).map_err(|e| io_error(path, e))?;
-    if &head[..MAGIC.len()] != MAGIC {
-        return Err(not_a_log("no NDLOG header".into()));
-    }
-    if head[MAGIC.len()] != VERSION {
-        return Err(not_a_log(format!("version {}", head[MAGIC.len()])));
-    }
-    Ok((r, len - 8))
-}
-
-/// Decodes the operations of a log read by `r` (its header read) up to `data`, the length the
-/// checksum covers, and passes each to `f`.
-fn decode_ops(
-    path: &std::path::Path,
-    r: &mut Hashing,
-    data: u64,
-    f: &mut dyn FnMut(LogOp) -> Result<()>,
-) -> Result<()> {
-    use std::io::Read;
-    let mut at = HEAD_LEN;
-    let mut n = 0usize;
-    let mut body = Vec::new();
-    while at < data {
+    fn read_op(&mut self) -> Result<LogOp> {
+        use std::io::Read;
+        let (n, left) = (self.n, self.data - self.at);
         let mut frame = [0u8; 5];
-        if data - at < 5 {
+        if left < 5 {
             return Err(not_a_log(format!("operation {n} cut short")));
         }
-        r.read_exact(&mut frame).map_err(|e| io_error(path, e))?;
+        self.r
+            .read_exact(&mut frame)
+            .map_err(|e| io_error(&self.path, e))?;
         let t = frame[0];
         let blen = u32::from_be_bytes([frame[1], frame[2], frame[3], frame[4]]) as u64;
-        if data - at - 5 < blen {
+        if left - 5 < blen {
             return Err(not_a_log(format!("operation {n} cut short")));
         }
-        body.resize(blen as usize, 0);
-        r.read_exact(&mut body).map_err(|e| io_error(path, e))?;
-        let op = decode_op(t, &body)
-            .map_err(|why| not_a_log(format!("operation {n} (tag {t}): {why}")))?;
-        f(op)?;
-        at += 5 + blen;
-        n += 1;
+        self.body.resize(blen as usize, 0);
+        self.r
+            .read_exact(&mut self.body)
+            .map_err(|e| io_error(&self.path, e))?;
+        self.at += 5 + blen;
+        self.n += 1;
+        decode_op(t, &self.body).map_err(|why| not_a_log(format!("operation {n} (tag {t}): {why}")))
     }
-    Ok(())
+}
+
+impl Iterator for LogFileOps {
+    type Item = Result<LogOp>;
+
+    fn next(&mut self) -> Option<Result<LogOp>> {
+        if self.failed || self.at >= self.data {
+            return None;
+        }
+        let op = self.read_op();
+        self.failed = op.is_err();
+        Some(op)
+    }
 }
 
 #[cfg(test)]

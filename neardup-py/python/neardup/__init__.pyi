@@ -340,6 +340,9 @@ class Index(Mapping[str, PageInfo]):
         ``path`` one operation at a time; its size in bytes."""
     def apply_log(self, batch: int, log: bytes) -> bool:
         """Applies batch ``batch``'s log once in effect; ``False`` when it was applied already."""
+    def apply_log_file(self, batch: int, path: Union[str, os.PathLike[str]]) -> bool:
+        """``apply_log`` of the log in the file ``path``, read an operation at a time, never
+        whole."""
     def applied_batch(self) -> Optional[int]: ...
     def set_partition(self, layout: Layout, role: str, part: int) -> None:
         """Makes this empty index partition ``part`` (``role`` ``"key"`` or ``"doc"``) of

@@ -1,11 +1,13 @@
 """S5 and S6's checkpoint of the daily merge (SCALEOUT §5, §9).
 
 S5: every partition applies its part of the batch log, read from the batch's ``logs/`` in the
-store, once in effect (``Index.apply_log`` records the batch in its last write, and a partition
-that applied it skips it): a re-run after a crash, of the driver or of an actor, applies it again
-harmlessly. With a shared store each actor reads its log from the store itself; with the root's,
-which only the driver's node reaches, a task on the driver's node reads it and sends it (the
-driver holds no log: issue #34, item 3).
+store, once in effect (``Index.apply_log_file`` records the batch in its last write, and a
+partition that applied it skips it): a re-run after a crash, of the driver or of an actor,
+applies it again harmlessly. With a shared store each actor reads its log from the store itself,
+from its file (copied beside its database first when the store is not a file system of its
+node); with the root's, which only the driver's node reaches, an actor on that node reads it in
+place and, for one elsewhere, a task on the driver's node reads it and sends it (the driver
+holds no log: issue #34, item 3). A log read from a file is never held whole in memory.
 S6: a checkpoint of every partition: uploaded to the shared store (``_durable``), or, without
 one and when asked, under ``checkpoints/batch=<n>/`` on the partition's node.
 """
@@ -29,11 +31,16 @@ def commit(dx: DistributedIndex, n: int, brel: str, report: MergeReport) -> None
     ray = require_ray()
     store = dx.store
 
-    def apply(a, name):  # type: ignore[no-untyped-def]
+    # The root's store is on the driver's node: a partition there reads its log in place.
+    here = ray.get_runtime_context().get_node_id()
+    actors = dx.partitions()
+    near = set() if store.shared else {i for i, node in enumerate(ray.get([a.node_id.remote() for a in actors])) if node == here}
+
+    def apply(i, name):  # type: ignore[no-untyped-def]
         rel = f"{brel}/logs/{name}.ndlog"
-        if store.shared:
-            return a.apply_stored.remote(n, store, rel)
-        return send.remote(a, n, store, rel)
+        if store.shared or i in near:
+            return actors[i].apply_stored.remote(n, store, rel)
+        return send.remote(actors[i], n, store, rel)
 
     send = task(_send_log, store)
 
@@ -50,13 +57,13 @@ def commit(dx: DistributedIndex, n: int, brel: str, report: MergeReport) -> None
                 ) from None
             raise
 
-    calls = list(zip(dx.partitions(), _place.partition_names(dx.layout)))
+    calls = list(enumerate(_place.partition_names(dx.layout)))
     if kill_armed("S5"):
         # Crash tests: the first partition commits, then the driver dies.
-        a, name = calls.pop(0)
-        wait(apply(a, name))
+        i, name = calls.pop(0)
+        wait(apply(i, name))
         kill_point("S5")
-    refs = [apply(a, name) for a, name in calls]
+    refs = [apply(i, name) for i, name in calls]
     report["partitions_applied"] = sum(bool(x) for x in wait(refs))
 
 

@@ -78,8 +78,23 @@ class _Partition:
         return bool(self.ix.apply_log(batch, log))
 
     def apply_stored(self, batch: int, store: Store, rel: str) -> bool:
-        """Applies a batch log read from the shared store (``rel`` in it) once in effect."""
-        return bool(self.ix.apply_log(batch, store.read(rel)))
+        """Applies a batch log of the store (``rel`` in it) once in effect, from its file,
+        never held whole in memory (a partition's share of a large day, issue #34): read in
+        place from a store on this node's file system (the shared one mounted here, or the
+        root's on the driver's node), else copied beside the database first."""
+        if store.local:
+            return bool(self.ix.apply_log_file(batch, store.path(rel)))
+        copy = f"{self.path}.log-{batch}"
+        try:
+            store.get_file(rel, copy)
+            return bool(self.ix.apply_log_file(batch, copy))
+        finally:
+            if os.path.exists(copy):
+                os.remove(copy)
+
+    def node_id(self) -> str:
+        """The Ray node this actor runs on."""
+        return str(require_ray().get_runtime_context().get_node_id())
 
     def store_checkpoint(self, store: Store, batch: int, keep: int) -> Dict[str, Any]:
         """Uploads a checkpoint of the database, at ``batch``, to the shared store, incrementally
