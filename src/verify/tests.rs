@@ -4,8 +4,7 @@ use super::testgen::{cat, chinese, en, english, spread_edits, zh};
 use super::*;
 use proptest::prelude::*;
 
-/// The paper's main algorithm: one TLCS round (the default iterates; tests that are about the
-/// iteration say so).
+/// The paper's main algorithm: one TLCS round (the default iterates; iteration tests say so).
 fn cfg() -> VerifyConfig {
     VerifyConfig {
         max_iterations: 1,
@@ -169,8 +168,8 @@ fn shared_template_not_trusted_on_the_shorter_curve_either() {
     assert!(v.tlcs_shorter <= 100, "{v:?}");
 }
 
-/// A text made of one paragraph repeated has no window unique in it, so nothing says where it
-/// sits in a long container: the whole container is compared, and containment is found.
+/// A text made of one paragraph repeated has no window unique in it, so nothing says where it sits
+/// in a long container: the whole container is compared, and containment is found.
 #[test]
 fn repeated_text_inside_a_long_one_is_found_without_a_located_window() {
     let p = en(81, 400);
@@ -640,7 +639,7 @@ fn any_cfg() -> impl Strategy<Value = VerifyConfig> {
         (1usize..80, 1usize..30),
         1usize..5,
         (1usize..40, 1usize..20),
-        any::<bool>(),
+        any::<(bool, bool)>(),
     )
         .prop_map(
             |(
@@ -651,7 +650,7 @@ fn any_cfg() -> impl Strategy<Value = VerifyConfig> {
                 (block_size, block_size_alphabetic),
                 max_iterations,
                 (iteration_min_gain, iteration_min_gain_alphabetic),
-                shorter_side,
+                (shorter_side, refill_gaps),
             )| {
                 VerifyConfig {
                     window,
@@ -667,6 +666,7 @@ fn any_cfg() -> impl Strategy<Value = VerifyConfig> {
                     iteration_min_gain_alphabetic,
                     d_bound: true,
                     shorter_side,
+                    refill_gaps,
                 }
             },
         )
@@ -695,7 +695,8 @@ proptest! {
         for v in [&x, &y] {
             prop_assert!((0.0..=1.0).contains(&v.resemble));
             prop_assert!((0.0..=1.0).contains(&v.contain));
-            prop_assert!(v.tlcs <= v.skeleton_a.min(v.skeleton_b));
+            let cap = if c.refill_gaps { v.len_a.min(v.len_b) } else { v.skeleton_a.min(v.skeleton_b) }; // refill.rs
+            prop_assert!(v.tlcs <= cap);
             prop_assert!(v.rounds > 1 || v.tlcs <= v.lcs);
         }
     }
@@ -765,8 +766,7 @@ proptest! {
 #[test]
 fn edits_spread_through_the_page_are_similar_by_the_whole_lcs() {
     // Two words of every seven replaced: 29 % of each text outside the LCS everywhere, so no
-    // stretch longer than a few blocks has slope ≤ θ = 0.20, while the whole LCS gives
-    // r = 5/9 ≈ 0.56.
+    // stretch longer than a few blocks has slope ≤ θ = 0.20; the whole LCS gives r = 5/9.
     let a = en(97, 3_000);
     let b: Vec<u32> = a
         .iter()
