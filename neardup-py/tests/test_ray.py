@@ -1,5 +1,5 @@
 """neardup.ray: the daily merge on a local Ray cluster (2 CPUs, 4 key and 4 doc partitions)
-against single-node ingest in whole-batch order (SCALEOUT §12.4–12.7).
+against single-node ingest of each day as one batch, in input order (SCALEOUT §12.4–12.7).
 
 - Equivalence: the dev corpus over two days, with a delete list (representatives and members)
   and re-crawled keys between them, decided in two and then three work units, gives exactly the
@@ -50,9 +50,9 @@ def delete_list(ref: neardup.Index, day1, path: Path) -> Path:
 
 
 def reference(tmp: Path, day1, day2, gone_path: Path = None):
-    """Single-node ingest in whole-batch order: day 1; then the delete list and day 2."""
+    """Single-node ingest of each day as one batch, in input order: day 1; then the delete list and day 2."""
     ref = neardup.Index(tmp / "ref", **REFERENCE)
-    ref.insert_many(day1, order="fingerprints", order_scope="batch", batch_size=len(day1), progress=False)
+    ref.insert_many(day1, order="input", batch_size=len(day1), progress=False)
     return ref
 
 
@@ -63,7 +63,7 @@ def apply_day2(ref: neardup.Index, gone_path: Path, day2):
                 ref.delete(line)
             except neardup.NotFoundError:
                 pass
-    ref.insert_many(day2, order="fingerprints", order_scope="batch", batch_size=len(day2), progress=False)
+    ref.insert_many(day2, order="input", batch_size=len(day2), progress=False)
 
 
 def assert_same(dx: DistributedIndex, ref: neardup.Index):
@@ -276,7 +276,7 @@ def test_bad_rows_are_error_rows_and_bad_merges_are_refused(cluster, dev_pages, 
     day.insert(25, {"id": day[30]["id"]})
     f = write_jsonl(tmp_path / "day.jsonl.gz", day)
     ref = neardup.Index(tmp_path / "ref", **REFERENCE)
-    want = ref.insert_many(day, order="fingerprints", order_scope="batch", batch_size=len(day), progress=False)
+    want = ref.insert_many(day, order="input", batch_size=len(day), progress=False)
     want_errors = sum(1 for e in want.column("error").to_pylist() if e is not None)
     assert want_errors == 3
     with DistributedIndex(tmp_path / "dist", 2, 2, **OPTIONS) as dx:
@@ -288,6 +288,17 @@ def test_bad_rows_are_error_rows_and_bad_merges_are_refused(cluster, dev_pages, 
         # The same inputs again: merged already, not merged a second time.
         assert dx.merge([f], progress=False).get("already_applied")
         assert dx.applied_batches() == [1] * 4
+        with pytest.raises(neardup.InvalidArgumentError):
+            dx.merge([f], order="newest", progress=False)
+    ref.close()
+    # In whole-day fingerprint order: the single node's batch sorted by fingerprint count (each
+    # call of one body kind sorted on its own).
+    ref = neardup.Index(tmp_path / "ref-fp", **REFERENCE)
+    ref.insert_many(day, order="fingerprints", order_scope="batch", batch_size=len(day), progress=False)
+    with DistributedIndex(tmp_path / "dist-fp", 2, 2, **OPTIONS) as dx:
+        report = dx.merge([f], work_units=3, order="fingerprints", progress=False)
+        assert report["errors"] == want_errors
+        assert dx.export().equals(ref.export()) and dx.export_clusters().equals(ref.export_clusters())
     ref.close()
     with pytest.raises(neardup.InvalidArgumentError):
         DistributedIndex(tmp_path / "nostore", 2, 2, store_texts=False)
@@ -318,7 +329,7 @@ def test_option_shorthands_sign_as_the_index_does(cluster, dev_pages, tmp_path):
     day = dev_pages[:400]
     f = write_jsonl(tmp_path / "day.jsonl.gz", day)
     ref = neardup.Index(tmp_path / "ref", method="shingle", **REFERENCE)
-    ref.insert_many(day, order="fingerprints", order_scope="batch", batch_size=len(day), progress=False)
+    ref.insert_many(day, order="input", batch_size=len(day), progress=False)
     with DistributedIndex(tmp_path / "dist", 2, 2, method="shingle", **OPTIONS) as dx:
         report = dx.merge([f], work_units=3, progress=False)
         assert len(report["work_units"]) == 3

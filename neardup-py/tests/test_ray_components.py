@@ -103,10 +103,10 @@ def test_a_capped_merge_cuts_sketch_edges_and_indexes_every_page(cluster, dev_pa
     gone = tmp_path / "gone.txt"
     gone.write_text("\n".join(p["id"] for p in day1[5:60:9]) + "\n")
     ref = neardup.Index(tmp_path / "ref", **REFERENCE)
-    ref.insert_many(day1, order="fingerprints", order_scope="batch", batch_size=len(day1), progress=False)
+    ref.insert_many(day1, order="input", batch_size=len(day1), progress=False)
     for line in gone.read_text().split():
         ref.delete(line)
-    ref.insert_many(day2, order="fingerprints", order_scope="batch", batch_size=len(day2), progress=False)
+    ref.insert_many(day2, order="input", batch_size=len(day2), progress=False)
     want_keys = sorted(ref.export().column("key").to_pylist())
     with DistributedIndex(tmp_path / "dist", 2, 2, **OPTIONS) as dx:
         with pytest.raises(neardup.InvalidArgumentError):
@@ -127,7 +127,7 @@ def test_the_default_cap_cuts_nothing_and_gives_the_single_nodes_clusters(cluste
     day = dev_pages[:600]
     f = write_jsonl(tmp_path / "d.jsonl.gz", day)
     ref = neardup.Index(tmp_path / "ref", **REFERENCE)
-    ref.insert_many(day, order="fingerprints", order_scope="batch", batch_size=len(day), progress=False)
+    ref.insert_many(day, order="input", batch_size=len(day), progress=False)
     with DistributedIndex(tmp_path / "dist", 2, 2, **OPTIONS) as dx:
         r = dx.merge([f], progress=False)
         assert r["components"]["capped"] == 0 and r["components"]["cut_edges"] == 0

@@ -48,19 +48,19 @@ from neardup.ray._store import Store  # noqa: E402
 def days(dev_pages, tmp_path_factory):
     """Two small days (250 pages; then a delete list of representatives and members, and 150
     pages of which 10 re-crawl day 1's keys) and single-node ingest's export and clusters after
-    day 2, in whole-batch order."""
+    day 2, each as one batch in input order."""
     tmp = tmp_path_factory.mktemp("durable")
     day1 = dev_pages[:250]
     day2 = dev_pages[250:390] + [dict(dev_pages[260 + i], id=day1[i * 20 + 3]["id"]) for i in range(10)]
     f1, f2 = write_jsonl(tmp / "day1.jsonl.gz", day1), write_jsonl(tmp / "day2.jsonl.gz", day2)
     with neardup.Index(tmp / "ref", **REFERENCE) as ref:
-        ref.insert_many(day1, order="fingerprints", order_scope="batch", batch_size=len(day1), progress=False)
+        ref.insert_many(day1, order="input", batch_size=len(day1), progress=False)
         reps = sorted(set(ref.export().column("representative").to_pylist()))
         gone = sorted(set(reps[::25][:6] + [day1[i * 31 + 1]["id"] for i in range(6)]))
         (tmp / "gone.txt").write_text("\n".join(gone) + "\n")
         for k in gone:
             ref.delete(k)
-        ref.insert_many(day2, order="fingerprints", order_scope="batch", batch_size=len(day2), progress=False)
+        ref.insert_many(day2, order="input", batch_size=len(day2), progress=False)
         want = (ref.export(), ref.export_clusters())
     return f1, f2, tmp / "gone.txt", want
 

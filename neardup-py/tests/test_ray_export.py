@@ -26,8 +26,8 @@ from neardup.ray import _export  # noqa: E402
 
 
 def ingest(ix: neardup.Index, pages) -> None:
-    """Single-node ingest in whole-batch order, as a merge decides a day."""
-    ix.insert_many(pages, order="fingerprints", order_scope="batch", batch_size=len(pages), progress=False)
+    """Single-node ingest of a day as one batch, in input order, as a merge decides a day."""
+    ix.insert_many(pages, order="input", batch_size=len(pages), progress=False)
 
 
 def test_the_streamed_export_is_the_single_nodes(cluster, cli, dev_pages, tmp_path):

@@ -121,7 +121,7 @@ def test_read_pages_never_raises_a_decoding_error(bad_day, tmp_path):
 def test_bad_lines_are_error_rows_and_the_good_pages_are_merged(cluster, bad_day, tmp_path):
     files, objects, unreadable, no_body = bad_day
     ref = neardup.Index(tmp_path / "ref", **REFERENCE)
-    want = ref.insert_many(objects, order="fingerprints", order_scope="batch", batch_size=len(objects), progress=False)
+    want = ref.insert_many(objects, order="input", batch_size=len(objects), progress=False)
     want_errors = [e for e in want.column("error").to_pylist() if e is not None]
     assert len(want_errors) == 1  # the row without a body
     with DistributedIndex(tmp_path / "dist", 2, 2, **OPTIONS) as dx:

@@ -41,7 +41,7 @@ def cli(*args: str) -> subprocess.CompletedProcess:
 @pytest.fixture(scope="module")
 def days(dev_pages, tmp_path_factory):
     """Two small days (250 and 150 pages, re-crawls of day 1 in day 2) and single-node ingest's
-    export after each, in whole-batch order."""
+    export after each, each day as one batch in input order."""
     tmp = tmp_path_factory.mktemp("place")
     day1 = dev_pages[:250]
     day2 = dev_pages[250:390] + [dict(dev_pages[260 + i], id=day1[i * 20]["id"]) for i in range(10)]
@@ -49,7 +49,7 @@ def days(dev_pages, tmp_path_factory):
     with neardup.Index(tmp / "ref", **REFERENCE) as ref:
         want = []
         for day in (day1, day2):
-            ref.insert_many(day, order="fingerprints", order_scope="batch", batch_size=len(day), progress=False)
+            ref.insert_many(day, order="input", batch_size=len(day), progress=False)
             want.append(ref.export())
     return f1, f2, want
 

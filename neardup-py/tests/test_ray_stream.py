@@ -32,13 +32,13 @@ pq = pytest.importorskip("pyarrow.parquet")
 
 @pytest.fixture(scope="module")
 def day(dev_pages):
-    """120 dev pages, and the single node's export and clusters of them (whole-batch order)."""
+    """120 dev pages, and the single node's export and clusters of them (one batch, input order)."""
     import tempfile
 
     pages = dev_pages[:120]
     with tempfile.TemporaryDirectory() as tmp:
         with neardup.Index(f"{tmp}/ix", **REFERENCE) as ix:
-            ix.insert_many(pages, order="fingerprints", order_scope="batch", batch_size=len(pages), progress=False)
+            ix.insert_many(pages, order="input", batch_size=len(pages), progress=False)
             return pages, ix.export(), ix.export_clusters()
 
 
@@ -174,7 +174,7 @@ def test_a_warc_day_merges_as_the_same_pages(cluster, dev_pages, tmp_path):
     assert [(r["id"], r["host"], r["time"], r["html"]) for r in got] == [(p["id"], p["host"], p["time"], p["html"]) for p in pages]
 
     with neardup.Index(tmp_path / "single", **REFERENCE) as ix:
-        ix.insert_many(pages, order="fingerprints", order_scope="batch", batch_size=len(pages), progress=False)
+        ix.insert_many(pages, order="input", batch_size=len(pages), progress=False)
         want, clusters = ix.export(), ix.export_clusters()
     with DistributedIndex(tmp_path / "dist", 2, 2, **OPTIONS) as dx:
         report = dx.merge([path], work_units=2, progress=False)

@@ -83,6 +83,13 @@ def _parser() -> argparse.ArgumentParser:
         help="the most pages, rows and deletes in one component of the day's candidate graph; "
         "a larger one has its sketch keys' edges cut, largest postings first (default 1000000)",
     )
+    m.add_argument(
+        "--order",
+        choices=["input", "fingerprints"],
+        default="input",
+        help="the order the day is decided in: input (the default: files, then lines; the first page read of a "
+        "cluster leads it) or fingerprints (descending fingerprint count over the whole day)",
+    )
     m.add_argument("--options", help="neardup.Index options of a new index, as JSON")
     m.add_argument(
         "--store",
@@ -176,6 +183,7 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
                     work_units=args.work_units,
                     keep_batches=args.keep_batches,
                     max_component=args.max_component,
+                    order=args.order,
                     keep_checkpoints=args.keep_checkpoints,
                     progress=lambda line: print(line, file=sys.stderr, flush=True),
                 )

@@ -114,11 +114,12 @@ class Coordinator:
     their new ids and has their logs written; the driver gets the counts. Its calls, in order:
     ``plan``, ``start``, then (crash tests) ``first_done``, then ``finish``."""
 
-    def __init__(self, dx: _Partitions, brel: str, day: Dict[str, Any], delete_list: Optional[str]) -> None:
+    def __init__(self, dx: _Partitions, brel: str, day: Dict[str, Any], delete_list: Optional[str], order: str = "input") -> None:
         self.dx = dx
         self.brel = brel
         self.day = day
         self.delete_list = delete_list
+        self.order = order
 
     def plan(self, work_units: int, max_component: int = _plan.DEFAULT_MAX_COMPONENT) -> Dict[str, Any]:
         """S2–S3: the day's rows read, the delete list read, the components and work units
@@ -144,7 +145,7 @@ class Coordinator:
         Returns how many rows the units decide."""
         self.board = board
         self.started = start_units(
-            self.dx, self.rows, self.rows.sigs, self.gone, self.units, self.brel, self.counts["shuffled_bytes"], board
+            self.dx, self.rows, self.rows.sigs, self.gone, self.units, self.brel, self.counts["shuffled_bytes"], board, self.order
         )
         return int(self.started["decided"])
 
@@ -170,27 +171,36 @@ class Coordinator:
         return counts
 
 
-def coordinator(dx: Any, brel: str, day: Dict[str, Any], delete_list: Optional[str]) -> Any:
-    """A new ``Coordinator`` actor for a merge of ``dx``: no CPU reserved (it mostly waits for
-    the partitions and units), on the driver's node (where the root's store is, and the
-    driver's loss ends the merge anyway)."""
+def coordinator(dx: Any, brel: str, day: Dict[str, Any], delete_list: Optional[str], order: str = "input") -> Any:
+    """A new ``Coordinator`` actor for a merge of ``dx`` deciding in ``order`` (``"input"`` or
+    ``"fingerprints"``): no CPU reserved (it mostly waits for the partitions and units), on the
+    driver's node (where the root's store is, and the driver's loss ends the merge anyway)."""
     ray = require_ray()
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
     here = ray.get_runtime_context().get_node_id()
     actor = ray.remote(num_cpus=0, max_restarts=0)(Coordinator)
     return actor.options(scheduling_strategy=NodeAffinitySchedulingStrategy(here, soft=False)).remote(
-        _Partitions(dx), brel, day, None if delete_list is None else str(Path(delete_list).absolute())
+        _Partitions(dx), brel, day, None if delete_list is None else str(Path(delete_list).absolute()), order
     )
 
 
 def start_units(
-    dx: Any, chunk: Any, sigs: Any, gone: List[str], units: List[Unit], brel: str, shuffled: int, board: Optional[Any] = None
+    dx: Any,
+    chunk: Any,
+    sigs: Any,
+    gone: List[str],
+    units: List[Unit],
+    brel: str,
+    shuffled: int,
+    board: Optional[Any] = None,
+    order: str = "input",
 ) -> Dict[str, Any]:
     """S4's start: each work unit decided in its own scratch index (a Ray task), seeded with
     what its components read, its rows read from S1's parts in the store. ``chunk``: the day's
-    rows (``_Rows``); ``board``: a ``_progress.Board`` each unit tells the rows it decided.
-    Returns what ``finish_units`` needs."""
+    rows (``_Rows``); ``board``: a ``_progress.Board`` each unit tells the rows it decided;
+    ``order``: ``"input"`` or ``"fingerprints"``, the order each library call decides its rows
+    in. Returns what ``finish_units`` needs."""
     ray = require_ray()
     lay = dx.layout
     frequent = ray.get([a.call.remote("seed_log", [], []) for a in dx.keys])
@@ -203,12 +213,17 @@ def start_units(
     groups = insert_groups(chunk, [i for i, b in enumerate(chunk.bad) if b is None])
     unit_of = {r: u for u, unit in enumerate(units) for r in unit.rows}
     # Where each row is decided on one machine: its call, then its place in the call's
-    # order (descending fingerprint count, then input order).
-    count = dict(zip(sigs.column("row").to_pylist(), sigs.column("fingerprints").to_pylist()))
+    # order (input order; or descending fingerprint count, then input order).
     place: Dict[int, Tuple[int, int]] = {}
-    for c, (_, rows) in enumerate(groups):
-        for pos, r in enumerate(sorted(rows, key=lambda r: (-(count.get(r) or 0), r))):
-            place[r] = (c, pos)
+    if order == "fingerprints":
+        count = dict(zip(sigs.column("row").to_pylist(), sigs.column("fingerprints").to_pylist()))
+        for c, (_, rows) in enumerate(groups):
+            for pos, r in enumerate(sorted(rows, key=lambda r: (-(count.get(r) or 0), r))):
+                place[r] = (c, pos)
+    else:
+        for c, (_, rows) in enumerate(groups):
+            for pos, r in enumerate(rows):
+                place[r] = (c, pos)
     # A scratch index is thrown away after its unit: syncing its writes buys nothing (the
     # batch log is what S5 makes durable), and it decides as a synced one does.
     options = dict(dx.options, reuse_ids=False, sync_writes=False)

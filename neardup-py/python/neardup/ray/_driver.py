@@ -564,16 +564,21 @@ class DistributedIndex:
         keep_checkpoints: int = 1,
         progress: Union[bool, Callable[[str], Any]] = True,
         max_component: int = _plan.DEFAULT_MAX_COMPONENT,
+        order: str = "input",
     ) -> MergeReport:
         """Merges a day into the index: the keys of ``delete_list`` deleted first, then the
         pages of ``files`` (JSONL, ``.gz`` too; Parquet, named ``.parquet`` or ``.pq``; WARC or
         ARC, gzip or plain, told by their content; a bad record is an error row with its file
         and line: a Parquet row's or an archive record's number) decided against the index and
-        each other in
-        whole-batch order (by descending fingerprint count; not single-node ingest's default,
-        input order), as ``neardup ingest --delete-list … --order fingerprints --order-scope
-        batch`` does on one machine with ``--batch`` at least the day's size. ``batch`` defaults to the next batch; re-running an interrupted merge with the
-        same inputs completes it (a batch all partitions applied is reported as such).
+        each other as one machine's ``Index.insert_many`` decides the day's pages in one batch
+        (``batch_size`` at least the day's size), after ``delete`` of each key of the list.
+        ``order``: ``"input"`` (the default, as ``insert_many``'s: the day's order, files then
+        lines, so the first page read of a cluster leads it) or ``"fingerprints"`` (descending
+        fingerprint count over the whole day: ``insert_many(order="fingerprints",
+        order_scope="batch")``; the merge's only order before; on dev it scores F1 0.960
+        against input order's 0.996, natural-dev recall 0.818 against 0.927). ``batch``
+        defaults to the next batch; re-running an interrupted merge with the
+        same inputs (and order) completes it (a batch all partitions applied is reported as such).
         ``export``: a TSV path for the index's export afterwards; ``checkpoint``: a checkpoint of
         every partition under ``checkpoints/batch=<n>/``. ``work_units``: at most how many scratch
         indexes decide the day's components in parallel (default: the cluster's CPUs); the
@@ -639,7 +644,10 @@ class DistributedIndex:
             raise InvalidArgumentError(f"keep_checkpoints must be 1 or more, not {keep_checkpoints}")
         if isinstance(max_component, bool) or not isinstance(max_component, int) or max_component < 1:
             raise InvalidArgumentError(f"max_component must be an int of 1 or more, not {max_component!r}")
+        if order not in ORDERS:
+            raise InvalidArgumentError(f"order must be \"input\" or \"fingerprints\", not {order!r}")
         self._keep_checkpoints = keep_checkpoints
+        self._order = order
         self._max_component = max_component
         with _files.MergeLock(self.root), self._holding_merge_lock():
             if self.store.shared:
@@ -706,13 +714,13 @@ class DistributedIndex:
             problem = _files.parquet_problem(f) if _files.is_parquet(f) else None
             if problem is not None:
                 raise InvalidArgumentError(f"{f}: {problem}")
-        manifest = _files.manifest(files, delete_list)
+        manifest = dict(_files.manifest(files, delete_list), order=self._order)
         st = self.store
         if batch is None:
             # The same inputs as the last batch every partition applied: that merge is done (a
             # crash after its commit, before its report, ends here on the re-run).
             last = f"batches/batch={low}/manifest.json"
-            if low == high and low > 0 and st.exists(last) and st.read_json(last) == manifest:
+            if low == high and low > 0 and st.exists(last) and _started_with(st.read_json(last)) == manifest:
                 say(f"batch {low}: these inputs were merged already")
                 return self._already_applied(low, keep_batches, export, say)
             batch = low + 1
@@ -721,7 +729,7 @@ class DistributedIndex:
             raise InvalidArgumentError(f"batch numbers start at 1, not {n}")
         brel = f"batches/batch={n}"
         mrel = f"{brel}/manifest.json"
-        if st.exists(mrel) and st.read_json(mrel) != manifest:
+        if st.exists(mrel) and _started_with(st.read_json(mrel)) != manifest:
             raise InvalidArgumentError(
                 f"batch {n} was started with other inputs ({st.path(mrel)}): re-run it with those (or, "
                 f"when no partition has applied it, remove {st.path(brel)} to abandon it)"
@@ -755,7 +763,7 @@ class DistributedIndex:
                 t = time.monotonic()
                 if work_units is None:
                     work_units = max(1, int(require_ray().cluster_resources().get("CPU", 1)))
-                coord = _decide.coordinator(self, brel, day, delete_list)
+                coord = _decide.coordinator(self, brel, day, delete_list, self._order)
                 try:
                     counts = ray.get(coord.plan.remote(work_units, self._max_component))
                     report["seconds"]["S2-S3"] = round(time.monotonic() - t, 3)
@@ -927,6 +935,16 @@ def _batch_number(name: str) -> Optional[int]:
     if name.startswith("batch=") and name[6:].isdigit():
         return int(name[6:])
     return None
+
+
+#: The orders a merge decides a day in (``merge``'s ``order``).
+ORDERS = ("input", "fingerprints")
+
+
+def _started_with(manifest: Dict[str, Any]) -> Dict[str, Any]:
+    """A batch's stored manifest, as ``merge`` compares it: one written before merges had an
+    order names no order and was decided in fingerprint order."""
+    return dict(manifest, order=manifest.get("order", "fingerprints"))
 
 
 def _sayer(progress: Union[bool, Callable[[str], Any]]) -> Callable[[str], Any]:
