@@ -184,6 +184,30 @@ pub fn main_text(content: Content<'_>, cfg: &SignatureConfig) -> Result<MainText
     })
 }
 
+/// The main text of a page extracted before — by [`main_text`] of the same content, in another
+/// process or stage (a distributed merge keeps it from its first stage, SCALEOUT §5 S1) — with
+/// the checks [`main_text`] makes of the content: the configuration, the size of the bytes as
+/// given and, for HTML, that they are not binary. The text itself is trusted: a main text that
+/// is not the content's gives the signatures of that text.
+///
+/// # Errors
+/// As [`main_text`].
+pub(crate) fn given_main_text(
+    content: Content<'_>,
+    main: &MainText,
+    cfg: &SignatureConfig,
+) -> Result<MainText> {
+    cfg.validate()?;
+    match content {
+        Content::Html(bytes) => {
+            check_size(bytes.len(), cfg)?;
+            text::check_not_binary(bytes)?;
+        }
+        Content::Text(t) => check_size(t.len(), cfg)?,
+    }
+    Ok(main.clone())
+}
+
 /// A page's main text as a reader sees it (what `neardup extract` prints): before normalization,
 /// with the page's title and first heading and the text's language.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]

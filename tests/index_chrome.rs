@@ -300,3 +300,127 @@ fn texts_from_a_source_drop_the_same_blocks() {
     ix.delete("help3").unwrap();
     assert_clean(&ix);
 }
+
+/// A batch given its pages' main texts, extracted before and carried as bytes
+/// (`MainText::encode`, as a distributed merge's S1 keeps them for S4), decides exactly as the
+/// batch that extracts them: the same verdicts and the same index state, chrome learned and
+/// dropped included; a byte-identical recrawl is still told by its raw page (the body is still
+/// given), and a page's content is still checked (binary, too large) whatever main text is given.
+#[test]
+fn a_batch_given_main_texts_decides_as_one_that_extracts_them() {
+    use neardup::text::MainText;
+    let mut day1 = corpus();
+    for f in 0..6u64 {
+        for v in 0..3u64 {
+            day1.push((format!("story{f}-{v}"), family_page(f, v).1));
+        }
+    }
+    // Day 2: recrawls (byte-identical, changed), new pages, a binary page and one too large.
+    let mut day2: Vec<(String, String)> = vec![
+        day1[0].clone(),
+        (
+            day1[4].0.clone(),
+            shop_page("Help 1", &short_body(991), 2030),
+        ),
+        day1[10].clone(),
+        ("binary".into(), "\u{1}\u{2}\u{3}\u{4}".repeat(200)),
+        (
+            "large".into(),
+            shop_page("Large", &article(42, 4), 2024) + &" ".repeat(17 << 20),
+        ),
+    ];
+    for f in 3..9u64 {
+        day2.push((format!("story{f}-new"), family_page(f, 7).1));
+    }
+    let cfg = opts(true).signature;
+    let encoded = |docs: &[(String, String)]| -> Vec<Option<Vec<u8>>> {
+        docs.iter()
+            .map(|(k, h)| {
+                // A page extraction refuses gets a main text anyway: the checks still apply.
+                let content = neardup::Content::Html(h.as_bytes());
+                let main = neardup::signature::main_text(content, &cfg)
+                    .unwrap_or_else(|_| MainText::from_plain_text(k));
+                Some(main.encode()).filter(|_| k != "story0-1")
+            })
+            .collect()
+    };
+    let comparable = |r: neardup::Result<neardup::Verdict>| match r {
+        Ok(mut v) => {
+            v.timing = Default::default();
+            format!("{v:?}")
+        }
+        Err(e) => format!("error: {e}"),
+    };
+    for (order, scope, window) in [
+        (BatchOrder::Input, OrderScope::Window, 1024),
+        (BatchOrder::Input, OrderScope::Window, 4),
+        (BatchOrder::FingerprintCount, OrderScope::Batch, 4),
+    ] {
+        let bo = BatchOptions {
+            order,
+            scope,
+            group: 3,
+            window,
+        };
+        let (d1, d2) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let plain = Index::open(d1.path(), opts(true)).unwrap();
+        let given = Index::open(d2.path(), opts(true)).unwrap();
+        for docs in [&day1, &day2] {
+            let pages: Vec<Page<'_>> = docs.iter().map(|(k, h)| page(k, HOST, h)).collect();
+            let mains: Vec<Option<MainText>> = encoded(docs)
+                .into_iter()
+                .map(|b| b.map(|b| MainText::decode(&b).unwrap()))
+                .collect();
+            let a = plain.insert_batch(&pages, &bo, &mut |_, _| {}).unwrap();
+            let b = given
+                .insert_batch_extracted(&pages, &mains, &bo, &mut |_, _| {})
+                .unwrap();
+            let (a, b): (Vec<String>, Vec<String>) = (
+                a.into_iter().map(comparable).collect(),
+                b.into_iter().map(comparable).collect(),
+            );
+            assert_eq!(a, b, "{order:?} {scope:?} {window}");
+        }
+        let text = |ix: &Index| format!("{:?}", normalized(ix.state_log().unwrap()));
+        assert_eq!(text(&plain), text(&given), "{order:?} {scope:?} {window}");
+        assert_clean(&given);
+    }
+    // The checks of a recrawl and of the content, in the last run's verdicts.
+    let dir = tempfile::tempdir().unwrap();
+    let ix = Index::open(dir.path(), opts(true)).unwrap();
+    let pages: Vec<Page<'_>> = day1.iter().map(|(k, h)| page(k, HOST, h)).collect();
+    let mains: Vec<Option<MainText>> = encoded(&day1)
+        .into_iter()
+        .map(|b| b.map(|b| MainText::decode(&b).unwrap()))
+        .collect();
+    let bo = BatchOptions::default();
+    ix.insert_batch_extracted(&pages, &mains, &bo, &mut |_, _| {})
+        .unwrap();
+    let pages: Vec<Page<'_>> = day2.iter().map(|(k, h)| page(k, HOST, h)).collect();
+    let mains: Vec<Option<MainText>> = encoded(&day2)
+        .into_iter()
+        .map(|b| b.map(|b| MainText::decode(&b).unwrap()))
+        .collect();
+    let got = ix
+        .insert_batch_extracted(&pages, &mains, &bo, &mut |_, _| {})
+        .unwrap();
+    let v0 = got[0].as_ref().unwrap();
+    assert!(v0.unchanged && v0.unchanged_html, "{v0:?}");
+    let v1 = got[1].as_ref().unwrap();
+    assert!(v1.replaced && !v1.unchanged_html, "{v1:?}");
+    assert!(
+        matches!(got[3], Err(neardup::Error::BinaryPage { .. })),
+        "{:?}",
+        got[3]
+    );
+    assert!(
+        matches!(got[4], Err(neardup::Error::PageTooLarge { .. })),
+        "{:?}",
+        got[4]
+    );
+    // One main text a page, or nothing is done.
+    let e = ix
+        .insert_batch_extracted(&pages, &mains[1..], &bo, &mut |_, _| {})
+        .unwrap_err();
+    assert!(matches!(e, neardup::Error::InvalidArgument(_)), "{e}");
+}

@@ -95,6 +95,30 @@ fn owned_pages(
     Ok(pages)
 }
 
+/// The main texts of a batch's rows (`_insert_batch`'s `mains`): None, or bytes that
+/// `MainText::decode` reads; a row whose item is neither is an error of its own
+/// (`InvalidArgument`), not of the batch.
+fn decoded_mains(
+    list: &Bound<'_, PyList>,
+) -> PyResult<Vec<neardup::Result<Option<neardup::text::MainText>>>> {
+    let mut out = Vec::with_capacity(list.len());
+    for item in list.iter() {
+        out.push(if item.is_none() {
+            Ok(None)
+        } else if let Ok(b) = item.cast::<PyBytes>() {
+            neardup::text::MainText::decode(b.as_bytes())
+                .map(Some)
+                .map_err(|e| neardup::Error::InvalidArgument(format!("main_text: {e}")))
+        } else {
+            Err(neardup::Error::InvalidArgument(format!(
+                "main_text must be bytes, not {}",
+                crate::type_name(&item)
+            )))
+        });
+    }
+    Ok(out)
+}
+
 /// Verdicts (or errors) as columns: the output of `insert_many` and `query_many` before it
 /// becomes an Arrow table.
 fn verdict_columns<'py>(
@@ -1053,8 +1077,11 @@ impl PyIndex {
     /// Inserts a batch through the library's `insert_batch`: columns in, verdict columns out
     /// (see `verdict_columns`). `order` is "fingerprints" or "input", `scope` "window" or
     /// "batch" (`OrderScope`). `progress(done, total)` is called (with the GIL) after every
-    /// committed group. The batch must hold each key once.
-    #[pyo3(signature = (keys, hosts, times, bodies, is_html, order, scope="window", window=1024, group=1024, progress=None))]
+    /// committed group. The batch must hold each key once. `mains`: each page's main text as
+    /// `MainText::encode` gave it (`signatures_table(..., main_text=True)`), or None to extract
+    /// it here (`Index::insert_batch_extracted`); a row whose item does not decode is an error
+    /// row, not inserted.
+    #[pyo3(signature = (keys, hosts, times, bodies, is_html, order, scope="window", window=1024, group=1024, progress=None, mains=None))]
     #[allow(clippy::too_many_arguments)]
     fn _insert_batch<'py>(
         &self,
@@ -1069,6 +1096,7 @@ impl PyIndex {
         window: usize,
         group: usize,
         progress: Option<Py<PyAny>>,
+        mains: Option<&Bound<'py, PyList>>,
     ) -> PyResult<Bound<'py, PyDict>> {
         let ix = self.ix(py)?;
         let order = match order {
@@ -1092,6 +1120,13 @@ impl PyIndex {
             }
         };
         let owned = owned_pages(keys, hosts, times, bodies, is_html)?;
+        let mains = match mains {
+            Some(list) if list.len() != owned.len() => {
+                return Err(invalid(py, "mains and keys differ in length"))
+            }
+            Some(list) => Some(decoded_mains(list)?),
+            None => None,
+        };
         let opts = BatchOptions {
             order,
             scope,
@@ -1102,7 +1137,7 @@ impl PyIndex {
         let results = py
             .detach(|| {
                 let pages: Vec<Page<'_>> = owned.iter().map(Owned::page).collect();
-                ix.insert_batch(&pages, &opts, &mut |done, total| {
+                let mut tick = |done, total| {
                     if let (Some(cb), None) = (&progress, &callback_error) {
                         Python::attach(|py| {
                             if let Err(e) = cb.call1(py, (done, total)) {
@@ -1110,7 +1145,29 @@ impl PyIndex {
                             }
                         });
                     }
-                })
+                };
+                let Some(mains) = mains else {
+                    return ix.insert_batch(&pages, &opts, &mut tick);
+                };
+                // The rows whose main text does not decode are error rows; the others go in.
+                let mut out: Vec<Option<neardup::Result<neardup::Verdict>>> =
+                    (0..pages.len()).map(|_| None).collect();
+                let (mut rows, mut kept, mut given) = (Vec::new(), Vec::new(), Vec::new());
+                for (i, m) in mains.into_iter().enumerate() {
+                    match m {
+                        Ok(m) => {
+                            rows.push(i);
+                            kept.push(pages[i]);
+                            given.push(m);
+                        }
+                        Err(e) => out[i] = Some(Err(e)),
+                    }
+                }
+                let results = ix.insert_batch_extracted(&kept, &given, &opts, &mut tick)?;
+                for (i, r) in rows.into_iter().zip(results) {
+                    out[i] = Some(r);
+                }
+                Ok(out.into_iter().flatten().collect())
             })
             .py(py)?;
         let columns = verdict_columns(py, results)?;

@@ -202,15 +202,17 @@ fn host_of(#[pyo3(from_py_with = args::url)] url: String) -> String {
 
 /// The signature columns of a batch (`neardup.signatures_table` builds its Arrow table from them):
 /// `text`, `simhash`, `content_hash` (16 bytes, big-endian), `fingerprints` and `sketch` (16
-/// bytes each, big-endian, concatenated), `codes`, `error`; computed in parallel with the GIL
+/// bytes each, big-endian, concatenated), `codes`, `error`, and with `main_text` each page's
+/// main text as `MainText::encode` gives it (`main_text`); computed in parallel with the GIL
 /// released. `bodies` items are None (an error row), bytes or str.
 #[pyfunction]
-#[pyo3(signature = (bodies, is_html, config=None))]
+#[pyo3(signature = (bodies, is_html, config=None, main_text=false))]
 fn _signatures_columns<'py>(
     py: Python<'py>,
     bodies: &Bound<'py, PyList>,
     is_html: bool,
     config: Option<&Bound<'py, PyDict>>,
+    main_text: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
     let cfg: SignatureConfig = options::from_kwargs(py, config)?;
     cfg.validate().py(py)?;
@@ -222,11 +224,17 @@ fn _signatures_columns<'py>(
             Body::of_item(&item, is_html).map_err(|e| e.to_string())
         });
     }
-    let out: Vec<Result<neardup::Signatures, String>> = py.detach(|| {
+    type Signed = (neardup::Signatures, Option<Vec<u8>>);
+    let out: Vec<Result<Signed, String>> = py.detach(|| {
         owned
             .par_iter()
             .map(|b| match b {
-                Ok(b) => neardup::Signatures::compute(b.content(), &cfg).map_err(|e| e.to_string()),
+                Ok(b) => neardup::Signatures::compute(b.content(), &cfg)
+                    .map(|s| {
+                        let main = main_text.then(|| s.main.encode());
+                        (s, main)
+                    })
+                    .map_err(|e| e.to_string()),
                 Err(e) => Err(e.clone()),
             })
             .collect()
@@ -240,10 +248,12 @@ fn _signatures_columns<'py>(
     let mut codes: Vec<Option<Vec<u32>>> = Vec::with_capacity(n);
     let mut posting_keys: Vec<Option<Bound<'py, PyBytes>>> = Vec::with_capacity(n);
     let mut error: Vec<Option<String>> = Vec::with_capacity(n);
+    let mut mains: Vec<Option<Bound<'py, PyBytes>>> = Vec::with_capacity(n);
     let packed = |v: &[u128]| -> Vec<u8> { v.iter().flat_map(|x| x.to_be_bytes()).collect() };
     for r in out {
         match r {
-            Ok(s) => {
+            Ok((s, main)) => {
+                mains.push(main.map(|m| PyBytes::new(py, &m)));
                 simhash.push(Some(s.simhash));
                 content_hash.push(Some(PyBytes::new(py, &s.content_hash.to_be_bytes())));
                 fingerprints.push(Some(PyBytes::new(py, &packed(&s.fingerprints))));
@@ -255,6 +265,7 @@ fn _signatures_columns<'py>(
                 error.push(None);
             }
             Err(e) => {
+                mains.push(None);
                 text.push(None);
                 simhash.push(None);
                 content_hash.push(None);
@@ -275,6 +286,9 @@ fn _signatures_columns<'py>(
     d.set_item("codes", codes)?;
     d.set_item("posting_keys", posting_keys)?;
     d.set_item("error", error)?;
+    if main_text {
+        d.set_item("main_text", mains)?;
+    }
     Ok(d)
 }
 

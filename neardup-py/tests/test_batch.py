@@ -176,3 +176,39 @@ def test_default_order_is_input(tmp_path):
         assert len(ix) == 0
         ix.insert_many(rows, order="fingerprints", order_scope="batch", progress=False)
         assert ix["short"].representative == "long"
+
+
+def test_main_texts_extracted_before_give_the_same_verdicts_and_state(tmp_path):
+    """A ``main_text`` column (``signatures_table(..., main_text=True)``) spares the extraction:
+    the verdicts, the export and the state are those of the insert that extracts; a null value
+    is extracted here; a value that does not decode, or is not bytes, makes an error row and the
+    others go in."""
+    ps = pages(40) + [{"id": "txt", "text": "A plain text page.\nIts second line."}]
+    table = pa.table({c: [p.get(c) for p in ps] for c in ("id", "host", "time", "html", "text")})
+    is_html = pa.array([p.get("html") is not None for p in ps])
+    html = neardup.signatures_table(table.filter(is_html), main_text=True)
+    txt = neardup.signatures_table(table.filter(pa.compute.invert(is_html)), html_col=None, text_col="text", main_text=True)
+    assert html.schema.field("main_text").type == pa.binary()
+    assert "main_text" not in neardup.signatures_table(table.slice(0, 2)).column_names
+    mains = html.column("main_text").to_pylist() + txt.column("main_text").to_pylist()
+    assert all(isinstance(m, bytes) for m in mains)
+    with_main = table.append_column("main_text", pa.array(mains, pa.binary()))
+    with neardup.Index(tmp_path / "a", sync_writes=False) as a, neardup.Index(tmp_path / "b", sync_writes=False) as b:
+        va = a.insert_many(table, order="input", batch_size=16, progress=False)
+        vb = b.insert_many(with_main, order="input", batch_size=16, progress=False)
+        assert va.equals(vb)
+        assert a.export().equals(b.export()) and a.state_log() == b.state_log()
+        # Dicts too; and the body is still what a byte-identical recrawl is told by.
+        again = b.insert_many([dict(p, main_text=m) for p, m in zip(ps[:3], mains[:3])], progress=False)
+        assert again.column("unchanged_html").to_pylist() == [True] * 3
+    with neardup.Index(tmp_path / "c", sync_writes=False) as c:
+        nulls = table.append_column("main_text", pa.nulls(len(ps), pa.binary()))
+        assert c.insert_many(nulls, order="input", batch_size=16, progress=False).equals(va)
+    bad = [mains[0][:-1], "not bytes"] + mains[2:]
+    with neardup.Index(tmp_path / "d", sync_writes=False) as d:
+        vd = d.insert_many([dict(p, main_text=m) for p, m in zip(ps, bad)], order="input", progress=False)
+        errors = vd.column("error").to_pylist()
+        assert "undecodable main text" in errors[0] and "main_text must be bytes" in errors[1]
+        assert vd.column("error_type").to_pylist()[:2] == ["InvalidArgumentError"] * 2
+        assert errors[2:] == [None] * (len(ps) - 2)
+        assert d.export().num_rows == len(ps) - 2

@@ -29,7 +29,7 @@
 use std::collections::HashMap;
 
 use super::{Index, Page};
-use crate::signature::{main_text, Content, Signatures};
+use crate::signature::{given_main_text, main_text, Content, Signatures};
 use crate::storage::codec::{self, PageBlocks};
 use crate::storage::{cf, chrome_key};
 use crate::text::{block_digest, BlockKind, Folding, MainText, Paragraph};
@@ -179,17 +179,23 @@ pub(crate) fn strip(main: &MainText, dropped: &[u64], fold: Folding) -> MainText
 
 impl Index {
     /// Step 1: the page's main text and block digests, and the statistics it needs, read at
-    /// `snapshot` (the live index when `None`).
+    /// `snapshot` (the live index when `None`). The main text is `given` when it was extracted
+    /// before ([`Index::insert_batch_extracted`]); the page's content is still checked as
+    /// extraction checks it ([`given_main_text`]), and everything after is the same.
     ///
     /// # Errors
     /// The page errors of [`Signatures::compute`]; storage and corruption errors.
     pub(crate) fn extract_page(
         &self,
         page: &Page<'_>,
+        given: Option<&MainText>,
         snapshot: Option<&rocksdb::Snapshot<'_>>,
     ) -> Result<Extracted> {
         let cfg = &self.opts.signature;
-        let main = main_text(page.content, cfg)?;
+        let main = match given {
+            Some(main) => given_main_text(page.content, main, cfg)?,
+            None => main_text(page.content, cfg)?,
+        };
         let chrome = &self.opts.chrome;
         if !chrome.enabled {
             return Ok(Extracted {
@@ -263,7 +269,7 @@ impl Index {
         &self,
         page: &Page<'_>,
     ) -> Result<(Signatures, Option<PageBlocks>)> {
-        let ex = self.extract_page(page, None)?;
+        let ex = self.extract_page(page, None, None)?;
         let rec = Learned::default().decide(&self.opts.chrome, page, &ex);
         Ok(self.sign(ex, rec))
     }

@@ -87,8 +87,10 @@ fn multi_byte_sequences(s: &str) -> usize {
     s.bytes().filter(|&b| b >= 0xC0).count()
 }
 
-/// Refuses data whose first bytes are mostly control characters (NUL and friends).
-fn check_not_binary(bytes: &[u8]) -> Result<()> {
+/// Refuses data whose first bytes are mostly control characters (NUL and friends): the check
+/// [`decode`] makes first, also made of a page whose main text was extracted before
+/// ([`crate::signature::main_text`]).
+pub(crate) fn check_not_binary(bytes: &[u8]) -> Result<()> {
     let sample = &bytes[..bytes.len().min(BINARY_SAMPLE)];
     if sample.is_empty() {
         return Ok(());

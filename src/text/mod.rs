@@ -10,10 +10,11 @@ mod normalize;
 mod sentence;
 
 pub use blocks::{block_digest, masked, MIN_LETTERS_WITH_DIGITS};
+pub(crate) use decode::check_not_binary;
 pub use decode::decode;
 pub use extract::extract;
 pub use flat::{extract_flat, nesting_depth, MAX_DEPTH};
-pub use main_text::{BlockKind, MainText, Paragraph};
+pub use main_text::{BlockKind, MainText, MainTextDecodeError, Paragraph};
 pub(crate) use normalize::width_without_spaces;
 pub use normalize::{char_width, is_cjk, is_ideograph, normalize, width, Folding};
 pub use sentence::{split as split_sentences, Sentence};

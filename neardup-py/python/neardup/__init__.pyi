@@ -502,7 +502,13 @@ def state_diff(before: bytes, after: bytes, live_docs: int, live_clusters: int) 
     """The batch log from a scratch index's seeded state to its decided one, for a standing
     index with these live counts at the batch's start."""
 def signatures_table(
-    batch: Any, html_col: Optional[str] = "html", text_col: Optional[str] = None, **config: Any
+    batch: Any,
+    html_col: Optional[str] = "html",
+    text_col: Optional[str] = None,
+    *,
+    main_text: bool = False,
+    **config: Any,
 ) -> Union[pyarrow.Table, pyarrow.RecordBatch]:
     """Arrow in, Arrow out: the input's columns plus ``text``, ``simhash``, ``content_hash``,
-    ``fingerprints``, ``sketch``, ``codes``, ``posting_keys`` and ``error``; for ``map_batches`` / ``mapInArrow``."""
+    ``fingerprints``, ``sketch``, ``codes``, ``posting_keys`` and ``error`` (and with
+    ``main_text=True`` the encoded main text ``insert_many`` reads back); for ``map_batches`` / ``mapInArrow``."""

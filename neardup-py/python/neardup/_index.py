@@ -107,7 +107,10 @@ class Index(_neardup._Index):
         ``pages``: an Arrow table, record batch or reader (or anything with
         ``__arrow_c_stream__``), or an iterable of dicts, with the columns ``id`` (or ``url``),
         ``host`` (default: the URL's host), ``time`` (Unix seconds, default 0), and ``html``
-        (bytes or str) or ``text`` (str).
+        (bytes or str) or ``text`` (str); optionally ``main_text`` (bytes: the page's main text
+        as ``signatures_table(..., main_text=True)`` extracted it, so that it is not extracted
+        again — the body is still needed, for its size and raw hash; a value that does not
+        decode makes an error row).
 
         ``order``: ``"input"`` (the default: the order given, so the first page given of a
         cluster leads it, what a crawler means by "first seen") or ``"fingerprints"``
@@ -140,6 +143,7 @@ class Index(_neardup._Index):
                 def tick(done: int, total: int, start: int = start) -> None:
                     bar.set(start + done)
 
+                mains = [chunk.mains[i] for i in rows]
                 res = self._insert_batch(
                     [chunk.keys[i] for i in rows],
                     [chunk.hosts[i] for i in rows],
@@ -151,6 +155,7 @@ class Index(_neardup._Index):
                     window,
                     group,
                     tick,
+                    mains if any(m is not None for m in mains) else None,
                 )
                 merge_columns(cols, rows, res)
                 bar.set(start + len(rows))

@@ -29,7 +29,7 @@ def import_pyarrow():
 class Chunk:
     """One chunk of input rows as columns; ``bad[i]`` is why row ``i`` cannot be a page."""
 
-    __slots__ = ("keys", "hosts", "times", "bodies", "is_html", "bad", "body_bad")
+    __slots__ = ("keys", "hosts", "times", "bodies", "is_html", "bad", "body_bad", "mains")
 
     def __init__(self) -> None:
         self.keys: List[Optional[str]] = []
@@ -40,15 +40,18 @@ class Chunk:
         self.bad: List[Optional[str]] = []
         # Why the row's body cannot be used (queries need no key, only a body).
         self.body_bad: List[Optional[str]] = []
+        # The row's main text extracted before (``main_text``: bytes of
+        # ``signatures_table(..., main_text=True)``), None to extract it from the body.
+        self.mains: List[Any] = []
 
     def __len__(self) -> int:
         return len(self.keys)
 
 
-def _row(chunk: Chunk, id_: Any, url: Any, host: Any, time: Any, html: Any, text: Any) -> None:
+def _row(chunk: Chunk, id_: Any, url: Any, host: Any, time: Any, html: Any, text: Any, main: Any = None) -> None:
     """Adds a row, read as the command line reads a JSONL record: the key is ``id``, else
     ``url``; the host is ``host``, else the URL's host; the time 0 when missing; the body
-    ``html``, else ``text``."""
+    ``html``, else ``text``; ``main`` its ``main_text`` (checked by the library)."""
     key = id_ if id_ else (url if url else None)
     bad = None
     if key is None:
@@ -83,6 +86,7 @@ def _row(chunk: Chunk, id_: Any, url: Any, host: Any, time: Any, html: Any, text
             body_bad, body = f"`text` must be a str, not {type(text).__name__}", ""
     chunk.bodies.append((body, html_))
     chunk.body_bad.append(body_bad)
+    chunk.mains.append(main)
     bad = bad or body_bad
     chunk.bad.append(bad)
 
@@ -111,7 +115,8 @@ def chunks(pages: Any, size: int) -> Iterator[Chunk]:
                 def col(name: str) -> List[Any]:
                     return part.column(name).to_pylist() if name in names else [None] * n
 
-                for row in zip(col("id"), col("url"), col("host"), col("time"), col("html"), col("text")):
+                rows = zip(col("id"), col("url"), col("host"), col("time"), col("html"), col("text"), col("main_text"))
+                for row in rows:
                     _row(chunk, *row)
                 if len(chunk) >= size:
                     yield chunk
@@ -129,7 +134,7 @@ def chunks(pages: Any, size: int) -> Iterator[Chunk]:
     for d in rows:
         if not isinstance(d, dict):
             raise InvalidTypeError(f"pages must be Arrow data or dicts, not {type(d).__name__}")
-        _row(chunk, d.get("id"), d.get("url"), d.get("host"), d.get("time"), d.get("html"), d.get("text"))
+        _row(chunk, d.get("id"), d.get("url"), d.get("host"), d.get("time"), d.get("html"), d.get("text"), d.get("main_text"))
         if len(chunk) >= size:
             yield chunk
             chunk = Chunk()

@@ -16,6 +16,8 @@ def signatures_table(
     batch: Any,
     html_col: Optional[str] = "html",
     text_col: Optional[str] = None,
+    *,
+    main_text: bool = False,
     **config: Any,
 ) -> Any:
     """The signatures of every row of an Arrow batch (a table, a record batch, a dict of
@@ -29,6 +31,10 @@ def signatures_table(
     ``sketch`` (list<fixed_size_binary(16)>), ``codes`` (list<uint32>), ``posting_keys`` (binary:
     the 9-byte keys the page is filed under, content key first, concatenated; what a distributed
     merge sends to the key partitions) and ``error`` (null, or why the row has no signatures).
+    With ``main_text=True``, also ``main_text`` (binary): the page's main text as extracted
+    (title, heading, paragraphs with their kinds) in a compact, versioned and checksummed
+    encoding of neardup's own, which ``Index.insert_many`` reads from a ``main_text`` column so
+    as not to extract the page again (the distributed merge's S1 keeps it for S4, SCALEOUT §5).
     ``config`` overrides signature options as for ``signatures()``.
     """
     pa = import_pyarrow()
@@ -45,6 +51,8 @@ def signatures_table(
             "batch must be Arrow data, a dict of columns or a pandas DataFrame, "
             f"not {type(batch).__name__}"
         )
+    if not isinstance(main_text, bool):
+        raise InvalidTypeError(f"main_text must be a bool, not {type(main_text).__name__}")
     for name, value in (("html_col", html_col), ("text_col", text_col)):
         if value is not None and not isinstance(value, str):
             raise InvalidTypeError(f"{name} must be a str or None, not {type(value).__name__}")
@@ -57,7 +65,7 @@ def signatures_table(
     if col not in table.schema.names:
         raise InvalidArgumentError(f"the batch has no column {col!r}")
     bodies = table.column(col).to_pylist()
-    c = _neardup._signatures_columns(bodies, is_html, config or None)
+    c = _neardup._signatures_columns(bodies, is_html, config or None, main_text)
     n = len(bodies)
     new = {
         "text": pa.array(c["text"], pa.string()),
@@ -69,6 +77,8 @@ def signatures_table(
         "posting_keys": pa.array(c["posting_keys"], pa.binary()),
         "error": pa.array(c["error"], pa.string()),
     }
+    if main_text:
+        new["main_text"] = pa.array(c["main_text"], pa.binary())
     names = list(table.schema.names)
     arrays = [table.column(i) for i in range(len(names))]
     for name, arr in new.items():

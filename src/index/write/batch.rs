@@ -21,24 +21,23 @@
 //!    alone (see [`crate::index::decide::Outcome`]), so the writer's decisions are exactly those it
 //!    would make on its own; the stages change only where the work is done.
 
-use std::collections::HashMap;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use parking_lot::Mutex;
-
 use super::schedule::Board;
+use super::sign::{last_of_each_key, Mains, Signed};
 use super::window::{Pre, Window};
 use super::Txn;
-use crate::index::chrome::{Extracted, Learned};
+use crate::index::chrome::Learned;
 use crate::index::decide::Memo;
 use crate::index::types::{Page, Verdict};
 use crate::index::view::{Committed, Known};
-use crate::index::{check_page, Index};
+use crate::index::Index;
 use crate::signature::{page_keys, Signatures};
 use crate::storage::codec::{DocId, PageBlocks};
 use crate::storage::{kind, posting_key};
+use crate::text::MainText;
 use crate::{Error, Result};
 
 /// Order in which a batch is inserted.
@@ -106,33 +105,6 @@ impl Default for BatchOptions {
     }
 }
 
-/// A window's pages after the first half of stage 1.
-pub(super) struct Signed {
-    /// Signatures by page (`None` for a page that cannot be inserted).
-    pub(crate) sigs: Vec<Option<Signatures>>,
-    /// The chrome record of each page that is counted.
-    pub(crate) blocks: Vec<Option<PageBlocks>>,
-    /// Why a page cannot be inserted.
-    pub(crate) errors: Vec<Option<Error>>,
-    /// Time the signatures took, per page.
-    pub(crate) signature: Duration,
-}
-
-/// For each page, whether it is the last of its key among `pages` (an earlier one is
-/// superseded).
-fn last_of_each_key(pages: &[Page<'_>]) -> Vec<bool> {
-    let mut last: HashMap<&str, usize> = HashMap::new();
-    for (i, p) in pages.iter().enumerate() {
-        last.insert(p.key, i);
-    }
-    (0..pages.len())
-        .map(|i| last.get(pages[i].key) == Some(&i))
-        .collect()
-}
-
-/// A page after its chrome decision: its main text and what it counts and drops.
-pub(super) type Decided = (Extracted, Option<PageBlocks>);
-
 /// A window with its pages' errors and pre-decisions.
 pub(super) struct Prepared {
     pub(crate) window: Arc<Window>,
@@ -188,13 +160,46 @@ impl Index {
         progress: &mut dyn FnMut(usize, usize),
     ) -> Result<Vec<Result<Verdict>>> {
         self.metrics
-            .batch(|| self.insert_batch_unmetered(pages, opts, progress))
+            .batch(|| self.insert_batch_unmetered(pages, None, opts, progress))
     }
 
-    /// [`Index::insert_batch`] without recording it in the metrics.
+    /// [`Index::insert_batch`] of pages whose main texts were extracted before: `mains[i]` is
+    /// the main text of `pages[i]` as [`crate::signature::main_text`] gives it (kept by another
+    /// stage or process, e.g. as [`MainText::encode`]d bytes; SCALEOUT §5 S1 → S4), or `None`
+    /// for a page to extract here. A given main text is not extracted again; everything else
+    /// is as [`Index::insert_batch`] does it — the page's key, host and size checked, its raw
+    /// page hash taken from its content (keep the content: [`crate::Verdict::unchanged_html`]
+    /// compares it), the chrome decisions, signatures, candidates and verification — so the
+    /// verdicts and the index's state are those of [`Index::insert_batch`] on the same pages.
+    /// The main texts are trusted: one that is not its page's gives the signatures of that text.
+    ///
+    /// # Errors
+    /// As [`Index::insert_batch`]; and [`Error::InvalidArgument`], before anything is done, when
+    /// `mains` is not as long as `pages`.
+    pub fn insert_batch_extracted(
+        &self,
+        pages: &[Page<'_>],
+        mains: &[Option<MainText>],
+        opts: &BatchOptions,
+        progress: &mut dyn FnMut(usize, usize),
+    ) -> Result<Vec<Result<Verdict>>> {
+        if mains.len() != pages.len() {
+            return Err(Error::InvalidArgument(format!(
+                "{} main texts for {} pages: give one (or None) a page",
+                mains.len(),
+                pages.len()
+            )));
+        }
+        self.metrics
+            .batch(|| self.insert_batch_unmetered(pages, Some(mains), opts, progress))
+    }
+
+    /// [`Index::insert_batch`] without recording it in the metrics; `mains` as for
+    /// [`Index::insert_batch_extracted`], as long as `pages`.
     fn insert_batch_unmetered(
         &self,
         pages: &[Page<'_>],
+        mains: Mains<'_>,
         opts: &BatchOptions,
         progress: &mut dyn FnMut(usize, usize),
     ) -> Result<Vec<Result<Verdict>>> {
@@ -212,9 +217,9 @@ impl Index {
             && opts.order == BatchOrder::FingerprintCount
             && pages.len() > window
         {
-            return self.insert_batch_sorted(pages, opts, progress);
+            return self.insert_batch_sorted(pages, mains, opts, progress);
         }
-        self.insert_windows(pages, opts, None, progress)
+        self.insert_windows(pages, mains, opts, None, progress)
     }
 
     /// [`OrderScope::Batch`]: every page's signatures (with the chrome decisions in input order,
@@ -223,6 +228,7 @@ impl Index {
     pub(super) fn insert_batch_sorted(
         &self,
         pages: &[Page<'_>],
+        mains: Mains<'_>,
         opts: &BatchOptions,
         progress: &mut dyn FnMut(usize, usize),
     ) -> Result<Vec<Result<Verdict>>> {
@@ -242,6 +248,7 @@ impl Index {
                 let r = a..(a + window).min(pages.len());
                 let (signed, l) = self.sign_window(
                     &pages[r.clone()],
+                    mains.map(|m| &m[r.clone()]),
                     &keep[r.clone()],
                     &board,
                     true,
@@ -288,18 +295,20 @@ impl Index {
             order: BatchOrder::Input,
             ..*opts
         };
-        let results = self.insert_windows(&sorted, &in_order, Some(given), progress)?;
+        let results = self.insert_windows(&sorted, None, &in_order, Some(given), progress)?;
         // Back to input order.
         let mut placed: Vec<(usize, Result<Verdict>)> = order.into_iter().zip(results).collect();
         placed.sort_unstable_by_key(|p| p.0);
         Ok(placed.into_iter().map(|p| p.1).collect())
     }
 
-    /// The window pipeline of [`Index::insert_batch`] over `pages`; `given`, one per window,
-    /// holds signatures already computed (then the windows' own order is the order given).
+    /// The window pipeline of [`Index::insert_batch`] over `pages` (with their main texts when
+    /// `mains` gives them); `given`, one per window, holds signatures already computed (then
+    /// the windows' own order is the order given).
     pub(super) fn insert_windows(
         &self,
         pages: &[Page<'_>],
+        mains: Mains<'_>,
         opts: &BatchOptions,
         given: Option<Vec<Signed>>,
         progress: &mut dyn FnMut(usize, usize),
@@ -327,7 +336,7 @@ impl Index {
             };
             let board = &board;
             let mut cur = self.prepare_and_pre_decide(
-                &pages[first.clone()],
+                (&pages[first.clone()], mains.map(|m| &m[first.clone()])),
                 (opts.order, given.as_mut().and_then(Iterator::next)),
                 None,
                 board,
@@ -343,7 +352,7 @@ impl Index {
                     let signed = given.as_mut().and_then(Iterator::next);
                     scope.spawn(move || {
                         self.prepare_and_pre_decide(
-                            &pages[r],
+                            (&pages[r.clone()], mains.map(|m| &m[r])),
                             (opts.order, signed),
                             Some(before),
                             board,
@@ -404,12 +413,13 @@ impl Index {
             .collect())
     }
 
-    /// Stages 1 and 2 for one window, in `order_by`, with its signatures `given` when they were
-    /// computed before; `before` is the window inserted meanwhile. Parallel work is posted on
-    /// `board`; the calling thread takes part in it when `here`.
+    /// Stages 1 and 2 for one window (its pages, with their main texts when `mains` gives
+    /// them), in `order_by`, with its signatures `given` when they were computed before;
+    /// `before` is the window inserted meanwhile. Parallel work is posted on `board`; the
+    /// calling thread takes part in it when `here`.
     pub(super) fn prepare_and_pre_decide<'env>(
         &'env self,
-        pages: &'env [Page<'env>],
+        (pages, mains): (&'env [Page<'env>], Mains<'env>),
         (order_by, given): (BatchOrder, Option<Signed>),
         before: Option<Arc<Window>>,
         board: &Board<'env>,
@@ -419,7 +429,10 @@ impl Index {
         // Signatures given (the whole-batch order computed them) or computed here.
         let (signed, learned) = match given {
             Some(signed) => (signed, chrome.1),
-            None => self.sign_window(pages, &last_of_each_key(pages), board, here, chrome),
+            None => {
+                let keep = last_of_each_key(pages);
+                self.sign_window(pages, mains, &keep, board, here, chrome)
+            }
         };
         let (window, errors) = self.arrange(signed, order_by);
         let window = Arc::new(window);
@@ -433,89 +446,6 @@ impl Index {
             before: n_before,
             learned: Some(learned),
         }
-    }
-
-    /// Stage 1, first half: signatures in parallel (main texts, then the chrome decisions in
-    /// input order — see [`crate::index::chrome`] — then the signatures of what is left). A page whose
-    /// `keep` is false is superseded by a later page of the same key. Returns the pages'
-    /// signatures and errors, and the block statistics learned up to the end of the window.
-    pub(super) fn sign_window<'env>(
-        &'env self,
-        pages: &'env [Page<'env>],
-        keep: &[bool],
-        board: &Board<'env>,
-        here: bool,
-        chrome: (Option<&'env rocksdb::Snapshot<'env>>, Learned),
-    ) -> (Signed, Learned) {
-        let (snapshot, mut learned) = chrome;
-        let t0 = Instant::now();
-        let extracted: Vec<Result<Extracted>> = board
-            .map(pages.len(), here, move |i| {
-                check_page(&pages[i]).and_then(|_| self.extract_page(&pages[i], snapshot))
-            })
-            .into_iter()
-            .map(|r| r.unwrap_or_else(|| Err(worker_panicked())))
-            .collect();
-        let (mut extracted, mut errors): (Vec<Option<Extracted>>, Vec<Option<Error>>) = extracted
-            .into_iter()
-            .map(|r| match r {
-                Ok(s) => (Some(s), None),
-                Err(e) => (None, Some(e)),
-            })
-            .unzip();
-        // A key given twice: only its last page is inserted (the order within the window may
-        // change, the outcome must not).
-        for (i, p) in pages.iter().enumerate() {
-            if !keep[i] && extracted[i].is_some() {
-                extracted[i] = None;
-                errors[i] = Some(Error::InvalidArgument(format!(
-                    "page {:?} superseded by a later page with the same key in the batch",
-                    p.key
-                )));
-            }
-        }
-        // Chrome decisions, in input order, each on the statistics left by the pages before it.
-        let decided: Vec<Option<Decided>> = extracted
-            .into_iter()
-            .enumerate()
-            .map(|(i, ex)| {
-                let ex = ex?;
-                let rec = learned.decide(&self.opts.chrome, &pages[i], &ex);
-                Some((ex, rec))
-            })
-            .collect();
-        let decided: Arc<Vec<Mutex<Option<Decided>>>> =
-            Arc::new(decided.into_iter().map(Mutex::new).collect());
-        let signed = board.map(pages.len(), here, move |i| {
-            decided[i].lock().take().map(|(ex, rec)| self.sign(ex, rec))
-        });
-        let signature = t0.elapsed() / pages.len().max(1) as u32;
-        let mut sigs: Vec<Option<Signatures>> = Vec::with_capacity(pages.len());
-        let mut blocks: Vec<Option<PageBlocks>> = Vec::with_capacity(pages.len());
-        for (i, s) in signed.into_iter().enumerate() {
-            match s {
-                Some(Some((sig, rec))) => {
-                    sigs.push(Some(sig));
-                    blocks.push(rec);
-                }
-                Some(None) => {
-                    sigs.push(None);
-                    blocks.push(None);
-                }
-                None => {
-                    sigs.push(None);
-                    blocks.push(None);
-                    errors[i] = Some(worker_panicked());
-                }
-            }
-        }
-        let signed = Signed {
-            sigs,
-            blocks,
-            errors,
-            signature,
-        };
-        (signed, learned)
     }
 
     /// Stage 1, second half: the insertion order and the window's own postings.
@@ -750,9 +680,4 @@ impl Drop for InFlight<'_> {
         c.free_docs.release(oldest);
         c.free_clusters.release(oldest);
     }
-}
-
-/// The error of a page whose work panicked in a batch worker.
-fn worker_panicked() -> Error {
-    Error::InvalidArgument("a batch worker panicked on this page".into())
 }

@@ -4,7 +4,8 @@
 //! - `txn`: the write transaction, a `WriteBatch` with a read-your-writes overlay;
 //! - `insert`: insert, replace and delete of one page;
 //! - `place`: cluster placement and the hand-over of a deleted representative (SPEC §2.7);
-//! - `batch`: batch ingest, with its look-ahead (`ahead`) and scheduler (`schedule`);
+//! - `batch`: batch ingest, with its look-ahead (`ahead`) and scheduler (`schedule`), and its
+//!   pages' main texts, chrome decisions and signatures (`sign`);
 //! - `feed`: the change feed's records of a write, its trim, and the ids a change applied to a
 //!   copy gives out again; `replay`: a change of another index's feed applied to this one.
 
@@ -15,6 +16,7 @@ mod insert;
 mod place;
 mod replay;
 mod schedule;
+mod sign;
 mod txn;
 mod window;
 

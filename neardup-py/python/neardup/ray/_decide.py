@@ -4,7 +4,8 @@ scratch index, and the units' logs made one batch log.
 The coordination runs in a Ray actor (``Coordinator``, issue #34, item 3), not on the driver: it
 reads the day's keys and signatures from S1's parts in the store (``_Rows``), calls ``_plan.plan``
 (S2–S3), starts the units and numbers their ids; the driver gets the counts and the first error
-rows. Each unit reads its own pages (key, host, time, body) from S1's parts.
+rows. Each unit reads its own pages (key, host, time, body, and the main text S1 extracted, so
+that its inserts do not extract the page again) from S1's parts.
 
 A unit is a Ray task: a scratch index with the standing index's options (``reuse_ids=False``;
 ``sync_writes=False``, as it is thrown away) is
@@ -513,15 +514,17 @@ class _MappedRows:
 def _unit_rows(source: Tuple[Store, str, List[int], List[str]], rows: List[int], path: Path) -> Any:
     """The fields ``insert_many`` reads of the day's ``rows`` (sorted), read from S1's parts in
     the store a part at a time and written, in that order, to the Arrow file ``path``, which is
-    returned memory-mapped: ``id`` (the key), ``host``, ``time``, ``html``, ``text`` and
-    ``is_html``. The unit's memory holds one part's rows, not the unit's."""
+    returned memory-mapped: ``id`` (the key), ``host``, ``time``, ``html``, ``text``,
+    ``main_text`` (S1's extraction, which ``insert_many`` takes instead of extracting the page
+    again; null in a part an older S1 wrote) and ``is_html``. The unit's memory holds one
+    part's rows, not the unit's."""
     import numpy as np
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     store, rel, offsets, parts = source
     want = np.asarray(rows, dtype=np.int64)
-    cols = ["file", "row", "key", "host", "time", "is_html", "html", "text"]
+    cols = ["file", "row", "key", "host", "time", "is_html", "html", "text", "main_text"]
     # 64-bit offsets: a unit's bodies may pass the 2 GiB a binary column holds (a million-page
     # day did).
     schema = pa.schema(
@@ -531,6 +534,7 @@ def _unit_rows(source: Tuple[Store, str, List[int], List[str]], rows: List[int],
             pa.field("time", pa.int64()),
             pa.field("html", pa.large_binary()),
             pa.field("text", pa.large_string()),
+            pa.field("main_text", pa.large_binary()),
             pa.field("is_html", pa.bool_()),
         ]
     )
@@ -538,7 +542,13 @@ def _unit_rows(source: Tuple[Store, str, List[int], List[str]], rows: List[int],
     last = -1
     with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, schema) as out:
         for name in parts:
-            t = pq.read_table(store.path(f"{rel}/{name}"), columns=cols, filesystem=store.fs)
+            try:
+                t = pq.read_table(store.path(f"{rel}/{name}"), columns=cols, filesystem=store.fs)
+            except pa.ArrowInvalid:
+                # A part S1 wrote before it kept the main texts (a merge resumed after an
+                # upgrade): its pages are extracted again.
+                t = pq.read_table(store.path(f"{rel}/{name}"), columns=cols[:-1], filesystem=store.fs)
+                t = t.append_column("main_text", pa.nulls(t.num_rows, pa.binary()))
             day_rows = np.asarray(offsets, dtype=np.int64)[t.column("file").to_numpy()] + t.column("row").to_numpy()
             keep = np.isin(day_rows, want)
             kept = day_rows[keep]
@@ -546,7 +556,7 @@ def _unit_rows(source: Tuple[Store, str, List[int], List[str]], rows: List[int],
             if len(kept) and (kept[0] <= last or (np.diff(kept) <= 0).any()):
                 raise neardup.CorruptionError(f"the signatures of {store.path(rel)} do not hold the day's rows in order")
             last = int(kept[-1]) if len(kept) else last
-            t = t.filter(pa.array(keep)).select(["key", "host", "time", "html", "text", "is_html"])
+            t = t.filter(pa.array(keep)).select(["key", "host", "time", "html", "text", "main_text", "is_html"])
             out.write_table(t.rename_columns(schema.names).cast(schema))
             n += t.num_rows
             del t

@@ -10,8 +10,10 @@ from JSONL and archives) is signed by another task
 (``_sign_block``: ``neardup.signatures_table``), which writes it to the batch's ``s1/`` in the
 store as ``part-<file>-<first row>.parquet``: the fields ``insert_many`` reads (key, host, time,
 body), why the row cannot be a page (``bad``), its file, its row number in the file and its line,
-and of a page with a usable body its simhash and number of sentence fingerprints (the whole-batch
-order of S4 sorts by it); and beside it as ``probes-<file>-<first row>.parquet`` the block's
+and of a page with a usable body its simhash, number of sentence fingerprints (the whole-batch
+order of S4 sorts by it) and main text as extracted (``main_text``: ``MainText::encode``'s
+bytes, from ``signatures_table(..., main_text=True)``; S4's scratch inserts take it instead of
+extracting the page a second time, the body kept for its size and raw hash); and beside it as ``probes-<file>-<first row>.parquet`` the block's
 posting keys and simhashes, each with the key partition that answers it, sorted by partition, a
 row group each: S2's shuffle, so that each key partition reads only its own probes (``_plan``).
 A row's number in
@@ -65,6 +67,7 @@ def part_schema() -> Any:
             ("signed", pa.bool_()),
             ("simhash", pa.uint64()),
             ("fingerprints", pa.int64()),
+            ("main_text", pa.binary()),
         ]
     )
 
@@ -120,6 +123,7 @@ def _table(f: int, start: int, cols: Dict[str, List[Any]]) -> Any:
             "signed": pa.array(cols["signed"], pa.bool_()),
             "simhash": pa.nulls(n, pa.uint64()),
             "fingerprints": pa.array([0] * n, pa.int64()),
+            "main_text": pa.nulls(n, pa.binary()),
         },
         schema=part_schema(),
     )
@@ -221,8 +225,8 @@ def _jsonl_tables(f: int, path: str, max_page_bytes: Optional[int]) -> Iterator[
 
 
 def _sign_block(store: Store, rel: str, table: Any, config: Dict[str, Any], layout: Any) -> str:
-    """In a Ray task: the posting keys, simhash and sentence-fingerprint count of the block's
-    rows with a usable body (HTML and text rows signed apart), the block written as a part of
+    """In a Ray task: the posting keys, simhash, sentence-fingerprint count and encoded main text
+    of the block's rows with a usable body (HTML and text rows signed apart), the block written as a part of
     ``rel``, named by its file and first row (a retried task writes the same part again), and
     its posting keys and simhashes routed to the key partitions (``_write_probes``), beside it.
     Returns the part's name."""
@@ -233,6 +237,7 @@ def _sign_block(store: Store, rel: str, table: Any, config: Dict[str, Any], layo
     keys: List[Optional[bytes]] = [None] * table.num_rows
     sims: List[Optional[int]] = [None] * table.num_rows
     counts = [0] * table.num_rows
+    mains: List[Optional[bytes]] = [None] * table.num_rows
     signed = table.column("signed").to_pylist()
     is_html = table.column("is_html").to_pylist()
     for col, want in (("html", True), ("text", False)):
@@ -241,12 +246,14 @@ def _sign_block(store: Store, rel: str, table: Any, config: Dict[str, Any], layo
             continue
         body = table.column(col).take(pa.array(idx, pa.int64()))
         batch = pa.table({"row": pa.array(idx, pa.int64()), col: body})
-        out = neardup.signatures_table(batch, html_col=col if want else None, text_col=None if want else col, **config)
+        out = neardup.signatures_table(batch, html_col=col if want else None, text_col=None if want else col, main_text=True, **config)
         count = pc.fill_null(pc.list_value_length(out.column("fingerprints")), 0).to_pylist()
-        for i, k, h, c in zip(out.column("row").to_pylist(), out.column("posting_keys").to_pylist(), out.column("simhash").to_pylist(), count):
-            keys[i], sims[i], counts[i] = k, h, c
+        cols = (out.column(c).to_pylist() for c in ("row", "posting_keys", "simhash", "main_text"))
+        for i, k, h, m, c in zip(*cols, count):
+            keys[i], sims[i], mains[i], counts[i] = k, h, m, c
     table = table.set_column(table.schema.get_field_index("simhash"), "simhash", pa.array(sims, pa.uint64()))
     table = table.set_column(table.schema.get_field_index("fingerprints"), "fingerprints", pa.array(counts, pa.int64()))
+    table = table.set_column(table.schema.get_field_index("main_text"), "main_text", pa.array(mains, pa.binary()))
     f, first = table.column("file")[0].as_py(), table.column("row")[0].as_py()
     name = f"part-{f:06}-{first:012}.parquet"
     store.fs.create_dir(store.path(rel), recursive=True)
