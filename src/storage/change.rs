@@ -48,7 +48,7 @@ pub struct Change {
 /// The last two are what those changes did to other pages and clusters (a hand-over, a
 /// newcomer taking the lead, members placed again), listed after the changes of their commit
 /// as the commit left them (a batch commits a group of pages at once); a copy applying the
-/// first four gets them by itself.
+/// first four gets their effect by itself, and applying these records them in its feed.
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub enum ChangeKind {

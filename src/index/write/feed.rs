@@ -82,7 +82,13 @@ impl Txn<'_> {
     /// another cluster, clusters with another representative. Reads the state before the write
     /// (under the writer lock, so nothing changes it meanwhile). A write that records no change
     /// (a batch log's) adds none.
+    /// A write that applies another index's change records that change as it is instead
+    /// ([`Txn::mirror`]): the copy's feed is the original's, change for change.
     pub(crate) fn resolve_feed(&mut self) -> Result<()> {
+        if let Some(m) = &self.mirror {
+            self.changes = vec![m.kind.clone()];
+            return Ok(());
+        }
         if self.changes.is_empty() {
             return Ok(());
         }
@@ -181,10 +187,14 @@ impl Txn<'_> {
         }
         let ix = self.ix;
         let retention = ix.opts.change_retention;
-        let committed_ms = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
+        let committed_ms = match &self.mirror {
+            Some(m) => m.committed_ms,
+            None => SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX)),
+        };
         let first = self.next_change;
+        debug_assert!(self.mirror.as_ref().is_none_or(|m| m.seq == first));
         let h = ix.cf(cf::CHANGES);
         for (i, kind) in std::mem::take(&mut self.changes).into_iter().enumerate() {
             let seq = first + i as u64;

@@ -16,12 +16,16 @@ use crate::Result;
 
 impl Index {
     /// Applies a change listed by another index's [`Index::changes_since`] — a replica
-    /// following its primary, an incremental copy — in one atomic write, recorded in this
-    /// index's own feed. Inserts, replaces, new publish times and deletes are decided again
-    /// here from what the change kept (the normalized text and heading codes the original
-    /// decided on, its host and time, the site chrome it counted, the hash of its raw page),
-    /// giving out the ids the original gave; [`ChangeKind::Moved`] and [`ChangeKind::RepresentativeChanged`] are what
-    /// those did, and are no-ops here (the decisions redo them).
+    /// following its primary, an incremental copy — in one atomic write. Inserts, replaces,
+    /// new publish times and deletes are decided again here from what the change kept (the
+    /// normalized text and heading codes the original decided on, its host and time, the site
+    /// chrome it counted, the hash of its raw page), giving out the ids the original gave;
+    /// [`ChangeKind::Moved`] and [`ChangeKind::RepresentativeChanged`] are what those did
+    /// (the decisions redo them here). Every change, of each kind, is recorded in this index's
+    /// feed as it is, under its number: the copy's feed is the original's, change for change
+    /// (a write that decided several pages at once records fewer moves and hand-overs than
+    /// its pages decided one by one would), so the copy's [`Index::last_change`] is the last
+    /// change it applied, and the copy can itself be followed.
     ///
     /// Applied in sequence order to an index opened with the same stored configuration (and the
     /// same search options: verification thresholds, `max_clusters_verified`, over-frequent
@@ -32,14 +36,22 @@ impl Index {
     /// [`Index::export`].
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] when the change does not apply as it did where it was made
-    /// (an insert of a key this index holds, a delete of one it does not, an id that is not
-    /// free here): this index is not a copy of the original at that change; nothing is
-    /// written. [`Error::Poisoned`], storage and corruption errors as for [`Index::insert`].
+    /// [`Error::InvalidArgument`] when the change is not the next one of this index's feed
+    /// (applied already, or one skipped), or does not apply as it did where it was made (an
+    /// insert of a key this index holds, a delete of one it does not, an id that is not free
+    /// here): this index is not a copy of the original at that change; nothing is written.
+    /// [`Error::Poisoned`], storage and corruption errors as for [`Index::insert`].
     pub fn apply_change(&self, change: &Change) -> Result<()> {
         let mut counters = self.lock_writer()?;
         self.refuse_if_partition("applying a change")?;
+        if change.seq != counters.next_change {
+            return Err(diverged(format!(
+                "it is change {}, and the next change here is {}",
+                change.seq, counters.next_change
+            )));
+        }
         let mut txn = Txn::new(self, &counters);
+        txn.mirror = Some(change.clone());
         match &change.kind {
             ChangeKind::Inserted(p) | ChangeKind::Replaced(p) => {
                 let replace = matches!(change.kind, ChangeKind::Replaced(_));
@@ -121,7 +133,8 @@ impl Index {
                 });
                 self.delete_in(&mut txn, *doc)?;
             }
-            ChangeKind::Moved { .. } | ChangeKind::RepresentativeChanged { .. } => return Ok(()),
+            // Done by the decisions of the changes before it: only recorded.
+            ChangeKind::Moved { .. } | ChangeKind::RepresentativeChanged { .. } => {}
         }
         if let Some(pins) = &txn.pins {
             if pins.doc.is_some() || !pins.clusters.is_empty() {

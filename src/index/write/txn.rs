@@ -18,7 +18,7 @@ use crate::index::ids::{AllocatedId, Allocation, Counters};
 use crate::index::view::Known;
 use crate::index::{Index, View};
 use crate::methods::DocFreq;
-use crate::storage::change::ChangeKind;
+use crate::storage::change::{Change, ChangeKind};
 use crate::storage::codec::{self, ClusterId, ClusterRecord, DocId, DocRecord, PageBlocks};
 use crate::storage::merge::{add_operand, remove_operand, Delta};
 use crate::storage::{cf, chrome_key, id_key, meta};
@@ -72,6 +72,10 @@ pub(crate) struct Txn<'a> {
     pub(crate) clusters_given: Vec<ClusterId>,
     /// When the write applies a change of another index's feed: the ids to give out.
     pub(crate) pins: Option<Pins>,
+    /// When the write applies a change of another index's feed: that change, recorded in this
+    /// index's feed as it is (same number, time and content) instead of the changes this write
+    /// would record by itself (see [`crate::Index::apply_change`]).
+    pub(crate) mirror: Option<Change>,
     /// The sequence number the write's first change gets.
     pub(crate) next_change: u64,
     /// The feed's last trimmed sequence number.
@@ -148,6 +152,7 @@ impl<'a> Txn<'a> {
             changes: Vec::new(),
             clusters_given: Vec::new(),
             pins: None,
+            mirror: None,
             next_change: counters.next_change,
             changes_trimmed: counters.changes_trimmed,
         }
