@@ -521,8 +521,10 @@ impl PyIndex {
     /// a copy of that one, in one atomic write: decided again from what the change kept, with
     /// the ids the original gave out. Applied in sequence order to a copy that started empty
     /// with the original (or from a checkpoint of it and its ``last_change()``) under the same
-    /// options, the copy holds what the original holds. ``InvalidArgumentError`` when the change
-    /// does not apply as it did there (nothing is written).
+    /// options, the copy holds what the original holds, and its feed is the original's (each
+    /// change recorded as it is, under its number: its ``last_change()`` is where it follows
+    /// from). ``InvalidArgumentError`` when the change is not this copy's next one, or does not
+    /// apply as it did there (nothing is written).
     fn apply_change(&self, py: Python<'_>, change: &Bound<'_, PyAny>) -> PyResult<()> {
         let change: neardup::Change = if let Ok(c) = change.cast::<Change>() {
             c.get().inner.clone()

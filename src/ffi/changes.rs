@@ -366,11 +366,12 @@ pub unsafe extern "C" fn nd_index_last_change(h: *const nd_index, out: *mut u64)
 /// copy of that one, in one atomic write: decided again from what the change kept, with the ids
 /// the original gave out. Applied in sequence order to a copy that started empty with the
 /// original (or from a checkpoint of it and its last change) under the same options, the copy
-/// holds what the original holds.
+/// holds what the original holds, and its feed is the original's (each change recorded as it is,
+/// under its number: its last change, `nd_index_last_change`, is where it follows from).
 ///
 /// # Errors
-/// `ND_INVALID_ARGUMENT` when the bytes are not a change or the change does not apply as it did
-/// where it was made (nothing is written), `ND_NULL_POINTER`, `ND_READ_ONLY`, `ND_POISONED`,
+/// `ND_INVALID_ARGUMENT` when the bytes are not a change, the change is not this copy's next one,
+/// or it does not apply as it did where it was made (nothing is written), `ND_NULL_POINTER`, `ND_READ_ONLY`, `ND_POISONED`,
 /// `ND_STORAGE`, `ND_CORRUPTION`, `ND_CLOSED`, `ND_WRONG_PROCESS`.
 ///
 /// # Safety
