@@ -73,6 +73,54 @@ def test_components_and_merged_forests_equal_brute_force(seed):
     assert partition_of(merged) == want
 
 
+def brute_pack(nodes, labels, rows_n, work_units):
+    """S3's packing written plainly: components as lists of (kind, value), kept when they hold
+    a row or a delete, in the order of their first item (rows, then deletes after every row),
+    each to the least loaded unit (pages, rows and deletes; the lowest-numbered on a tie)."""
+    from neardup.ray import _plan
+
+    comps: dict = {}
+    for node, label in zip(nodes, labels):
+        comps.setdefault(label, []).append((node >> _plan._SHIFT, node & ((1 << _plan._SHIFT) - 1)))
+
+    def first(items):
+        return min(v if k == _plan._ROW else rows_n + v for k, v in items if k in (_plan._ROW, _plan._GONE))
+
+    def size(items):
+        return sum(1 for k, _ in items if k in (_plan._ROW, _plan._GONE, _plan._DOC))
+
+    kept = sorted((c for c in comps.values() if any(k in (_plan._ROW, _plan._GONE) for k, _ in c)), key=first)
+    units = [{k: [] for k in range(4)} for _ in range(max(1, min(work_units, len(kept))))]
+    for c in kept:
+        i = min(range(len(units)), key=lambda i: (sum(len(units[i][k]) for k in (_plan._ROW, _plan._GONE, _plan._DOC)), i))
+        for k, v in c:
+            units[i][k].append(v)
+    out = [[sorted(u[k]) for k in (_plan._ROW, _plan._GONE, _plan._DOC, _plan._CLUSTER)] for u in units]
+    return out, sorted((size(c) for c in kept), reverse=True)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_work_units_take_components_in_day_order_to_the_least_loaded(seed):
+    from neardup.ray import _plan
+
+    rng = random.Random(seed)
+    rows_n = rng.randint(1, 60)
+    nodes = [(_plan._ROW << _plan._SHIFT) | r for r in range(rows_n)]
+    nodes += [(_plan._GONE << _plan._SHIFT) | g for g in range(rng.randint(0, 8))]
+    nodes += [(_plan._DOC << _plan._SHIFT) | (1000 + d) for d in range(rng.randint(0, 30))]
+    nodes += [(_plan._CLUSTER << _plan._SHIFT) | (50 + c) for c in range(rng.randint(0, 10))]
+    rng.shuffle(nodes)
+    labels = [rng.randrange(max(1, len(nodes) // 3)) for _ in nodes]
+    # Labels numbered densely, as the union-find gives them.
+    dense = {l: i for i, l in enumerate(sorted(set(labels)))}
+    labels = [dense[l] for l in labels]
+    for work_units in (1, 2, 3, 7):
+        units, sizes = _plan._pack(np.asarray(nodes, dtype=np.uint64), np.asarray(labels, dtype=np.int64), rows_n, work_units)
+        want, want_sizes = brute_pack(nodes, labels, rows_n, work_units)
+        assert [[u.rows, u.gone, u.pages, u.clusters] for u in units] == want
+        assert sizes == want_sizes
+
+
 def test_components_refuse_arrays_that_are_not_uint64_pairs():
     c = neardup.Components()
     with pytest.raises(neardup.InvalidArgumentError):

@@ -43,8 +43,8 @@ def group(items: Iterable[Tuple[int, Any]], parts: int) -> List[List[Any]]:
 
 
 class Unit:
-    """A work unit of S4 (or one component while they are gathered): the day's rows, the
-    delete-list positions, and the standing pages and clusters its decisions read."""
+    """A work unit of S4: the day's rows, the delete-list positions, and the standing pages and
+    clusters its decisions read (each sorted)."""
 
     def __init__(self) -> None:
         self.rows: List[int] = []
@@ -53,17 +53,8 @@ class Unit:
         self.clusters: List[int] = []
 
     def size(self) -> int:
+        """Its work: pages, rows and deletes."""
         return len(self.rows) + len(self.gone) + len(self.pages)
-
-    def first(self, rows: int) -> int:
-        """Its first item in the day's order: rows, then deletes after every row."""
-        return min([*self.rows, *(rows + g for g in self.gone)], default=rows * 2 + 1)
-
-    def absorb(self, other: "Unit") -> None:
-        self.rows += other.rows
-        self.gone += other.gone
-        self.pages += other.pages
-        self.clusters += other.clusters
 
 
 def _ask(actors: List[Any], method: str, groups: List[List[Any]], pack: Callable[[List[Any]], Any] = list) -> List[Any]:
@@ -369,11 +360,9 @@ def _plan(
     shuffled = 0
     # The day's close simhashes.
     _close_simhashes(edges, with_sim, lay.simhash_max_distance)
-    # A key given twice in the day goes to one unit.
-    first: Dict[str, int] = {}
-    again = [(r, first.setdefault(k, r)) for r, k in enumerate(chunk.keys) if k is not None]
-    again = [(r, f) for r, f in again if r != f]
-    edges.add(_tag(_ROW, [r for r, _ in again]), _tag(_ROW, [f for _, f in again]))
+    # A key given twice in the day goes to one unit: each row joins the first row of its key.
+    again, first_of = _repeated_keys(chunk.keys)
+    edges.add(_tag(_ROW, again), _tag(_ROW, first_of))
     # Re-crawled and deleted keys: their standing pages.
     touched = [k or "" for k in chunk.keys] + list(gone)
     kgroups = group(((p, i) for i, p in enumerate(lay.key_parts_of(touched)) if touched[i]), lay.doc_parts)
@@ -431,54 +420,73 @@ def _plan(
     if found is None:
         return None
     nodes, labels, cut = found
-    ordered = _gather(nodes, labels, rows_n)
-    sizes = sorted((c.size() for c in ordered), reverse=True)
+    units, sizes = _pack(nodes, labels, rows_n, work_units)
     stats = {
         "count": len(sizes),
         "largest": sizes[0] if sizes else 0,
         "singletons": sum(1 for x in sizes if x == 1),
         **cut,
     }
-    # Components in the order of their first item, each to the unit with the least work so
-    # far (the lowest-numbered on a tie).
-    units = [Unit() for _ in range(max(1, min(work_units, len(ordered))))]
-    load = [(0, i) for i in range(len(units))]
-    for c in ordered:
-        _, i = heapq.heappop(load)
-        units[i].absorb(c)
-        heapq.heappush(load, (units[i].size(), i))
-    for u in units:
-        u.rows.sort()
-        u.gone.sort()
-        u.pages.sort()
-        u.clusters.sort()
     return [u for u in units if u.rows or u.gone], stats, shuffled
 
 
-def _gather(nodes: Any, labels: Any, rows_n: int) -> List[Unit]:
-    """The components as units, in the order of their first item (rows, then deletes after
-    every row); components with no row and no delete (what a cut left of a reach) are read
-    by no decision and dropped."""
+def _repeated_keys(keys: List[Optional[str]]) -> Tuple[Any, Any]:
+    """The rows whose key an earlier row of the day has (keyless rows aside), and for each the
+    first row of that key: in arrays (a dictionary encoding), no dict of the day's keys."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    codes = pc.fill_null(pa.array(keys, pa.string()).dictionary_encode().indices, -1).to_numpy()
+    rows = np.flatnonzero(codes >= 0)
+    _, first, inverse = np.unique(codes[rows], return_index=True, return_inverse=True)
+    first_of = rows[first][inverse.reshape(-1)]
+    again = first_of != rows
+    return rows[again], first_of[again]
+
+
+def _pack(nodes: Any, labels: Any, rows_n: int, work_units: int) -> Tuple[List[Unit], List[int]]:
+    """The components (``labels`` of ``nodes``) packed into at most ``work_units`` units: in the
+    order of their first item (rows, then deletes after every row), each to the unit with the
+    least work so far (pages, rows and deletes; the lowest-numbered on a tie); components with
+    no row and no delete (what a cut left of a reach) are read by no decision and dropped.
+    Returns the units (their items sorted) and the components' sizes, largest first. In
+    arrays, a component a few bytes: no object a component (a day of 10⁶ pages is most of 10⁶
+    components)."""
     import numpy as np
 
     n = int(labels.max(initial=-1)) + 1
     kinds = nodes >> np.uint64(_SHIFT)
     values = (nodes & np.uint64((1 << _SHIFT) - 1)).astype(np.int64)
-
-    def per_component(kind: int) -> List[List[int]]:
-        sel = kinds == kind
-        lab, val = labels[sel], values[sel]
-        order = np.lexsort((val, lab))
-        bounds = np.searchsorted(lab[order], np.arange(n + 1)).tolist()
-        vals = val[order].tolist()
-        return [vals[bounds[i] : bounds[i + 1]] for i in range(n)]
-
-    comps = [Unit() for _ in range(n)]
+    # Each component's first item in the day's order, and its size.
+    never = np.iinfo(np.int64).max
+    item = np.where(kinds == _ROW, values, np.where(kinds == _GONE, rows_n + values, never))
+    first = np.full(n, never, dtype=np.int64)
+    np.minimum.at(first, labels, item)
+    counted = (kinds == _ROW) | (kinds == _GONE) | (kinds == _DOC)
+    size = np.bincount(labels[counted], minlength=n)
+    kept = np.flatnonzero(first < never)
+    ordered = kept[np.argsort(first[kept], kind="stable")]
+    units_n = max(1, min(work_units, len(ordered)))
+    unit_of = np.full(n, -1, dtype=np.int64)
+    load = [(0, i) for i in range(units_n)]
+    assigned = np.empty(len(ordered), dtype=np.int64)
+    for j, s in enumerate(size[ordered].tolist()):
+        w, i = heapq.heappop(load)
+        assigned[j] = i
+        heapq.heappush(load, (w + s, i))
+    unit_of[ordered] = assigned
+    units = [Unit() for _ in range(units_n)]
+    node_unit = unit_of[labels]
     for attr, kind in (("rows", _ROW), ("gone", _GONE), ("pages", _DOC), ("clusters", _CLUSTER)):
-        for c, found in zip(comps, per_component(kind)):
-            setattr(c, attr, found)
-    kept = [c for c in comps if c.rows or c.gone]
-    return sorted(kept, key=lambda c: c.first(rows_n))
+        sel = (kinds == kind) & (node_unit >= 0)
+        u, v = node_unit[sel], values[sel]
+        order = np.lexsort((v, u))
+        bounds = np.searchsorted(u[order], np.arange(units_n + 1)).tolist()
+        vals = v[order].tolist()
+        for i, unit in enumerate(units):
+            setattr(unit, attr, vals[bounds[i] : bounds[i + 1]])
+    return units, sorted(size[kept].tolist(), reverse=True)
 
 
 def _close_simhashes(edges: _Edges, rows: List[Tuple[int, int]], distance: int) -> None:
