@@ -202,6 +202,8 @@ def start_units(
     rows (``_Rows``); ``board``: a ``_progress.Board`` each unit tells the rows it decided;
     ``order``: ``"input"`` or ``"fingerprints"``, the order each library call decides its rows
     in. Returns what ``finish_units`` needs."""
+    import numpy as np
+
     ray = require_ray()
     lay = dx.layout
     frequent = ray.get([a.call.remote("seed_log", [], []) for a in dx.keys])
@@ -211,20 +213,21 @@ def start_units(
     # The library calls insert_many makes on one machine (runs that end where a key comes
     # again, cut by body kind; bad rows in none): each unit makes the same calls with its
     # rows, so that each call orders them as there.
-    groups = insert_groups(chunk, [i for i, b in enumerate(chunk.bad) if b is None])
-    unit_of = {r: u for u, unit in enumerate(units) for r in unit.rows}
+    groups = [np.asarray(rows, dtype=np.int64) for _, rows in insert_groups(chunk, [i for i, b in enumerate(chunk.bad) if b is None])]
+    # In arrays, a few bytes a row (the coordinator holds them from S4's start to its end).
+    unit_of = np.full(len(chunk), -1, dtype=np.int32)
+    for u, unit in enumerate(units):
+        unit_of[np.asarray(unit.rows, dtype=np.int64)] = u
     # Where each row is decided on one machine: its call, then its place in the call's
     # order (input order; or descending fingerprint count, then input order).
-    place: Dict[int, Tuple[int, int]] = {}
+    place = (np.full(len(chunk), -1, dtype=np.int32), np.zeros(len(chunk), dtype=np.int64))
+    count = np.zeros(len(chunk), dtype=np.int64)
     if order == "fingerprints":
-        count = dict(zip(sigs.column("row").to_pylist(), sigs.column("fingerprints").to_pylist()))
-        for c, (_, rows) in enumerate(groups):
-            for pos, r in enumerate(sorted(rows, key=lambda r: (-(count.get(r) or 0), r))):
-                place[r] = (c, pos)
-    else:
-        for c, (_, rows) in enumerate(groups):
-            for pos, r in enumerate(rows):
-                place[r] = (c, pos)
+        count[sigs.column("row").to_numpy()] = sigs.column("fingerprints").fill_null(0).to_numpy()
+    for c, rows in enumerate(groups):
+        ordered = rows[np.lexsort((rows, -count[rows]))] if order == "fingerprints" else rows
+        place[0][ordered] = c
+        place[1][ordered] = np.arange(len(ordered))
     # A scratch index is thrown away after its unit: syncing its writes buys nothing (the
     # batch log is what S5 makes durable), and it decides as a synced one does.
     options = dict(dx.options, reuse_ids=False, sync_writes=False)
@@ -243,8 +246,8 @@ def start_units(
     decided = 0
     for n_unit, (u, parts) in enumerate(zip(units, seed_refs)):
         # Each call's rows in the order one machine decides them (its place in the call).
-        calls = [sorted((r for r in rows if unit_of.get(r) == n_unit), key=place.__getitem__) for _, rows in groups]
-        calls = [c for c in calls if c]
+        mine = (rows[unit_of[rows] == n_unit] for rows in groups)
+        calls = [c[np.argsort(place[1][c], kind="stable")].tolist() for c in mine if len(c)]
         wanted = sorted(r for c in calls for r in c)
         decided += len(wanted)
         source = (dx.store, s1, chunk.offsets, chunk.parts_of(wanted))
@@ -284,7 +287,7 @@ def finish_units(dx: Any, started: Dict[str, Any], board: Optional[Any] = None) 
     events = []
     for u, res in enumerate(results):
         for i, (what, at, kind, local) in enumerate(res["allocations"]):
-            key = (0, at, 0) if what == "delete" else (1,) + place[at]
+            key = (0, at, 0) if what == "delete" else (1, int(place[0][at]), int(place[1][at]))
             events.append((key, u, i, kind, local))
     events.sort(key=lambda e: (e[0], e[1], e[2]))
     # Each unit's ids by their own number (a unit gives out base, base + 1, ...): a unit that
