@@ -121,6 +121,66 @@ def test_work_units_take_components_in_day_order_to_the_least_loaded(seed):
         assert sizes == want_sizes
 
 
+def plain_number_ids(base, place, results):
+    """S4's id numbering written plainly: every id of every unit sorted by its event (a delete's
+    position, then a row's call and place in it), its unit and its place among the unit's ids,
+    then numbered from the batch's counters."""
+    events = []
+    for u, allocs in enumerate(results):
+        for i, (what, at, kind, local) in enumerate(allocs):
+            key = (0, at, 0) if what == "delete" else (1, int(place[0][at]), int(place[1][at]))
+            events.append((key, u, i, kind, local))
+    events.sort(key=lambda e: (e[0], e[1], e[2]))
+    maps = [{"docs": {}, "seqs": {}, "clusters": {}} for _ in results]
+    doc, cluster, seq = base["next_doc"], base["next_cluster"], base["next_seq"]
+    for _, u, _, kind, local in events:
+        if kind == "page":
+            maps[u]["docs"][local - base["next_doc"]] = doc
+            maps[u]["seqs"][local - base["next_doc"]] = seq
+            doc, seq = doc + 1, seq + 1
+        else:
+            maps[u]["clusters"][local - base["next_cluster"]] = cluster
+            cluster += 1
+    return [{k: [t[i] for i in range(len(t))] for k, t in m.items()} for m in maps]
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_new_ids_are_numbered_in_the_single_nodes_order(seed):
+    from neardup.ray import _decide
+
+    rng = random.Random(seed)
+    for _ in range(25):
+        n_rows = rng.randint(0, 30)
+        place = (np.array([rng.randint(0, 3) for _ in range(n_rows)], np.int32), np.array(rng.sample(range(100), n_rows), np.int64))
+        base = {"next_doc": rng.randint(0, 50), "next_cluster": rng.randint(0, 50), "next_seq": rng.randint(0, 500)}
+        results = []
+        for _ in range(rng.randint(1, 4)):
+            doc, cluster, allocs = base["next_doc"], base["next_cluster"], []
+            for _ in range(rng.randint(0, 12)):
+                what = "row" if n_rows and rng.random() < 0.8 else "delete"
+                at = rng.randrange(n_rows) if what == "row" else rng.randint(0, 5)
+                if rng.random() < 0.6:
+                    allocs.append((what, at, "page", doc))
+                    doc += 1
+                else:
+                    allocs.append((what, at, "cluster", cluster))
+                    cluster += 1
+            results.append(allocs)
+        got = _decide.number_ids(base, place, [_decide.allocation_arrays(a) for a in results])
+        assert got == plain_number_ids(base, place, results)
+
+
+def test_a_unit_that_did_not_report_an_id_is_refused():
+    from neardup.ray import _decide
+
+    base = {"next_doc": 10, "next_cluster": 0, "next_seq": 0}
+    place = (np.zeros(2, np.int32), np.arange(2, dtype=np.int64))
+    # Ids 10 and 12 reported, 11 not.
+    allocs = [("row", 0, "page", 10), ("row", 1, "page", 12)]
+    with pytest.raises(neardup.CorruptionError):
+        _decide.number_ids(base, place, [_decide.allocation_arrays(allocs)])
+
+
 def test_components_refuse_arrays_that_are_not_uint64_pairs():
     c = neardup.Components()
     with pytest.raises(neardup.InvalidArgumentError):

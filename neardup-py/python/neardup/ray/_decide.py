@@ -270,6 +270,69 @@ def start_units(
     return {"refs": refs, "units": units, "place": place, "base": base, "bad": bad, "brel": brel, "shuffled": shuffled, "decided": decided}
 
 
+def number_ids(base: Dict[str, int], place: Tuple[Any, Any], allocations: List[Dict[str, Any]]) -> List[Dict[str, List[int]]]:
+    """The batch's new ids in the order one machine gives them out: the deletes' in
+    delete-list order, then the pages' in processing order (``place``: each row's library call
+    and place in it); each event's ids in the order it gave them out. ``allocations``: each
+    unit's, as ``allocation_arrays`` gives them. Returns each unit's map of its own ids (a unit
+    gives out base, base + 1, ...) to the batch's: ``docs``, ``seqs`` and ``clusters``. A
+    unit that gave its ids out in another order than the single node's makes a map that is not
+    increasing, which ``combine_unit_logs`` refuses; one that gave out ids it did not report
+    raises ``CorruptionError``. In arrays: a few bytes an id."""
+    import numpy as np
+
+    unit = np.concatenate([np.full(len(a["at"]), u, dtype=np.int64) for u, a in enumerate(allocations)] or [np.zeros(0, np.int64)])
+    index = np.concatenate([np.arange(len(a["at"]), dtype=np.int64) for a in allocations] or [np.zeros(0, np.int64)])
+    row = np.concatenate([a["row"] for a in allocations] or [np.zeros(0, np.bool_)])
+    at = np.concatenate([a["at"] for a in allocations] or [np.zeros(0, np.int64)])
+    page = np.concatenate([a["page"] for a in allocations] or [np.zeros(0, np.bool_)])
+    local = np.concatenate([a["id"] for a in allocations] or [np.zeros(0, np.int64)])
+    # Each id's event: (0, position, 0) for a delete, (1, call, place in the call) for a row;
+    # then its unit and its place among the unit's ids.
+    if len(place[0]):
+        at_row = np.where(row, at, 0)
+        call = np.where(row, place[0][at_row], at)
+        pos = np.where(row, place[1][at_row], 0)
+    else:  # a day of deletes only
+        call, pos = at, np.zeros(len(at), dtype=np.int64)
+    order = np.lexsort((index, unit, pos, call, row))
+    unit, page, local = unit[order], page[order], local[order]
+    new_doc = base["next_doc"] + np.cumsum(page) - 1
+    new_seq = base["next_seq"] + np.cumsum(page) - 1
+    new_cluster = base["next_cluster"] + np.cumsum(~page) - 1
+    maps: List[Dict[str, List[int]]] = []
+    for u in range(len(allocations)):
+        mine = unit == u
+        m: Dict[str, List[int]] = {}
+        for name, sel, values, first in (
+            ("docs", mine & page, new_doc, base["next_doc"]),
+            ("seqs", mine & page, new_seq, base["next_doc"]),
+            ("clusters", mine & ~page, new_cluster, base["next_cluster"]),
+        ):
+            slot = local[sel] - first
+            table = np.full(int(slot.max(initial=-1)) + 1, -1, dtype=np.int64)
+            table[slot] = values[sel]
+            if (table < 0).any():
+                raise neardup.CorruptionError(f"work unit {u} gave out ids it did not report")
+            m[name] = table.tolist()
+        maps.append(m)
+    return maps
+
+
+def allocation_arrays(allocations: List[Tuple[str, int, str, int]]) -> Dict[str, Any]:
+    """A unit's allocations, ``(what, at, kind, id)`` (``what`` ``"delete"`` or ``"row"``,
+    ``kind`` ``"page"`` or ``"cluster"``), as arrays: ``row``, ``at``, ``page``, ``id``."""
+    import numpy as np
+
+    n = len(allocations)
+    return {
+        "row": np.fromiter((w == "row" for w, _, _, _ in allocations), dtype=np.bool_, count=n),
+        "at": np.fromiter((a for _, a, _, _ in allocations), dtype=np.int64, count=n),
+        "page": np.fromiter((k == "page" for _, _, k, _ in allocations), dtype=np.bool_, count=n),
+        "id": np.fromiter((i for _, _, _, i in allocations), dtype=np.int64, count=n),
+    }
+
+
 def finish_units(dx: Any, started: Dict[str, Any], board: Optional[Any] = None) -> Dict[str, Any]:
     """S4's end: the units' new pages, clusters and insertion sequence numbered in the order
     one machine gives them out, the batch log written cut by partition under ``<brel>/logs/``
@@ -281,37 +344,7 @@ def finish_units(dx: Any, started: Dict[str, Any], board: Optional[Any] = None) 
     refs, units, place, base, bad = started["refs"], started["units"], started["place"], started["base"], started["bad"]
     # The coordinator reads what each unit did; the units' logs stay in the object store.
     results = ray.get([m for _, m in refs])
-    # The batch's new ids in the order one machine gives them out: the deletes' in
-    # delete-list order, then the pages' in processing order; each event's ids in the order
-    # it gave them out.
-    events = []
-    for u, res in enumerate(results):
-        for i, (what, at, kind, local) in enumerate(res["allocations"]):
-            key = (0, at, 0) if what == "delete" else (1, int(place[0][at]), int(place[1][at]))
-            events.append((key, u, i, kind, local))
-    events.sort(key=lambda e: (e[0], e[1], e[2]))
-    # Each unit's ids by their own number (a unit gives out base, base + 1, ...): a unit that
-    # gave them out in another order than the single node's makes a map that is not
-    # increasing, which combine_unit_logs refuses.
-    maps: List[Dict[str, List[Optional[int]]]] = [{"docs": [], "clusters": [], "seqs": []} for _ in results]
-
-    def put(table: List[Optional[int]], at: int, value: int) -> None:
-        table.extend([None] * (at + 1 - len(table)))
-        table[at] = value
-
-    next_doc, next_cluster, next_seq = base["next_doc"], base["next_cluster"], base["next_seq"]
-    for _, u, _, kind, local in events:
-        if kind == "page":
-            put(maps[u]["docs"], local - base["next_doc"], next_doc)
-            put(maps[u]["seqs"], local - base["next_doc"], next_seq)
-            next_doc += 1
-            next_seq += 1
-        else:
-            put(maps[u]["clusters"], local - base["next_cluster"], next_cluster)
-            next_cluster += 1
-    for u, m in enumerate(maps):
-        if any(v is None for table in m.values() for v in table):
-            raise neardup.CorruptionError(f"work unit {u} gave out ids it did not report")
+    maps = number_ids(base, place, [res["allocations"] for res in results])
     _progress.post(board, "the units' logs routed to the partitions")
     written = write_logs(dx.store, f"{started['brel']}/logs", base, lay, maps, [log for log, _ in refs])
     dx.store.delete(f"{started['brel']}/unit-logs")
@@ -476,7 +509,7 @@ def _decide_unit(
         shutil.rmtree(scratch_dir, ignore_errors=True)
     return log_rel, {
         "seed_bytes": len(seed),
-        "allocations": allocations,
+        "allocations": allocation_arrays(allocations),
         "deleted": deleted,
         "missing": missing,
         "duplicates": duplicates,
