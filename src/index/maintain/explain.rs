@@ -341,7 +341,7 @@ impl Index {
         let ranked = self.rank(self, &probe, Some(probe_id), None)?;
         for (i, &(cid, rank)) in ranked.clusters.iter().enumerate() {
             let rep = self.cluster(cid)?.map(|c| c.representative);
-            if rep == Some(held) || (i < MEMBER_FALLBACK && rank.best_member == held) {
+            if rep == Some(held) || (i < MEMBER_FALLBACK && rank.members().any(|m| m == held)) {
                 return Ok(None);
             }
         }
