@@ -458,12 +458,37 @@ impl Index {
         exclude_doc: Option<DocId>,
         exclude_cluster: Option<ClusterId>,
     ) -> Result<Ranked> {
+        self.rank_among(view, probe, exclude_doc, exclude_cluster, None)
+    }
+
+    /// [`Index::rank`] among the candidates `keep` accepts (all without it): what
+    /// [`Index::explain`] runs to search as a page's insert did, among the pages inserted
+    /// before it.
+    pub(crate) fn rank_among(
+        &self,
+        view: &impl View,
+        probe: &Probe<'_>,
+        exclude_doc: Option<DocId>,
+        exclude_cluster: Option<ClusterId>,
+        keep: Option<&dyn Fn(DocId) -> Result<bool>>,
+    ) -> Result<Ranked> {
         let Gathered {
             mut cands,
             frequent,
         } = self.gather(view, probe)?;
         if let Some(x) = exclude_doc {
             cands.remove(&x);
+        }
+        if let Some(keep) = keep {
+            let mut dropped = Vec::new();
+            for &id in cands.keys() {
+                if !keep(id)? {
+                    dropped.push(id);
+                }
+            }
+            for id in dropped {
+                cands.remove(&id);
+            }
         }
         let identical = cands
             .iter()
