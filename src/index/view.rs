@@ -24,7 +24,9 @@ use rocksdb::ReadOptions;
 use super::Index;
 use crate::methods::df::Overlaid;
 use crate::methods::{DocFreq, NoDocFreq};
-use crate::storage::codec::{self, ClusterId, ClusterRecord, DocId, DocRecord, PageBlocks};
+use crate::storage::codec::{
+    self, ClusterId, ClusterRecord, DocId, DocRecord, PageBlocks, PageSize,
+};
 use crate::storage::merge::Delta;
 use crate::storage::{self, cf, chrome_key, id_key};
 use crate::{Error, Result};
@@ -42,6 +44,9 @@ pub(crate) trait View {
     fn cluster(&self, cid: ClusterId) -> Result<Option<ClusterRecord>>;
     /// The cluster of each page (`None`: no live page has the id).
     fn clusters_of(&self, ids: &[DocId]) -> Result<Vec<Option<ClusterId>>>;
+    /// The cluster, text length and fingerprint count of each page (`None`: no live page has
+    /// the id): what the candidate ranking weighs a candidate by.
+    fn sizes_of(&self, ids: &[DocId]) -> Result<Vec<Option<PageSize>>>;
     /// A page's normalized text.
     fn text(&self, id: DocId) -> Result<Option<Arc<str>>>;
     /// A page's site-chrome record, if it was counted.
@@ -107,6 +112,10 @@ impl View for Index {
 
     fn clusters_of(&self, ids: &[DocId]) -> Result<Vec<Option<ClusterId>>> {
         self.clusters_at(ids, None)
+    }
+
+    fn sizes_of(&self, ids: &[DocId]) -> Result<Vec<Option<PageSize>>> {
+        self.sizes_at(ids, None)
     }
 
     fn text(&self, id: DocId) -> Result<Option<Arc<str>>> {
@@ -189,6 +198,10 @@ impl View for Snapshot<'_> {
         self.ix.clusters_at(ids, Some(&self.snap))
     }
 
+    fn sizes_of(&self, ids: &[DocId]) -> Result<Vec<Option<PageSize>>> {
+        self.ix.sizes_at(ids, Some(&self.snap))
+    }
+
     fn text(&self, id: DocId) -> Result<Option<Arc<str>>> {
         self.ix.text_at(id, Some(&self.snap))
     }
@@ -238,6 +251,10 @@ impl View for Ahead<'_, '_> {
 
     fn clusters_of(&self, ids: &[DocId]) -> Result<Vec<Option<ClusterId>>> {
         self.ix.clusters_at(ids, Some(self.snap))
+    }
+
+    fn sizes_of(&self, ids: &[DocId]) -> Result<Vec<Option<PageSize>>> {
+        self.ix.sizes_at(ids, Some(self.snap))
     }
 
     fn text(&self, id: DocId) -> Result<Option<Arc<str>>> {
@@ -399,6 +416,23 @@ impl Index {
         let mut out = vec![None; ids.len()];
         for (i, c) in order.into_iter().zip(read) {
             out[i] = c;
+        }
+        Ok(out)
+    }
+
+    /// The cluster, text length and fingerprint count of each page (`None`: no page has the
+    /// id), from the pages' records in one batched read, answered in input order.
+    pub(crate) fn sizes_at(&self, ids: &[DocId], at: At<'_>) -> Result<Vec<Option<PageSize>>> {
+        let mut order: Vec<usize> = (0..ids.len()).collect();
+        order.sort_unstable_by_key(|&i| ids[i]);
+        let keys: Vec<[u8; 4]> = order.iter().map(|&i| id_key(ids[i])).collect();
+        let read = self.multi_get_at(cf::DOCS, &keys, at, "reading page records", |k, v| {
+            v.map(|v| DocRecord::decode_size(cf::DOCS, k, v))
+                .transpose()
+        })?;
+        let mut out = vec![None; ids.len()];
+        for (i, s) in order.into_iter().zip(read) {
+            out[i] = s;
         }
         Ok(out)
     }

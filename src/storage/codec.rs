@@ -298,6 +298,26 @@ impl DocRecord {
     ///
     /// # Errors
     /// [`Error::Corruption`] on a wrong tag, checksum or length.
+    /// Decodes only a record's cluster, text length and fingerprint count (the record verified):
+    /// what the candidate ranking reads of a candidate page.
+    pub fn decode_size(cf: &'static str, key: &[u8], value: &[u8]) -> Result<PageSize> {
+        let body = unseal(cf, key, value, Self::tag_of(value))?;
+        let parse = || -> std::result::Result<PageSize, String> {
+            let mut r = Reader::new(body);
+            let klen = r.u32()? as usize;
+            r.take(klen)?;
+            let hlen = r.u16()? as usize;
+            r.take(hlen)?;
+            r.u64()?;
+            Ok(PageSize {
+                cluster: r.u32()?,
+                text_chars: r.u32()?,
+                fingerprints: r.u16()?,
+            })
+        };
+        parse().map_err(|reason| Error::corruption(cf, key, reason))
+    }
+
     pub fn decode_cluster(cf: &'static str, key: &[u8], value: &[u8]) -> Result<ClusterId> {
         let body = unseal(cf, key, value, Self::tag_of(value))?;
         let parse = || -> std::result::Result<ClusterId, String> {
@@ -310,6 +330,29 @@ impl DocRecord {
             r.u32()
         };
         parse().map_err(|reason| Error::corruption(cf, key, reason))
+    }
+}
+
+/// What the candidate ranking reads of a candidate page's record (see
+/// [`DocRecord::decode_size`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PageSize {
+    /// The cluster the page belongs to.
+    pub cluster: ClusterId,
+    /// Length of the normalized text in characters.
+    pub text_chars: u32,
+    /// Number of sentence fingerprints.
+    pub fingerprints: u16,
+}
+
+impl PageSize {
+    /// The size fields of a record.
+    pub fn of(rec: &DocRecord) -> PageSize {
+        PageSize {
+            cluster: rec.cluster,
+            text_chars: rec.text_chars,
+            fingerprints: rec.fingerprints,
+        }
     }
 }
 
@@ -611,6 +654,10 @@ mod tests {
         assert_eq!(v[0], TAG_DOC_SEQ);
         assert_eq!(DocRecord::decode("docs", b"k", &v).unwrap(), unknown);
         assert_eq!(DocRecord::decode_cluster("docs", b"k", &v).unwrap(), 7);
+        assert_eq!(
+            DocRecord::decode_size("docs", b"k", &v).unwrap(),
+            PageSize::of(&unknown)
+        );
     }
 
     #[test]

@@ -29,7 +29,7 @@ use super::view::{Known, View};
 use super::{Index, Timing};
 use crate::methods::{Features, Method};
 use crate::signature::{page_keys, Signatures};
-use crate::storage::codec::{ClusterId, DocId};
+use crate::storage::codec::{ClusterId, DocId, PageSize};
 use crate::storage::{kind, posting_key};
 use crate::Result;
 
@@ -78,7 +78,8 @@ pub(crate) fn count_shared(
 /// A verified match resembling this much ends the search for a better cluster.
 pub(crate) const STRONG_MATCH: f64 = 0.6;
 
-/// How many candidate members are verified directly when no representative verifies.
+/// Of how many of the first clusters the best candidate members ([`Rank::members`], at most
+/// two a cluster) are verified directly when no representative matches strongly.
 pub(crate) const MEMBER_FALLBACK: usize = 4;
 
 /// A verified match of a page with a cluster.
@@ -126,15 +127,86 @@ pub(crate) struct Decision {
     pub(crate) frequent: Vec<([u8; 9], u8)>,
 }
 
-/// Candidate cluster ranking: (exact content match, shared fingerprints).
+/// Candidate cluster ranking: (exact content match, shorter-side share, shared keys) of its best
+/// candidate member (see [`shorter_share`]).
 #[derive(Clone, Copy, Default)]
 pub(crate) struct Rank {
     /// A member has the probe's content hash.
     pub(crate) exact: bool,
-    /// Most fingerprints a member shares with the probe.
+    /// The best member's share of the shorter page's keys, in millionths ([`shorter_share`]).
+    pub(crate) share: u32,
+    /// The posting keys the best member shares with the probe.
     pub(crate) shared: u32,
     /// That member.
     pub(crate) best_member: DocId,
+    /// The next candidate member of the cluster in rank order, if any: a cluster of several
+    /// versions of a page holds the one a revised or contained page verifies against less often
+    /// in its first place than in its first two.
+    pub(crate) second_member: Option<DocId>,
+}
+
+impl Rank {
+    /// The candidate members verified directly when no representative matches strongly.
+    pub(crate) fn members(&self) -> impl Iterator<Item = DocId> {
+        std::iter::once(self.best_member).chain(self.second_member)
+    }
+}
+
+/// What the ranking knows of the probe's size: characters of its normalized text, its posting
+/// keys, and how many of them are clause keys (bottom-k sketch and local keys).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ProbeSize {
+    pub(crate) chars: u32,
+    pub(crate) keys: u32,
+    pub(crate) clause_keys: u32,
+}
+
+impl ProbeSize {
+    /// The size of a probe.
+    pub(crate) fn of(probe: &Probe<'_>) -> ProbeSize {
+        let count = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
+        ProbeSize {
+            chars: count(probe.text.chars().count()),
+            keys: count(probe.keys.len()),
+            clause_keys: count(probe.keys.iter().filter(|k| k[0] == kind::SKETCH).count()),
+        }
+    }
+}
+
+/// The share, in millionths, of the shorter page's posting keys that a candidate shares with
+/// the probe: `shared / min(|probe keys|, |candidate keys|)`, the shorter page told by the
+/// characters of the normalized texts.
+///
+/// Seed 000 §4.4 measures containment over the shorter page (the contain rate is the LCS over
+/// the shorter text): a chapter inside a one-page manual, or a heavily revised page, shares a
+/// large part of the *shorter* page's keys but few keys in absolute terms, fewer than a long
+/// page or a template sibling that shares boilerplate clauses with everything; ranking by the
+/// count alone cuts it before verification. The count breaks ties.
+///
+/// A candidate's own key count is not stored: its fingerprints are (the record's count), its
+/// clause keys are estimated from the probe's — the bottom-k sketch (`sketch_size`, the same on
+/// every page long enough) and the local keys, about proportional to the text's length
+/// ([`crate::fingerprint::local_minima`]) — scaled to the candidate's characters. A longer
+/// candidate is measured against the probe's keys, which are exact.
+pub(crate) fn shorter_share(
+    shared: u32,
+    probe: ProbeSize,
+    cand: PageSize,
+    sketch_size: u32,
+) -> u32 {
+    let shorter = if cand.text_chars >= probe.chars {
+        probe.keys
+    } else {
+        let bottom = probe.clause_keys.min(sketch_size);
+        let local = u64::from(probe.clause_keys - bottom) * u64::from(cand.text_chars)
+            / u64::from(probe.chars.max(1));
+        let local = u32::try_from(local).unwrap_or(u32::MAX);
+        (u32::from(cand.fingerprints) + bottom)
+            .saturating_add(local)
+            .min(probe.keys)
+    };
+    let share = u64::from(shared) * 1_000_000 / u64::from(shorter.max(1));
+    u32::try_from(share).unwrap_or(u32::MAX)
 }
 
 fn better(m: &Match, than: &Option<Match>) -> bool {
@@ -223,6 +295,63 @@ pub(crate) struct Gathered {
     pub(crate) cands: rustc_hash::FxHashMap<DocId, (u32, bool)>,
     /// Posting keys found over-frequent, with their reason byte.
     pub(crate) frequent: Vec<([u8; 9], u8)>,
+}
+
+/// The clusters of the candidate pages `pages` (id, shared keys, exact content), whose records
+/// `sizes` were read, best first, at most `limit` of them: pages ranked by exact content, then
+/// by their share of the shorter page's keys ([`shorter_share`], with the probe's size and the
+/// sketch size; `None`, for methods other than LCS: by the shared keys alone), then by the
+/// shared keys, then by id; a cluster ranks as its best page. Pages gone (no record) and the
+/// excluded cluster are left out.
+pub(crate) fn rank_clusters(
+    pages: &[(DocId, u32, bool)],
+    sizes: &[Option<PageSize>],
+    share: Option<(ProbeSize, u32)>,
+    exclude_cluster: Option<ClusterId>,
+    limit: usize,
+) -> Vec<(ClusterId, Rank)> {
+    // (page, cluster, exact, share, shared), best first. The share is the LCS method's (seed
+    // 000 §4.4); the other methods rank by their shared keys alone.
+    let mut ranked_pages: Vec<(DocId, ClusterId, bool, u32, u32)> = pages
+        .iter()
+        .zip(sizes)
+        .filter_map(|(&(id, shared, exact), s)| {
+            let s = (*s)?;
+            if Some(s.cluster) == exclude_cluster {
+                return None;
+            }
+            let share = match share {
+                Some((probe, sketch_size)) => shorter_share(shared, probe, s, sketch_size),
+                None => shared,
+            };
+            Some((id, s.cluster, exact, share, shared))
+        })
+        .collect();
+    ranked_pages.sort_unstable_by_key(|&(id, _, exact, share, shared)| {
+        (std::cmp::Reverse((exact, share, shared)), id)
+    });
+    let mut clusters = rustc_hash::FxHashMap::<ClusterId, Rank>::default();
+    for &(id, cluster, exact, share, shared) in &ranked_pages {
+        // Pages come best first: a cluster's first is its best member, its second the next.
+        clusters
+            .entry(cluster)
+            .and_modify(|r| {
+                if r.second_member.is_none() {
+                    r.second_member = Some(id);
+                }
+            })
+            .or_insert(Rank {
+                exact,
+                share,
+                shared,
+                best_member: id,
+                second_member: None,
+            });
+    }
+    let mut ranked: Vec<(ClusterId, Rank)> = clusters.into_iter().collect();
+    ranked.sort_unstable_by_key(|&(cid, r)| (std::cmp::Reverse((r.exact, r.share, r.shared)), cid));
+    ranked.truncate(limit);
+    ranked
 }
 
 impl Index {
@@ -318,8 +447,9 @@ impl Index {
         Ok(with_host > self.opts.frequent.few_hosts_pages)
     }
 
-    /// The clusters a probe is compared with, best first (exact content match, then most shared
-    /// fingerprints), at most `max_clusters_verified` of them, the number of candidate pages,
+    /// The clusters a probe is compared with, best first (exact content match, then the share of
+    /// the shorter page's keys, then most shared keys: [`rank_clusters`]), at most
+    /// `max_clusters_verified` of them, the number of candidate pages,
     /// and the page of lowest id with the probe's exact content (read with the candidates).
     pub(crate) fn rank(
         &self,
@@ -328,6 +458,20 @@ impl Index {
         exclude_doc: Option<DocId>,
         exclude_cluster: Option<ClusterId>,
     ) -> Result<Ranked> {
+        self.rank_among(view, probe, exclude_doc, exclude_cluster, None)
+    }
+
+    /// [`Index::rank`] among the candidates `keep` accepts (all without it): what
+    /// [`Index::explain`] runs to search as a page's insert did, among the pages inserted
+    /// before it.
+    pub(crate) fn rank_among(
+        &self,
+        view: &impl View,
+        probe: &Probe<'_>,
+        exclude_doc: Option<DocId>,
+        exclude_cluster: Option<ClusterId>,
+        keep: Option<&dyn Fn(DocId) -> Result<bool>>,
+    ) -> Result<Ranked> {
         let Gathered {
             mut cands,
             frequent,
@@ -335,57 +479,46 @@ impl Index {
         if let Some(x) = exclude_doc {
             cands.remove(&x);
         }
+        if let Some(keep) = keep {
+            let mut dropped = Vec::new();
+            for &id in cands.keys() {
+                if !keep(id)? {
+                    dropped.push(id);
+                }
+            }
+            for id in dropped {
+                cands.remove(&id);
+            }
+        }
         let identical = cands
             .iter()
             .filter(|(_, &(_, exact))| exact)
             .map(|(&id, _)| id)
             .min();
-        // The candidates sharing the most fingerprints first; a bounded number of them is mapped
-        // to clusters (members of one cluster tend to share the same fingerprints).
+        // The candidates sharing the most posting keys first; a bounded number of them
+        // (MAX_CANDIDATE_PAGES) is read, mapped to clusters and ranked by their share of the
+        // shorter page's keys (`shorter_share`): the work of a search stays bounded.
         let mut ranked_pages: Vec<(DocId, u32, bool)> =
             cands.iter().map(|(&id, &(s, e))| (id, s, e)).collect();
-        // The order is total (ids are distinct): the best MAX_CANDIDATE_PAGES are selected, then
-        // sorted.
+        // The order is total (ids are distinct): the best MAX_CANDIDATE_PAGES are selected.
         let key = |&(id, s, e): &(DocId, u32, bool)| (std::cmp::Reverse((e, s)), id);
         if ranked_pages.len() > MAX_CANDIDATE_PAGES {
             ranked_pages.select_nth_unstable_by_key(MAX_CANDIDATE_PAGES, key);
             ranked_pages.truncate(MAX_CANDIDATE_PAGES);
         }
-        ranked_pages.sort_unstable_by_key(key);
         let ids: Vec<DocId> = ranked_pages.iter().map(|p| p.0).collect();
-        let of = view.clusters_of(&ids)?;
-        let mut clusters = rustc_hash::FxHashMap::<ClusterId, Rank>::default();
-        for (&(id, shared, exact), cluster) in ranked_pages.iter().zip(of) {
-            let Some(cluster) = cluster else {
-                continue;
-            };
-            if Some(cluster) == exclude_cluster {
-                continue;
-            }
-            let r = clusters.entry(cluster).or_insert(Rank {
-                exact,
-                shared,
-                best_member: id,
-            });
-            if (exact, shared, std::cmp::Reverse(id))
-                > (r.exact, r.shared, std::cmp::Reverse(r.best_member))
-            {
-                *r = Rank {
-                    exact: exact || r.exact,
-                    shared,
-                    best_member: id,
-                };
-            }
-        }
-        let mut ranked: Vec<(ClusterId, Rank)> = clusters.into_iter().collect();
-        ranked.sort_by(|a, b| {
-            (b.1.exact, b.1.shared, std::cmp::Reverse(b.0)).cmp(&(
-                a.1.exact,
-                a.1.shared,
-                std::cmp::Reverse(a.0),
-            ))
-        });
-        ranked.truncate(self.opts.max_clusters_verified);
+        let sizes = view.sizes_of(&ids)?;
+        let method = &self.opts.signature.method;
+        let share = method
+            .is_lcs()
+            .then(|| (ProbeSize::of(probe), self.opts.signature.sketch_size));
+        let ranked = rank_clusters(
+            &ranked_pages,
+            &sizes,
+            share,
+            exclude_cluster,
+            self.opts.max_clusters_verified,
+        );
         Ok(Ranked {
             clusters: ranked,
             candidates: cands.len(),
@@ -464,14 +597,16 @@ impl Index {
             // representative. A match there names the page (`nearest`) but joins its cluster
             // only through the representative's own match.
             for (&(cid, rank), &rep) in ranked.iter().zip(&reps).take(MEMBER_FALLBACK) {
-                if rank.best_member == rep || Some(rank.best_member) == exclude_doc {
-                    continue;
-                }
-                if let Some(m) =
-                    self.try_match(view, probe, cid, rep, rank.best_member, &mut verified, memo)?
-                {
-                    if better(&m, &nearest) {
-                        nearest = Some(m);
+                for member in rank.members() {
+                    if member == rep || Some(member) == exclude_doc {
+                        continue;
+                    }
+                    if let Some(m) =
+                        self.try_match(view, probe, cid, rep, member, &mut verified, memo)?
+                    {
+                        if better(&m, &nearest) {
+                            nearest = Some(m);
+                        }
                     }
                 }
             }
@@ -488,5 +623,107 @@ impl Index {
             },
             candidates,
         ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn size(cluster: ClusterId, text_chars: u32, fingerprints: u16) -> Option<PageSize> {
+        Some(PageSize {
+            cluster,
+            text_chars,
+            fingerprints,
+        })
+    }
+
+    /// A long probe: 30,000 characters, 112 fingerprints and 40 clause keys (8 of the sketch,
+    /// 32 local keys).
+    const LONG: ProbeSize = ProbeSize {
+        chars: 30_000,
+        keys: 152,
+        clause_keys: 40,
+    };
+
+    #[test]
+    fn a_short_candidate_is_measured_by_its_own_keys() {
+        // 1,500 characters: its 4 fingerprints, the 8 sketch keys and 32 · 1,500 / 30,000 = 1
+        // local key.
+        let short = size(1, 1_500, 4).unwrap();
+        assert_eq!(shorter_share(13, LONG, short, 8), 1_000_000);
+        assert_eq!(shorter_share(2, LONG, short, 8), 2 * 1_000_000 / 13);
+        // A candidate at least as long as the probe is measured by the probe's keys.
+        let long = size(2, 60_000, 112).unwrap();
+        assert_eq!(shorter_share(38, LONG, long, 8), 250_000);
+        // Never more keys than the probe's, never a division by zero.
+        let empty = ProbeSize {
+            chars: 0,
+            keys: 0,
+            clause_keys: 0,
+        };
+        assert_eq!(shorter_share(0, empty, short, 8), 0);
+        assert_eq!(
+            shorter_share(3, empty, size(3, 0, 0).unwrap(), 8),
+            3_000_000
+        );
+    }
+
+    #[test]
+    fn a_short_page_contained_in_a_long_one_is_ranked_in() {
+        // Ten long template siblings share 5 of the long probe's 152 keys each (boilerplate
+        // clauses); the chapter the probe contains shares 6 keys, most of its own 13.
+        let mut pages: Vec<(DocId, u32, bool)> = (0..10).map(|i| (i, 5, false)).collect();
+        let mut sizes: Vec<Option<PageSize>> =
+            (0..10).map(|i| size(100 + i, 25_000, 110)).collect();
+        pages.push((10, 6, false));
+        sizes.push(size(7, 1_500, 4));
+        let ranked = rank_clusters(&pages, &sizes, Some((LONG, 8)), None, 2);
+        assert_eq!(ranked.len(), 2, "the limit bounds the clusters verified");
+        assert_eq!(ranked[0].0, 7);
+        assert_eq!(ranked[0].1.best_member, 10);
+        // Sharing fewer keys than a sibling, it still ranks first by its share.
+        pages[10].1 = 4;
+        let ranked = rank_clusters(&pages, &sizes, Some((LONG, 8)), None, 2);
+        assert_eq!(ranked[0].0, 7);
+        // By the count alone (a method other than LCS), the siblings come first.
+        let ranked = rank_clusters(&pages, &sizes, None, None, 2);
+        assert_eq!(
+            ranked.iter().map(|r| r.0).collect::<Vec<_>>(),
+            vec![100, 101]
+        );
+    }
+
+    #[test]
+    fn clusters_keep_their_two_best_members_and_the_limit() {
+        // Three versions of a page in one cluster, an exact copy in another; a page gone and
+        // an excluded cluster are left out.
+        let pages = [
+            (1, 20, false),
+            (2, 30, false),
+            (3, 25, false),
+            (4, 1, true),
+            (5, 90, false),
+            (6, 90, false),
+        ];
+        let sizes = [
+            size(9, 5_000, 100),
+            size(9, 5_000, 100),
+            size(9, 5_000, 100),
+            size(8, 30_000, 112),
+            None,
+            size(3, 30_000, 112),
+        ];
+        let ranked = rank_clusters(&pages, &sizes, Some((LONG, 8)), Some(3), 8);
+        let ids: Vec<_> = ranked.iter().map(|r| r.0).collect();
+        assert_eq!(ids, vec![8, 9], "exact content first, then the share");
+        let nine = ranked[1].1;
+        assert_eq!((nine.best_member, nine.second_member), (2, Some(3)));
+        assert_eq!(nine.members().collect::<Vec<_>>(), vec![2, 3]);
+        assert_eq!(ranked[0].1.members().collect::<Vec<_>>(), vec![4]);
+        assert_eq!(
+            rank_clusters(&pages, &sizes, Some((LONG, 8)), None, 1).len(),
+            1
+        );
     }
 }

@@ -327,7 +327,8 @@ impl Index {
     /// Where the candidate search of page `probe_id` loses page `held`: [`PairStage::NoCandidate`]
     /// when no posting (nor the simhash fallback) reaches it, [`PairStage::RankedOut`] when it
     /// is a candidate but neither it nor its cluster's representative is verified
-    /// ([`Index::decide`]); `None` when the search reaches it.
+    /// ([`Index::decide`]) when the search runs among the pages inserted before `probe_id`;
+    /// `None` when the search reaches it.
     fn search_stage(
         &self,
         probe: &Signatures,
@@ -338,10 +339,16 @@ impl Index {
         if !self.gather(self, &probe)?.cands.contains_key(&held) {
             return Ok(Some(PairStage::NoCandidate));
         }
-        let ranked = self.rank(self, &probe, Some(probe_id), None)?;
+        // The search as the page's insert ran it: among the pages inserted before it (pages
+        // inserted after it would compete for the ranks it had).
+        let seq_of = |id: DocId| -> Result<Option<u64>> { Ok(self.doc(id)?.map(|r| r.seq)) };
+        let probe_seq = seq_of(probe_id)?.unwrap_or(u64::MAX);
+        let earlier =
+            |id: DocId| -> Result<bool> { Ok(seq_of(id)?.is_some_and(|s| s < probe_seq)) };
+        let ranked = self.rank_among(self, &probe, Some(probe_id), None, Some(&earlier))?;
         for (i, &(cid, rank)) in ranked.clusters.iter().enumerate() {
             let rep = self.cluster(cid)?.map(|c| c.representative);
-            if rep == Some(held) || (i < MEMBER_FALLBACK && rank.best_member == held) {
+            if rep == Some(held) || (i < MEMBER_FALLBACK && rank.members().any(|m| m == held)) {
                 return Ok(None);
             }
         }

@@ -202,8 +202,8 @@ impl Index {
             };
             let rep = cl.representative;
             // Single-Pass compares a page with cluster centres only, as `decide` does.
-            let member = (!method.centres_only()).then_some(rank.best_member);
-            for against in std::iter::once(rep).chain(member) {
+            let members = (!method.centres_only()).then(|| rank.members());
+            for against in std::iter::once(rep).chain(members.into_iter().flatten()) {
                 if !seen.insert(against) {
                     continue;
                 }

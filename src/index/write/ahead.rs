@@ -10,11 +10,11 @@ use std::time::Instant;
 
 use super::schedule::Board;
 use super::window::{Pre, Window};
-use crate::index::decide::{Stored, MEMBER_FALLBACK, STRONG_MATCH};
+use crate::index::decide::{shorter_share, ProbeSize, Stored, MEMBER_FALLBACK, STRONG_MATCH};
 use crate::index::view::{Ahead, View};
 use crate::index::{Index, Probe};
 use crate::signature::{page_keys, Signatures};
-use crate::storage::codec::{ClusterId, DocId};
+use crate::storage::codec::{ClusterId, DocId, PageSize};
 use crate::storage::{kind, posting_key};
 use crate::Result;
 
@@ -103,26 +103,39 @@ impl Index {
         pre.postings.dedup_by(|a, b| a.0 == b.0);
         let ranked = ranked?.clusters;
         let near = near_pages(before, w, i, sig, &self.opts.signature.method);
-        let mut targets: Vec<(bool, u32, Target)> = Vec::with_capacity(ranked.len() + 1);
+        let mut targets: Vec<(bool, u32, u32, Target)> = Vec::with_capacity(ranked.len() + 1);
         for &(cid, rank) in &ranked {
             if let Some(cl) = view.cluster(cid)? {
                 let t = Target::Index(cid, cl.representative);
-                targets.push((rank.exact, rank.shared, t));
+                targets.push((rank.exact, rank.share, rank.shared, t));
             }
         }
-        // The windows' pages rank as one cluster would: by any exact match and the most shared
-        // fingerprints among them (they are likely one cluster, led by the earliest).
+        // The windows' pages rank as one cluster would: by any exact match and the share of
+        // the page sharing the most keys among them (they are likely one cluster, led by the
+        // earliest), measured as the index's candidates are (`shorter_share`).
         if let Some(g) = near.earliest {
-            targets.push((near.exact, near.shared, Target::Window(g)));
+            let share = match near.most.and_then(|m| window_page(before, w, m)) {
+                Some(other) if self.opts.signature.method.is_lcs() => {
+                    let size = PageSize {
+                        cluster: 0,
+                        text_chars: u32::try_from(other.text.chars().count()).unwrap_or(u32::MAX),
+                        fingerprints: u16::try_from(other.fingerprints.len()).unwrap_or(u16::MAX),
+                    };
+                    let sketch_size = self.opts.signature.sketch_size;
+                    shorter_share(near.shared, ProbeSize::of(&probe), size, sketch_size)
+                }
+                _ => near.shared,
+            };
+            targets.push((near.exact, share, near.shared, Target::Window(g)));
         }
         // Stable: on a tie the index's clusters stay first.
-        targets.sort_by_key(|t| std::cmp::Reverse((t.0, t.1)));
+        targets.sort_by_key(|t| std::cmp::Reverse((t.0, t.1, t.2)));
         targets.truncate(self.opts.max_clusters_verified);
         pre.timing.candidates += tc.elapsed();
 
         let tv = Instant::now();
         let mut found = None;
-        for &(_, _, target) in &targets {
+        for &(_, _, _, target) in &targets {
             let m = self.pre_match(&view, (before, w), &probe, target, pre)?;
             found = found.max(m);
             if m == Some(true) {
@@ -133,8 +146,10 @@ impl Index {
         // Single-Pass, which compares with centres only).
         if found != Some(true) && !self.opts.signature.method.centres_only() {
             for (cid, rank) in ranked.iter().take(MEMBER_FALLBACK) {
-                let t = Target::Index(*cid, rank.best_member);
-                self.pre_match(&view, (before, w), &probe, t, pre)?;
+                for member in rank.members() {
+                    let t = Target::Index(*cid, member);
+                    self.pre_match(&view, (before, w), &probe, t, pre)?;
+                }
             }
             if let Some(g) = near.most.filter(|&g| Some(g) != near.earliest) {
                 self.pre_match(&view, (before, w), &probe, Target::Window(g), pre)?;

@@ -19,7 +19,9 @@ use crate::index::view::Known;
 use crate::index::{Index, View};
 use crate::methods::DocFreq;
 use crate::storage::change::{Change, ChangeKind};
-use crate::storage::codec::{self, ClusterId, ClusterRecord, DocId, DocRecord, PageBlocks};
+use crate::storage::codec::{
+    self, ClusterId, ClusterRecord, DocId, DocRecord, PageBlocks, PageSize,
+};
 use crate::storage::merge::{add_operand, remove_operand, Delta};
 use crate::storage::{cf, chrome_key, id_key, meta};
 use crate::{Error, Result};
@@ -713,6 +715,16 @@ impl View for Txn<'_> {
         for (id, c) in ids.iter().zip(out.iter_mut()) {
             if let Some(rec) = self.docs.get(id) {
                 *c = rec.as_ref().map(|r| r.cluster);
+            }
+        }
+        Ok(out)
+    }
+
+    fn sizes_of(&self, ids: &[DocId]) -> Result<Vec<Option<PageSize>>> {
+        let mut out = self.ix.sizes_at(ids, None)?;
+        for (id, s) in ids.iter().zip(out.iter_mut()) {
+            if let Some(rec) = self.docs.get(id) {
+                *s = rec.as_ref().map(PageSize::of);
             }
         }
         Ok(out)
