@@ -320,6 +320,7 @@ fn state_diff<'py>(
 #[pymodule]
 fn _neardup(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add("SOURCE_ID", neardup::SOURCE_ID)?;
     m.add_class::<index::PyIndex>()?;
     m.add_class::<types::Verdict>()?;
     m.add_class::<types::Deletion>()?;

@@ -5,6 +5,8 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import re
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -50,11 +52,32 @@ def dev_pages(dev_file: Path) -> list:
         return [json.loads(line) for line in f if line.strip()]
 
 
+def cli_source_id(cli: Path) -> str:
+    """The library source id the command line at ``cli`` was built from (``neardup --version``
+    prints it), or ``""`` when it prints none (a build from before the id)."""
+    out = subprocess.run([str(cli), "--version"], capture_output=True, text=True).stdout
+    m = re.search(r"\(library source ([0-9a-f]+)\)", out)
+    return m.group(1) if m else ""
+
+
 @pytest.fixture(scope="session")
 def cli() -> Path:
+    """The command line, built from the library sources of the package under test: one built
+    from others (another branch, an older tree, in a shared target directory) gives other
+    verdicts, and a test comparing the two would report a difference that is not in the code
+    (issue #34: 158 of dev's 20,000 representatives)."""
+    import neardup
+
     p = cli_path()
     if not p.exists():
         pytest.fail(f"{p} is missing: run `cargo build --release -p neardup-tools` first")
+    built = cli_source_id(p)
+    if built != neardup.SOURCE_ID:
+        pytest.fail(
+            f"{p} was built from other library sources (source id {built or 'none'}) than the "
+            f"neardup package under test ({neardup.SOURCE_ID}): rebuild it from this tree "
+            "(`cargo build --release -p neardup-tools`) or point NEARDUP_CLI at such a build"
+        )
     return p
 
 

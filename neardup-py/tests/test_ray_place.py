@@ -14,6 +14,8 @@
   line, and the root is untouched; the node started again (a new node id, the same label), the
   index opens with its pages. A database missing on its node is ``MissingPartitionsError``.
 - On one node the default stays as it was: every partition on the driver's node.
+- S5 without a shared store: a log goes to a partition on another node in bounded chunks,
+  written beside its database and applied from there.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ ray = pytest.importorskip("ray", reason="neardup.ray needs Ray (scripts/setup.sh
 import neardup  # noqa: E402
 from conftest import OPTIONS, REFERENCE, write_jsonl  # noqa: E402
 from neardup.ray import NODE_LABEL, DistributedIndex, MissingPartitionsError, PartitionNodeMissingError  # noqa: E402
-from neardup.ray import _place  # noqa: E402
+from neardup.ray import _commit, _place  # noqa: E402
 
 def cli(*args: str) -> subprocess.CompletedProcess:
     """``python -m neardup.ray ARGS`` in a subprocess."""
@@ -181,6 +183,27 @@ def test_a_moved_partition_gives_the_same_answers(nodes, days, tmp_path, monkeyp
         assert dx.export().equals(want[1])
         shots = sorted(p.name for p in (root / "checkpoints" / "batch=2").iterdir())
         assert shots == ["doc-000", "doc-001", "key-000", "key-001"]
+        assert dx.check()["problem_count"] == 0
+
+
+def test_a_log_sent_to_another_node_goes_in_chunks(nodes, days, tmp_path, monkeypatch):
+    """S5 without a shared store (issue #34, item 3): a partition on another node than the
+    root's store gets its log from a task on the driver's node in chunks of
+    ``_commit.LOG_CHUNK_BYTES`` (here 1,000 bytes, so that every log takes several), written
+    beside its database and applied from there: the single node's answers, a clean check, and
+    no file left beside the databases."""
+    f1, f2, want = days
+    # The driver passes the chunk size to the sending tasks: patched here, it holds there.
+    monkeypatch.setattr(_commit, "LOG_CHUNK_BYTES", 1000)
+    root = tmp_path / "dist"
+    # No partition on the driver's node (n0): every log is sent.
+    with DistributedIndex(root, 2, 2, nodes=["n1", "n2"], **OPTIONS) as dx:
+        for n, (f, w) in enumerate(zip((f1, f2), want), start=1):
+            assert dx.merge([f], work_units=2, keep_batches=1, progress=False)["partitions_applied"] == 4
+            assert dx.export().equals(w)
+            sizes = [p.stat().st_size for p in (root / "batches" / f"batch={n}" / "logs").glob("*.ndlog")]
+            assert len(sizes) == 4 and min(sizes) > 2 * 1000, sizes
+        assert not list(root.rglob("*.received"))
         assert dx.check()["problem_count"] == 0
 
 

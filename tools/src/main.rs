@@ -22,9 +22,19 @@ use neardup_input::input::{self, open_source, Body, OwnedPage};
 /// memory rather than thousands of 100 KB pages.
 const CHUNK_BYTES: usize = 64 << 20;
 
+/// `--version`: the package's version and the library's source id ([`neardup::SOURCE_ID`]), which
+/// tells a build from another branch or an older tree apart even at the same version.
+static VERSION: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    format!(
+        "{} (library source {})",
+        env!("CARGO_PKG_VERSION"),
+        neardup::SOURCE_ID
+    )
+});
+
 /// neardup: an embedded near-duplicate index for web pages.
 #[derive(Parser)]
-#[command(version, about, long_about = None)]
+#[command(version = VERSION.as_str(), about, long_about = None)]
 struct Cli {
     #[command(subcommand)]
     command: Command,

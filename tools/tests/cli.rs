@@ -552,3 +552,23 @@ fn extract_prints_the_main_text_of_every_page() {
     let stdout = run(&["extract", s(&input)]).stdout;
     assert_eq!(stdout, std::fs::read(&out).unwrap());
 }
+
+/// Issue #34: `--version` names the library's source id, so that a command line built from
+/// other sources (another branch, or an older tree, in a shared target directory) is told apart
+/// from the library or the Python package it is compared with, even at the same version.
+#[test]
+fn version_names_the_library_source() {
+    let out = String::from_utf8(run(&["--version"]).stdout).unwrap();
+    assert!(
+        out.contains(&format!("(library source {})", neardup::SOURCE_ID)),
+        "{out}"
+    );
+    assert_eq!(neardup::SOURCE_ID.len(), 16, "{}", neardup::SOURCE_ID);
+    assert!(
+        neardup::SOURCE_ID
+            .bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)),
+        "{}",
+        neardup::SOURCE_ID
+    );
+}

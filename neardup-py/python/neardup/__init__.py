@@ -79,8 +79,13 @@ from ._signatures import signatures_table
 from ._verdicts import Progress
 
 __version__: str = _neardup.__version__
+#: The library's source id: 16 hex digits hashing the Rust library sources this package was built
+#: from (``neardup::SOURCE_ID``). ``neardup --version`` prints the command line's: the two give
+#: the same verdicts when the ids are equal, and may not otherwise, whatever their versions say.
+SOURCE_ID: str = _neardup.SOURCE_ID
 
 __all__ = [
+    "SOURCE_ID",
     "Index",
     "InsertionSession",
     "Verdict",

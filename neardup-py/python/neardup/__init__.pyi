@@ -37,6 +37,8 @@ from ._errors import (
 )
 
 __version__: str
+#: The library's source id (16 hex digits): builds with the same id give the same verdicts.
+SOURCE_ID: str
 DEFAULT_BATCH_SIZE: int
 
 #: HTML as fetched (bytes in any encoding, or str).

@@ -6,8 +6,10 @@ partition that applied it skips it): a re-run after a crash, of the driver or of
 applies it again harmlessly. With a shared store each actor reads its log from the store itself,
 from its file (copied beside its database first when the store is not a file system of its
 node); with the root's, which only the driver's node reaches, an actor on that node reads it in
-place and, for one elsewhere, a task on the driver's node reads it and sends it (the driver
-holds no log: issue #34, item 3). A log read from a file is never held whole in memory.
+place and, for one elsewhere, a task on the driver's node reads it and sends it in chunks of
+``LOG_CHUNK_BYTES``, which the actor writes to a file beside its database and applies from there
+(the driver holds no log, and no process holds one whole: issue #34, item 3). A log read from a
+file is never held whole in memory.
 S6: a checkpoint of every partition: uploaded to the shared store (``_durable``), or, without
 one and when asked, under ``checkpoints/batch=<n>/`` on the partition's node.
 """
@@ -23,6 +25,10 @@ from ._store import Store, StoreError, task
 
 if TYPE_CHECKING:
     from ._driver import DistributedIndex, MergeReport
+
+#: Bytes of a partition's log sent at a time to a partition on another node than the root's store
+#: (no shared store): the sending task and the actor hold a chunk each, never the whole log.
+LOG_CHUNK_BYTES = 8 << 20
 
 
 def commit(dx: DistributedIndex, n: int, brel: str, report: MergeReport) -> None:
@@ -40,7 +46,7 @@ def commit(dx: DistributedIndex, n: int, brel: str, report: MergeReport) -> None
         rel = f"{brel}/logs/{name}.ndlog"
         if store.shared or i in near:
             return actors[i].apply_stored.remote(n, store, rel)
-        return send.remote(actors[i], n, store, rel)
+        return send.remote(actors[i], n, store, rel, LOG_CHUNK_BYTES)
 
     send = task(_send_log, store)
 
@@ -67,10 +73,23 @@ def commit(dx: DistributedIndex, n: int, brel: str, report: MergeReport) -> None
     report["partitions_applied"] = sum(bool(x) for x in wait(refs))
 
 
-def _send_log(actor: Any, n: int, store: Store, rel: str) -> bool:
+def _send_log(actor: Any, n: int, store: Store, rel: str, chunk_bytes: int) -> bool:
     """In a task on the driver's node: a partition's log of batch ``n`` read from the root's
-    store and applied by its actor; what ``apply`` returned."""
-    return require_ray().get(actor.apply.remote(n, store.read(rel)))
+    store ``chunk_bytes`` at a time, each chunk written by its actor to a file beside its
+    database (``receive_log``, one chunk in flight), then applied by it from that file
+    (``apply_received``); what that returned. A retried task sends the log again from its
+    start."""
+    ray = require_ray()
+    sent = 0
+    with store.fs.open_input_stream(store.path(rel)) as f:
+        while True:
+            chunk = f.read(max(1, chunk_bytes))
+            if not chunk and sent:
+                break
+            sent = ray.get(actor.receive_log.remote(n, sent, chunk))
+            if not chunk:
+                break
+    return bool(ray.get(actor.apply_received.remote(n, sent)))
 
 
 def checkpoint(dx: DistributedIndex, n: int) -> None:

@@ -77,6 +77,46 @@ class _Partition:
         """Applies a batch log once in effect."""
         return bool(self.ix.apply_log(batch, log))
 
+    def receive_log(self, batch: int, offset: int, chunk: bytes) -> int:
+        """S5 for a partition on another node than the root's store (SCALEOUT §5, issue #34
+        item 3): writes ``chunk``, the bytes of its log of ``batch`` from ``offset``, to the file
+        beside its database that ``apply_received`` applies; the file's size after it. The file
+        is cut at ``offset`` first, so that a sender that starts again (a retried task) writes
+        the same file; a chunk past the file's end (a chunk lost between) is refused with
+        ``neardup.InvalidArgumentError``."""
+        path = self._received(batch)
+        with open(path, "r+b" if offset else "wb") as f:
+            size = f.seek(0, os.SEEK_END)
+            if offset > size:
+                raise neardup.InvalidArgumentError(
+                    f"the log of batch {batch} continues at byte {offset}, but {size} bytes were received"
+                )
+            f.seek(offset)
+            f.truncate()
+            f.write(chunk)
+            return offset + len(chunk)
+
+    def apply_received(self, batch: int, size: int) -> bool:
+        """Applies the log of ``batch`` that ``receive_log`` wrote, ``size`` bytes in all, from
+        its file (never held whole in memory), once in effect; the file is removed after,
+        applied or not. A file of another size is refused with ``neardup.InvalidArgumentError``
+        (nothing applied); a damaged one by ``Index.apply_log_file``."""
+        path = self._received(batch)
+        try:
+            got = os.path.getsize(path)
+            if got != size:
+                raise neardup.InvalidArgumentError(
+                    f"the log of batch {batch} is {size} bytes, but {got} were received"
+                )
+            return bool(self.ix.apply_log_file(batch, path))
+        finally:
+            if os.path.exists(path):
+                os.remove(path)
+
+    def _received(self, batch: int) -> str:
+        """The file beside the database that a log sent in chunks is written to."""
+        return f"{self.path}.log-{batch}.received"
+
     def apply_stored(self, batch: int, store: Store, rel: str) -> bool:
         """Applies a batch log of the store (``rel`` in it) once in effect, from its file,
         never held whole in memory (a partition's share of a large day, issue #34): read in
