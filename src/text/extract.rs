@@ -29,13 +29,15 @@
 //! so do its siblings of the same kind, of the same
 //! family (tag and first class name that is not a layout utility like `row` or `col-6`: the parts
 //! of one article), the paragraphs (`<p>`) written
-//! beside it, or scoring at least a fifth of it (a body split over several containers). A winner that is one sub-titled
+//! beside it or beside the wrappers around it that add no text (a lead above the body's
+//! wrappers), or scoring at least a fifth of it (a body split over several containers). A winner that is one sub-titled
 //! section of a body of sub-titled sections (API documentation, a manual page) climbs through
 //! the sections that hold it, whatever text it holds. When the winners hold less than
 //! half of the page's qualifying text (the voting blocks outside furniture), the body climbs to
 //! the nearest ancestor holding at least half (nested sections, bodies at many depths), unless
-//! that ancestor only adds more items of the winners' kind (the replies of a thread); the
-//! furniture inside it stays out. Inside the body, elements named like furniture that is furniture
+//! that ancestor only adds more items of the winners' kind (the replies of a thread: items with
+//! an author line of their own, outside an element named like content; not an article written one
+//! paragraph a bare wrapper); the furniture inside it stays out. Inside the body, elements named like furniture that is furniture
 //! anywhere (comments, share bars, "related" lists, bylines, captions, teasers linking elsewhere;
 //! see `PRUNABLE_WORDS`) stay out too, unless they hold half of it. The main text is every block
 //! inside the body that is not mostly link text, less the sub-titles left without a paragraph,
@@ -1315,8 +1317,26 @@ fn choose(w: Walker, title: String) -> MainText {
         let threshold = (top_score * SIBLING_SHARE).max(10.0);
         let votes_by_id: rustc_hash::FxHashMap<NodeId, f64> = scored.iter().copied().collect();
         let vote_of = |id: &NodeId| votes_by_id.get(id).copied().unwrap_or(0.0);
+        // The paragraphs written beside the wrappers of the winner (elements around it adding
+        // no text: `div.body > p.intro + div.wrap > div.text > p…`) join it too.
+        let wrapped_in = stats
+            .get(&wrapper_top(&stats, top))
+            .and_then(|s| s.parent)
+            .filter(|p| Some(*p) != parent);
         let mut held = 0u64;
         for (id, st) in &stats {
+            // Not counted in `held`: they join a body that does not climb, and never stop it
+            // climbing (below) to the ancestor holding most of the page's text.
+            if wrapped_in.is_some()
+                && st.parent == wrapped_in
+                && st.paragraph
+                && st.text > 0
+                && st.class_weight >= 0.0
+                && !mostly_links(st.link_width, st.width)
+            {
+                ranges.push((st.open, st.close));
+                continue;
+            }
             let joins = *id == top
                 || (parent.is_some()
                     && st.parent == parent
@@ -1485,6 +1505,26 @@ fn through_wrappers(stats: &StatsMap, top: NodeId) -> NodeId {
         }
     }
     top
+}
+
+/// The outermost wrapper of `top`: the highest ancestor reached from it through elements that
+/// add no text around it (the same width), never the page's root elements (`body`, `html`);
+/// `top` itself when its parent adds text.
+fn wrapper_top(stats: &StatsMap, top: NodeId) -> NodeId {
+    let mut id = top;
+    while let Some(cur) = stats.get(&id) {
+        let Some(p) = cur.parent else { break };
+        let Some(ps) = stats.get(&p) else { break };
+        if ps.width > cur.width
+            || ps
+                .parent
+                .is_none_or(|g| stats.get(&g).is_none_or(|gs| gs.parent.is_none()))
+        {
+            break;
+        }
+        id = p;
+    }
+    id
 }
 
 /// The leads of the body: elements named like a lead ([`LEAD_WORDS`]: `p.intro`,
@@ -1694,27 +1734,41 @@ fn climb(stats: &StatsMap, top: NodeId, page_text: u64) -> Option<(u32, u32)> {
 }
 
 /// True when most of the qualifying text `ancestor` holds beyond its child `child` is in other
-/// children of `child`'s kind (tag and class) that have no sub-title: `child` is one item of a
-/// list of posts, comments or cards, not one section of a body. A list the body writes itself
-/// (`child` is an `<li>`, `<dt>` or `<dd>`) is not such a list.
+/// children of `child`'s kind (tag and class) that have no sub-title, and those items carry text
+/// of their own beside their qualifying text — an author and date line, a post number, a reply
+/// link: more than [`ITEM_LABEL_WIDTH`] an item on average: `child` is one item of a list of
+/// posts, comments or cards, not one section of a body. Not such a list: a list the body writes
+/// itself (`child` is an `<li>`, `<dt>` or `<dd>`); items inside an element named like content
+/// (`article-content`, `entry`: the page says it is the body); and items that are bare wrappers of
+/// their text, at most a short label each (an "Advertisement" slot, a step number) — an article
+/// written one paragraph a wrapper, a recipe one step a wrapper.
 fn list_of_items(stats: &StatsMap, ancestor: NodeId, child: NodeId) -> bool {
     let (Some(a), Some(c)) = (stats.get(&ancestor), stats.get(&child)) else {
         return false;
     };
-    if c.list_item {
-        // `<li>`, `<dt>`, `<dd>`: the items of a list the body itself writes.
+    if c.list_item || a.class_weight > 0.0 {
+        // `<li>`, `<dt>`, `<dd>`: the items of a list the body itself writes; or a body the page
+        // names as such.
         return false;
     }
     let added = a.text.saturating_sub(c.text);
-    let items: u32 = stats
-        .iter()
-        .filter(|(id, e)| {
-            **id != child && e.parent == Some(ancestor) && e.kind == c.kind && e.headings == 0
-        })
-        .map(|(_, e)| e.text)
-        .sum();
-    items * 2 > added
+    // The items' qualifying text, their number (`child` too), and their text that does not vote
+    // (labels, author lines, dates, links).
+    let (mut items, mut n, mut other) = (0u32, 1u32, c.width.saturating_sub(c.raw_text));
+    for (id, e) in stats.iter() {
+        if *id != child && e.parent == Some(ancestor) && e.kind == c.kind && e.headings == 0 {
+            items += e.text;
+            n += 1;
+            other += e.width.saturating_sub(e.raw_text);
+        }
+    }
+    items * 2 > added && other > n * ITEM_LABEL_WIDTH
 }
+
+/// The average width of text of its own (outside its qualifying text) an item of a list of
+/// posts carries at least (see [`list_of_items`]): more than a short label ("Advertisement", a
+/// step's number and title), as little as an author's name and a date.
+const ITEM_LABEL_WIDTH: u32 = 24;
 
 fn stats_open(stats: &StatsMap, id: &NodeId) -> u32 {
     stats.get(id).map(|s| s.open).unwrap_or(u32::MAX)
@@ -1992,10 +2046,11 @@ mod tests {
     /// sections of its body: the body stays the first post.
     #[test]
     fn a_thread_keeps_its_first_post() {
+        // A post carries its author, date and number beside its message.
         let post = |user: &str, text: &str| {
             format!(
-                "<table class=post><tr><td class=author>{user}</td>\
-                 <td><div class=message>{text}</div></td></tr></table>"
+                "<table class=post><tr><td class=author>{user}</td><td>12 March 2021, 10:42</td>\
+                 <td>#1</td><td><div class=message>{text}</div></td></tr></table>"
             )
         };
         let reply = "<p>A reply that is long enough to vote, with a comma, and one more.</p>";
@@ -2108,6 +2163,84 @@ mod tests {
             post("anon", BODY_TEXT[1])
         );
         assert!(!extract(&html).body().contains("Joined"));
+    }
+
+    /// An article written one paragraph a bare wrapper (`article > div > div.slide > p`, a
+    /// label "Advertisement" in some of them) is one body, not a list of posts: the body climbs
+    /// to the article, as it does for items inside an element named like content; posts carrying
+    /// an author and date line of their own stay a list whose first post is the body.
+    #[test]
+    fn paragraphs_in_bare_wrappers_are_one_article() {
+        let slides: String = BODY_TEXT
+            .iter()
+            .enumerate()
+            .map(|(i, p)| {
+                let label = if i % 2 == 1 {
+                    "<span>Advertisement</span>"
+                } else {
+                    ""
+                };
+                format!(
+                    "<div><div class=slide>{label}<div class=entry><p>{p}</p></div></div></div>"
+                )
+            })
+            .collect();
+        let html = format!(
+            "<html><body><main><article>{slides}</article></main>\
+             <div class=footer><p>Copyright 2024 Site A, all rights reserved, no reuse.</p></div>\
+             </body></html>"
+        );
+        // The label stays: a short block inside the body (left out by no rule yet).
+        let body = extract(&html).body();
+        assert_eq!(body.replace("Advertisement\n", ""), BODY_TEXT.join("\n"));
+        // Items that carry more than a label (a credit and a date) are posts in a thread, whose
+        // first post is the body; inside a container named like content they are one body.
+        let item = |text: &str| {
+            format!(
+                "<div class=item><div class=credit>Photo: Some Agency</div>\
+                 <div class=date>12 March 2021</div><div class=text>{text}</div></div>"
+            )
+        };
+        let reply = "<p>A reply that is long enough to vote, with a comma, and one more.</p>";
+        let items = format!(
+            "{}{}{}{}",
+            item(BODY),
+            item(reply),
+            item(reply),
+            item(reply)
+        );
+        let thread = format!(
+            "<html><body><div class=thread>{items}</div>\
+             <div class=box><p>Another box of text, long enough to vote, elsewhere.</p></div>\
+             </body></html>"
+        );
+        let body = extract(&thread).body();
+        assert!(body.ends_with(&BODY_TEXT.join("\n")), "{body}");
+        assert!(!body.contains("A reply"), "{body}");
+        let body = extract(&thread.replace("class=thread", "class=blog-detail-text")).body();
+        assert!(body.contains(&BODY_TEXT.join("\n")), "{body}");
+        assert_eq!(body.matches("A reply").count(), 3, "{body}");
+        assert!(!body.contains("Another box"), "{body}");
+    }
+
+    /// A paragraph written beside the wrappers of the body (`div.body > p.intro + div.wrap >
+    /// div.text > p…`), where it wins no vote, joins it.
+    #[test]
+    fn a_paragraph_beside_the_body_wrappers_joins_it() {
+        let html = format!(
+            "<html><body><div class=page><div class=inner>\
+             <p class=einleitung>An opening paragraph written apart, long enough to vote.</p>\
+             <div class=frame><div class=frame-text>{BODY}</div></div></div>\
+             <div class=box><p>Another box of text, long enough to vote, elsewhere.</p></div>\
+             </div></body></html>"
+        );
+        assert_eq!(
+            extract(&html).body(),
+            format!(
+                "An opening paragraph written apart, long enough to vote.\n{}",
+                BODY_TEXT.join("\n")
+            )
+        );
     }
 
     /// A `<header>` (furniture, skipped) that holds the page's `<main>` or `<article>` — one left
