@@ -244,7 +244,8 @@ fn the_c_lists_are_the_rust_api_lists() {
         assert_eq!(r[0].key, *key, "a stored page finds itself first");
         assert!(r[0].exact);
     }
-    // The scenario has something to compare: the two-article probe finds both, the near copy
+    // The scenario has something to compare: the two-article probe finds both and the copy of
+    // the first (a member of its cluster, verified beside the representative), the near copy
     // finds the article and its copy, the unrelated page nothing.
     let n = sets.len();
     let keys = |i: usize| {
@@ -252,11 +253,12 @@ fn the_c_lists_are_the_rust_api_lists() {
         k.sort();
         k
     };
-    assert_eq!(keys(2), ["a", "b"], "{:?}", from_rust[2]);
+    assert_eq!(keys(2), ["a", "b", "e"], "{:?}", from_rust[2]);
     assert_eq!(keys(n + 2), ["a", "e"], "{:?}", from_rust[n + 2]);
     assert!(from_rust[2 * n..3 * n].iter().all(Vec::is_empty));
     assert_eq!(from_rust[1].len(), 1);
-    assert!(from_rust[4].is_empty() && from_rust[3].len() == 2);
+    // Contained at 0.9 or more: both articles and the copy (99 % of it in the probe).
+    assert!(from_rust[4].is_empty() && from_rust[3].len() == 3);
 }
 
 #[test]
