@@ -302,12 +302,7 @@ impl DocRecord {
     pub fn decode_size(cf: &'static str, key: &[u8], value: &[u8]) -> Result<PageSize> {
         let body = unseal(cf, key, value, Self::tag_of(value))?;
         let parse = || -> std::result::Result<PageSize, String> {
-            let mut r = Reader::new(body);
-            let klen = r.u32()? as usize;
-            r.take(klen)?;
-            let hlen = r.u16()? as usize;
-            r.take(hlen)?;
-            r.u64()?;
+            let mut r = Self::past_time(body)?;
             Ok(PageSize {
                 cluster: r.u32()?,
                 text_chars: r.u32()?,
@@ -324,16 +319,20 @@ impl DocRecord {
     /// [`Error::Corruption`] on a wrong tag, checksum or length.
     pub fn decode_cluster(cf: &'static str, key: &[u8], value: &[u8]) -> Result<ClusterId> {
         let body = unseal(cf, key, value, Self::tag_of(value))?;
-        let parse = || -> std::result::Result<ClusterId, String> {
-            let mut r = Reader::new(body);
-            let klen = r.u32()? as usize;
-            r.take(klen)?;
-            let hlen = r.u16()? as usize;
-            r.take(hlen)?;
-            r.u64()?;
-            r.u32()
-        };
+        let parse = || -> std::result::Result<ClusterId, String> { Self::past_time(body)?.u32() };
         parse().map_err(|reason| Error::corruption(cf, key, reason))
+    }
+
+    /// A reader of a record's body past its key, host and time: at its cluster, where the
+    /// partial decodes (`decode_size`, `decode_cluster`) start.
+    fn past_time(body: &[u8]) -> std::result::Result<Reader<'_>, String> {
+        let mut r = Reader::new(body);
+        let klen = r.u32()? as usize;
+        r.take(klen)?;
+        let hlen = r.u16()? as usize;
+        r.take(hlen)?;
+        r.u64()?;
+        Ok(r)
     }
 }
 
