@@ -15,7 +15,7 @@ mod common;
 use std::path::Path;
 
 use common::*;
-use neardup::merge::{state_diff, LogOp};
+use neardup::merge::{state_diff, LogOp, ScratchIds};
 use neardup::{
     BatchOptions, BatchOrder, Content, FrequentConfig, Index, IndexOptions, OrderScope, Signatures,
 };
@@ -248,6 +248,23 @@ fn decide_in_scratch(
             .unwrap(),
         neardup::merge::encode_log(&log),
         "the streamed diff differs from the whole-state diff"
+    );
+    // Decided again in a scratch index numbered densely (issue #34 item 5: a work unit's ids
+    // need not be as wide as the standing index's), mapped back: the same log, byte for byte.
+    let (ids, dense) = ScratchIds::from_seed(seed.clone()).unwrap();
+    assert!(ids.seeded_pages() >= pages.len());
+    let sc = Index::open(scratch.with_extension("dense"), options()).unwrap();
+    sc.apply_log(1, &dense).unwrap();
+    let before = sc.state_log().unwrap();
+    for k in &deleted {
+        sc.delete(k).unwrap();
+    }
+    insert_all(&sc, &days.day2);
+    assert_eq!(
+        sc.state_diff_log_mapped(&before, stats.pages, stats.clusters, &ids)
+            .unwrap(),
+        neardup::merge::encode_log(&log),
+        "the densely numbered scratch index decided otherwise"
     );
     ix.apply_log(1, &log).unwrap();
     let report = ix.check().unwrap();

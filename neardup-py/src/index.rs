@@ -733,7 +733,10 @@ impl PyIndex {
     /// The batch log ``neardup.state_diff(before, index.state_log(), live_docs, live_clusters)``
     /// gives, written to the file ``path`` as it is read from the index one operation at a
     /// time, never held in memory (a work unit's log of a large day, issue #34; the unit holds
-    /// ``before``, the state it was seeded with): returns the log's size in bytes.
+    /// ``before``, the state it was seeded with): returns the log's size in bytes. With
+    /// ``ids`` (the ``ScratchIds`` of a seed from ``scratch_seed``), each operation is written
+    /// in the standing index's ids.
+    #[pyo3(signature = (before, live_docs, live_clusters, path, ids=None))]
     fn state_diff_file(
         &self,
         py: Python<'_>,
@@ -741,11 +744,18 @@ impl PyIndex {
         #[pyo3(from_py_with = args::live_docs)] live_docs: u64,
         #[pyo3(from_py_with = args::live_clusters)] live_clusters: u64,
         #[pyo3(from_py_with = args::path)] path: std::path::PathBuf,
+        ids: Option<PyRef<'_, crate::partition::PyScratchIds>>,
     ) -> PyResult<u64> {
         let ix = self.ix(py)?;
+        let ids = ids.map(|i| i.inner.clone());
         py.detach(|| {
             let before = neardup::merge::decode_log(&before)?;
-            ix.state_diff_file(&before, live_docs, live_clusters, &path)
+            match &ids {
+                Some(ids) => {
+                    ix.state_diff_file_mapped(&before, live_docs, live_clusters, &path, ids)
+                }
+                None => ix.state_diff_file(&before, live_docs, live_clusters, &path),
+            }
         })
         .py(py)
     }

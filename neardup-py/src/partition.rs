@@ -181,6 +181,55 @@ pub(crate) fn combine_seed_logs<'py>(
     Ok(PyBytes::new(py, &bytes))
 }
 
+/// A work unit's dense scratch ids (issue #34 item 5; SCALEOUT §5 S4): its scratch index
+/// numbers the pages and clusters its seed names ``0, 1, ...`` in the order of their standing
+/// ids, and its new ones past them. ``scratch_seed`` makes one; ``Index.state_diff_file`` with
+/// ``ids`` maps the scratch index's log back to the standing ids.
+#[pyclass(frozen, name = "ScratchIds", module = "neardup._neardup")]
+pub(crate) struct PyScratchIds {
+    pub(crate) inner: neardup::merge::ScratchIds,
+}
+
+#[pymethods]
+impl PyScratchIds {
+    /// The standing page id scratch page ``id`` stands for (a new page: the standing allocator
+    /// plus its place among the new ones). ``IndexFullError`` past the id space.
+    fn global_page(&self, py: Python<'_>, id: u32) -> PyResult<u32> {
+        self.inner.global_page(id).py(py)
+    }
+
+    /// The standing cluster id scratch cluster ``id`` stands for.
+    fn global_cluster(&self, py: Python<'_>, id: u32) -> PyResult<u32> {
+        self.inner.global_cluster(id).py(py)
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "ScratchIds(pages={}, clusters={})",
+            self.inner.seeded_pages(),
+            self.inner.seeded_clusters()
+        )
+    }
+}
+
+/// A work unit's seed (bytes, ``combine_seed_logs``) numbered densely for its scratch index:
+/// ``(seed, ids)``, the seed to apply to the scratch index and the ``ScratchIds`` that map its
+/// ids back. ``InvalidArgumentError`` for a seed without allocators or with ids past them.
+#[pyfunction]
+pub(crate) fn scratch_seed<'py>(
+    py: Python<'py>,
+    seed: &Bound<'py, PyAny>,
+) -> PyResult<(Bound<'py, PyBytes>, PyScratchIds)> {
+    let seed = args::borrowed(seed, "seed")?;
+    let (ids, bytes) = py
+        .detach(|| -> neardup::Result<_> {
+            let (ids, ops) = neardup::merge::ScratchIds::from_seed(decode_log(seed)?)?;
+            Ok((ids, encode_log(&ops)))
+        })
+        .py(py)?;
+    Ok((PyBytes::new(py, &bytes), PyScratchIds { inner: ids }))
+}
+
 /// One batch log (bytes) from the batch logs of several work units, each decided in its own
 /// scratch index seeded from a standing index whose allocators and live counts were ``base``
 /// (a dict: ``next_doc``, ``next_cluster``, ``next_seq``, ``live_docs``, ``live_clusters``) when

@@ -39,6 +39,40 @@ def test_a_day_decided_in_a_seeded_scratch_is_the_day_decided_in_place(tmp_path)
         assert standing.check()["problem_count"] == 0
 
 
+def test_a_scratch_numbered_densely_writes_the_same_log(tmp_path):
+    """Issue #34 item 5: a work unit's scratch index numbers its seed densely
+    (``scratch_seed``) and maps its diff back (``state_diff_file(..., ids=)``): the log is the
+    one a scratch index that kept the standing ids writes, byte for byte."""
+    day1 = pages(12)
+    day2 = [dict(p, id=f"new-{p['id']}") for p in pages(12)[:5]] + [dict(day1[0], id="p5")]
+    with neardup.Index(tmp_path / "standing", sync_writes=False) as standing:
+        standing.insert_many(day1, order="input", progress=False)
+        stats = standing.stats()
+        ids, clusters = standing.decision_reach([p["html"] for p in day2], [p["id"] for p in day2], ["p3"])
+        seed = standing.seed_log(ids, clusters)
+    logs = []
+    for dense in (False, True):
+        with neardup.Index(tmp_path / f"scratch-{dense}", sync_writes=False) as scratch:
+            mapping = None
+            if dense:
+                seed_in, mapping = neardup.scratch_seed(seed)
+                assert "ScratchIds" in repr(mapping)
+            else:
+                seed_in = seed
+            scratch.apply_log(1, seed_in)
+            before = scratch.state_log()
+            scratch.delete("p3")
+            scratch.insert_many(day2, order="input", progress=False)
+            path = tmp_path / f"diff-{dense}.ndlog"
+            scratch.state_diff_file(before, stats["pages"], stats["clusters"], str(path), mapping)
+            logs.append(path.read_bytes())
+    assert logs[0] == logs[1]
+    with pytest.raises(neardup.InvalidArgumentError):
+        neardup.scratch_seed(seed[:-3])
+    with pytest.raises(TypeError):
+        neardup.scratch_seed("not bytes")
+
+
 def test_a_damaged_log_is_refused(tmp_path):
     with neardup.Index(tmp_path / "a", sync_writes=False) as a:
         a.insert_many(pages(3), order="input", progress=False)

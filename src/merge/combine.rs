@@ -10,6 +10,7 @@ use super::layout::{Layout, Role, Target};
 use super::log::{LogCounter, LogOp};
 use super::logfile::{LogReader, LogWriter};
 use super::logio::{scan_log_file, LogFileWriter, OpSink};
+use super::scratch::{map_ids, IdMapping};
 use super::state::count_change;
 use crate::storage::codec::{ClusterId, DocId};
 use crate::storage::merge::Delta;
@@ -479,88 +480,68 @@ enum Remap<'a> {
 
 /// Moves the new ids of one operation (those at or above `base`'s allocators) as `how` says.
 fn remap_op(op: &mut LogOp, base: &BatchBase, how: &Remap<'_>) -> Result<()> {
-    use crate::storage::codec::NO_DOC;
-    fn mapped<T: Copy>(table: &[T], at: u64, what: &str) -> Result<T> {
-        usize::try_from(at)
-            .ok()
-            .and_then(|i| table.get(i).copied())
-            .ok_or_else(|| {
-                Error::InvalidArgument(format!(
-                    "a work unit's new {what} {at} is not in its id map"
-                ))
-            })
-    }
-    let doc = |id: DocId| -> Result<DocId> {
-        if id == NO_DOC || id < base.next_doc {
+    map_ids(op, &mut Moved { base, how })
+}
+
+/// A unit's new ids moved as [`Remap`] says; standing ids kept.
+struct Moved<'a, 'm> {
+    base: &'a BatchBase,
+    how: &'a Remap<'m>,
+}
+
+/// `table[at]`: where a unit's `at`-th new id of a kind goes.
+fn mapped<T: Copy>(table: &[T], at: u64, what: &str) -> Result<T> {
+    usize::try_from(at)
+        .ok()
+        .and_then(|i| table.get(i).copied())
+        .ok_or_else(|| {
+            Error::InvalidArgument(format!(
+                "a work unit's new {what} {at} is not in its id map"
+            ))
+        })
+}
+
+impl IdMapping for Moved<'_, '_> {
+    fn doc(&mut self, id: DocId) -> Result<DocId> {
+        if id == crate::storage::codec::NO_DOC || id < self.base.next_doc {
             return Ok(id);
         }
-        match how {
+        match self.how {
             Remap::Shift(by) => id.checked_add(by.docs).ok_or(Error::Full),
-            Remap::Map(m) => mapped(&m.docs, u64::from(id - base.next_doc), "page id"),
+            Remap::Map(m) => mapped(&m.docs, u64::from(id - self.base.next_doc), "page id"),
         }
-    };
-    let cluster = |id: ClusterId| -> Result<ClusterId> {
-        if id < base.next_cluster {
+    }
+
+    fn cluster(&mut self, id: ClusterId) -> Result<ClusterId> {
+        if id < self.base.next_cluster {
             return Ok(id);
         }
-        match how {
+        match self.how {
             Remap::Shift(by) => id.checked_add(by.clusters).ok_or(Error::Full),
-            Remap::Map(m) => mapped(&m.clusters, u64::from(id - base.next_cluster), "cluster id"),
+            Remap::Map(m) => mapped(
+                &m.clusters,
+                u64::from(id - self.base.next_cluster),
+                "cluster id",
+            ),
         }
-    };
-    let seq = |s: u64| -> Result<u64> {
-        if s < base.next_seq {
+    }
+
+    fn seq(&mut self, s: u64) -> Result<u64> {
+        if s < self.base.next_seq {
             return Ok(s);
         }
-        match how {
+        match self.how {
             Remap::Shift(by) => s.checked_add(by.seq).ok_or(Error::Full),
-            Remap::Map(m) => mapped(&m.seqs, s - base.next_seq, "insertion number"),
+            Remap::Map(m) => mapped(&m.seqs, s - self.base.next_seq, "insertion number"),
         }
-    };
-    let docs = |b: &RoaringBitmap| -> Result<RoaringBitmap> {
-        if b.max().is_none_or(|m| m < base.next_doc) {
+    }
+
+    fn docs(&mut self, b: &RoaringBitmap) -> Result<RoaringBitmap> {
+        if b.max().is_none_or(|m| m < self.base.next_doc) {
             return Ok(b.clone());
         }
-        b.iter().map(doc).collect()
-    };
-    match op {
-        LogOp::Posting { delta, .. } => {
-            delta.add = docs(&delta.add)?;
-            delta.remove = docs(&delta.remove)?;
-        }
-        LogOp::Simhash { doc: d, .. } => *d = doc(*d)?,
-        LogOp::Key { doc: d, .. } => {
-            if let Some(d) = d {
-                *d = doc(*d)?;
-            }
-        }
-        LogOp::Doc { id, record } => {
-            *id = doc(*id)?;
-            if let Some(r) = record {
-                r.cluster = cluster(r.cluster)?;
-                r.seq = seq(r.seq)?;
-                if r.similar_to != NO_DOC {
-                    r.similar_to = doc(r.similar_to)?;
-                    r.similar_seq = seq(r.similar_seq)?;
-                }
-            }
-        }
-        LogOp::Text { id, .. } | LogOp::PageBlocks { id, .. } => *id = doc(*id)?,
-        LogOp::FreeDoc { id, .. } => *id = doc(*id)?,
-        LogOp::Cluster { id, record } => {
-            *id = cluster(*id)?;
-            if let Some(r) = record {
-                r.representative = doc(r.representative)?;
-                r.members = docs(&r.members)?;
-            }
-        }
-        LogOp::FreeCluster { id, .. } => *id = cluster(*id)?,
-        LogOp::Frequent { .. }
-        | LogOp::HostPages { .. }
-        | LogOp::BlockPages { .. }
-        | LogOp::Counter(_) => {}
+        b.iter().map(|id| self.doc(id)).collect()
     }
-    Ok(())
 }
 
 /// Where each of a work unit's new ids goes in the batch ([`combine_unit_logs_mapped`]): the

@@ -13,6 +13,7 @@ use rocksdb::{IteratorMode, SnapshotWithThreadMode, DB};
 use super::log::{LogCounter, LogOp};
 use super::logfile::LogWriter;
 use super::logio::{LogFileWriter, OpSink};
+use super::scratch::ScratchIds;
 use super::state::{address, count_change, live_counts, posting_change, undo, StateDiff};
 use crate::index::Index;
 use crate::storage::codec::{self, ClusterId, ClusterRecord, DocId, DocRecord, PageBlocks};
@@ -35,6 +36,15 @@ fn diff_rank(address: &[u8]) -> (bool, &[u8]) {
 }
 
 type Snapshot<'a> = SnapshotWithThreadMode<'a, DB>;
+
+/// A sink that maps each operation to the standing index's ids before passing it on.
+struct Mapped<'a, S>(&'a mut S, &'a ScratchIds);
+
+impl<S: OpSink> OpSink for Mapped<'_, S> {
+    fn put(&mut self, op: &LogOp) -> Result<()> {
+        self.0.put(&self.1.to_global(op.clone())?)
+    }
+}
 
 /// An index's counters at a snapshot.
 #[derive(Clone, Copy)]
@@ -129,6 +139,42 @@ impl Index {
         let mut w = LogFileWriter::create(path)?;
         self.state_diff_into(before, live_docs, live_clusters, &mut w)?;
         w.finish()
+    }
+
+    /// [`Index::state_diff_file`] of a scratch index seeded densely ([`ScratchIds::from_seed`]):
+    /// each operation mapped to the standing index's ids ([`ScratchIds::to_global`]) as it is
+    /// written — the log a scratch index that kept the standing ids would write, byte for byte.
+    ///
+    /// # Errors
+    /// As [`Index::state_diff_file`]; [`Error::Full`] when a new id passes the id space.
+    pub fn state_diff_file_mapped(
+        &self,
+        before: &[LogOp],
+        live_docs: u64,
+        live_clusters: u64,
+        path: &std::path::Path,
+        ids: &ScratchIds,
+    ) -> Result<u64> {
+        let mut w = LogFileWriter::create(path)?;
+        self.state_diff_into(before, live_docs, live_clusters, &mut Mapped(&mut w, ids))?;
+        w.finish()
+    }
+
+    /// [`Index::state_diff_log`] of a scratch index seeded densely, in the standing index's ids
+    /// (see [`Index::state_diff_file_mapped`]).
+    ///
+    /// # Errors
+    /// As [`Index::state_diff_file_mapped`].
+    pub fn state_diff_log_mapped(
+        &self,
+        before: &[LogOp],
+        live_docs: u64,
+        live_clusters: u64,
+        ids: &ScratchIds,
+    ) -> Result<Vec<u8>> {
+        let mut w = LogWriter::new();
+        self.state_diff_into(before, live_docs, live_clusters, &mut Mapped(&mut w, ids))?;
+        Ok(w.finish())
     }
 
     /// The operations of [`Index::state_diff_log`], into `w`.

@@ -337,9 +337,12 @@ class Index(Mapping[str, PageInfo]):
         """The batch log that seeds an empty scratch index with these pages and clusters."""
     def state_log(self) -> bytes:
         """The whole state of the index as a batch log."""
-    def state_diff_file(self, before: bytes, live_docs: int, live_clusters: int, path: str) -> int:
+    def state_diff_file(
+        self, before: bytes, live_docs: int, live_clusters: int, path: str, ids: Optional[ScratchIds] = None
+    ) -> int:
         """``state_diff(before, self.state_log(), live_docs, live_clusters)`` written to the file
-        ``path`` one operation at a time; its size in bytes."""
+        ``path`` one operation at a time; its size in bytes. With ``ids`` (from
+        ``scratch_seed``), written in the standing index's ids."""
     def apply_log(self, batch: int, log: bytes) -> bool:
         """Applies batch ``batch``'s log once in effect; ``False`` when it was applied already."""
     def apply_log_file(self, batch: int, path: Union[str, os.PathLike[str]]) -> bool:
@@ -433,6 +436,15 @@ class Layout:
 
 def combine_seed_logs(logs: List[bytes]) -> bytes:
     """One scratch seed from the partitions' seed logs."""
+
+class ScratchIds:
+    """A work unit's dense scratch ids: the ids its seed names numbered ``0, 1, ...`` in
+    order, its new ones past them; maps them back to the standing index's ids."""
+    def global_page(self, id: int) -> int: ...
+    def global_cluster(self, id: int) -> int: ...
+
+def scratch_seed(seed: bytes) -> Tuple[bytes, ScratchIds]:
+    """A work unit's seed numbered densely for its scratch index, and the ids that map back."""
 
 def combine_unit_logs(
     base: Dict[str, int], logs: List[bytes], maps: Optional[List[Dict[str, List[int]]]] = None

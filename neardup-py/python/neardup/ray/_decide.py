@@ -465,7 +465,10 @@ def _decide_unit(
     try:
         table = _MappedRows(_unit_rows(source, wanted, Path(scratch_dir) / "rows.arrow"))
         with neardup.Index(Path(scratch_dir) / "ix", **options) as scratch:
-            scratch.apply_log(1, seed)
+            # Numbered densely: a scratch index's ids need not be as wide as the index's (issue
+            # #34 item 5); the order kept, it decides as with the standing ids.
+            dense, ids = neardup.scratch_seed(seed)
+            scratch.apply_log(1, dense)
             before = scratch.state_log()
             scratch.record_allocations(True)
             allocations: List[Tuple[str, int, str]] = []
@@ -476,7 +479,7 @@ def _decide_unit(
                     deleted += 1
                 except neardup.NotFoundError:
                     missing += 1
-                allocations += [("delete", at, kind, i) for _, kind, i, _ in scratch.take_allocations()]
+                allocations += [("delete", at, kind, _global(ids, kind, i)) for _, kind, i, _ in scratch.take_allocations()]
             duplicates = errors = decided = 0
             error_rows: List[Tuple[int, str]] = []
             for call in runs:
@@ -490,7 +493,7 @@ def _decide_unit(
                     # whole call sorted by fingerprint count does.
                     verdicts = scratch.insert_many(run, order="input", batch_size=len(rows), progress=False)
                     # Within one call keys are distinct: each id names the row it was given for.
-                    allocations += [("row", row_of[k], kind, i) for k, kind, i, _ in scratch.take_allocations()]
+                    allocations += [("row", row_of[k], kind, _global(ids, kind, i)) for k, kind, i, _ in scratch.take_allocations()]
                     duplicates += sum(1 for d in verdicts.column("duplicate").to_pylist() if d)
                     # Output rows keep the block's order: each error names its row.
                     for r, e in zip(rows, verdicts.column("error").to_pylist()):
@@ -503,7 +506,7 @@ def _decide_unit(
             # Read from the scratch index one operation at a time and written to a file: the
             # unit holds the state it was seeded with, never its log nor a second whole state.
             log_path = Path(scratch_dir) / "unit.ndlog"
-            log_bytes = scratch.state_diff_file(before, live_docs, live_clusters, str(log_path))
+            log_bytes = scratch.state_diff_file(before, live_docs, live_clusters, str(log_path), ids)
         source[0].put_file(str(log_path), log_rel)
     finally:
         shutil.rmtree(scratch_dir, ignore_errors=True)
@@ -517,6 +520,11 @@ def _decide_unit(
         # The first ones only: the driver lists at most MAX_LISTED_ERRORS of the day's.
         "error_rows": sorted(error_rows)[:MAX_LISTED_ERRORS],
     }
+
+
+def _global(ids: Any, kind: str, scratch_id: int) -> int:
+    """The standing id of a scratch page or cluster id (``kind`` ``"page"`` or ``"cluster"``)."""
+    return int(ids.global_page(scratch_id) if kind == "page" else ids.global_cluster(scratch_id))
 
 
 class _MappedRows:
