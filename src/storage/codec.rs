@@ -47,18 +47,14 @@ pub const TAG_PAGE_BLOCKS: u8 = 0xB1;
 /// carrying one block).
 pub const TAG_COUNT: u8 = 0x6E;
 /// Tag of a document record of `u64` ids (a distributed index's partition, SCALEOUT §4; format
-/// 7, FORMAT.md "Document record"): the [`TAG_DOC_RAW`] layout with `cluster` and `similar_to`
-/// of 8 bytes, and the raw page hash as a presence byte (0 or 1) then 8 bytes (zero when
-/// absent), as in the change records. Never read as a `u32` record, nor the reverse.
+/// 7, FORMAT.md "Document record"): [`TAG_DOC_RAW`]'s layout, `cluster` and `similar_to` of 8
+/// bytes, the raw page hash as a presence byte (0 or 1) and 8 bytes (0 when absent).
 pub const TAG_WIDE_DOC: u8 = <u64 as IdWidth>::TAG_DOC;
-/// Tag of a cluster record of `u64` ids (SCALEOUT §4; FORMAT.md "Cluster record"): the
-/// representative (8 bytes), then the members as a portable roaring treemap.
+/// Tag of a cluster record of `u64` ids: representative, portable treemap (SCALEOUT §4).
 pub const TAG_WIDE_CLUSTER: u8 = <u64 as IdWidth>::TAG_CLUSTER;
-/// Tag of a posting of `u64` ids stored as a sorted list of big-endian ids (at most
-/// [`POSTING_LIST_MAX`]; SCALEOUT §4, FORMAT.md "Postings").
+/// Tag of a posting of `u64` ids as a sorted list (SCALEOUT §4; FORMAT.md "Postings").
 pub const TAG_WIDE_POSTING_LIST: u8 = <u64 as IdWidth>::TAG_POSTING_LIST;
-/// Tag of a posting of `u64` ids stored as a portable roaring treemap (SCALEOUT §4; FORMAT.md
-/// "Postings").
+/// Tag of a posting of `u64` ids as a portable roaring treemap (SCALEOUT §4; FORMAT.md "Postings").
 pub const TAG_WIDE_POSTING_TREEMAP: u8 = <u64 as IdWidth>::TAG_POSTING_SET;
 
 /// Cursor over a byte slice that reports truncation as an error message.
@@ -696,6 +692,10 @@ pub fn encode_posting(ids: &RoaringBitmap) -> Vec<u8> {
 /// Encodes a posting of `u64` ids (a distributed index's key partition, SCALEOUT §4; FORMAT.md
 /// "Postings"): [`TAG_WIDE_POSTING_LIST`] and the ids, big-endian, when at most
 /// [`POSTING_LIST_MAX`], else [`TAG_WIDE_POSTING_TREEMAP`] and the portable treemap.
+#[cfg_attr(
+    not(test),
+    allow(dead_code, reason = "unwired until the format 7 partitions")
+)]
 pub fn encode_wide_posting(ids: &roaring::RoaringTreemap) -> Vec<u8> {
     encode_posting_as::<u64>(ids)
 }
@@ -746,6 +746,10 @@ pub fn decode_posting(value: &[u8]) -> std::result::Result<RoaringBitmap, String
 /// # Errors
 /// What is wrong with the value: a `u32` posting's tag, another unknown tag, a list not of
 /// whole ids, a treemap that does not decode whole.
+#[cfg_attr(
+    not(test),
+    allow(dead_code, reason = "unwired until the format 7 partitions")
+)]
 pub fn decode_wide_posting(value: &[u8]) -> std::result::Result<roaring::RoaringTreemap, String> {
     decode_posting_as::<u64>(value)
 }

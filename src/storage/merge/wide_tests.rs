@@ -188,7 +188,8 @@ fn a_key_that_mixes_widths_does_not_merge() {
     nd.push(&na).unwrap();
     nd.push(&nr).unwrap();
     let nd = nd.encode();
-    let cases: [(Option<&[u8]>, Vec<&[u8]>); 8] = [
+    type Case<'a> = (Option<&'a [u8]>, Vec<&'a [u8]>);
+    let cases: [Case; 8] = [
         (Some(&narrow_value), vec![&wa]),
         (Some(&narrow_value), vec![&na, &wd]),
         (Some(&wide_value), vec![&na]),

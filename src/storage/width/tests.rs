@@ -88,7 +88,7 @@ fn serialized<S: IdSet<I>, I>(set: &S) -> Vec<u8> {
 #[test]
 fn treemaps_serialize_as_roaring_does_and_read_back() {
     let many: Vec<u64> = (0..5000u64)
-        .map(|i| (i % 3) << 32 | (i * 7919) % 200_000)
+        .map(|i| ((i % 3) << 32) | ((i * 7919) % 200_000))
         .chain(WIDE_IDS)
         .collect();
     for ids in [&[][..], &WIDE_IDS[..], &many[..]] {
