@@ -277,6 +277,7 @@ fn union_of_adds<'a, I: IdWidth>(
         if !body.len().is_multiple_of(I::BYTES) {
             return None;
         }
+        ids.reserve(body.len() / I::BYTES);
         for c in body.chunks_exact(I::BYTES) {
             ids.push(I::from_be(c)?);
         }
