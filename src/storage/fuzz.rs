@@ -15,9 +15,11 @@ use std::collections::BTreeSet;
 use super::codec::{
     self, ClusterRecord, DocRecord, PageBlocks, TextValue, TAG_CLUSTER, TAG_COUNT, TAG_DOC,
     TAG_DOC_SEQ, TAG_PAGE_BLOCKS, TAG_POSTING_KEYS, TAG_POSTING_LIST, TAG_POSTING_ROARING,
-    TAG_TEXT,
+    TAG_TEXT, TAG_WIDE_CLUSTER, TAG_WIDE_DOC, TAG_WIDE_POSTING_LIST, TAG_WIDE_POSTING_TREEMAP,
 };
-use super::merge::{self, Delta, OP_ADD, OP_DELTA, OP_REMOVE};
+use super::merge::{
+    self, Delta, WideDelta, OP_ADD, OP_DELTA, OP_REMOVE, OP_WIDE_ADD, OP_WIDE_DELTA, OP_WIDE_REMOVE,
+};
 use super::{cf, open_db, SimhashTables};
 use fuzz_support::fuzz;
 use proptest::prelude::*;
@@ -49,6 +51,13 @@ fn value() -> impl Strategy<Value = Vec<u8>> {
         OP_ADD,
         OP_REMOVE,
         OP_DELTA,
+        TAG_WIDE_DOC,
+        TAG_WIDE_CLUSTER,
+        TAG_WIDE_POSTING_LIST,
+        TAG_WIDE_POSTING_TREEMAP,
+        OP_WIDE_ADD,
+        OP_WIDE_REMOVE,
+        OP_WIDE_DELTA,
     ]);
     let body = prop::collection::vec(any::<u8>(), 0..300);
     prop_oneof![
@@ -57,7 +66,24 @@ fn value() -> impl Strategy<Value = Vec<u8>> {
         (tags, body).prop_map(|(t, b)| sealed(t, &b)),
         roaring_bytes().prop_map(|b| sealed(TAG_CLUSTER, &[&[0, 0, 0, 1][..], &b].concat())),
         roaring_bytes().prop_map(|b| [&[TAG_POSTING_ROARING][..], &b].concat()),
+        treemap_bytes().prop_map(|b| sealed(
+            TAG_WIDE_CLUSTER,
+            &[&[0, 0, 0, 0, 0, 0, 0, 1][..], &b].concat()
+        )),
+        treemap_bytes().prop_map(|b| [&[TAG_WIDE_POSTING_TREEMAP][..], &b].concat()),
+        (treemap_bytes(), treemap_bytes()).prop_map(|(a, r)| {
+            let n = (a.len() as u32).to_be_bytes();
+            [&[OP_WIDE_DELTA][..], &n, &a, &r].concat()
+        }),
     ]
+}
+
+/// Bytes that start like a portable roaring treemap (a small bucket count, a key) and go on with
+/// a roaring bitmap's start and anything.
+fn treemap_bytes() -> impl Strategy<Value = Vec<u8>> {
+    (0u64..4, any::<u32>(), roaring_bytes()).prop_map(|(count, key, rest)| {
+        [&count.to_le_bytes()[..], &key.to_le_bytes(), &rest].concat()
+    })
 }
 
 /// Bytes that start like a serialized roaring bitmap (the cookies of both layouts) and go on
@@ -102,6 +128,22 @@ fn decoders_random_bytes() {
                 let mut again = Delta::default();
                 prop_assert!(again.push(&delta.encode()).is_some());
                 prop_assert_eq!(&again, &delta);
+            }
+            // The wide (u64) decoders of a distributed index's partitions (SCALEOUT §4).
+            let _ = DocRecord::<u64>::decode_as(CF, &key, &v);
+            let _ = DocRecord::<u64>::decode_size_as(CF, &key, &v);
+            let _ = DocRecord::<u64>::decode_cluster_as(CF, &key, &v);
+            let _ = ClusterRecord::<u64>::decode_as(CF, &key, &v);
+            let _ = super::width::decode_wide_id(CF, &key, &v);
+            if let Ok(ids) = codec::decode_wide_posting(&v) {
+                let again = codec::encode_wide_posting(&ids);
+                prop_assert_eq!(codec::decode_wide_posting(&again), Ok(ids));
+            }
+            let mut wide = WideDelta::default();
+            if wide.push(&v).is_some() {
+                let mut again = WideDelta::default();
+                prop_assert!(again.push(&wide.encode()).is_some());
+                prop_assert_eq!(&again, &wide);
             }
             Ok(())
         },
@@ -416,4 +458,180 @@ fn merge_operator_in_rocksdb() {
         },
     );
     let _ = merge::NAME;
+}
+
+/// `u64` ids on both sides of 2³² (a distributed index's global ids, SCALEOUT §4).
+fn wide_id() -> impl Strategy<Value = u64> {
+    prop_oneof![
+        (0u64..4, 0u64..64).prop_map(|(hi, lo)| (hi << 32) | lo),
+        any::<u64>(),
+    ]
+}
+
+fn treemap() -> impl Strategy<Value = roaring::RoaringTreemap> {
+    prop_oneof![
+        prop::collection::vec(wide_id(), 0..40),
+        prop::collection::vec((0u64..3, 0u64..70_000), 0..3000)
+            .prop_map(|v| v.into_iter().map(|(hi, lo)| (hi << 32) | lo).collect()),
+    ]
+    .prop_map(|ids| ids.into_iter().collect())
+}
+
+/// Valid wide records and postings round-trip; every one-byte flip or truncation of a sealed
+/// wide record is refused; no wide value reads as a narrow one.
+#[test]
+fn wide_decoders_round_trip_and_refuse_damage() {
+    let strategy = (
+        doc_record(),
+        (wide_id(), wide_id()),
+        (wide_id(), treemap()),
+        damage(),
+    );
+    fuzz(
+        "wide_decoders_round_trip",
+        3000,
+        strategy,
+        |(doc, (cluster, similar_to), (rep, members), d)| {
+            let key = 9u64.to_be_bytes();
+            let doc = DocRecord::<u64> {
+                key: doc.key,
+                host: doc.host,
+                time: doc.time,
+                cluster,
+                text_chars: doc.text_chars,
+                fingerprints: doc.fingerprints,
+                simhash: doc.simhash,
+                content_hash: doc.content_hash,
+                codes: doc.codes,
+                similar_to,
+                seq: doc.seq,
+                similar_seq: doc.similar_seq,
+                resemble: doc.resemble,
+                contain: doc.contain,
+                raw_hash: doc.raw_hash,
+            };
+            let v = doc.encode();
+            prop_assert!(DocRecord::decode(CF, &key, &v).is_err());
+            prop_assert_eq!(DocRecord::<u64>::decode_as(CF, &key, &v).ok(), Some(doc));
+            prop_assert!(DocRecord::<u64>::decode_as(CF, &key, &damaged(&v, &d)).is_err());
+
+            let cluster = ClusterRecord::<u64> {
+                representative: rep,
+                members,
+            };
+            let v = cluster.encode();
+            prop_assert!(ClusterRecord::decode(CF, &key, &v).is_err());
+            prop_assert!(ClusterRecord::<u64>::decode_as(CF, &key, &damaged(&v, &d)).is_err());
+            let posting = codec::encode_wide_posting(&cluster.members);
+            prop_assert!(codec::decode_posting(&posting).is_err());
+            prop_assert_eq!(
+                codec::decode_wide_posting(&posting).ok(),
+                Some(cluster.members.clone())
+            );
+            prop_assert_eq!(
+                ClusterRecord::<u64>::decode_as(CF, &key, &v).ok(),
+                Some(cluster)
+            );
+            Ok(())
+        },
+    );
+}
+
+/// One wide posting operation of the model test.
+#[derive(Debug, Clone)]
+enum WideOp {
+    Add(Vec<u64>),
+    Remove(Vec<u64>),
+}
+
+fn wide_operand(op: &WideOp) -> Vec<u8> {
+    let (tag, ids) = match op {
+        WideOp::Add(ids) => (OP_WIDE_ADD, ids),
+        WideOp::Remove(ids) => (OP_WIDE_REMOVE, ids),
+    };
+    let mut v = vec![tag];
+    for id in ids {
+        v.extend_from_slice(&id.to_be_bytes());
+    }
+    v
+}
+
+/// The operator inside RocksDB on `u64` postings (SCALEOUT §4), under its one name: wide operands
+/// give the model's posting before and after flushes and compactions (which fold them by partial
+/// merges); a key whose value and operands mix widths reads as a corruption error, never a value
+/// of either width.
+#[test]
+fn wide_merge_operator_in_rocksdb() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let budget = crate::IndexOptions::default().budget();
+    let tables = SimhashTables::new(3).expect("tables");
+    let (db, _cache) = open_db(&dir.path().join("wide"), true, tables, &budget).expect("open");
+    let postings = db.cf_handle(cf::POSTINGS).expect("postings");
+    // Mixed keys in a database never compacted (a failed merge fails a compaction).
+    let (bad, _bad_cache) =
+        open_db(&dir.path().join("mixed"), true, tables, &budget).expect("open");
+    let bad_postings = bad.cf_handle(cf::POSTINGS).expect("postings");
+    let counter = std::cell::Cell::new(0u64);
+    let ops = prop::collection::vec(
+        prop_oneof![
+            prop::collection::vec(wide_id(), 0..6).prop_map(WideOp::Add),
+            prop::collection::vec(wide_id(), 0..6).prop_map(WideOp::Remove),
+        ],
+        1..12,
+    );
+    let strategy = (
+        prop::collection::btree_set(wide_id(), 0..20),
+        ops,
+        any::<u32>(),
+    );
+    fuzz(
+        "wide_merge_operator_rocksdb",
+        2000,
+        strategy,
+        |(base, ops, narrow_id)| {
+            let n = counter.get();
+            counter.set(n + 1);
+            let (key, mixed) = (n.to_be_bytes(), n.to_be_bytes());
+            if !base.is_empty() {
+                let ids: roaring::RoaringTreemap = base.iter().copied().collect();
+                db.put_cf(&postings, key, codec::encode_wide_posting(&ids))
+                    .expect("put");
+            }
+            let mut expected = base.clone();
+            for op in &ops {
+                db.merge_cf(&postings, key, wide_operand(op))
+                    .expect("merge");
+                bad.merge_cf(&bad_postings, mixed, wide_operand(op))
+                    .expect("merge");
+                match op {
+                    WideOp::Add(ids) => expected.extend(ids),
+                    WideOp::Remove(ids) => ids.iter().for_each(|id| {
+                        expected.remove(id);
+                    }),
+                }
+            }
+            // A narrow operand amid the wide ones.
+            bad.merge_cf(&bad_postings, mixed, merge::add_operand(narrow_id))
+                .expect("merge");
+            bad.merge_cf(&bad_postings, mixed, wide_operand(&ops[0]))
+                .expect("merge");
+            let read = |db: &rocksdb::DB| -> BTreeSet<u64> {
+                match db.get_cf(&postings, key).expect("get") {
+                    Some(v) => codec::decode_wide_posting(&v)
+                        .expect("posting")
+                        .iter()
+                        .collect(),
+                    None => BTreeSet::new(),
+                }
+            };
+            prop_assert_eq!(read(&db), expected.clone());
+            prop_assert!(bad.get_cf(&bad_postings, mixed).is_err());
+            if n % 64 == 63 {
+                db.flush_cf(&postings).expect("flush");
+                db.compact_range_cf(&postings, None::<&[u8]>, None::<&[u8]>);
+                prop_assert_eq!(read(&db), expected);
+            }
+            Ok(())
+        },
+    );
 }

@@ -22,6 +22,8 @@ pub mod format;
 mod fuzz;
 pub mod merge;
 pub(crate) mod process;
+mod simhash_wide;
+pub mod width;
 
 use std::path::Path;
 
