@@ -44,6 +44,25 @@ pub struct SignatureConfig {
     /// Local keys per page, about (the window grows with the text to keep to it). Default 256.
     /// 0 turns local keys off.
     pub local_keys: u32,
+    /// Containment keys, short side (issue #35; seed 000 §4.4, the contain rate): a text of at
+    /// most `local_window` units, which has no local keys, indexes every unit digest as a
+    /// clause key rather than only its `sketch_size` smallest — a local key of a long page
+    /// is the smallest unit of *its* window, and whichever unit of a short page that is, the
+    /// short page holds it. Default true. An index made before this option existed does not
+    /// name it in its stored configuration and is opened with it off (its pages were keyed
+    /// without it), whatever the options ask; see [`SignatureConfig::sampled_keys`].
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub short_page_keys: bool,
+    /// Containment keys, long side (issue #35): every text also indexes, as clause keys, the
+    /// unit digests that fall in a fixed one-in-`sampled_keys` share of the digest space
+    /// (content-defined sampling: a unit is chosen or not whatever surrounds it, unlike the
+    /// local keys, whose window grows with the text). A contained excerpt then shares the
+    /// sampled units of its span with the whole page, however long that page is. At most
+    /// [`crate::fingerprint::MAX_SAMPLED_KEYS`] a page (the smallest). Default 16 (about as many keys as the local
+    /// keys of a page of a few hundred units: 2 in 33). 0 turns them off. Like
+    /// [`SignatureConfig::short_page_keys`], off for an index made before it existed.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub sampled_keys: u32,
     /// CJK character n-gram length used as simhash feature (2: bigrams).
     pub simhash_cjk_ngram: u32,
     /// Pages larger than this are refused with [`crate::Error::PageTooLarge`].
@@ -78,6 +97,8 @@ impl Default for SignatureConfig {
             sketch_size: 8,
             local_window: 32,
             local_keys: 256,
+            short_page_keys: true,
+            sampled_keys: 16,
             simhash_cjk_ngram: 2,
             max_page_bytes: 16 << 20,
             fold_traditional: true,
@@ -89,6 +110,10 @@ impl Default for SignatureConfig {
 
 fn is_false(b: &bool) -> bool {
     !*b
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 impl SignatureConfig {
@@ -111,6 +136,8 @@ impl SignatureConfig {
             clause_units: self.clause_units,
             local_window: self.local_window,
             local_keys: self.local_keys,
+            short_page_keys: self.short_page_keys,
+            sampled_keys: self.sampled_keys,
         }
     }
 

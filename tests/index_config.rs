@@ -112,3 +112,76 @@ fn japanese_text_keeps_its_kanji_and_old_indexes_keep_their_folding() {
     drop(ix);
     drop(Index::open_read_only(&old).unwrap());
 }
+
+/// Containment keys (issue #35): a short page whose clauses sit inside a long manual becomes a
+/// candidate of the manual and verifies as contained in it; an index made before the keys
+/// existed (its stored configuration names neither) still opens with the default options and
+/// keys its pages as it always did.
+#[test]
+fn a_short_excerpt_of_a_long_manual_is_found_and_old_indexes_keep_their_keys() {
+    use neardup::fingerprint::{containment_keys, sentence_digest};
+    use neardup::{Content, Page};
+    let sentences: Vec<String> = (0..3000)
+        .map(|i| {
+            format!(
+                "Setting number {i} of the manual changes a different part of the program here."
+            )
+        })
+        .collect();
+    let manual = sentences.join(" ");
+    // A 12-sentence excerpt holding a unit the sampled keys pick (one in `sampled_keys` of the
+    // digests, by the digest alone).
+    let cfg = SignatureConfig::default();
+    let params = neardup::fingerprint::SentenceParams {
+        short_page_keys: false,
+        ..cfg.sentence_params()
+    };
+    let sampled = |s: &str| !containment_keys(&[(sentence_digest(s), 0)], &params).is_empty();
+    let at = (1000..2900)
+        .find(|&i| sampled(sentences[i].trim_end_matches('.')))
+        .expect("a sampled sentence");
+    let excerpt = sentences[at - 5..at + 7].join(" ");
+    let page = |key: &'static str, text: &'static str| Page {
+        key,
+        host: "docs.example",
+        time: 0,
+        content: Content::Text(text),
+    };
+    let manual: &'static str = Box::leak(manual.into_boxed_str());
+    let excerpt: &'static str = Box::leak(excerpt.into_boxed_str());
+
+    let dir = tempfile::tempdir().unwrap();
+    let new = dir.path().join("new");
+    let ix = Index::open(&new, IndexOptions::default()).unwrap();
+    ix.insert(&page("manual", manual)).unwrap();
+    let v = ix.insert(&page("chapter", excerpt)).unwrap();
+    assert!(v.duplicate, "{v:?}");
+    assert_eq!(v.similar_to.as_deref(), Some("manual"));
+    assert!(ix.explain("manual", "chapter").unwrap().shared_clause_keys > 0);
+    drop(ix);
+    let stored = Index::stored_config_json(&new).unwrap();
+    assert!(stored.contains("\"short_page_keys\":true"), "{stored}");
+    assert!(stored.contains("\"sampled_keys\":16"), "{stored}");
+
+    // As a build before the keys made it: the stored configuration names neither.
+    let old = dir.path().join("old");
+    let mut opts = IndexOptions::default();
+    opts.signature.short_page_keys = false;
+    opts.signature.sampled_keys = 0;
+    let ix = Index::open(&old, opts).unwrap();
+    ix.insert(&page("manual", manual)).unwrap();
+    let before = ix.explain("manual", "manual").unwrap().a.clause_keys;
+    drop(ix);
+    let stored = Index::stored_config_json(&old).unwrap();
+    assert!(!stored.contains("short_page_keys") && !stored.contains("sampled_keys"));
+    let ix = Index::open(&old, IndexOptions::default()).unwrap();
+    ix.insert(&page("chapter", excerpt)).unwrap();
+    assert_eq!(
+        ix.explain("manual", "manual").unwrap().a.clause_keys,
+        before
+    );
+    let report = ix.check().unwrap();
+    assert_eq!(report.problem_count, 0, "{:?}", report.problems);
+    drop(ix);
+    drop(Index::open_read_only(&old).unwrap());
+}

@@ -7,8 +7,8 @@ mod sentence;
 mod simhash;
 
 pub use sentence::{
-    fingerprints_and_sketch, local_minima, md5_u128, sentence_digest, sentence_fingerprints,
-    unit_sketch, Fingerprint, SentenceParams,
+    containment_keys, fingerprints_and_sketch, local_minima, md5_u128, sentence_digest,
+    sentence_fingerprints, unit_sketch, Fingerprint, SentenceParams, MAX_SAMPLED_KEYS,
 };
 pub use simhash::{for_each_feature, hamming, simhash};
 

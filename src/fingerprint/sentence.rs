@@ -41,6 +41,11 @@ pub struct SentenceParams {
     pub local_window: u32,
     /// Local keys per page, about; 0 turns them off.
     pub local_keys: u32,
+    /// A text of at most `local_window` units keys every unit ([`containment_keys`]).
+    pub short_page_keys: bool,
+    /// One in this many unit digests (content-defined) is a key too ([`containment_keys`]);
+    /// 0: none.
+    pub sampled_keys: u32,
 }
 
 /// Computes the sentence fingerprints of a normalized text (see the module docs).
@@ -66,8 +71,9 @@ pub fn unit_sketch(
 }
 
 /// The sentence fingerprints and the clause keys of a text, from one pass over its units. The
-/// clause keys are the bottom-`k` sketch plus, when `k > 0` and `cfg.local_keys > 0`, the local
-/// keys of [`local_minima`]; sorted and distinct.
+/// clause keys are the bottom-`k` sketch plus, when `k > 0`, the local keys of [`local_minima`]
+/// (with `cfg.local_keys > 0`) and the containment keys of [`containment_keys`]; sorted and
+/// distinct.
 pub fn fingerprints_and_sketch(
     text: &str,
     sentences: &[Sentence],
@@ -80,6 +86,9 @@ pub fn fingerprints_and_sketch(
     } else {
         Vec::new()
     };
+    if k > 0 {
+        sketch.extend(containment_keys(&ordered, cfg));
+    }
     let digests = sorted_distinct(ordered);
     sketch.extend(digests.iter().take(k).map(|d| d.0));
     sketch.sort_unstable();
@@ -140,6 +149,51 @@ pub fn local_minima(ordered: &[(u128, u32)], min_window: usize, max_keys: usize)
     out.dedup();
     // Distinct digests repeat in texts that repeat themselves; the bound holds for any input.
     out.truncate(2 * max_keys);
+    out
+}
+
+/// At most this many sampled clause keys a page (`SignatureConfig::sampled_keys`): the
+/// smallest, for pages of more than about `MAX_SAMPLED_KEYS · sampled_keys` units (16,384 at the
+/// default: some 700 KB of English).
+pub const MAX_SAMPLED_KEYS: usize = 1024;
+
+/// Containment keys of a text (issue #35; seed 000 §4.4, the contain rate), from its unit
+/// digests in text order: keys that a contained page and the page containing it share however
+/// long the container is.
+///
+/// The bottom-k sketch and the fingerprints are global minima of a page, and the local keys are
+/// minima of windows that grow with the text ([`local_minima`]): a short page (a help topic, a
+/// module reference, a chapter of a one-page manual) sitting inside a long one shares a local
+/// key only where one of the long page's windows has its smallest unit inside the short page's
+/// span, and that unit among the short page's own `k` smallest. On natural-dev two thirds of the
+/// containment pairs found no candidate at all for that reason. Two keys fix it:
+/// - `cfg.short_page_keys`: a text of at most `local_window` units (no local keys of its own)
+///   keys *every* unit, so any unit of its span the long page picks is shared;
+/// - `cfg.sampled_keys = p > 0`: every text keys the units whose digest is `0 mod p` (low 64
+///   bits) — a choice made by the unit alone, so the sampled units of a span are the same in
+///   the excerpt and in the whole page; about `n / p` keys for `n` units, at most
+///   [`MAX_SAMPLED_KEYS`] (the smallest).
+///
+/// Unsorted, possibly repeating (the caller sorts and dedups the clause keys).
+pub fn containment_keys(ordered: &[(u128, u32)], cfg: &SentenceParams) -> Vec<u128> {
+    let mut out: Vec<u128> = Vec::new();
+    if cfg.short_page_keys && ordered.len() <= cfg.local_window as usize {
+        out.extend(ordered.iter().map(|d| d.0));
+    }
+    if cfg.sampled_keys > 0 {
+        let p = u64::from(cfg.sampled_keys);
+        let mut sampled: Vec<u128> = ordered
+            .iter()
+            .map(|d| d.0)
+            .filter(|&d| (d as u64).is_multiple_of(p))
+            .collect();
+        if sampled.len() > MAX_SAMPLED_KEYS {
+            sampled.sort_unstable();
+            sampled.dedup();
+            sampled.truncate(MAX_SAMPLED_KEYS);
+        }
+        out.extend(sampled);
+    }
     out
 }
 
@@ -392,16 +446,81 @@ mod tests {
         assert!(!mf.iter().any(|f| cf.binary_search(f).is_ok()));
         let shared = ms.iter().filter(|k| cs.binary_search(k).is_ok()).count();
         assert!(shared >= 2, "chapter and manual share {shared} clause keys");
-        // Bounded: about `local_keys` keys however long the text.
-        assert!(ms.len() <= 2 * 256 + 8, "{} keys", ms.len());
-        // Without local keys they share nothing.
+        // Bounded: about `local_keys` local keys however long the text, plus the sampled
+        // containment keys (one unit in `sampled_keys`).
+        let bound = 2 * 256 + 8 + 6000 * 2 / defaults().sampled_keys as usize;
+        assert!(ms.len() <= bound, "{} keys", ms.len());
+        // Without local and containment keys they share nothing.
         let cfg = SentenceParams {
             local_keys: 0,
+            short_page_keys: false,
+            sampled_keys: 0,
             ..defaults()
         };
         let (_, ms0) = fingerprints_and_sketch(&manual, &split_sentences(&manual), &cfg, 8);
         let (_, cs0) = fingerprints_and_sketch(&chapter, &split_sentences(&chapter), &cfg, 8);
         assert!(!ms0.iter().any(|k| cs0.binary_search(k).is_ok()));
+    }
+
+    #[test]
+    fn a_short_page_keys_every_unit_and_excerpts_share_their_sampled_units() {
+        let cfg = defaults();
+        let ordered = |t: &str| ordered_unit_digests(t, &split_sentences(t), &cfg);
+        // A page of at most `local_window` units keys each of them.
+        let short = article(20);
+        let units = ordered(&short);
+        assert_eq!(units.len(), 20);
+        let (_, sketch) = keys(&short);
+        assert!(units.iter().all(|u| sketch.binary_search(&u.0).is_ok()));
+        let (_, longer) = keys(&article(40));
+        assert!(
+            longer.len() < 40,
+            "a longer page keys a sample: {}",
+            longer.len()
+        );
+        // Sampled units are chosen by their digest alone: every excerpt of a long manual, of
+        // any length, shares all of its sampled units with the manual.
+        let manual = article(6000);
+        let (_, mk) = keys(&manual);
+        let sampled = |t: &str| {
+            let c = SentenceParams {
+                short_page_keys: false,
+                ..cfg
+            };
+            containment_keys(&ordered(t), &c)
+        };
+        let all = sampled(&manual);
+        let p = cfg.sampled_keys as usize;
+        assert!(
+            all.len() > 6000 / (2 * p) && all.len() < 2 * 6000 / p,
+            "{}",
+            all.len()
+        );
+        let mut found = 0;
+        for (from, len) in [(100, 5), (2000, 12), (3000, 40), (4500, 400)] {
+            let excerpt: String = manual.split_inclusive(". ").skip(from).take(len).collect();
+            let ek = sampled(&excerpt);
+            assert!(ek.iter().all(|k| mk.binary_search(k).is_ok()));
+            found += ek.len();
+        }
+        assert!(found > 0);
+        // Off, neither kind of key is made.
+        let off = SentenceParams {
+            short_page_keys: false,
+            sampled_keys: 0,
+            ..cfg
+        };
+        assert!(containment_keys(&ordered(&manual), &off).is_empty());
+        assert!(containment_keys(&units, &off).is_empty());
+        // Bounded however long the text.
+        let dense = SentenceParams {
+            sampled_keys: 1,
+            ..off
+        };
+        assert_eq!(
+            containment_keys(&ordered(&manual), &dense).len(),
+            MAX_SAMPLED_KEYS
+        );
     }
 
     #[test]

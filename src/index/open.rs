@@ -650,15 +650,27 @@ fn check_stored(format: &[u8], config: Option<&[u8]>, wanted: &StoredConfig) -> 
     Ok(found)
 }
 
-/// An index whose stored configuration does not name `fold_only_chinese` (made before the
-/// option, or with it off) folds every text, as its stored texts were folded: it is opened so
-/// whatever `opts` asks (see [`SignatureConfig::fold_only_chinese`]).
+/// Options an index made before them does not name in its stored configuration, and that it
+/// is opened without, whatever `opts` asks: `fold_only_chinese` (its stored texts were folded
+/// whole, see [`SignatureConfig::fold_only_chinese`]) and the containment keys
+/// `short_page_keys` and `sampled_keys` (its pages were keyed without them, see
+/// [`SignatureConfig::sampled_keys`]). Each is left out of a stored configuration when off, so
+/// an index made with one off reads back the same.
 fn adopt_stored_folding(opts: &mut IndexOptions, config: Option<&[u8]>) {
-    let names_it = config
-        .and_then(|c| serde_json::from_slice::<serde_json::Value>(c).ok())
-        .is_some_and(|v| v["signature"].get("fold_only_chinese").is_some());
-    if !names_it {
+    let stored = config.and_then(|c| serde_json::from_slice::<serde_json::Value>(c).ok());
+    let names = |field: &str| {
+        stored
+            .as_ref()
+            .is_some_and(|v| v["signature"].get(field).is_some())
+    };
+    if !names("fold_only_chinese") {
         opts.signature.fold_only_chinese = false;
+    }
+    if !names("short_page_keys") {
+        opts.signature.short_page_keys = false;
+    }
+    if !names("sampled_keys") {
+        opts.signature.sampled_keys = 0;
     }
 }
 
