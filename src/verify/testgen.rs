@@ -128,3 +128,14 @@ pub(crate) fn spread_edits(text: &[u32], every: usize, seed: u64) -> Vec<u32> {
 pub(crate) fn cat(parts: &[&[u32]]) -> Vec<u32> {
     parts.iter().flat_map(|p| p.iter().copied()).collect()
 }
+
+/// The tests' configuration (one round of the TLCS) with both whole-LCS rules off: the paper's
+/// trustable region alone decides.
+pub(crate) fn paper() -> super::VerifyConfig {
+    super::VerifyConfig {
+        max_iterations: 1,
+        lcs_resemble_threshold: 1.0,
+        weighted_lcs_resemble_threshold: 1.0,
+        ..super::VerifyConfig::default()
+    }
+}

@@ -1,6 +1,6 @@
 //! Tests of the whole verification stage (unit tests and property tests).
 
-use super::testgen::{cat, chinese, en, english, spread_edits, zh};
+use super::testgen::{cat, chinese, en, english, paper, spread_edits, zh};
 use super::*;
 use proptest::prelude::*;
 
@@ -135,8 +135,7 @@ fn contained_text_with_insertions_in_the_container() {
         // The trustable region alone: the whole LCS (r = 0.67) would make the pair similar.
         let longer_only = VerifyConfig {
             shorter_side: false,
-            lcs_resemble_threshold: 1.0,
-            ..cfg()
+            ..paper()
         };
         let v = verify_units(&container, &body, &longer_only);
         assert!(!v.similar && v.contain < 0.5, "{v:?}");
@@ -487,8 +486,7 @@ fn evenly_spread_substitutions_are_trusted_with_the_default_theta() {
     // The trustable region alone: the whole LCS would make the pair similar.
     let strict = VerifyConfig {
         theta: 0.10,
-        lcs_resemble_threshold: 1.0,
-        ..cfg()
+        ..paper()
     };
     let w = verify_units(&a, &b, &strict);
     // (At most a stray block at an end, where a partial block happens to hold 10 %.)
@@ -659,6 +657,7 @@ fn any_cfg() -> impl Strategy<Value = VerifyConfig> {
                     resemble_threshold: rt,
                     contain_threshold: ct,
                     lcs_resemble_threshold: (rt + 0.2).min(1.0),
+                    weighted_lcs_resemble_threshold: (rt + 0.2).min(1.0),
                     block_size,
                     block_size_alphabetic,
                     max_iterations,
@@ -773,11 +772,7 @@ fn edits_spread_through_the_page_are_similar_by_the_whole_lcs() {
         .enumerate()
         .map(|(i, &u)| if i % 7 < 2 { u ^ 0x5a5a_0000 } else { u })
         .collect();
-    let paper_only = VerifyConfig {
-        lcs_resemble_threshold: 1.0,
-        ..cfg()
-    };
-    let v = verify_units(&a, &b, &paper_only);
+    let v = verify_units(&a, &b, &paper());
     assert!(!v.similar && v.resemble < 0.28, "{v:?}");
     let (r_lcs, _) = rates(v.lcs, v.len_a, v.len_b);
     assert!(r_lcs > 0.44, "{v:?}");

@@ -191,6 +191,19 @@ fn explain_pair_in(
                 sim.contain, v.contain_threshold
             ),
         )
+    } else if sim.similar && !crate::verify::lcs_similar(sim.lcs, sim.len_a, sim.len_b, v) {
+        // Only the whole LCS weighted by chars reached its threshold (partial translations).
+        (
+            true,
+            format!(
+                "duplicates: the skeletons' whole LCS, weighted by chars, resembles {:.3} ≥ {} \
+                 (trustable resemble {:.3}, contain {:.3})",
+                sim.lcs_resemble_weighted,
+                v.weighted_lcs_resemble_threshold.max(v.resemble_threshold),
+                sim.resemble,
+                sim.contain
+            ),
+        )
     } else if sim.similar {
         // Only the whole LCS of the skeletons reached its threshold (scattered revisions).
         let (r, _) = crate::verify::rates(sim.lcs, sim.len_a, sim.len_b);
