@@ -1399,6 +1399,18 @@ nd_status nd_options_set_thresholds(nd_options *opts, double resemble, double co
 // `opts` is NULL or a live `nd_options`.
 nd_status nd_options_set_lcs_resemble_threshold(nd_options *opts, double threshold);
 
+// Weighted whole-LCS rule (issue #35; seed 000 §4.4 counts GBK bytes): a pair is also
+// similar when the whole LCS of its filter skeletons, each unit weighted by its length in
+// characters (a word 6, a CJK character or punctuation mark 1), gives a resemble rate ≥
+// `threshold` (default 0.48; 1 turns the rule off): a help page and its partial translation.
+//
+// # Errors
+// `ND_NULL_POINTER`, `ND_INVALID_ARGUMENT` for a value outside 0..1.
+//
+// # Safety
+// `opts` is NULL or a live `nd_options`.
+nd_status nd_options_set_weighted_lcs_resemble_threshold(nd_options *opts, double threshold);
+
 // Pages larger than this many bytes are refused with `ND_PAGE_TOO_LARGE` (default 16 MiB;
 // stored, must match).
 //

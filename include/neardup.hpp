@@ -1082,6 +1082,12 @@ class Options {
     check(nd_options_set_lcs_resemble_threshold(opts_, threshold));
     return *this;
   }
+  /// Also similar when the skeleton LCS weighted by unit length in chars resembles >=
+  /// `threshold` (default 0.48; 1 = off): partial translations.
+  Options& weighted_lcs_resemble_threshold(double threshold) {
+    check(nd_options_set_weighted_lcs_resemble_threshold(opts_, threshold));
+    return *this;
+  }
   /// Larger pages are refused with ND_PAGE_TOO_LARGE (default 16 MiB; stored).
   Options& max_page_bytes(uint64_t bytes) {
     check(nd_options_set_max_page_bytes(opts_, bytes));

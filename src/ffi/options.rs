@@ -553,6 +553,31 @@ pub unsafe extern "C" fn nd_options_set_lcs_resemble_threshold(
     }
 }
 
+/// Weighted whole-LCS rule (issue #35; seed 000 §4.4 counts GBK bytes): a pair is also
+/// similar when the whole LCS of its filter skeletons, each unit weighted by its length in
+/// characters (a word 6, a CJK character or punctuation mark 1), gives a resemble rate ≥
+/// `threshold` (default 0.48; 1 turns the rule off): a help page and its partial translation.
+///
+/// # Errors
+/// `ND_NULL_POINTER`, `ND_INVALID_ARGUMENT` for a value outside 0..1.
+///
+/// # Safety
+/// `opts` is NULL or a live `nd_options`.
+#[no_mangle]
+pub unsafe extern "C" fn nd_options_set_weighted_lcs_resemble_threshold(
+    opts: *mut nd_options,
+    threshold: f64,
+) -> nd_status {
+    // SAFETY: forwarded contract.
+    unsafe {
+        set(opts, |o| {
+            o.opts.verify.weighted_lcs_resemble_threshold =
+                unit("weighted lcs resemble", threshold)?;
+            Ok(())
+        })
+    }
+}
+
 /// Pages larger than this many bytes are refused with `ND_PAGE_TOO_LARGE` (default 16 MiB;
 /// stored, must match).
 ///
