@@ -744,13 +744,14 @@ impl PyIndex {
         #[pyo3(from_py_with = args::live_docs)] live_docs: u64,
         #[pyo3(from_py_with = args::live_clusters)] live_clusters: u64,
         #[pyo3(from_py_with = args::path)] path: std::path::PathBuf,
-        ids: Option<PyRef<'_, crate::partition::PyScratchIds>>,
+        ids: Option<Py<crate::partition::PyScratchIds>>,
     ) -> PyResult<u64> {
         let ix = self.ix(py)?;
-        let ids = ids.map(|i| i.inner.clone());
+        // Frozen: borrowed without the GIL, never copied (a large unit's ids are megabytes).
+        let ids = ids.as_ref().map(|i| &i.get().inner);
         py.detach(|| {
             let before = neardup::merge::decode_log(&before)?;
-            match &ids {
+            match ids {
                 Some(ids) => {
                     ix.state_diff_file_mapped(&before, live_docs, live_clusters, &path, ids)
                 }

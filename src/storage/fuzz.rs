@@ -20,6 +20,7 @@ use super::codec::{
 use super::merge::{
     self, Delta, WideDelta, OP_ADD, OP_DELTA, OP_REMOVE, OP_WIDE_ADD, OP_WIDE_DELTA, OP_WIDE_REMOVE,
 };
+use super::width::IdWidth;
 use super::{cf, open_db, SimhashTables};
 use fuzz_support::fuzz;
 use proptest::prelude::*;
@@ -312,11 +313,12 @@ fn decoders_round_trip_and_refuse_damage() {
     );
 }
 
-/// One posting operation of the model test.
+/// One posting operation of the model tests, on ids of width `I` (the merge operator's tests of
+/// both widths share it: this one and `merge/wide_tests.rs`).
 #[derive(Debug, Clone)]
-enum Op {
-    Add(Vec<u32>),
-    Remove(Vec<u32>),
+pub(super) enum Op<I = u32> {
+    Add(Vec<I>),
+    Remove(Vec<I>),
 }
 
 fn ops() -> impl Strategy<Value = Vec<Op>> {
@@ -327,19 +329,21 @@ fn ops() -> impl Strategy<Value = Vec<Op>> {
     )
 }
 
-fn operand(op: &Op) -> Vec<u8> {
+/// The merge operand of `op`: its width's add or remove tag, then its ids, big-endian.
+pub(super) fn operand<I: IdWidth>(op: &Op<I>) -> Vec<u8> {
     let (tag, ids) = match op {
-        Op::Add(ids) => (OP_ADD, ids),
-        Op::Remove(ids) => (OP_REMOVE, ids),
+        Op::Add(ids) => (I::OP_ADD, ids),
+        Op::Remove(ids) => (I::OP_REMOVE, ids),
     };
     let mut v = vec![tag];
-    for id in ids {
-        v.extend_from_slice(&id.to_be_bytes());
+    for &id in ids {
+        v.extend_from_slice(id.to_be().as_ref());
     }
     v
 }
 
-fn model(base: &BTreeSet<u32>, ops: &[Op]) -> BTreeSet<u32> {
+/// The posting `ops` make of `base`, applied in order.
+pub(super) fn model<I: Ord + Copy>(base: &BTreeSet<I>, ops: &[Op<I>]) -> BTreeSet<I> {
     let mut set = base.clone();
     for op in ops {
         match op {
@@ -537,25 +541,6 @@ fn wide_decoders_round_trip_and_refuse_damage() {
     );
 }
 
-/// One wide posting operation of the model test.
-#[derive(Debug, Clone)]
-enum WideOp {
-    Add(Vec<u64>),
-    Remove(Vec<u64>),
-}
-
-fn wide_operand(op: &WideOp) -> Vec<u8> {
-    let (tag, ids) = match op {
-        WideOp::Add(ids) => (OP_WIDE_ADD, ids),
-        WideOp::Remove(ids) => (OP_WIDE_REMOVE, ids),
-    };
-    let mut v = vec![tag];
-    for id in ids {
-        v.extend_from_slice(&id.to_be_bytes());
-    }
-    v
-}
-
 /// The operator inside RocksDB on `u64` postings (SCALEOUT §4), under its one name: wide operands
 /// give the model's posting before and after flushes and compactions (which fold them by partial
 /// merges); a key whose value and operands mix widths reads as a corruption error, never a value
@@ -574,8 +559,8 @@ fn wide_merge_operator_in_rocksdb() {
     let counter = std::cell::Cell::new(0u64);
     let ops = prop::collection::vec(
         prop_oneof![
-            prop::collection::vec(wide_id(), 0..6).prop_map(WideOp::Add),
-            prop::collection::vec(wide_id(), 0..6).prop_map(WideOp::Remove),
+            prop::collection::vec(wide_id(), 0..6).prop_map(Op::Add),
+            prop::collection::vec(wide_id(), 0..6).prop_map(Op::Remove),
         ],
         1..12,
     );
@@ -597,23 +582,16 @@ fn wide_merge_operator_in_rocksdb() {
                 db.put_cf(&postings, key, codec::encode_wide_posting(&ids))
                     .expect("put");
             }
-            let mut expected = base.clone();
             for op in &ops {
-                db.merge_cf(&postings, key, wide_operand(op))
+                db.merge_cf(&postings, key, operand(op)).expect("merge");
+                bad.merge_cf(&bad_postings, mixed, operand(op))
                     .expect("merge");
-                bad.merge_cf(&bad_postings, mixed, wide_operand(op))
-                    .expect("merge");
-                match op {
-                    WideOp::Add(ids) => expected.extend(ids),
-                    WideOp::Remove(ids) => ids.iter().for_each(|id| {
-                        expected.remove(id);
-                    }),
-                }
             }
+            let expected = model(&base, &ops);
             // A narrow operand amid the wide ones.
             bad.merge_cf(&bad_postings, mixed, merge::add_operand(narrow_id))
                 .expect("merge");
-            bad.merge_cf(&bad_postings, mixed, wide_operand(&ops[0]))
+            bad.merge_cf(&bad_postings, mixed, operand(&ops[0]))
                 .expect("merge");
             let read = |db: &rocksdb::DB| -> BTreeSet<u64> {
                 match db.get_cf(&postings, key).expect("get") {

@@ -9,41 +9,13 @@ use roaring::RoaringTreemap;
 
 use super::*;
 use crate::storage::codec::{decode_wide_posting, encode_wide_posting};
+use crate::storage::fuzz::{model, operand, Op};
+
+/// The model's operations on `u64` ids.
+type WideOp = Op<u64>;
 
 /// An id past 2³².
 const BIG: u64 = (9 << 32) | 5;
-
-/// One posting operation of the model.
-#[derive(Debug, Clone)]
-enum Op {
-    Add(Vec<u64>),
-    Remove(Vec<u64>),
-}
-
-fn operand(op: &Op) -> Vec<u8> {
-    let (tag, ids) = match op {
-        Op::Add(ids) => (OP_WIDE_ADD, ids),
-        Op::Remove(ids) => (OP_WIDE_REMOVE, ids),
-    };
-    let mut v = vec![tag];
-    for id in ids {
-        v.extend_from_slice(&id.to_be_bytes());
-    }
-    v
-}
-
-fn model(base: &BTreeSet<u64>, ops: &[Op]) -> BTreeSet<u64> {
-    let mut set = base.clone();
-    for op in ops {
-        match op {
-            Op::Add(ids) => set.extend(ids),
-            Op::Remove(ids) => ids.iter().for_each(|id| {
-                set.remove(id);
-            }),
-        }
-    }
-    set
-}
 
 /// Ids that collide often (a few 32-bit buckets, a few ids in each) and any `u64`.
 fn id() -> impl Strategy<Value = u64> {
@@ -53,10 +25,10 @@ fn id() -> impl Strategy<Value = u64> {
     ]
 }
 
-fn ops() -> impl Strategy<Value = Vec<Op>> {
+fn ops() -> impl Strategy<Value = Vec<WideOp>> {
     let ids = || prop::collection::vec(id(), 0..24);
     prop::collection::vec(
-        prop_oneof![ids().prop_map(Op::Add), ids().prop_map(Op::Remove)],
+        prop_oneof![ids().prop_map(WideOp::Add), ids().prop_map(WideOp::Remove)],
         0..10,
     )
 }
@@ -120,8 +92,8 @@ proptest! {
         let ops: Vec<Vec<u8>> = ops
             .into_iter()
             .map(|(tag, ids)| match tag {
-                0 | 1 => operand(&Op::Add(ids)),
-                2 => operand(&Op::Remove(ids)),
+                0 | 1 => operand(&WideOp::Add(ids)),
+                2 => operand(&WideOp::Remove(ids)),
                 _ => {
                     let set: RoaringTreemap = ids.into_iter().collect();
                     WideDelta { add: set.clone(), remove: set }.encode()
