@@ -187,7 +187,10 @@ fn the_partitions_seed_logs_combine_into_the_whole_seed() {
         .decision_reach(&[], &["f1-v0", "f5-v1", "f9-v0"], &["f13-v2"])
         .unwrap();
     assert!(reach.pages.len() > 3);
-    let mut logs: Vec<Vec<LogOp>> = keys.iter().map(|p| p.seed_log(&[], &[]).unwrap()).collect();
+    let mut logs: Vec<Vec<LogOp<u64>>> = keys
+        .iter()
+        .map(|p| wide(p.seed_log(&[], &[]).unwrap()))
+        .collect();
     for (n, p) in docs.iter().enumerate() {
         let pages: Vec<u32> = reach
             .pages
@@ -201,9 +204,9 @@ fn the_partitions_seed_logs_combine_into_the_whole_seed() {
             .copied()
             .filter(|&c| layout.cluster_part(c) == n as u32)
             .collect();
-        logs.push(p.seed_log(&pages, &clusters).unwrap());
+        logs.push(wide(p.seed_log(&pages, &clusters).unwrap()));
     }
-    let combined = combine_seed_logs(logs).unwrap();
+    let combined = narrow(combine_seed_logs(logs).unwrap());
     let whole_seed = ix.seed_log(&reach.pages, &reach.clusters).unwrap();
     let a = Index::open(dir.path().join("a"), options()).unwrap();
     let b = Index::open(dir.path().join("b"), options()).unwrap();
@@ -366,11 +369,11 @@ fn components_decided_in_separate_scratch_indexes_give_the_single_nodes_clusters
         next_doc: counter(|op| match op {
             LogOp::Counter(LogCounter::NextDoc(n)) => Some(u64::from(*n)),
             _ => None,
-        }) as u32,
+        }),
         next_cluster: counter(|op| match op {
             LogOp::Counter(LogCounter::NextCluster(n)) => Some(u64::from(*n)),
             _ => None,
-        }) as u32,
+        }),
         next_seq: counter(|op| match op {
             LogOp::Counter(LogCounter::NextSeq(n)) => Some(*n),
             _ => None,
@@ -511,7 +514,7 @@ fn components_decided_in_separate_scratch_indexes_give_the_single_nodes_clusters
             neardup::merge::encode_log(&log)
         );
         assert_eq!(size, std::fs::metadata(&file).unwrap().len());
-        logs.push(log);
+        logs.push(wide(log));
     }
     // The units are disjoint components of the standing index.
     assert!(reached[0].iter().all(|p| !reached[1].contains(p)));
@@ -519,7 +522,7 @@ fn components_decided_in_separate_scratch_indexes_give_the_single_nodes_clusters
     // Numbered unit after unit: the batch's clusters.
     let mapped_dir = dir.path().join("standing-mapped");
     standing.checkpoint(&mapped_dir).unwrap();
-    let log = combine_unit_logs(base, logs.clone()).unwrap();
+    let log = narrow(combine_unit_logs(base, logs.clone()).unwrap());
     standing.apply_log(1, &log).unwrap();
     assert_clean(&standing);
     assert_eq!(shape(&standing), shape(&reference));
@@ -555,7 +558,7 @@ fn components_decided_in_separate_scratch_indexes_give_the_single_nodes_clusters
         let layout = neardup::merge::Layout::new(3, 2, 3).unwrap();
         let (routed, t2) = neardup::merge::route_unit_log(base, u, &bytes, map, &layout).unwrap();
         let whole = layout.route(&ops);
-        let encode = |logs: &[Vec<neardup::merge::LogOp>]| -> Vec<Vec<u8>> {
+        let encode = |logs: &[Vec<neardup::merge::LogOp<u64>>]| -> Vec<Vec<u8>> {
             logs.iter().map(|l| neardup::merge::encode_log(l)).collect()
         };
         assert_eq!(
@@ -573,7 +576,7 @@ fn components_decided_in_separate_scratch_indexes_give_the_single_nodes_clusters
         let (files, t3) =
             neardup::merge::route_unit_log_file(base, u, &src, map, &layout, &out).unwrap();
         assert_eq!(t3, t);
-        let named: Vec<(String, &Vec<neardup::merge::LogOp>)> = (0..3)
+        let named: Vec<(String, &Vec<neardup::merge::LogOp<u64>>)> = (0..3)
             .map(|p| (format!("key-{p:03}"), &whole.key[p]))
             .chain((0..2).map(|p| (format!("doc-{p:03}"), &whole.doc[p])))
             .collect();
@@ -622,7 +625,7 @@ fn components_decided_in_separate_scratch_indexes_give_the_single_nodes_clusters
     piecewise.extend(pieces);
     assert_eq!(piecewise, joined);
     let mapped = Index::open(&mapped_dir, no_reuse()).unwrap();
-    mapped.apply_log(1, &joined).unwrap();
+    mapped.apply_log(1, &narrow(joined)).unwrap();
     assert_clean(&mapped);
     assert_eq!(exports(&mapped), exports(&reference));
     assert_eq!(
@@ -648,7 +651,7 @@ fn unit_logs_below_the_batch_start_are_refused() {
         live_docs: 8,
         live_clusters: 4,
     };
-    let low = vec![LogOp::Counter(LogCounter::NextDoc(3))];
+    let low = vec![LogOp::<u64>::Counter(LogCounter::NextDoc(3))];
     assert!(combine_unit_logs(base, vec![low]).is_err());
     let none = combine_unit_logs(base, vec![]).unwrap();
     assert_eq!(none[0], LogOp::Counter(LogCounter::NextDoc(10)));

@@ -251,7 +251,7 @@ fn decide_in_scratch(
     );
     // Decided again in a scratch index numbered densely (issue #34 item 5: a work unit's ids
     // need not be as wide as the standing index's), mapped back: the same log, byte for byte.
-    let (ids, dense) = ScratchIds::from_seed(seed.clone()).unwrap();
+    let (ids, dense) = ScratchIds::from_seed(wide(seed.clone())).unwrap();
     assert!(ids.seeded_pages() >= pages.len());
     let sc = Index::open(scratch.with_extension("dense"), options()).unwrap();
     sc.apply_log(1, &dense).unwrap();
@@ -263,7 +263,7 @@ fn decide_in_scratch(
     assert_eq!(
         sc.state_diff_log_mapped(&before, stats.pages, stats.clusters, &ids)
             .unwrap(),
-        neardup::merge::encode_log(&log),
+        neardup::merge::encode_log(&wide(log.clone())),
         "the densely numbered scratch index decided otherwise"
     );
     ix.apply_log(1, &log).unwrap();

@@ -106,7 +106,7 @@ args! {
     key_parts: u32 => "an int from 1 to 2**32 - 1";
     doc_parts: u32 => "an int from 1 to 2**32 - 1";
     simhash_max_distance: u32 => "1, 3 or 7";
-    id: u32 => "an id (an int from 0 to 2**32 - 1)";
+    id: u64 => "an id (an int from 0 to 2**64 - 1)";
     live_docs: u64 => "an int of at least 0";
     live_clusters: u64 => "an int of at least 0";
     a: String => "a str";

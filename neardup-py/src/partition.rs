@@ -20,8 +20,9 @@ pub(crate) struct PyLayout {
     pub(crate) inner: neardup::merge::Layout,
 }
 
-/// Several encoded batch logs, decoded.
-fn decode_logs(logs: &[Vec<u8>]) -> neardup::Result<Vec<Vec<neardup::merge::LogOp>>> {
+/// Several encoded batch logs, decoded in global (`u64`) ids: a log of `u32` ids (a partition's
+/// seed or state, of format 6) widened.
+fn decode_logs(logs: &[Vec<u8>]) -> neardup::Result<Vec<Vec<neardup::merge::LogOp<u64>>>> {
     logs.iter().map(|l| decode_log(l)).collect()
 }
 
@@ -106,17 +107,17 @@ impl PyLayout {
     }
 
     /// The doc partition of a page id (``id mod doc_parts``).
-    fn doc_part(&self, #[pyo3(from_py_with = args::id)] id: u32) -> u32 {
+    fn doc_part(&self, #[pyo3(from_py_with = args::id)] id: u64) -> u32 {
         self.inner.doc_part(id)
     }
 
     /// The doc partition of a cluster id (``id mod doc_parts``).
-    fn cluster_part(&self, #[pyo3(from_py_with = args::id)] id: u32) -> u32 {
+    fn cluster_part(&self, #[pyo3(from_py_with = args::id)] id: u64) -> u32 {
         self.inner.cluster_part(id)
     }
 
     /// Cuts a batch log (bytes) by partition: ``(key_logs, doc_logs)``, one log (bytes) per
-    /// partition, each in log order.
+    /// partition, each in log order, in global (64-bit) ids.
     fn route<'py>(
         &self,
         py: Python<'py>,
@@ -125,7 +126,7 @@ impl PyLayout {
         let layout = self.inner;
         let (keys, docs) = py
             .detach(|| -> neardup::Result<RoutedBytes> {
-                let routed = layout.route(&decode_log(&log)?);
+                let routed = layout.route(&decode_log::<u64>(&log)?);
                 Ok((
                     routed.key.iter().map(|l| encode_log(l)).collect(),
                     routed.doc.iter().map(|l| encode_log(l)).collect(),
@@ -194,12 +195,12 @@ pub(crate) struct PyScratchIds {
 impl PyScratchIds {
     /// The standing page id scratch page ``id`` stands for (a new page: the standing allocator
     /// plus its place among the new ones). ``IndexFullError`` past the id space.
-    fn global_page(&self, py: Python<'_>, id: u32) -> PyResult<u32> {
+    fn global_page(&self, py: Python<'_>, id: u32) -> PyResult<u64> {
         self.inner.global_page(id).py(py)
     }
 
     /// The standing cluster id scratch cluster ``id`` stands for.
-    fn global_cluster(&self, py: Python<'_>, id: u32) -> PyResult<u32> {
+    fn global_cluster(&self, py: Python<'_>, id: u32) -> PyResult<u64> {
         self.inner.global_cluster(id).py(py)
     }
 
@@ -245,14 +246,7 @@ pub(crate) fn combine_unit_logs<'py>(
     #[pyo3(from_py_with = args::logs)] logs: Vec<Vec<u8>>,
     #[pyo3(from_py_with = args::maps)] maps: Option<Vec<HashMap<String, Vec<u64>>>>,
 ) -> PyResult<Bound<'py, PyBytes>> {
-    let maps = match maps {
-        None => None,
-        Some(maps) => Some(
-            maps.iter()
-                .map(|m| id_map(py, m))
-                .collect::<PyResult<Vec<_>>>()?,
-        ),
-    };
+    let maps = maps.map(|maps| maps.iter().map(id_map).collect::<Vec<_>>());
     let base = batch_base(py, &base)?;
     let bytes = py
         .detach(|| -> neardup::Result<Vec<u8>> {
@@ -268,18 +262,13 @@ pub(crate) fn combine_unit_logs<'py>(
 }
 
 /// A work unit's id map from Python (``docs``, ``clusters``, ``seqs``).
-fn id_map(py: Python<'_>, m: &HashMap<String, Vec<u64>>) -> PyResult<neardup::merge::IdMap> {
+fn id_map(m: &HashMap<String, Vec<u64>>) -> neardup::merge::IdMap {
     let list = |name: &str| m.get(name).cloned().unwrap_or_default();
-    let narrow = |v: Vec<u64>| -> PyResult<Vec<u32>> {
-        v.into_iter()
-            .map(|x| u32::try_from(x).map_err(|_| invalid(py, "an id map holds an id over 2**32")))
-            .collect()
-    };
-    Ok(neardup::merge::IdMap {
-        docs: narrow(list("docs"))?,
-        clusters: narrow(list("clusters"))?,
+    neardup::merge::IdMap {
+        docs: list("docs"),
+        clusters: list("clusters"),
         seqs: list("seqs"),
-    })
+    }
 }
 
 /// A batch's start from Python (``next_doc``, ``next_cluster``, ``next_seq``, ``live_docs``,
@@ -290,12 +279,9 @@ fn batch_base(py: Python<'_>, base: &HashMap<String, u64>) -> PyResult<neardup::
             .copied()
             .ok_or_else(|| invalid(py, format!("base has no {name:?}")))
     };
-    let narrow = |name: &str| -> PyResult<u32> {
-        u32::try_from(get(name)?).map_err(|_| invalid(py, format!("base {name:?} is over 2**32")))
-    };
     Ok(neardup::merge::BatchBase {
-        next_doc: narrow("next_doc")?,
-        next_cluster: narrow("next_cluster")?,
+        next_doc: get("next_doc")?,
+        next_cluster: get("next_cluster")?,
         next_seq: get("next_seq")?,
         live_docs: get("live_docs")?,
         live_clusters: get("live_clusters")?,
@@ -316,11 +302,11 @@ pub(crate) fn remap_unit_log<'py>(
     #[pyo3(from_py_with = args::log)] log: Vec<u8>,
     #[pyo3(from_py_with = args::map)] map: HashMap<String, Vec<u64>>,
 ) -> PyResult<(Bound<'py, PyBytes>, HashMap<&'static str, i64>)> {
-    let map = id_map(py, &map)?;
+    let map = id_map(&map);
     let base = batch_base(py, &base)?;
     let (bytes, t) = py
         .detach(|| -> neardup::Result<_> {
-            let ops = decode_log(&log)?;
+            let ops = decode_log::<u64>(&log)?;
             let (ops, t) = neardup::merge::remap_unit_log(base, unit, ops, &map)?;
             Ok((encode_log(&ops), t))
         })
@@ -343,7 +329,7 @@ pub(crate) fn route_unit_log_file(
     layout: &Bound<'_, PyLayout>,
     #[pyo3(from_py_with = args::dir)] out: std::path::PathBuf,
 ) -> PyResult<(HashMap<&'static str, i64>, Vec<neardup::merge::RoutedFile>)> {
-    let map = id_map(py, &map)?;
+    let map = id_map(&map);
     let base = batch_base(py, &base)?;
     let layout = layout.get().inner;
     let (files, t) = py
@@ -355,8 +341,8 @@ pub(crate) fn route_unit_log_file(
 /// What a unit gave out and changed, as ``remap_unit_log`` returns it.
 fn totals_dict(t: &neardup::merge::UnitTotals) -> HashMap<&'static str, i64> {
     HashMap::from([
-        ("docs", i64::from(t.docs)),
-        ("clusters", i64::from(t.clusters)),
+        ("docs", i64::try_from(t.docs).unwrap_or(i64::MAX)),
+        ("clusters", i64::try_from(t.clusters).unwrap_or(i64::MAX)),
         ("seqs", i64::try_from(t.seqs).unwrap_or(i64::MAX)),
         ("live_docs", t.live_docs),
         ("live_clusters", t.live_clusters),
@@ -379,13 +365,9 @@ pub(crate) fn batch_counters<'py>(
             u64::try_from(get(name))
                 .map_err(|_| invalid(py, format!("totals {name:?} is negative")))
         };
-        let narrow = |name: &str| -> PyResult<u32> {
-            u32::try_from(count(name)?)
-                .map_err(|_| invalid(py, format!("totals {name:?} is over 2**32")))
-        };
         units.push(neardup::merge::UnitTotals {
-            docs: narrow("docs")?,
-            clusters: narrow("clusters")?,
+            docs: count("docs")?,
+            clusters: count("clusters")?,
             seqs: count("seqs")?,
             live_docs: get("live_docs"),
             live_clusters: get("live_clusters"),
@@ -405,9 +387,9 @@ pub(crate) fn join_logs<'py>(
     let bytes = py
         .detach(|| -> neardup::Result<Vec<u8>> {
             // One operation at a time: a partition's log of a large day is never held decoded.
-            let mut out = neardup::merge::LogWriter::new();
+            let mut out = neardup::merge::LogWriter::<u64>::new();
             for log in &logs {
-                for op in neardup::merge::LogReader::new(log)? {
+                for op in neardup::merge::LogReader::<u64>::new(log)? {
                     out.push(&op?);
                 }
             }
@@ -425,13 +407,13 @@ pub(crate) fn log_counters(
     py: Python<'_>,
     #[pyo3(from_py_with = args::log)] log: Vec<u8>,
 ) -> PyResult<std::collections::HashMap<&'static str, u64>> {
-    let ops = decode_log(&log).py(py)?;
+    let ops = decode_log::<u64>(&log).py(py)?;
     let mut out = std::collections::HashMap::new();
     for op in &ops {
         if let neardup::merge::LogOp::Counter(c) = op {
             let (name, v) = match *c {
-                neardup::merge::LogCounter::NextDoc(n) => ("next_doc", u64::from(n)),
-                neardup::merge::LogCounter::NextCluster(n) => ("next_cluster", u64::from(n)),
+                neardup::merge::LogCounter::NextDoc(n) => ("next_doc", n),
+                neardup::merge::LogCounter::NextCluster(n) => ("next_cluster", n),
                 neardup::merge::LogCounter::NextSeq(n) => ("next_seq", n),
                 neardup::merge::LogCounter::LiveDocs(n) => ("live_docs", n),
                 neardup::merge::LogCounter::LiveClusters(n) => ("live_clusters", n),

@@ -4,7 +4,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use roaring::RoaringBitmap;
+use roaring::RoaringTreemap;
 
 use super::layout::{Layout, Role, Target};
 use super::log::{LogCounter, LogOp};
@@ -12,9 +12,13 @@ use super::logfile::{LogReader, LogWriter};
 use super::logio::{scan_log_file, LogFileWriter, OpSink};
 use super::scratch::{map_ids, IdMapping};
 use super::state::count_change;
-use crate::storage::codec::{ClusterId, DocId};
-use crate::storage::merge::Delta;
+use crate::storage::merge::PostingDelta;
+use crate::storage::width::{WideDocId, NO_WIDE_DOC};
 use crate::{Error, Result};
+
+/// A global page or cluster id of the distributed index (SCALEOUT §4): one allocated sequence,
+/// as one machine gives ids out, in `u64`.
+type Gid = WideDocId;
 
 /// One seed log for a scratch index from the seed logs of the partitions
 /// ([`crate::Index::seed_log`] on each doc partition with the pages and clusters it holds, and
@@ -23,16 +27,19 @@ use crate::{Error, Result};
 /// and over-frequent keys once each, every page's and cluster's rows, and one posting operand
 /// per key with the seeded pages of all partitions.
 ///
+/// Ids are global (`u64`): a partition's seed log of `u32` ids is widened as it is read
+/// ([`super::decode_log`]).
+///
 /// # Errors
 /// [`Error::InvalidArgument`] when the partitions disagree on an allocator or the sequence.
-pub fn combine_seed_logs(logs: Vec<Vec<LogOp>>) -> Result<Vec<LogOp>> {
-    let mut next: Option<(DocId, ClusterId, u64)> = None;
+pub fn combine_seed_logs(logs: Vec<Vec<LogOp<Gid>>>) -> Result<Vec<LogOp<Gid>>> {
+    let mut next: Option<(Gid, Gid, u64)> = None;
     let mut alloc = (None, None, None);
     let (mut live_docs, mut live_clusters) = (0u64, 0u64);
     let mut free_docs = BTreeSet::new();
     let mut free_clusters = BTreeSet::new();
     let mut frequent = BTreeMap::new();
-    let mut postings: BTreeMap<[u8; 9], RoaringBitmap> = BTreeMap::new();
+    let mut postings: BTreeMap<[u8; 9], RoaringTreemap> = BTreeMap::new();
     let mut rows = Vec::new();
     for log in logs {
         let mut seen = (None, None, None);
@@ -64,8 +71,8 @@ pub fn combine_seed_logs(logs: Vec<Vec<LogOp>>) -> Result<Vec<LogOp>> {
             }
         }
         for (have, got, what) in [
-            (&mut alloc.0, seen.0.map(u64::from), "page id allocator"),
-            (&mut alloc.1, seen.1.map(u64::from), "cluster id allocator"),
+            (&mut alloc.0, seen.0, "page id allocator"),
+            (&mut alloc.1, seen.1, "cluster id allocator"),
             (&mut alloc.2, seen.2, "insertion sequence"),
         ] {
             match (*have, got) {
@@ -80,8 +87,7 @@ pub fn combine_seed_logs(logs: Vec<Vec<LogOp>>) -> Result<Vec<LogOp>> {
         }
     }
     if let (Some(d), Some(c), Some(s)) = alloc {
-        // Narrowed back: both came from u32 counters.
-        next = Some((d as DocId, c as ClusterId, s));
+        next = Some((d, c, s));
     }
     let mut out = Vec::new();
     if let Some((d, c, s)) = next {
@@ -108,22 +114,22 @@ pub fn combine_seed_logs(logs: Vec<Vec<LogOp>>) -> Result<Vec<LogOp>> {
     out.extend(rows);
     out.extend(postings.into_iter().map(|(key, add)| LogOp::Posting {
         key,
-        delta: Delta {
+        delta: PostingDelta {
             add,
-            remove: RoaringBitmap::new(),
+            remove: RoaringTreemap::new(),
         },
     }));
     Ok(out)
 }
 
 /// The allocators and live counts of a standing index when a batch starts: where the new ids
-/// of the batch's work units begin ([`combine_unit_logs`]).
+/// of the batch's work units begin ([`combine_unit_logs`]). Ids are global (`u64`, SCALEOUT §4).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct BatchBase {
     /// The page id allocator.
-    pub next_doc: DocId,
+    pub next_doc: WideDocId,
     /// The cluster id allocator.
-    pub next_cluster: ClusterId,
+    pub next_cluster: WideDocId,
     /// The insertion sequence.
     pub next_seq: u64,
     /// Live pages.
@@ -135,8 +141,8 @@ pub struct BatchBase {
 /// The ids a work unit gave out, or the offsets its ids move by.
 #[derive(Clone, Copy, Debug, Default)]
 struct Ids {
-    pub(crate) docs: u32,
-    pub(crate) clusters: u32,
+    pub(crate) docs: u64,
+    pub(crate) clusters: u64,
     pub(crate) seq: u64,
 }
 
@@ -145,9 +151,9 @@ struct Ids {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct UnitTotals {
     /// New page ids.
-    pub docs: u32,
+    pub docs: u64,
     /// New cluster ids.
-    pub clusters: u32,
+    pub clusters: u64,
     /// New insertion numbers.
     pub seqs: u64,
     /// The change of the live page count.
@@ -171,7 +177,7 @@ pub struct UnitTotals {
 /// # Errors
 /// [`Error::InvalidArgument`] when a unit's allocators are below `base`'s; [`Error::Full`] when
 /// the ids overflow.
-pub fn combine_unit_logs(base: BatchBase, logs: Vec<Vec<LogOp>>) -> Result<Vec<LogOp>> {
+pub fn combine_unit_logs(base: BatchBase, logs: Vec<Vec<LogOp<Gid>>>) -> Result<Vec<LogOp<Gid>>> {
     combine(base, logs, None)
 }
 
@@ -188,9 +194,9 @@ pub fn combine_unit_logs(base: BatchBase, logs: Vec<Vec<LogOp>>) -> Result<Vec<L
 /// not cover a unit's ids, or are not increasing.
 pub fn combine_unit_logs_mapped(
     base: BatchBase,
-    logs: Vec<Vec<LogOp>>,
+    logs: Vec<Vec<LogOp<Gid>>>,
     maps: &[IdMap],
-) -> Result<Vec<LogOp>> {
+) -> Result<Vec<LogOp<Gid>>> {
     if maps.len() != logs.len() {
         return Err(Error::InvalidArgument(format!(
             "{} id maps for {} work units",
@@ -209,15 +215,16 @@ pub fn combine_unit_logs_mapped(
 pub fn remap_unit_log(
     base: BatchBase,
     u: usize,
-    log: Vec<LogOp>,
+    log: Vec<LogOp<Gid>>,
     map: &IdMap,
-) -> Result<(Vec<LogOp>, UnitTotals)> {
-    let (mut ops, totals) = unit_ops(&base, u, log)?;
+) -> Result<(Vec<LogOp<Gid>>, UnitTotals)> {
+    let (ops, totals) = unit_ops(&base, u, log)?;
     check_map(u, map, &totals)?;
     let how = Remap::Map(map);
-    for op in &mut ops {
-        remap_op(op, &base, &how)?;
-    }
+    let ops = ops
+        .into_iter()
+        .map(|op| remap_op(op, &base, &how))
+        .collect::<Result<Vec<_>>>()?;
     Ok((ops, totals))
 }
 
@@ -226,7 +233,7 @@ pub fn remap_unit_log(
 ///
 /// # Errors
 /// [`Error::Full`] when the ids overflow.
-pub fn batch_counters(base: BatchBase, units: &[UnitTotals]) -> Result<Vec<LogOp>> {
+pub fn batch_counters(base: BatchBase, units: &[UnitTotals]) -> Result<Vec<LogOp<Gid>>> {
     let mut gave = Ids::default();
     let (mut live_docs, mut live_clusters) =
         (i128::from(base.live_docs), i128::from(base.live_clusters));
@@ -257,7 +264,11 @@ pub fn batch_counters(base: BatchBase, units: &[UnitTotals]) -> Result<Vec<LogOp
 
 /// A unit's operations without its counters, and what its counters say it gave out and changed
 /// from `base`.
-fn unit_ops(base: &BatchBase, u: usize, log: Vec<LogOp>) -> Result<(Vec<LogOp>, UnitTotals)> {
+fn unit_ops(
+    base: &BatchBase,
+    u: usize,
+    log: Vec<LogOp<Gid>>,
+) -> Result<(Vec<LogOp<Gid>>, UnitTotals)> {
     let mut totals = UnitTotals::default();
     let mut ops = Vec::with_capacity(log.len());
     for op in log {
@@ -270,7 +281,7 @@ fn unit_ops(base: &BatchBase, u: usize, log: Vec<LogOp>) -> Result<(Vec<LogOp>, 
 }
 
 /// What one counter of unit `u`'s log says it gave out and changed from `base`.
-fn count(totals: &mut UnitTotals, base: &BatchBase, u: usize, c: LogCounter) -> Result<()> {
+fn count(totals: &mut UnitTotals, base: &BatchBase, u: usize, c: LogCounter<Gid>) -> Result<()> {
     let below = || {
         Error::InvalidArgument(format!(
             "work unit {u}'s allocators are below the batch's start"
@@ -312,18 +323,18 @@ pub fn route_unit_log(
     map: &IdMap,
     layout: &Layout,
 ) -> Result<(RoutedBytes, UnitTotals)> {
-    let mut key: Vec<LogWriter> = (0..layout.key_parts()).map(|_| LogWriter::new()).collect();
-    let mut doc: Vec<LogWriter> = (0..layout.doc_parts()).map(|_| LogWriter::new()).collect();
+    let mut key: Vec<LogWriter<Gid>> = (0..layout.key_parts()).map(|_| LogWriter::new()).collect();
+    let mut doc: Vec<LogWriter<Gid>> = (0..layout.doc_parts()).map(|_| LogWriter::new()).collect();
     // The checksum checked before anything is read.
-    let reader = LogReader::new(log)?;
-    let each = &mut |f: &mut dyn FnMut(LogOp) -> Result<()>| -> Result<()> {
+    let reader = LogReader::<Gid>::new(log)?;
+    let each = &mut |f: &mut dyn FnMut(LogOp<Gid>) -> Result<()>| -> Result<()> {
         for op in reader.clone() {
             f(op?)?;
         }
         Ok(())
     };
     let totals = route_into(base, u, each, map, layout, &mut key, &mut doc)?;
-    let done = |ws: Vec<LogWriter>| ws.into_iter().map(LogWriter::finish).collect();
+    let done = |ws: Vec<LogWriter<Gid>>| ws.into_iter().map(LogWriter::finish).collect();
     Ok((
         RoutedBytes {
             key: done(key),
@@ -338,7 +349,7 @@ pub fn route_unit_log(
 pub type RoutedFile = (String, u64, u64);
 
 /// Calls its argument with each operation of a log, in order.
-type EachOp<'a> = dyn FnMut(&mut dyn FnMut(LogOp) -> Result<()>) -> Result<()> + 'a;
+type EachOp<'a> = dyn FnMut(&mut dyn FnMut(LogOp<Gid>) -> Result<()>) -> Result<()> + 'a;
 
 /// [`route_unit_log`] from the log in the file `log` to files in the directory `out`, one a
 /// partition the unit changes (`key-<p>.ndlog`, `doc-<p>.ndlog`, `p` in three digits), neither
@@ -361,13 +372,13 @@ pub fn route_unit_log_file(
         .collect();
     let mut writers = names
         .iter()
-        .map(|n| LogFileWriter::create(&out.join(format!("{n}.ndlog"))))
+        .map(|n| LogFileWriter::<Gid>::create(&out.join(format!("{n}.ndlog"))))
         .collect::<Result<Vec<_>>>()?;
     let (key, doc) = writers.split_at_mut(layout.key_parts() as usize);
     // One pass over the file (its checksum checked at its end): what was written is thrown
     // away with the error of a damaged log, since nothing applies these files before every
     // unit's routing succeeded.
-    let each = &mut |f: &mut dyn FnMut(LogOp) -> Result<()>| scan_log_file(log, f);
+    let each = &mut |f: &mut dyn FnMut(LogOp<Gid>) -> Result<()>| scan_log_file(log, f);
     let totals = route_into(base, u, each, map, layout, key, doc)?;
     let mut written = Vec::new();
     for (name, w) in names.into_iter().zip(writers) {
@@ -386,7 +397,7 @@ pub fn route_unit_log_file(
 /// The operations `each` gives of unit `u`'s log (called once), mapped and cut by partition
 /// into `key` and `doc`; the map is checked against the unit's counters once they are all
 /// read (an id the map does not cover fails the remapping before that).
-fn route_into<S: OpSink>(
+fn route_into<S: OpSink<Gid>>(
     base: BatchBase,
     u: usize,
     each: &mut EachOp<'_>,
@@ -397,11 +408,11 @@ fn route_into<S: OpSink>(
 ) -> Result<UnitTotals> {
     let mut totals = UnitTotals::default();
     let how = Remap::Map(map);
-    each(&mut |mut op| {
+    each(&mut |op| {
         if let LogOp::Counter(c) = op {
             return count(&mut totals, &base, u, c);
         }
-        remap_op(&mut op, &base, &how)?;
+        let op = remap_op(op, &base, &how)?;
         match layout.target(&op) {
             Target::One(Role::Key(p)) => key[p as usize].put(&op),
             Target::One(Role::Doc(p)) => doc[p as usize].put(&op),
@@ -428,7 +439,7 @@ fn check_map(u: usize, m: &IdMap, gave: &UnitTotals) -> Result<()> {
             "the id map of work unit {u} is not increasing"
         )));
     }
-    if (m.docs.len(), m.clusters.len()) != (gave.docs as usize, gave.clusters as usize)
+    if (m.docs.len() as u64, m.clusters.len() as u64) != (gave.docs, gave.clusters)
         || m.seqs.len() as u64 != gave.seqs
     {
         return Err(Error::InvalidArgument(format!(
@@ -445,12 +456,16 @@ fn check_map(u: usize, m: &IdMap, gave: &UnitTotals) -> Result<()> {
     Ok(())
 }
 
-fn combine(base: BatchBase, logs: Vec<Vec<LogOp>>, maps: Option<&[IdMap]>) -> Result<Vec<LogOp>> {
+fn combine(
+    base: BatchBase,
+    logs: Vec<Vec<LogOp<Gid>>>,
+    maps: Option<&[IdMap]>,
+) -> Result<Vec<LogOp<Gid>>> {
     let mut offset = Ids::default();
     let mut totals = Vec::with_capacity(logs.len());
     let mut ops = Vec::new();
     for (u, log) in logs.into_iter().enumerate() {
-        let (mut unit, t) = unit_ops(&base, u, log)?;
+        let (unit, t) = unit_ops(&base, u, log)?;
         let how = match maps {
             Some(maps) => {
                 check_map(u, &maps[u], &t)?;
@@ -458,10 +473,9 @@ fn combine(base: BatchBase, logs: Vec<Vec<LogOp>>, maps: Option<&[IdMap]>) -> Re
             }
             None => Remap::Shift(offset),
         };
-        for op in &mut unit {
-            remap_op(op, &base, &how)?;
+        for op in unit {
+            ops.push(remap_op(op, &base, &how)?);
         }
-        ops.extend(unit);
         offset.docs = offset.docs.checked_add(t.docs).ok_or(Error::Full)?;
         offset.clusters = offset.clusters.checked_add(t.clusters).ok_or(Error::Full)?;
         offset.seq = offset.seq.checked_add(t.seqs).ok_or(Error::Full)?;
@@ -479,7 +493,7 @@ enum Remap<'a> {
 }
 
 /// Moves the new ids of one operation (those at or above `base`'s allocators) as `how` says.
-fn remap_op(op: &mut LogOp, base: &BatchBase, how: &Remap<'_>) -> Result<()> {
+fn remap_op(op: LogOp<Gid>, base: &BatchBase, how: &Remap<'_>) -> Result<LogOp<Gid>> {
     map_ids(op, &mut Moved { base, how })
 }
 
@@ -501,28 +515,27 @@ fn mapped<T: Copy>(table: &[T], at: u64, what: &str) -> Result<T> {
         })
 }
 
-impl IdMapping for Moved<'_, '_> {
-    fn doc(&mut self, id: DocId) -> Result<DocId> {
-        if id == crate::storage::codec::NO_DOC || id < self.base.next_doc {
+impl IdMapping<Gid, Gid> for Moved<'_, '_> {
+    fn doc(&mut self, id: Gid) -> Result<Gid> {
+        if id == NO_WIDE_DOC || id < self.base.next_doc {
             return Ok(id);
         }
         match self.how {
-            Remap::Shift(by) => id.checked_add(by.docs).ok_or(Error::Full),
-            Remap::Map(m) => mapped(&m.docs, u64::from(id - self.base.next_doc), "page id"),
+            Remap::Shift(by) => id
+                .checked_add(by.docs)
+                .filter(|&g| g != NO_WIDE_DOC)
+                .ok_or(Error::Full),
+            Remap::Map(m) => mapped(&m.docs, id - self.base.next_doc, "page id"),
         }
     }
 
-    fn cluster(&mut self, id: ClusterId) -> Result<ClusterId> {
+    fn cluster(&mut self, id: Gid) -> Result<Gid> {
         if id < self.base.next_cluster {
             return Ok(id);
         }
         match self.how {
             Remap::Shift(by) => id.checked_add(by.clusters).ok_or(Error::Full),
-            Remap::Map(m) => mapped(
-                &m.clusters,
-                u64::from(id - self.base.next_cluster),
-                "cluster id",
-            ),
+            Remap::Map(m) => mapped(&m.clusters, id - self.base.next_cluster, "cluster id"),
         }
     }
 
@@ -536,9 +549,9 @@ impl IdMapping for Moved<'_, '_> {
         }
     }
 
-    fn docs(&mut self, b: &RoaringBitmap) -> Result<RoaringBitmap> {
+    fn docs(&mut self, b: RoaringTreemap) -> Result<RoaringTreemap> {
         if b.max().is_none_or(|m| m < self.base.next_doc) {
-            return Ok(b.clone());
+            return Ok(b);
         }
         b.iter().map(|id| self.doc(id)).collect()
     }
@@ -546,13 +559,13 @@ impl IdMapping for Moved<'_, '_> {
 
 /// Where each of a work unit's new ids goes in the batch ([`combine_unit_logs_mapped`]): the
 /// unit gave out `base + i` as its `i`-th new id of each kind; `docs[i]`, `clusters[i]` and
-/// `seqs[i]` are the ids they become.
+/// `seqs[i]` are the ids they become (global ids, `u64`).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct IdMap {
     /// Page ids.
-    pub docs: Vec<DocId>,
+    pub docs: Vec<WideDocId>,
     /// Cluster ids.
-    pub clusters: Vec<ClusterId>,
+    pub clusters: Vec<WideDocId>,
     /// Insertion numbers.
     pub seqs: Vec<u64>,
 }

@@ -26,7 +26,8 @@ use xxhash_rust::xxh3::xxh3_64_with_seed;
 
 use super::log::LogOp;
 use crate::index::Index;
-use crate::storage::codec::{ClusterId, DocId};
+use crate::storage::codec::DocId;
+use crate::storage::width::IdWidth;
 use crate::storage::{SimhashTables, TableScheme};
 use crate::{Error, Result};
 
@@ -67,11 +68,11 @@ pub enum Target {
 
 /// A batch log cut by partition ([`Layout::route`]).
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct RoutedLog {
+pub struct RoutedLog<I: IdWidth = DocId> {
     /// The operations of each key partition, in log order.
-    pub key: Vec<Vec<LogOp>>,
+    pub key: Vec<Vec<LogOp<I>>>,
     /// The operations of each doc partition, in log order.
-    pub doc: Vec<Vec<LogOp>>,
+    pub doc: Vec<Vec<LogOp<I>>>,
 }
 
 /// The most partitions of either kind a layout has.
@@ -149,18 +150,19 @@ impl Layout {
         part(xxh3_64_with_seed(key.as_bytes(), DOC_SEED), self.doc_parts)
     }
 
-    /// The doc partition of a page id (its record and text): `id mod J`.
-    pub fn doc_part(&self, id: DocId) -> u32 {
-        id % self.doc_parts
+    /// The doc partition of a page id (its record and text): `id mod J`, the same for an id of
+    /// either width.
+    pub fn doc_part<I: IdWidth>(&self, id: I) -> u32 {
+        (id.to_u64() % u64::from(self.doc_parts)) as u32
     }
 
     /// The doc partition of a cluster id (its record): `id mod J`.
-    pub fn cluster_part(&self, id: ClusterId) -> u32 {
-        id % self.doc_parts
+    pub fn cluster_part<I: IdWidth>(&self, id: I) -> u32 {
+        (id.to_u64() % u64::from(self.doc_parts)) as u32
     }
 
     /// Where an operation of a batch log goes.
-    pub fn target(&self, op: &LogOp) -> Target {
+    pub fn target<I: IdWidth>(&self, op: &LogOp<I>) -> Target {
         match op {
             LogOp::Posting { key, .. } | LogOp::Frequent { key, .. } => {
                 Target::One(Role::Key(self.posting_part(key)))
@@ -181,7 +183,7 @@ impl Layout {
     }
 
     /// Cuts a batch log by partition, each partition's operations in log order.
-    pub fn route(&self, ops: &[LogOp]) -> RoutedLog {
+    pub fn route<I: IdWidth>(&self, ops: &[LogOp<I>]) -> RoutedLog<I> {
         let mut out = RoutedLog {
             key: vec![Vec::new(); self.key_parts as usize],
             doc: vec![Vec::new(); self.doc_parts as usize],
@@ -201,7 +203,7 @@ impl Layout {
     }
 
     /// Whether an operation belongs to the partition of role `role`.
-    pub fn holds(&self, role: Role, op: &LogOp) -> bool {
+    pub fn holds<I: IdWidth>(&self, role: Role, op: &LogOp<I>) -> bool {
         match self.target(op) {
             Target::All => true,
             Target::One(r) => r == role,
@@ -232,7 +234,7 @@ impl Partition {
     }
 
     /// Whether an operation of a batch log belongs here.
-    pub fn holds(&self, op: &LogOp) -> bool {
+    pub fn holds<I: IdWidth>(&self, op: &LogOp<I>) -> bool {
         self.layout.holds(self.role, op)
     }
 

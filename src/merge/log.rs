@@ -2,8 +2,9 @@
 //! column family, each idempotent, so a log applied again after a crash takes effect once.
 
 use crate::index::{FREQUENT_HOSTS, FREQUENT_PAGES};
-use crate::storage::codec::{ClusterId, ClusterRecord, DocId, DocRecord, PageBlocks, TextValue};
-use crate::storage::merge::Delta;
+use crate::storage::codec::{ClusterRecord, DocId, DocRecord, PageBlocks, TextValue};
+use crate::storage::merge::PostingDelta;
+use crate::storage::width::{IdSet, IdWidth};
 
 /// The size of the chunks [`Index::apply_log`] writes, in bytes (estimated from the operations'
 /// encoded sizes): each chunk is one atomic `WriteBatch`.
@@ -12,16 +13,22 @@ pub const APPLY_CHUNK_BYTES: usize = 16 << 20;
 /// One storage operation of a batch log (SCALEOUT §5 S5, §9). Each names one key of one column
 /// family and sets it whatever it held: applying an operation twice is applying it once, which
 /// is what makes a log safe to apply again after a crash.
+///
+/// Its page and cluster ids are of width `I` (SCALEOUT §4): `u32` for what one index holds (a
+/// single-node index, a work unit's scratch index, a partition of format 6), `u64` for the global
+/// ids of a distributed index, which one `u32` space cannot hold for long (about four days at 10⁹
+/// pages a day). [`LogOp::to_width`] converts between the two; the log files carry their width
+/// (`logfile`: version 1 for `u32`, 2 for `u64`).
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
-pub enum LogOp {
+pub enum LogOp<I: IdWidth = DocId> {
     /// Changes the posting of a 9-byte posting key ([`crate::storage::posting_key`]): the ids of
     /// `delta.remove` out, then those of `delta.add` in.
     Posting {
         /// The posting key.
         key: [u8; 9],
         /// The ids to remove and to add.
-        delta: Delta,
+        delta: PostingDelta<I>,
     },
     /// Writes (`present`) or deletes the entry of a page in one simhash table.
     Simhash {
@@ -30,7 +37,7 @@ pub enum LogOp {
         /// The page's simhash (unrotated).
         simhash: u64,
         /// The page.
-        doc: DocId,
+        doc: I,
         /// Written when true, deleted when false.
         present: bool,
     },
@@ -47,34 +54,34 @@ pub enum LogOp {
         /// The external key (non-empty, at most 64 KiB).
         key: String,
         /// The page id, `None` to delete.
-        doc: Option<DocId>,
+        doc: Option<I>,
     },
     /// Writes a page's record whole, or deletes it (`None`).
     Doc {
         /// The page id.
-        id: DocId,
+        id: I,
         /// The record, `None` to delete.
-        record: Option<DocRecord>,
+        record: Option<DocRecord<I>>,
     },
     /// Writes a page's value of the `texts` column family whole, or deletes it (`None`): its
     /// normalized text when the index stores texts, its posting keys otherwise.
     Text {
         /// The page id.
-        id: DocId,
+        id: I,
         /// The value, `None` to delete.
         value: Option<TextValue>,
     },
     /// Writes a cluster's record whole, or deletes it (`None`).
     Cluster {
         /// The cluster id.
-        id: ClusterId,
+        id: I,
         /// The record, `None` to delete.
-        record: Option<ClusterRecord>,
+        record: Option<ClusterRecord<I>>,
     },
     /// Writes a page's site-chrome record whole ([`crate::ChromeConfig`]), or deletes it.
     PageBlocks {
         /// The page id.
-        id: DocId,
+        id: I,
         /// The record, `None` to delete.
         blocks: Option<PageBlocks>,
     },
@@ -98,29 +105,30 @@ pub enum LogOp {
     /// Marks a page id free (`true`: given to a later page) or given out (`false`).
     FreeDoc {
         /// The page id.
-        id: DocId,
+        id: I,
         /// Free when true.
         free: bool,
     },
     /// Marks a cluster id free (`true`) or given out (`false`).
     FreeCluster {
         /// The cluster id.
-        id: ClusterId,
+        id: I,
         /// Free when true.
         free: bool,
     },
     /// Sets a counter to an absolute value.
-    Counter(LogCounter),
+    Counter(LogCounter<I>),
 }
 
-/// A counter of the `meta` column family, with the absolute value a [`LogOp::Counter`] sets.
+/// A counter of the `meta` column family, with the absolute value a [`LogOp::Counter`] sets; the
+/// allocators are ids of width `I`, as [`LogOp`]'s.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
-pub enum LogCounter {
+pub enum LogCounter<I: IdWidth = DocId> {
     /// `next_doc_id`: the page id allocator.
-    NextDoc(DocId),
+    NextDoc(I),
     /// `next_cluster_id`: the cluster id allocator.
-    NextCluster(ClusterId),
+    NextCluster(I),
     /// `live_docs`: the number of live pages.
     LiveDocs(u64),
     /// `live_clusters`: the number of live clusters.
@@ -148,7 +156,9 @@ impl LogOp {
     /// Reason byte of an over-frequent fingerprint ([`LogOp::Frequent`]): many pages on few
     /// hosts.
     pub const FREQUENT_HOSTS: u8 = FREQUENT_HOSTS;
+}
 
+impl<I: IdWidth> LogOp<I> {
     /// About how many bytes the operation adds to a `WriteBatch` (for chunking only).
     pub(crate) fn weight(&self) -> usize {
         16 + match self {
@@ -185,5 +195,18 @@ impl LogOp {
             LogOp::FreeDoc { .. } | LogOp::FreeCluster { .. } => 17,
             LogOp::Counter(_) => 24,
         }
+    }
+}
+
+impl<J: IdWidth> LogOp<J> {
+    /// The operation with its page and cluster ids in width `I` (SCALEOUT §4): a `u32` log
+    /// widened for a distributed index's global ids, or a `u64` one narrowed for an index that
+    /// stores `u32`s. "No page" stays "no page".
+    ///
+    /// # Errors
+    /// The first id (or allocator) that does not fit width `I`.
+    pub fn to_width<I: IdWidth>(self) -> std::result::Result<LogOp<I>, u64> {
+        let mut cast = super::scratch::Cast { overflow: None };
+        super::scratch::map_ids(self, &mut cast).map_err(|_| cast.overflow.unwrap_or(u64::MAX))
     }
 }

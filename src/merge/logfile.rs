@@ -1,19 +1,47 @@
 //! The bytes of a batch log (SCALEOUT §5 S5: the log a distributed merge writes under
 //! `batch=<id>/partition=<p>/` before the partition applies it, and reads again on a retry).
 //!
-//! Layout: the magic `NDLOG` and a version byte (1); then each operation as a tag byte, a
-//! big-endian `u32` length and its body; then the XXH3-64 of everything before it (big-endian
-//! `u64`). Records, texts and chrome records in a body are the column families' own encodings
+//! Layout: the magic `NDLOG` and a version byte, which gives the width of the page and cluster
+//! ids (1: `u32`, 2: `u64`, SCALEOUT §4); then each operation as a tag byte, a big-endian `u32`
+//! length and its body; then the XXH3-64 of everything before it (big-endian `u64`). Ids are
+//! big-endian of the log's width, in the bodies and in the records they carry (a version 2 log
+//! carries the records' and postings' `u64` encodings, FORMAT.md). A reader asks for the width it
+//! wants and takes either version: a `u32` log widens losslessly; a `u64` log narrows, and an id
+//! that does not fit is refused ([`Error::InvalidArgument`]). Records, texts and chrome records in a body are the column families' own encodings
 //! (FORMAT.md), with their own checksums; a posting change is the merge operator's delta operand.
 //! [`decode_log`] refuses anything else with [`Error::InvalidArgument`] and never panics.
 
+use std::marker::PhantomData;
+
 use super::log::{LogCounter, LogOp};
 use crate::storage::codec::{self, ClusterRecord, DocRecord, PageBlocks, TextValue};
-use crate::storage::merge::Delta;
+use crate::storage::merge::PostingDelta;
+use crate::storage::width::IdWidth;
 use crate::{Error, Result};
 
 pub(super) const MAGIC: &[u8; 5] = b"NDLOG";
-pub(super) const VERSION: u8 = 1;
+/// The version of a log of `u32` ids.
+const VERSION_U32: u8 = 1;
+/// The version of a log of `u64` ids.
+const VERSION_U64: u8 = 2;
+
+/// The version byte of a log of ids of width `I`.
+pub(super) fn version<I: IdWidth>() -> u8 {
+    if I::WIDE {
+        VERSION_U64
+    } else {
+        VERSION_U32
+    }
+}
+
+/// Whether a log of version `v` holds `u64` ids; an error for a version this build does not read.
+pub(super) fn wide_version(v: u8) -> Result<bool> {
+    match v {
+        VERSION_U32 => Ok(false),
+        VERSION_U64 => Ok(true),
+        v => Err(not_a_log(format!("version {v}"))),
+    }
+}
 
 /// The operation tags.
 mod tag {
@@ -32,31 +60,33 @@ mod tag {
     pub const COUNTER: u8 = 12;
 }
 
-/// The bytes of a batch log (see the module docs).
-pub fn encode_log(ops: &[LogOp]) -> Vec<u8> {
-    let mut w = LogWriter::with_capacity(16 + 64 * ops.len());
+/// The bytes of a batch log (see the module docs), of the operations' id width.
+pub fn encode_log<I: IdWidth>(ops: &[LogOp<I>]) -> Vec<u8> {
+    let mut w = LogWriter::<I>::with_capacity(16 + 64 * ops.len());
     for op in ops {
         w.push(op);
     }
     w.finish()
 }
 
-/// A batch log written one operation at a time: the bytes [`encode_log`] gives for the
-/// operations pushed, without holding them (issue #34: a work unit's log at a million pages).
+/// A batch log of ids of width `I` written one operation at a time: the bytes [`encode_log`]
+/// gives for the operations pushed, without holding them (issue #34: a work unit's log at a
+/// million pages).
 #[derive(Debug)]
-pub struct LogWriter {
+pub struct LogWriter<I: IdWidth = codec::DocId> {
     out: Vec<u8>,
     body: Vec<u8>,
     ops: u64,
+    width: PhantomData<I>,
 }
 
-impl Default for LogWriter {
+impl<I: IdWidth> Default for LogWriter<I> {
     fn default() -> Self {
         Self::new()
     }
 }
 
-impl LogWriter {
+impl<I: IdWidth> LogWriter<I> {
     /// An empty log.
     pub fn new() -> Self {
         Self::with_capacity(64)
@@ -66,16 +96,17 @@ impl LogWriter {
     pub fn with_capacity(bytes: usize) -> Self {
         let mut out = Vec::with_capacity(bytes.max(MAGIC.len() + 9));
         out.extend_from_slice(MAGIC);
-        out.push(VERSION);
+        out.push(version::<I>());
         LogWriter {
             out,
             body: Vec::new(),
             ops: 0,
+            width: PhantomData,
         }
     }
 
     /// Appends one operation.
-    pub fn push(&mut self, op: &LogOp) {
+    pub fn push(&mut self, op: &LogOp<I>) {
         self.body.clear();
         let t = encode_op(op, &mut self.body);
         self.out.push(t);
@@ -98,8 +129,8 @@ impl LogWriter {
     }
 }
 
-/// Writes an operation's body into `b`; returns its tag.
-pub(super) fn encode_op(op: &LogOp, b: &mut Vec<u8>) -> u8 {
+/// Writes an operation's body into `b`, its ids in `I`'s bytes; returns its tag.
+pub(super) fn encode_op<I: IdWidth>(op: &LogOp<I>, b: &mut Vec<u8>) -> u8 {
     // An optional value: a presence byte, then the value's encoding.
     fn value(b: &mut Vec<u8>, v: Option<Vec<u8>>) {
         match v {
@@ -124,7 +155,7 @@ pub(super) fn encode_op(op: &LogOp, b: &mut Vec<u8>) -> u8 {
         } => {
             b.push(*table);
             b.extend_from_slice(&simhash.to_be_bytes());
-            b.extend_from_slice(&doc.to_be_bytes());
+            b.extend_from_slice(doc.to_be().as_ref());
             b.push(u8::from(*present));
             tag::SIMHASH
         }
@@ -134,17 +165,17 @@ pub(super) fn encode_op(op: &LogOp, b: &mut Vec<u8>) -> u8 {
             tag::FREQUENT
         }
         LogOp::Key { key, doc } => {
-            value(b, doc.map(|d| d.to_be_bytes().to_vec()));
+            value(b, doc.map(|d| d.to_be().as_ref().to_vec()));
             b.extend_from_slice(key.as_bytes());
             tag::KEY
         }
         LogOp::Doc { id, record } => {
-            b.extend_from_slice(&id.to_be_bytes());
+            b.extend_from_slice(id.to_be().as_ref());
             value(b, record.as_ref().map(DocRecord::encode));
             tag::DOC
         }
         LogOp::Text { id, value: v } => {
-            b.extend_from_slice(&id.to_be_bytes());
+            b.extend_from_slice(id.to_be().as_ref());
             value(
                 b,
                 v.as_ref().map(|v| match v {
@@ -155,12 +186,12 @@ pub(super) fn encode_op(op: &LogOp, b: &mut Vec<u8>) -> u8 {
             tag::TEXT
         }
         LogOp::Cluster { id, record } => {
-            b.extend_from_slice(&id.to_be_bytes());
+            b.extend_from_slice(id.to_be().as_ref());
             value(b, record.as_ref().map(ClusterRecord::encode));
             tag::CLUSTER
         }
         LogOp::PageBlocks { id, blocks } => {
-            b.extend_from_slice(&id.to_be_bytes());
+            b.extend_from_slice(id.to_be().as_ref());
             value(b, blocks.as_ref().map(PageBlocks::encode));
             tag::PAGE_BLOCKS
         }
@@ -176,19 +207,19 @@ pub(super) fn encode_op(op: &LogOp, b: &mut Vec<u8>) -> u8 {
             tag::BLOCK_PAGES
         }
         LogOp::FreeDoc { id, free } => {
-            b.extend_from_slice(&id.to_be_bytes());
+            b.extend_from_slice(id.to_be().as_ref());
             b.push(u8::from(*free));
             tag::FREE_DOC
         }
         LogOp::FreeCluster { id, free } => {
-            b.extend_from_slice(&id.to_be_bytes());
+            b.extend_from_slice(id.to_be().as_ref());
             b.push(u8::from(*free));
             tag::FREE_CLUSTER
         }
         LogOp::Counter(c) => {
             let (which, v) = match *c {
-                LogCounter::NextDoc(v) => (0u8, u64::from(v)),
-                LogCounter::NextCluster(v) => (1, u64::from(v)),
+                LogCounter::NextDoc(v) => (0u8, v.to_u64()),
+                LogCounter::NextCluster(v) => (1, v.to_u64()),
                 LogCounter::LiveDocs(v) => (2, v),
                 LogCounter::LiveClusters(v) => (3, v),
                 LogCounter::NextSeq(v) => (4, v),
@@ -200,42 +231,43 @@ pub(super) fn encode_op(op: &LogOp, b: &mut Vec<u8>) -> u8 {
     }
 }
 
-/// The operations of a batch log's bytes.
+/// The operations of a batch log's bytes, with ids of width `I` (a log of either width: see the
+/// module docs).
 ///
 /// # Errors
-/// [`Error::InvalidArgument`] for bytes that are not a whole batch log of this version (a wrong
-/// magic or version, a checksum that does not match, an operation cut short or that does not
-/// decode).
-pub fn decode_log(bytes: &[u8]) -> Result<Vec<LogOp>> {
+/// [`Error::InvalidArgument`] for bytes that are not a whole batch log of a version this build
+/// reads (a wrong magic or version, a checksum that does not match, an operation cut short or
+/// that does not decode), or for an id that does not fit `I`.
+pub fn decode_log<I: IdWidth>(bytes: &[u8]) -> Result<Vec<LogOp<I>>> {
     LogReader::new(bytes)?.collect()
 }
 
 /// The operations of a batch log's bytes, decoded one at a time ([`decode_log`] without
-/// holding them): the header and checksum are checked when it is made, each operation as it
-/// is read.
+/// holding them), with ids of width `I`: the header and checksum are checked when it is made,
+/// each operation as it is read.
 #[derive(Clone, Debug)]
-pub struct LogReader<'a> {
+pub struct LogReader<'a, I: IdWidth = codec::DocId> {
     rest: &'a [u8],
     n: usize,
+    wide: bool,
+    width: PhantomData<I>,
 }
 
 pub(super) fn not_a_log(why: String) -> Error {
     Error::InvalidArgument(format!("not a batch log: {why}"))
 }
 
-impl<'a> LogReader<'a> {
+impl<'a, I: IdWidth> LogReader<'a, I> {
     /// A reader of `bytes`.
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] for a wrong magic or version, or a checksum that does not
     /// match.
-    pub fn new(bytes: &'a [u8]) -> Result<LogReader<'a>> {
+    pub fn new(bytes: &'a [u8]) -> Result<LogReader<'a, I>> {
         if bytes.len() < MAGIC.len() + 1 + 8 || !bytes.starts_with(MAGIC) {
             return Err(not_a_log("no NDLOG header".into()));
         }
-        if bytes[MAGIC.len()] != VERSION {
-            return Err(not_a_log(format!("version {}", bytes[MAGIC.len()])));
-        }
+        let wide = wide_version(bytes[MAGIC.len()])?;
         let (data, sum) = bytes.split_at(bytes.len() - 8);
         let mut want = [0u8; 8];
         want.copy_from_slice(sum);
@@ -245,14 +277,16 @@ impl<'a> LogReader<'a> {
         Ok(LogReader {
             rest: &data[MAGIC.len() + 1..],
             n: 0,
+            wide,
+            width: PhantomData,
         })
     }
 }
 
-impl Iterator for LogReader<'_> {
-    type Item = Result<LogOp>;
+impl<I: IdWidth> Iterator for LogReader<'_, I> {
+    type Item = Result<LogOp<I>>;
 
-    fn next(&mut self) -> Option<Result<LogOp>> {
+    fn next(&mut self) -> Option<Result<LogOp<I>>> {
         if self.rest.is_empty() {
             return None;
         }
@@ -270,7 +304,36 @@ impl Iterator for LogReader<'_> {
         };
         self.rest = &rest[5 + len..];
         self.n += 1;
-        Some(decode_op(t, body).map_err(|why| not_a_log(format!("operation {n} (tag {t}): {why}"))))
+        Some(decode_op_as(self.wide, n, t, body))
+    }
+}
+
+/// Operation `n` of a log (of `u64` ids when `wide`) with tag `t` and body `body`, in width `I`.
+pub(super) fn decode_op_as<I: IdWidth>(
+    wide: bool,
+    n: usize,
+    t: u8,
+    body: &[u8],
+) -> Result<LogOp<I>> {
+    let bad = |why: String| not_a_log(format!("operation {n} (tag {t}): {why}"));
+    let too_wide = |id: u64| {
+        Error::InvalidArgument(format!(
+            "batch log operation {n}: id {id} does not fit the {} ids this index stores",
+            I::NAME
+        ))
+    };
+    if wide == I::WIDE {
+        decode_op::<I>(t, body).map_err(bad)
+    } else if wide {
+        decode_op::<u64>(t, body)
+            .map_err(bad)?
+            .to_width()
+            .map_err(too_wide)
+    } else {
+        decode_op::<u32>(t, body)
+            .map_err(bad)?
+            .to_width()
+            .map_err(too_wide)
     }
 }
 
@@ -295,6 +358,11 @@ impl<'a> Body<'a> {
         let mut a = [0u8; 4];
         a.copy_from_slice(self.take(4)?);
         Ok(u32::from_be_bytes(a))
+    }
+
+    /// An id of width `I`.
+    pub(crate) fn id<I: IdWidth>(&mut self) -> std::result::Result<I, String> {
+        I::from_be(self.take(I::BYTES)?).ok_or_else(|| "cut short".to_string())
     }
 
     pub(crate) fn u64(&mut self) -> std::result::Result<u64, String> {
@@ -336,13 +404,15 @@ impl<'a> Body<'a> {
 
     /// An id, then the record stored under it (a presence byte, then the column family's own
     /// encoding, read by `decode`).
-    pub(crate) fn record<T>(
+    pub(crate) fn record<I: IdWidth, T>(
         &mut self,
         decode: impl Fn(&'static str, &[u8], &[u8]) -> Result<T>,
-    ) -> std::result::Result<(u32, Option<T>), String> {
-        let id = self.u32()?;
+    ) -> std::result::Result<(I, Option<T>), String> {
+        let id = self.id::<I>()?;
         let value = match self.value()? {
-            Some(v) => Some(decode("batch log", &id.to_be_bytes(), v).map_err(|e| e.to_string())?),
+            Some(v) => {
+                Some(decode("batch log", id.to_be().as_ref(), v).map_err(|e| e.to_string())?)
+            }
             None => None,
         };
         Ok((id, value))
@@ -357,21 +427,20 @@ impl<'a> Body<'a> {
     }
 }
 
-pub(super) fn decode_op(t: u8, body: &[u8]) -> std::result::Result<LogOp, String> {
+/// An operation's body with ids of width `I`, as [`encode_op`] wrote it.
+fn decode_op<I: IdWidth>(t: u8, body: &[u8]) -> std::result::Result<LogOp<I>, String> {
     let mut r = Body(body);
     let op = match t {
         tag::POSTING => {
             let key = r.key9()?;
             let operand = r.take(r.0.len())?;
-            let mut delta = Delta::default();
+            let mut delta = PostingDelta::<I>::default();
             delta
                 .push(operand)
                 .ok_or_else(|| "bad posting change".to_string())?;
             // Whole: the bitmaps' reader stops where they end, so bytes past them are refused
             // here (what `encode_log` writes re-encodes to itself).
-            if operand.first() != Some(&crate::storage::merge::OP_DELTA)
-                || delta.encode() != operand
-            {
+            if operand.first() != Some(&I::OP_DELTA) || delta.encode() != operand {
                 return Err("posting change not in its written form".into());
             }
             LogOp::Posting { key, delta }
@@ -379,7 +448,7 @@ pub(super) fn decode_op(t: u8, body: &[u8]) -> std::result::Result<LogOp, String
         tag::SIMHASH => LogOp::Simhash {
             table: r.u8()?,
             simhash: r.u64()?,
-            doc: r.u32()?,
+            doc: r.id()?,
             present: r.flag()?,
         },
         tag::FREQUENT => {
@@ -388,26 +457,26 @@ pub(super) fn decode_op(t: u8, body: &[u8]) -> std::result::Result<LogOp, String
             LogOp::Frequent { key, reason }
         }
         tag::KEY => {
-            let doc = if r.flag()? { Some(r.u32()?) } else { None };
+            let doc = if r.flag()? { Some(r.id()?) } else { None };
             LogOp::Key {
                 key: r.text()?,
                 doc,
             }
         }
         tag::DOC => {
-            let (id, record) = r.record(DocRecord::decode)?;
+            let (id, record) = r.record(DocRecord::<I>::decode_as)?;
             LogOp::Doc { id, record }
         }
         tag::TEXT => {
-            let (id, value) = r.record(codec::decode_text_value)?;
+            let (id, value) = r.record::<I, _>(codec::decode_text_value)?;
             LogOp::Text { id, value }
         }
         tag::CLUSTER => {
-            let (id, record) = r.record(ClusterRecord::decode)?;
+            let (id, record) = r.record(ClusterRecord::<I>::decode_as)?;
             LogOp::Cluster { id, record }
         }
         tag::PAGE_BLOCKS => {
-            let (id, blocks) = r.record(PageBlocks::decode)?;
+            let (id, blocks) = r.record::<I, _>(PageBlocks::decode)?;
             LogOp::PageBlocks { id, blocks }
         }
         tag::HOST_PAGES => {
@@ -427,17 +496,17 @@ pub(super) fn decode_op(t: u8, body: &[u8]) -> std::result::Result<LogOp, String
             }
         }
         tag::FREE_DOC => LogOp::FreeDoc {
-            id: r.u32()?,
+            id: r.id()?,
             free: r.flag()?,
         },
         tag::FREE_CLUSTER => LogOp::FreeCluster {
-            id: r.u32()?,
+            id: r.id()?,
             free: r.flag()?,
         },
         tag::COUNTER => {
             let which = r.u8()?;
             let v = r.u64()?;
-            let small = || u32::try_from(v).map_err(|_| format!("counter value {v}"));
+            let small = || I::from_u64(v).ok_or_else(|| format!("counter value {v}"));
             LogOp::Counter(match which {
                 0 => LogCounter::NextDoc(small()?),
                 1 => LogCounter::NextCluster(small()?),
@@ -454,169 +523,4 @@ pub(super) fn decode_op(t: u8, body: &[u8]) -> std::result::Result<LogOp, String
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use proptest::prelude::*;
-    use roaring::RoaringBitmap;
-
-    fn ids() -> impl Strategy<Value = RoaringBitmap> {
-        proptest::collection::vec(0u32..100_000, 0..20).prop_map(|v| v.into_iter().collect())
-    }
-
-    fn record() -> impl Strategy<Value = DocRecord> {
-        (
-            "[a-z0-9:/.]{1,20}",
-            "[a-z.]{0,12}",
-            any::<u64>(),
-            any::<u128>(),
-        )
-            .prop_map(|(key, host, simhash, content_hash)| DocRecord {
-                key,
-                host,
-                time: 1_700_000_000,
-                cluster: 3,
-                text_chars: 120,
-                fingerprints: 7,
-                simhash,
-                content_hash,
-                codes: vec![2, 9],
-                similar_to: codec::NO_DOC,
-                seq: 5,
-                similar_seq: 0,
-                resemble: 0.5,
-                contain: 0.25,
-                raw_hash: (simhash % 2 == 0).then_some(simhash),
-            })
-    }
-
-    fn op() -> impl Strategy<Value = LogOp> {
-        prop_oneof![
-            (any::<[u8; 9]>(), ids(), ids()).prop_map(|(key, add, remove)| LogOp::Posting {
-                key,
-                delta: Delta { add, remove }
-            }),
-            (0u8..4, any::<u64>(), any::<u32>(), any::<bool>()).prop_map(
-                |(table, simhash, doc, present)| LogOp::Simhash {
-                    table,
-                    simhash,
-                    doc,
-                    present
-                }
-            ),
-            (any::<[u8; 9]>(), proptest::option::of(any::<u8>()))
-                .prop_map(|(key, reason)| LogOp::Frequent { key, reason }),
-            ("\\PC{0,16}", proptest::option::of(any::<u32>()))
-                .prop_map(|(key, doc)| LogOp::Key { key, doc }),
-            (any::<u32>(), proptest::option::of(record()))
-                .prop_map(|(id, record)| LogOp::Doc { id, record }),
-            (any::<u32>(), proptest::option::of("\\PC{0,40}")).prop_map(|(id, t)| LogOp::Text {
-                id,
-                value: t.map(TextValue::Text)
-            }),
-            (
-                any::<u32>(),
-                proptest::collection::vec(any::<[u8; 9]>(), 0..4)
-            )
-                .prop_map(|(id, k)| LogOp::Text {
-                    id,
-                    value: Some(TextValue::PostingKeys(k))
-                }),
-            (any::<u32>(), proptest::option::of((any::<u32>(), ids()))).prop_map(|(id, r)| {
-                LogOp::Cluster {
-                    id,
-                    record: r.map(|(representative, members)| ClusterRecord {
-                        representative,
-                        members,
-                    }),
-                }
-            }),
-            (any::<u32>(), proptest::option::of("[a-z.]{0,12}")).prop_map(|(id, host)| {
-                LogOp::PageBlocks {
-                    id,
-                    blocks: host.map(|host| PageBlocks {
-                        host,
-                        counted: vec![1, 5, 9],
-                        dropped: vec![5],
-                    }),
-                }
-            }),
-            ("[a-z.]{0,12}", any::<u32>())
-                .prop_map(|(host, pages)| LogOp::HostPages { host, pages }),
-            ("[a-z.]{0,12}", any::<u64>(), any::<u32>())
-                .prop_map(|(host, block, pages)| LogOp::BlockPages { host, block, pages }),
-            (any::<u32>(), any::<bool>()).prop_map(|(id, free)| LogOp::FreeDoc { id, free }),
-            (any::<u32>(), any::<bool>()).prop_map(|(id, free)| LogOp::FreeCluster { id, free }),
-            any::<u32>().prop_map(|v| LogOp::Counter(LogCounter::NextDoc(v))),
-            any::<u32>().prop_map(|v| LogOp::Counter(LogCounter::NextCluster(v))),
-            any::<u64>().prop_map(|v| LogOp::Counter(LogCounter::LiveDocs(v))),
-            any::<u64>().prop_map(|v| LogOp::Counter(LogCounter::LiveClusters(v))),
-            any::<u64>().prop_map(|v| LogOp::Counter(LogCounter::NextSeq(v))),
-        ]
-    }
-
-    proptest! {
-        /// Every operation reads back as it was written.
-        #[test]
-        fn a_log_round_trips(ops in proptest::collection::vec(op(), 0..24)) {
-            prop_assert_eq!(decode_log(&encode_log(&ops)).unwrap(), ops);
-        }
-
-        /// Damaged or cut logs are refused, never read wrong and never a panic.
-        #[test]
-        fn a_damaged_log_is_refused(
-            ops in proptest::collection::vec(op(), 1..8),
-            at in any::<prop::sample::Index>(),
-            flip in 1u8..=255,
-            cut in any::<bool>(),
-        ) {
-            let mut bytes = encode_log(&ops);
-            let i = at.index(bytes.len());
-            if cut {
-                bytes.truncate(i);
-            } else {
-                bytes[i] ^= flip;
-            }
-            prop_assert!(matches!(decode_log(&bytes), Err(Error::InvalidArgument(_))));
-        }
-
-        /// Bytes of any kind never make the decoder panic.
-        #[test]
-        fn any_bytes_decode_or_fail_cleanly(bytes in proptest::collection::vec(any::<u8>(), 0..200)) {
-            let _ = decode_log(&bytes);
-        }
-    }
-
-    /// A posting change with bytes past its bitmaps is refused, checksum or not.
-    #[test]
-    fn a_posting_change_with_trailing_bytes_is_refused() {
-        let op = LogOp::Posting {
-            key: [1; 9],
-            delta: Delta {
-                add: [1u32, 2].into_iter().collect(),
-                remove: RoaringBitmap::new(),
-            },
-        };
-        let good = encode_log(std::slice::from_ref(&op));
-        assert_eq!(decode_log(&good).unwrap(), vec![op]);
-        // The same log with one byte more in the operation's body, resealed.
-        let mut body = good[..good.len() - 8].to_vec();
-        let len_at = MAGIC.len() + 2;
-        let len = u32::from_be_bytes(body[len_at..len_at + 4].try_into().unwrap()) + 1;
-        body[len_at..len_at + 4].copy_from_slice(&len.to_be_bytes());
-        body.push(0);
-        let sum = xxhash_rust::xxh3::xxh3_64(&body);
-        body.extend_from_slice(&sum.to_be_bytes());
-        assert!(decode_log(&body).is_err());
-    }
-
-    /// A body whose checksum is right but whose operations do not decode is refused too.
-    #[test]
-    fn a_sealed_bad_body_is_refused() {
-        let mut bytes = b"NDLOG\x01".to_vec();
-        bytes.extend_from_slice(&[tag::COUNTER, 0, 0, 0, 9, 7, 0, 0, 0, 0, 0, 0, 0, 1]);
-        let sum = xxhash_rust::xxh3::xxh3_64(&bytes);
-        bytes.extend_from_slice(&sum.to_be_bytes());
-        let err = decode_log(&bytes).unwrap_err().to_string();
-        assert!(err.contains("counter 7"), "{err}");
-    }
-}
+mod tests;

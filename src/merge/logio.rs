@@ -2,26 +2,30 @@
 //! log of a million-page day is gigabytes, never held in memory): the bytes of
 //! [`super::encode_log`], the same checks as [`super::decode_log`].
 
+use std::marker::PhantomData;
+
 use super::log::LogOp;
-use super::logfile::{decode_op, encode_op, not_a_log, LogWriter, MAGIC, VERSION};
+use super::logfile::{decode_op_as, encode_op, not_a_log, version, wide_version, LogWriter, MAGIC};
+use crate::storage::codec::DocId;
+use crate::storage::width::IdWidth;
 use crate::{Error, Result};
 
 /// Where a log's operations go, one at a time: [`LogWriter`] (memory) or [`LogFileWriter`]
 /// (a file).
-pub(crate) trait OpSink {
+pub(crate) trait OpSink<I: IdWidth = DocId> {
     /// Appends one operation.
-    fn put(&mut self, op: &LogOp) -> Result<()>;
+    fn put(&mut self, op: &LogOp<I>) -> Result<()>;
 }
 
-impl OpSink for LogWriter {
-    fn put(&mut self, op: &LogOp) -> Result<()> {
+impl<I: IdWidth> OpSink<I> for LogWriter<I> {
+    fn put(&mut self, op: &LogOp<I>) -> Result<()> {
         self.push(op);
         Ok(())
     }
 }
 
-impl OpSink for LogFileWriter {
-    fn put(&mut self, op: &LogOp) -> Result<()> {
+impl<I: IdWidth> OpSink<I> for LogFileWriter<I> {
+    fn put(&mut self, op: &LogOp<I>) -> Result<()> {
         self.push(op)
     }
 }
@@ -33,18 +37,20 @@ fn io_error(path: &std::path::Path, source: std::io::Error) -> Error {
     }
 }
 
-/// A batch log written to a file one operation at a time: the bytes [`encode_log`] gives, never
-/// held in memory (a work unit's log of a million-page day is gigabytes).
-pub struct LogFileWriter {
+/// A batch log of ids of width `I` written to a file one operation at a time: the bytes
+/// [`encode_log`] gives, never held in memory (a work unit's log of a million-page day is
+/// gigabytes).
+pub struct LogFileWriter<I: IdWidth = DocId> {
     out: std::io::BufWriter<std::fs::File>,
     hash: xxhash_rust::xxh3::Xxh3,
     body: Vec<u8>,
     path: std::path::PathBuf,
     ops: u64,
     bytes: u64,
+    width: PhantomData<I>,
 }
 
-impl std::fmt::Debug for LogFileWriter {
+impl<I: IdWidth> std::fmt::Debug for LogFileWriter<I> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("LogFileWriter")
             .field("path", &self.path)
@@ -54,12 +60,12 @@ impl std::fmt::Debug for LogFileWriter {
     }
 }
 
-impl LogFileWriter {
+impl<I: IdWidth> LogFileWriter<I> {
     /// Creates (or truncates) the file at `path` and writes the log's header.
     ///
     /// # Errors
     /// [`Error::Io`].
-    pub fn create(path: &std::path::Path) -> Result<LogFileWriter> {
+    pub fn create(path: &std::path::Path) -> Result<LogFileWriter<I>> {
         let file = std::fs::File::create(path).map_err(|e| io_error(path, e))?;
         let mut w = LogFileWriter {
             out: std::io::BufWriter::with_capacity(1 << 20, file),
@@ -68,9 +74,10 @@ impl LogFileWriter {
             path: path.to_path_buf(),
             ops: 0,
             bytes: 0,
+            width: PhantomData,
         };
         let mut head = MAGIC.to_vec();
-        head.push(VERSION);
+        head.push(version::<I>());
         w.write(&head)?;
         Ok(w)
     }
@@ -88,7 +95,7 @@ impl LogFileWriter {
     ///
     /// # Errors
     /// [`Error::Io`].
-    pub fn push(&mut self, op: &LogOp) -> Result<()> {
+    pub fn push(&mut self, op: &LogOp<I>) -> Result<()> {
         let mut body = std::mem::take(&mut self.body);
         body.clear();
         let t = encode_op(op, &mut body);
@@ -122,15 +129,19 @@ impl LogFileWriter {
     }
 }
 
-/// Calls `f` with each operation of the batch log in the file at `path`, in order, reading it
-/// twice and never whole: first to check its header and checksum (nothing is passed to `f` from
-/// a damaged log), then to decode it.
+/// Calls `f` with each operation of the batch log in the file at `path`, in order, its ids in
+/// width `I` (a log of either width, as [`super::decode_log`]), reading it twice and never whole:
+/// first to check its header and checksum (nothing is passed to `f` from a damaged log), then to
+/// decode it.
 ///
 /// # Errors
 /// [`Error::Io`]; [`Error::InvalidArgument`] as [`super::decode_log`]; what `f` returns.
-pub fn read_log_file(path: &std::path::Path, f: &mut dyn FnMut(LogOp) -> Result<()>) -> Result<()> {
+pub fn read_log_file<I: IdWidth>(
+    path: &std::path::Path,
+    f: &mut dyn FnMut(LogOp<I>) -> Result<()>,
+) -> Result<()> {
     verify_log_file(path)?;
-    for op in LogFileOps::open(path)? {
+    for op in LogFileOps::<I>::open(path)? {
         f(op?)?;
     }
     Ok(())
@@ -144,8 +155,11 @@ pub fn read_log_file(path: &std::path::Path, f: &mut dyn FnMut(LogOp) -> Result<
 ///
 /// # Errors
 /// As [`read_log_file`].
-pub fn scan_log_file(path: &std::path::Path, f: &mut dyn FnMut(LogOp) -> Result<()>) -> Result<()> {
-    let mut ops = LogFileOps::open(path)?;
+pub fn scan_log_file<I: IdWidth>(
+    path: &std::path::Path,
+    f: &mut dyn FnMut(LogOp<I>) -> Result<()>,
+) -> Result<()> {
+    let mut ops = LogFileOps::<I>::open(path)?;
     for op in ops.by_ref() {
         f(op?)?;
     }
@@ -158,7 +172,7 @@ pub fn scan_log_file(path: &std::path::Path, f: &mut dyn FnMut(LogOp) -> Result<
 /// As [`read_log_file`].
 pub(crate) fn verify_log_file(path: &std::path::Path) -> Result<()> {
     use std::io::Read;
-    let mut ops = LogFileOps::open(path)?;
+    let mut ops = LogFileOps::<DocId>::open(path)?;
     // Every byte the checksum covers read through the hashing reader, none decoded.
     let body = ops.data - ops.at;
     ops.at += std::io::copy(&mut (&mut ops.r).take(body), &mut std::io::sink())
@@ -186,7 +200,7 @@ impl std::io::Read for Hashing {
 /// The operations of a batch log file, decoded one at a time as they are read (its header
 /// checked on opening; its checksum only by [`LogFileOps::check_sum`] once every operation was
 /// read, or by [`verify_log_file`] beforehand).
-pub(crate) struct LogFileOps {
+pub(crate) struct LogFileOps<I: IdWidth = DocId> {
     r: Hashing,
     path: std::path::PathBuf,
     /// The length the checksum covers (the header included).
@@ -197,14 +211,17 @@ pub(crate) struct LogFileOps {
     n: usize,
     body: Vec<u8>,
     failed: bool,
+    /// Whether the log's ids are `u64`s.
+    wide: bool,
+    width: PhantomData<I>,
 }
 
-impl LogFileOps {
+impl<I: IdWidth> LogFileOps<I> {
     /// The log file at `path` opened, its header read and checked.
     ///
     /// # Errors
     /// As [`read_log_file`].
-    pub(crate) fn open(path: &std::path::Path) -> Result<LogFileOps> {
+    pub(crate) fn open(path: &std::path::Path) -> Result<LogFileOps<I>> {
         use std::io::Read;
         let len = std::fs::metadata(path)
             .map_err(|e| io_error(path, e))?
@@ -222,9 +239,7 @@ impl LogFileOps {
         if &head[..MAGIC.len()] != MAGIC {
             return Err(not_a_log("no NDLOG header".into()));
         }
-        if head[MAGIC.len()] != VERSION {
-            return Err(not_a_log(format!("version {}", head[MAGIC.len()])));
-        }
+        let wide = wide_version(head[MAGIC.len()])?;
         Ok(LogFileOps {
             r,
             path: path.to_path_buf(),
@@ -233,6 +248,8 @@ impl LogFileOps {
             n: 0,
             body: Vec::new(),
             failed: false,
+            wide,
+            width: PhantomData,
         })
     }
 
@@ -256,7 +273,7 @@ impl LogFileOps {
         Ok(())
     }
 
-    fn read_op(&mut self) -> Result<LogOp> {
+    fn read_op(&mut self) -> Result<LogOp<I>> {
         use std::io::Read;
         let (n, left) = (self.n, self.data - self.at);
         let mut frame = [0u8; 5];
@@ -277,14 +294,14 @@ impl LogFileOps {
             .map_err(|e| io_error(&self.path, e))?;
         self.at += 5 + blen;
         self.n += 1;
-        decode_op(t, &self.body).map_err(|why| not_a_log(format!("operation {n} (tag {t}): {why}")))
+        decode_op_as(self.wide, n, t, &self.body)
     }
 }
 
-impl Iterator for LogFileOps {
-    type Item = Result<LogOp>;
+impl<I: IdWidth> Iterator for LogFileOps<I> {
+    type Item = Result<LogOp<I>>;
 
-    fn next(&mut self) -> Option<Result<LogOp>> {
+    fn next(&mut self) -> Option<Result<LogOp<I>>> {
         if self.failed || self.at >= self.data {
             return None;
         }
@@ -345,14 +362,14 @@ mod tests {
             }
             std::fs::write(&path, &bad).unwrap();
             let mut called = false;
-            let r = read_log_file(&path, &mut |_| {
+            let r = read_log_file(&path, &mut |_: LogOp| {
                 called = true;
                 Ok(())
             });
             assert!(matches!(r, Err(Error::InvalidArgument(_))), "{r:?}");
             assert!(!called);
             // In one pass: refused too, at the latest once the whole file is read.
-            let r = scan_log_file(&path, &mut |_| Ok(()));
+            let r = scan_log_file(&path, &mut |_: LogOp| Ok(()));
             assert!(matches!(r, Err(Error::InvalidArgument(_))), "{r:?}");
         }
     }

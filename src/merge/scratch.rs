@@ -13,127 +13,219 @@
 //! the standing allocator plus `k` — the log a scratch index that kept the standing ids would
 //! have written, byte for byte ([`crate::Index::state_diff_file_mapped`]).
 
-use roaring::RoaringBitmap;
-
 use super::log::{LogCounter, LogOp};
-use crate::storage::codec::{ClusterId, DocId, NO_DOC};
+use crate::storage::codec::{ClusterRecord, DocId, DocRecord, NO_DOC};
+use crate::storage::merge::PostingDelta;
+use crate::storage::width::{IdSet, IdWidth, WideDocId, NO_WIDE_DOC};
 use crate::{Error, Result};
 
-/// The page, cluster and insertion numbers of one operation, each passed through a mapping
-/// ([`map_ids`]).
-pub(super) trait IdMapping {
-    /// A page id (never [`NO_DOC`]).
-    fn doc(&mut self, id: DocId) -> Result<DocId>;
+/// The page, cluster and insertion numbers of one operation, each passed through a mapping from
+/// ids of width `J` to ids of width `I` ([`map_ids`]).
+pub(super) trait IdMapping<J: IdWidth, I: IdWidth> {
+    /// A page id (never `J::NONE`).
+    fn doc(&mut self, id: J) -> Result<I>;
     /// A cluster id.
-    fn cluster(&mut self, id: ClusterId) -> Result<ClusterId>;
+    fn cluster(&mut self, id: J) -> Result<I>;
     /// An insertion number (unchanged unless overridden).
     fn seq(&mut self, seq: u64) -> Result<u64> {
         Ok(seq)
     }
     /// A set of page ids (each through [`IdMapping::doc`] unless overridden).
-    fn docs(&mut self, ids: &RoaringBitmap) -> Result<RoaringBitmap> {
-        let mut out = RoaringBitmap::new();
-        for id in ids {
-            out.insert(self.doc(id)?);
-        }
-        Ok(out)
+    fn docs(&mut self, ids: J::Set) -> Result<I::Set> {
+        let mapped = ids
+            .ids()
+            .map(|id| self.doc(id))
+            .collect::<Result<Vec<I>>>()?;
+        Ok(I::Set::from_sorted(mapped.into_iter()))
+    }
+    /// An allocator's value (a count of ids, not an id): unchanged unless overridden.
+    ///
+    /// # Errors
+    /// [`Error::Full`] when it does not fit `I`.
+    fn allocator(&mut self, n: J) -> Result<I> {
+        I::from_u64(n.to_u64()).ok_or(Error::Full)
     }
 }
 
-/// Passes every page id, cluster id and insertion number `op` names through `m`, counters
-/// excepted (their values are allocators, not ids).
-pub(super) fn map_ids(op: &mut LogOp, m: &mut impl IdMapping) -> Result<()> {
-    match op {
-        LogOp::Posting { delta, .. } => {
-            delta.add = m.docs(&delta.add)?;
-            delta.remove = m.docs(&delta.remove)?;
-        }
-        LogOp::Simhash { doc: d, .. } => *d = m.doc(*d)?,
-        LogOp::Key { doc: d, .. } => {
-            if let Some(d) = d {
-                *d = m.doc(*d)?;
-            }
-        }
-        LogOp::Doc { id, record } => {
-            *id = m.doc(*id)?;
-            if let Some(r) = record {
-                r.cluster = m.cluster(r.cluster)?;
-                r.seq = m.seq(r.seq)?;
-                if r.similar_to != NO_DOC {
-                    r.similar_to = m.doc(r.similar_to)?;
-                    r.similar_seq = m.seq(r.similar_seq)?;
+/// Passes every page id, cluster id, insertion number and allocator `op` names through `m`.
+pub(super) fn map_ids<J: IdWidth, I: IdWidth>(
+    op: LogOp<J>,
+    m: &mut impl IdMapping<J, I>,
+) -> Result<LogOp<I>> {
+    Ok(match op {
+        LogOp::Posting { key, delta } => LogOp::Posting {
+            key,
+            delta: PostingDelta {
+                add: m.docs(delta.add)?,
+                remove: m.docs(delta.remove)?,
+            },
+        },
+        LogOp::Simhash {
+            table,
+            simhash,
+            doc,
+            present,
+        } => LogOp::Simhash {
+            table,
+            simhash,
+            doc: m.doc(doc)?,
+            present,
+        },
+        LogOp::Frequent { key, reason } => LogOp::Frequent { key, reason },
+        LogOp::Key { key, doc } => LogOp::Key {
+            key,
+            doc: doc.map(|d| m.doc(d)).transpose()?,
+        },
+        LogOp::Doc { id, record } => LogOp::Doc {
+            id: m.doc(id)?,
+            record: match record {
+                Some(r) => {
+                    let (similar_to, similar_seq) = if r.similar_to == J::NONE {
+                        (I::NONE, r.similar_seq)
+                    } else {
+                        (m.doc(r.similar_to)?, m.seq(r.similar_seq)?)
+                    };
+                    Some(DocRecord {
+                        cluster: m.cluster(r.cluster)?,
+                        seq: m.seq(r.seq)?,
+                        similar_to,
+                        similar_seq,
+                        key: r.key,
+                        host: r.host,
+                        time: r.time,
+                        text_chars: r.text_chars,
+                        fingerprints: r.fingerprints,
+                        simhash: r.simhash,
+                        content_hash: r.content_hash,
+                        codes: r.codes,
+                        resemble: r.resemble,
+                        contain: r.contain,
+                        raw_hash: r.raw_hash,
+                    })
                 }
-            }
-        }
-        LogOp::Text { id, .. } | LogOp::PageBlocks { id, .. } | LogOp::FreeDoc { id, .. } => {
-            *id = m.doc(*id)?
-        }
-        LogOp::Cluster { id, record } => {
-            *id = m.cluster(*id)?;
-            if let Some(r) = record {
-                r.representative = m.doc(r.representative)?;
-                r.members = m.docs(&r.members)?;
-            }
-        }
-        LogOp::FreeCluster { id, .. } => *id = m.cluster(*id)?,
-        LogOp::Frequent { .. }
-        | LogOp::HostPages { .. }
-        | LogOp::BlockPages { .. }
-        | LogOp::Counter(_) => {}
+                None => None,
+            },
+        },
+        LogOp::Text { id, value } => LogOp::Text {
+            id: m.doc(id)?,
+            value,
+        },
+        LogOp::PageBlocks { id, blocks } => LogOp::PageBlocks {
+            id: m.doc(id)?,
+            blocks,
+        },
+        LogOp::FreeDoc { id, free } => LogOp::FreeDoc {
+            id: m.doc(id)?,
+            free,
+        },
+        LogOp::Cluster { id, record } => LogOp::Cluster {
+            id: m.cluster(id)?,
+            record: match record {
+                Some(r) => Some(ClusterRecord {
+                    representative: m.doc(r.representative)?,
+                    members: m.docs(r.members)?,
+                }),
+                None => None,
+            },
+        },
+        LogOp::FreeCluster { id, free } => LogOp::FreeCluster {
+            id: m.cluster(id)?,
+            free,
+        },
+        LogOp::HostPages { host, pages } => LogOp::HostPages { host, pages },
+        LogOp::BlockPages { host, block, pages } => LogOp::BlockPages { host, block, pages },
+        LogOp::Counter(c) => LogOp::Counter(match c {
+            LogCounter::NextDoc(n) => LogCounter::NextDoc(m.allocator(n)?),
+            LogCounter::NextCluster(n) => LogCounter::NextCluster(m.allocator(n)?),
+            LogCounter::LiveDocs(n) => LogCounter::LiveDocs(n),
+            LogCounter::LiveClusters(n) => LogCounter::LiveClusters(n),
+            LogCounter::NextSeq(n) => LogCounter::NextSeq(n),
+        }),
+    })
+}
+
+/// Ids of width `J` as the same ids of width `I` ([`LogOp::to_width`]): the first that does not
+/// fit is kept, and reported.
+pub(super) struct Cast {
+    /// The first id that did not fit.
+    pub(super) overflow: Option<u64>,
+}
+
+impl Cast {
+    fn id<J: IdWidth, I: IdWidth>(&mut self, id: J) -> Result<I> {
+        I::cast(id).ok_or_else(|| {
+            self.overflow = Some(id.to_u64());
+            Error::Full
+        })
     }
-    Ok(())
+}
+
+impl<J: IdWidth, I: IdWidth> IdMapping<J, I> for Cast {
+    fn doc(&mut self, id: J) -> Result<I> {
+        self.id(id)
+    }
+    fn cluster(&mut self, id: J) -> Result<I> {
+        self.id(id)
+    }
+    fn allocator(&mut self, n: J) -> Result<I> {
+        I::from_u64(n.to_u64()).ok_or_else(|| {
+            self.overflow = Some(n.to_u64());
+            Error::Full
+        })
+    }
 }
 
 /// The dense renumbering of one work unit's scratch index (see the module's documentation):
 /// scratch page `i` is the `i`-th smallest page id its seed names, scratch cluster `i` the
 /// `i`-th smallest cluster id, and the `k`-th id a scratch allocator gives out past them is the
-/// standing allocator's value plus `k`.
+/// standing allocator's value plus `k`. Standing ids are global (`u64`, SCALEOUT §4), scratch
+/// ids `u32`.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ScratchIds {
     /// The standing page id of each scratch page id below `pages.len()` (increasing).
-    pages: Vec<DocId>,
+    pages: Vec<WideDocId>,
     /// The standing cluster id of each scratch cluster id below `clusters.len()` (increasing).
-    clusters: Vec<ClusterId>,
+    clusters: Vec<WideDocId>,
     /// The standing page id allocator when the seed was taken.
-    next_doc: DocId,
+    next_doc: WideDocId,
     /// The standing cluster id allocator when the seed was taken.
-    next_cluster: ClusterId,
+    next_cluster: WideDocId,
 }
 
-/// Collects the ids a seed names.
+/// Collects the ids a seed names (and leaves them as they are).
 struct Collect<'a>(&'a mut ScratchIds);
 
-impl IdMapping for Collect<'_> {
-    fn doc(&mut self, id: DocId) -> Result<DocId> {
+impl IdMapping<u64, u64> for Collect<'_> {
+    fn doc(&mut self, id: u64) -> Result<u64> {
         self.0.pages.push(id);
         Ok(id)
     }
-    fn cluster(&mut self, id: ClusterId) -> Result<ClusterId> {
+    fn cluster(&mut self, id: u64) -> Result<u64> {
         self.0.clusters.push(id);
         Ok(id)
     }
-    fn docs(&mut self, ids: &RoaringBitmap) -> Result<RoaringBitmap> {
-        self.0.pages.extend(ids);
-        Ok(ids.clone())
+    fn docs(&mut self, ids: roaring::RoaringTreemap) -> Result<roaring::RoaringTreemap> {
+        self.0.pages.extend(ids.iter());
+        Ok(ids)
     }
 }
 
-/// Standing ids to scratch ids.
+/// Standing ids to scratch ids; the allocators to the scratch index's.
 struct ToScratch<'a>(&'a ScratchIds);
 
 /// The place of `id` in `table`, as a scratch id.
-fn rank(table: &[u32], id: u32, what: &str) -> Result<u32> {
-    table
+fn rank(table: &[u64], id: u64, what: &str) -> Result<u32> {
+    let i = table
         .binary_search(&id)
-        .map(|i| i as u32)
-        .map_err(|_| Error::InvalidArgument(format!("the seed does not name {what} {id}")))
+        .map_err(|_| Error::InvalidArgument(format!("the seed does not name {what} {id}")))?;
+    u32::try_from(i).map_err(|_| Error::Full)
 }
 
-impl IdMapping for ToScratch<'_> {
-    fn doc(&mut self, id: DocId) -> Result<DocId> {
+impl IdMapping<u64, u32> for ToScratch<'_> {
+    fn doc(&mut self, id: u64) -> Result<u32> {
         rank(&self.0.pages, id, "page")
     }
-    fn cluster(&mut self, id: ClusterId) -> Result<ClusterId> {
+    fn cluster(&mut self, id: u64) -> Result<u32> {
         rank(&self.0.clusters, id, "cluster")
     }
 }
@@ -141,53 +233,57 @@ impl IdMapping for ToScratch<'_> {
 /// Scratch ids to standing ids.
 struct ToGlobal<'a>(&'a ScratchIds);
 
-impl IdMapping for ToGlobal<'_> {
-    fn doc(&mut self, id: DocId) -> Result<DocId> {
+impl IdMapping<u32, u64> for ToGlobal<'_> {
+    fn doc(&mut self, id: u32) -> Result<u64> {
         self.0.global_page(id)
     }
-    fn cluster(&mut self, id: ClusterId) -> Result<ClusterId> {
+    fn cluster(&mut self, id: u32) -> Result<u64> {
         self.0.global_cluster(id)
     }
-    fn docs(&mut self, ids: &RoaringBitmap) -> Result<RoaringBitmap> {
-        // Increasing in, increasing out: the mapping keeps the order.
-        let mapped = ids
-            .iter()
-            .map(|id| self.0.global_page(id))
-            .collect::<Result<Vec<_>>>()?;
-        RoaringBitmap::from_sorted_iter(mapped)
-            .map_err(|_| Error::InvalidArgument("scratch ids out of order".into()))
+    fn allocator(&mut self, n: u32) -> Result<u64> {
+        // Not reached: [`ScratchIds::to_global`] maps the allocators itself.
+        Ok(u64::from(n))
     }
 }
 
 /// The standing id of scratch id `id`: `table[id]` for a seeded one, `next` plus its place past
 /// them for a new one.
-fn global(table: &[u32], next: u32, id: u32) -> Result<u32> {
+fn global(table: &[u64], next: u64, id: u32) -> Result<u64> {
     match table.get(id as usize) {
         Some(&g) => Ok(g),
-        None => next.checked_add(id - table.len() as u32).ok_or(Error::Full),
+        None => next
+            .checked_add(u64::from(id) - table.len() as u64)
+            .ok_or(Error::Full),
     }
 }
 
 impl ScratchIds {
     /// The dense renumbering of a work unit's seed ([`crate::merge::combine_seed_logs`] of the
-    /// partitions' [`crate::Index::seed_log`]s), and the seed renumbered, to apply to the
-    /// scratch index instead: every page and cluster id the seed names (its pages and
+    /// partitions' [`crate::Index::seed_log`]s, in global ids), and the seed renumbered, to apply
+    /// to the scratch index instead: every page and cluster id the seed names (its pages and
     /// clusters, the members and representatives of its clusters, the pages its records name
     /// as similar, its free ids) in increasing order, its allocators just past them.
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] when the seed lacks its allocators, or names an id at or above
-    /// them.
-    pub fn from_seed(mut seed: Vec<LogOp>) -> Result<(ScratchIds, Vec<LogOp>)> {
+    /// them; [`Error::Full`] when it names more ids than a scratch index holds (2³² − 1).
+    pub fn from_seed(seed: Vec<LogOp<u64>>) -> Result<(ScratchIds, Vec<LogOp<u32>>)> {
         let mut ids = ScratchIds::default();
         let (mut next_doc, mut next_cluster) = (None, None);
-        for op in &mut seed {
-            match op {
-                LogOp::Counter(LogCounter::NextDoc(n)) => next_doc = Some(*n),
-                LogOp::Counter(LogCounter::NextCluster(n)) => next_cluster = Some(*n),
+        let mut kept = Vec::with_capacity(seed.len());
+        for op in seed {
+            kept.push(match op {
+                LogOp::Counter(LogCounter::NextDoc(n)) => {
+                    next_doc = Some(n);
+                    op
+                }
+                LogOp::Counter(LogCounter::NextCluster(n)) => {
+                    next_cluster = Some(n);
+                    op
+                }
                 // Collecting leaves the operation as it was.
                 op => map_ids(op, &mut Collect(&mut ids))?,
-            }
+            });
         }
         let (Some(next_doc), Some(next_cluster)) = (next_doc, next_cluster) else {
             return Err(Error::InvalidArgument(
@@ -205,16 +301,28 @@ impl ScratchIds {
                 "the seed names an id at or above its allocator".into(),
             ));
         }
+        let dense = |n: usize| {
+            u32::try_from(n)
+                .ok()
+                .filter(|&n| n != NO_DOC)
+                .ok_or(Error::Full)
+        };
+        let (pages, clusters) = (dense(ids.pages.len())?, dense(ids.clusters.len())?);
         ids.next_doc = next_doc;
         ids.next_cluster = next_cluster;
-        for op in &mut seed {
-            match op {
-                LogOp::Counter(LogCounter::NextDoc(n)) => *n = ids.pages.len() as DocId,
-                LogOp::Counter(LogCounter::NextCluster(n)) => *n = ids.clusters.len() as ClusterId,
-                other => map_ids(other, &mut ToScratch(&ids))?,
-            }
-        }
-        Ok((ids, seed))
+        let scratch = kept
+            .into_iter()
+            .map(|op| match op {
+                LogOp::Counter(LogCounter::NextDoc(_)) => {
+                    Ok(LogOp::Counter(LogCounter::NextDoc(pages)))
+                }
+                LogOp::Counter(LogCounter::NextCluster(_)) => {
+                    Ok(LogOp::Counter(LogCounter::NextCluster(clusters)))
+                }
+                other => map_ids(other, &mut ToScratch(&ids)),
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok((ids, scratch))
     }
 
     /// The standing page id scratch page `id` stands for (a new one: the standing allocator
@@ -222,13 +330,13 @@ impl ScratchIds {
     ///
     /// # Errors
     /// [`Error::Full`] when a new id would pass the id space.
-    pub fn global_page(&self, id: DocId) -> Result<DocId> {
+    pub fn global_page(&self, id: DocId) -> Result<WideDocId> {
         if id == NO_DOC {
-            return Ok(NO_DOC);
+            return Ok(NO_WIDE_DOC);
         }
         // The last page id means "none": no allocator gives it out.
         global(&self.pages, self.next_doc, id).and_then(|g| {
-            if g == NO_DOC {
+            if g == NO_WIDE_DOC {
                 Err(Error::Full)
             } else {
                 Ok(g)
@@ -240,7 +348,7 @@ impl ScratchIds {
     ///
     /// # Errors
     /// [`Error::Full`] when a new id would pass the id space.
-    pub fn global_cluster(&self, id: ClusterId) -> Result<ClusterId> {
+    pub fn global_cluster(&self, id: DocId) -> Result<WideDocId> {
         global(&self.clusters, self.next_cluster, id)
     }
 
@@ -259,43 +367,48 @@ impl ScratchIds {
     ///
     /// # Errors
     /// [`Error::Full`] when a new id would pass the id space.
-    pub fn to_global(&self, mut op: LogOp) -> Result<LogOp> {
-        match &mut op {
-            LogOp::Counter(LogCounter::NextDoc(n)) => *n = global(&self.pages, self.next_doc, *n)?,
-            LogOp::Counter(LogCounter::NextCluster(n)) => {
-                *n = global(&self.clusters, self.next_cluster, *n)?
+    pub fn to_global(&self, op: LogOp) -> Result<LogOp<u64>> {
+        Ok(match op {
+            LogOp::Counter(LogCounter::NextDoc(n)) => {
+                LogOp::Counter(LogCounter::NextDoc(global(&self.pages, self.next_doc, n)?))
             }
+            LogOp::Counter(LogCounter::NextCluster(n)) => LogOp::Counter(LogCounter::NextCluster(
+                global(&self.clusters, self.next_cluster, n)?,
+            )),
             other => map_ids(other, &mut ToGlobal(self))?,
-        }
-        Ok(op)
+        })
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::storage::codec::ClusterRecord;
-    use crate::storage::merge::Delta;
+    use roaring::RoaringTreemap;
 
     #[test]
     fn the_seed_is_numbered_densely_in_order_and_maps_back() {
-        let members: RoaringBitmap = [40u32, 900].into_iter().collect();
-        let seed = vec![
-            LogOp::Counter(LogCounter::NextDoc(1_000)),
-            LogOp::Counter(LogCounter::NextCluster(70)),
-            LogOp::FreeDoc { id: 7, free: true },
+        // Global ids past the u32 space: the scratch index numbers them 0, 1, ...
+        let far = 1u64 << 40;
+        let members: RoaringTreemap = [far + 40, far + 900].into_iter().collect();
+        let seed: Vec<LogOp<u64>> = vec![
+            LogOp::Counter(LogCounter::NextDoc(far + 1_000)),
+            LogOp::Counter(LogCounter::NextCluster(far + 70)),
+            LogOp::FreeDoc {
+                id: far + 7,
+                free: true,
+            },
             LogOp::Cluster {
-                id: 66,
+                id: far + 66,
                 record: Some(ClusterRecord {
-                    representative: 900,
-                    members,
+                    representative: far + 900,
+                    members: members.clone(),
                 }),
             },
             LogOp::Posting {
                 key: [1; 9],
-                delta: Delta {
-                    add: [40u32, 900].into_iter().collect(),
-                    remove: RoaringBitmap::new(),
+                delta: PostingDelta {
+                    add: members,
+                    remove: RoaringTreemap::new(),
                 },
             },
         ];
@@ -308,15 +421,15 @@ mod tests {
         for (s, g) in scratch.iter().zip(&seed) {
             assert_eq!(&ids.to_global(s.clone()).unwrap(), g);
         }
-        assert_eq!(ids.global_page(3).unwrap(), 1_000);
-        assert_eq!(ids.global_page(5).unwrap(), 1_002);
-        assert_eq!(ids.global_cluster(1).unwrap(), 70);
-        assert_eq!(ids.global_page(NO_DOC).unwrap(), NO_DOC);
+        assert_eq!(ids.global_page(3).unwrap(), far + 1_000);
+        assert_eq!(ids.global_page(5).unwrap(), far + 1_002);
+        assert_eq!(ids.global_cluster(1).unwrap(), far + 70);
+        assert_eq!(ids.global_page(NO_DOC).unwrap(), NO_WIDE_DOC);
     }
 
     #[test]
     fn a_seed_without_allocators_or_past_them_is_refused() {
-        let page = LogOp::FreeDoc { id: 5, free: true };
+        let page = LogOp::<u64>::FreeDoc { id: 5, free: true };
         assert!(ScratchIds::from_seed(vec![page.clone()]).is_err());
         let seed = vec![
             LogOp::Counter(LogCounter::NextDoc(5)),
@@ -329,12 +442,41 @@ mod tests {
     #[test]
     fn new_ids_past_the_id_space_are_full() {
         let seed = vec![
-            LogOp::Counter(LogCounter::NextDoc(u32::MAX - 1)),
+            LogOp::<u64>::Counter(LogCounter::NextDoc(u64::MAX - 1)),
             LogOp::Counter(LogCounter::NextCluster(0)),
         ];
         let (ids, _) = ScratchIds::from_seed(seed).unwrap();
-        assert_eq!(ids.global_page(0).unwrap(), u32::MAX - 1);
+        assert_eq!(ids.global_page(0).unwrap(), u64::MAX - 1);
         assert!(matches!(ids.global_page(1), Err(Error::Full)));
         assert!(matches!(ids.global_page(2), Err(Error::Full)));
+    }
+
+    #[test]
+    fn ops_change_width_and_refuse_an_id_that_does_not_fit() {
+        let op = LogOp::<u32>::Cluster {
+            id: 3,
+            record: Some(ClusterRecord {
+                representative: 9,
+                members: [9u32, 12].into_iter().collect(),
+            }),
+        };
+        let wide = op.clone().to_width::<u64>().unwrap();
+        assert_eq!(wide.clone().to_width::<u32>().unwrap(), op);
+        let far = LogOp::<u64>::FreeDoc {
+            id: 1 << 33,
+            free: true,
+        };
+        assert_eq!(far.to_width::<u32>(), Err(1 << 33));
+        let none = LogOp::<u32>::Key {
+            key: "k".into(),
+            doc: Some(NO_DOC),
+        };
+        assert!(matches!(
+            none.to_width::<u64>(),
+            Ok(LogOp::Key {
+                doc: Some(NO_WIDE_DOC),
+                ..
+            })
+        ));
     }
 }

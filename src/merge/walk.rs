@@ -40,7 +40,7 @@ type Snapshot<'a> = SnapshotWithThreadMode<'a, DB>;
 /// A sink that maps each operation to the standing index's ids before passing it on.
 struct Mapped<'a, S>(&'a mut S, &'a ScratchIds);
 
-impl<S: OpSink> OpSink for Mapped<'_, S> {
+impl<S: OpSink<u64>> OpSink for Mapped<'_, S> {
     fn put(&mut self, op: &LogOp) -> Result<()> {
         self.0.put(&self.1.to_global(op.clone())?)
     }
@@ -142,8 +142,9 @@ impl Index {
     }
 
     /// [`Index::state_diff_file`] of a scratch index seeded densely ([`ScratchIds::from_seed`]):
-    /// each operation mapped to the standing index's ids ([`ScratchIds::to_global`]) as it is
-    /// written — the log a scratch index that kept the standing ids would write, byte for byte.
+    /// each operation mapped to the standing index's global ids ([`ScratchIds::to_global`]) as
+    /// it is written, in a log of `u64` ids — the operations a scratch index that kept the
+    /// standing ids would write, each one the same.
     ///
     /// # Errors
     /// As [`Index::state_diff_file`]; [`Error::Full`] when a new id passes the id space.
@@ -155,7 +156,7 @@ impl Index {
         path: &std::path::Path,
         ids: &ScratchIds,
     ) -> Result<u64> {
-        let mut w = LogFileWriter::create(path)?;
+        let mut w = LogFileWriter::<u64>::create(path)?;
         self.state_diff_into(before, live_docs, live_clusters, &mut Mapped(&mut w, ids))?;
         w.finish()
     }
@@ -172,7 +173,7 @@ impl Index {
         live_clusters: u64,
         ids: &ScratchIds,
     ) -> Result<Vec<u8>> {
-        let mut w = LogWriter::new();
+        let mut w = LogWriter::<u64>::new();
         self.state_diff_into(before, live_docs, live_clusters, &mut Mapped(&mut w, ids))?;
         Ok(w.finish())
     }

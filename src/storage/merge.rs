@@ -32,8 +32,10 @@ use super::width::{IdSet, IdWidth};
 pub const OP_ADD: u8 = b'+';
 /// Operand tag: remove ids.
 pub const OP_REMOVE: u8 = b'-';
-/// Operand tag: a delta (removes, then adds) produced by a partial merge.
-pub const OP_DELTA: u8 = b'D';
+/// Operand tag: a delta (removes, then adds) produced by a partial merge (the code reads it as
+/// `IdWidth::OP_DELTA`; the tests name it).
+#[cfg(test)]
+pub const OP_DELTA: u8 = <u32 as IdWidth>::OP_DELTA;
 /// Operand tag: add `u64` ids (a distributed index's key partition, SCALEOUT §4; FORMAT.md
 /// "Postings"): `a` and the ids, big-endian.
 pub const OP_WIDE_ADD: u8 = <u64 as IdWidth>::OP_ADD;

@@ -307,3 +307,13 @@ pub fn normalized(log: Vec<LogOp>) -> Vec<LogOp> {
         .filter(|op| !matches!(op, LogOp::Posting { delta, .. } if delta.add.is_empty()))
         .collect()
 }
+
+/// A log in the distributed index's global (`u64`) ids.
+pub fn wide(log: Vec<LogOp>) -> Vec<LogOp<u64>> {
+    log.into_iter().map(|op| op.to_width().unwrap()).collect()
+}
+
+/// A log of global ids for an index that stores `u32`s (every id fits in these tests).
+pub fn narrow(log: Vec<LogOp<u64>>) -> Vec<LogOp> {
+    log.into_iter().map(|op| op.to_width().unwrap()).collect()
+}

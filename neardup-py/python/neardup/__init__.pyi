@@ -432,10 +432,11 @@ class Layout:
     def doc_part(self, id: int) -> int: ...
     def cluster_part(self, id: int) -> int: ...
     def route(self, log: bytes) -> Tuple[List[bytes], List[bytes]]:
-        """A batch log cut by partition: the key partitions' logs, the doc partitions'."""
+        """A batch log cut by partition: the key partitions' logs, the doc partitions', in
+        global (64-bit) ids."""
 
 def combine_seed_logs(logs: List[bytes]) -> bytes:
-    """One scratch seed from the partitions' seed logs."""
+    """One scratch seed from the partitions' seed logs, in global (64-bit) ids."""
 
 class ScratchIds:
     """A work unit's dense scratch ids: the ids its seed names numbered ``0, 1, ...`` in
@@ -474,7 +475,8 @@ def batch_counters(base: Dict[str, int], totals: List[Dict[str, int]]) -> bytes:
     """The counters of a batch log whose work units gave out and changed ``totals``."""
 
 def join_logs(logs: List[bytes]) -> bytes:
-    """One log of the operations of ``logs`` in order."""
+    """One log of the operations of ``logs`` in order, in global (64-bit) ids (a log of
+    32-bit ids is widened)."""
 
 class ProbeJoin:
     """A key partition's probes for S3, added block by block, each with its ``uint64`` owner
