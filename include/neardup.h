@@ -1435,26 +1435,6 @@ nd_status nd_options_set_frequent(nd_options *opts,
                                   uint64_t few_hosts_pages,
                                   uint32_t few_hosts);
 
-// The signature parameters (all stored in the index, must match when reopening; the defaults
-// are seed 000 §4.2's: 11, 7, 4, 101, 16, clauses on, sketch 8, CJK bigrams). Widths are in
-// GBK bytes as the paper counts them (a CJK character 2, other characters 1).
-//
-// # Errors
-// `ND_NULL_POINTER`, `ND_INVALID_ARGUMENT` for values the pipeline cannot use (0 groups,
-// rotations outside 1..16…), naming the first one.
-//
-// # Safety
-// `opts` is NULL or a live `nd_options`.
-nd_status nd_options_set_signature(nd_options *opts,
-                                   uint32_t min_sentence_width,
-                                   uint32_t groups,
-                                   uint32_t sentences_per_fingerprint,
-                                   uint32_t min_cover_width,
-                                   uint32_t rotations,
-                                   bool clause_units,
-                                   uint32_t sketch_size,
-                                   uint32_t simhash_cjk_ngram);
-
 // Sets the text source: `callback(user, req, sink)` gives the content of a page the index
 // holds (see [`nd_text_fn`], and its **lock order** rule). Needed when texts are not stored
 // (`nd_options_set_store_texts(opts, false)`); ignored otherwise. Without it such an index
@@ -1482,6 +1462,47 @@ nd_status nd_options_set_text_source(nd_options *opts,
 // # Safety
 // `sink` is the sink passed to the running callback; `content` points at `len` readable bytes.
 nd_status nd_text_sink_put(nd_text_sink *sink, const uint8_t *content, size_t len, uint32_t kind);
+
+// The signature parameters (all stored in the index, must match when reopening; the defaults
+// are seed 000 §4.2's: 11, 7, 4, 101, 16, clauses on, sketch 8, CJK bigrams). Widths are in
+// GBK bytes as the paper counts them (a CJK character 2, other characters 1).
+//
+// # Errors
+// `ND_NULL_POINTER`, `ND_INVALID_ARGUMENT` for values the pipeline cannot use (0 groups,
+// rotations outside 1..16…), naming the first one.
+//
+// # Safety
+// `opts` is NULL or a live `nd_options`.
+nd_status nd_options_set_signature(nd_options *opts,
+                                   uint32_t min_sentence_width,
+                                   uint32_t groups,
+                                   uint32_t sentences_per_fingerprint,
+                                   uint32_t min_cover_width,
+                                   uint32_t rotations,
+                                   bool clause_units,
+                                   uint32_t sketch_size,
+                                   uint32_t simhash_cjk_ngram);
+
+// The containment keys (seed 000 §4.4, the contain rate; issue #35), stored in the index when it
+// is made (an index made before an option existed keeps its pages' keys as they were):
+// - `local_window`, `local_keys`: each page keys the smallest unit digest of every window of at
+//   least `local_window` consecutive units, about `local_keys` of them (default 32 and 256; 0
+//   keys turns them off);
+// - `short_page_keys`: a page of at most `local_window` units keys every unit (default true);
+// - `sampled_keys`: every page also keys the units whose digest falls in a fixed
+//   one-in-`sampled_keys` share of the digest space, at most 1,024 (default 16; 0 turns them
+//   off).
+//
+// # Errors
+// `ND_NULL_POINTER` when `opts` is NULL.
+//
+// # Safety
+// `opts` is NULL or a live `nd_options`.
+nd_status nd_options_set_containment_keys(nd_options *opts,
+                                          uint32_t local_window,
+                                          uint32_t local_keys,
+                                          bool short_page_keys,
+                                          uint32_t sampled_keys);
 
 // Frees the buffer of an [`nd_str`] the library filled and resets it to `{NULL, 0}`. Accepts
 // NULL and the empty value, so freeing twice is harmless.

@@ -960,6 +960,15 @@ struct Signature {
   uint32_t simhash_cjk_ngram = 2;
 };
 
+/// The containment keys (stored when the index is made; nd_options_set_containment_keys): the
+/// defaults are the library's.
+struct ContainmentKeys {
+  uint32_t local_window = 32;    // windows of at least this many units give one local key
+  uint32_t local_keys = 256;     // about this many local keys a page; 0 = none
+  bool short_page_keys = true;   // a page of at most local_window units keys every unit
+  uint32_t sampled_keys = 16;    // also key the units whose digest is 0 mod this; 0 = none
+};
+
 class Index;
 
 /// Options an index is opened with (nd_options): the library's defaults until set. Setters
@@ -1103,6 +1112,12 @@ class Options {
     check(nd_options_set_signature(opts_, s.min_sentence_width, s.groups,
                                    s.sentences_per_fingerprint, s.min_cover_width, s.rotations,
                                    s.clause_units, s.sketch_size, s.simhash_cjk_ngram));
+    return *this;
+  }
+  /// The containment keys: how an excerpt finds the page it is part of (stored, must match).
+  Options& containment_keys(const ContainmentKeys& k) {
+    check(nd_options_set_containment_keys(opts_, k.local_window, k.local_keys,
+                                          k.short_page_keys, k.sampled_keys));
     return *this;
   }
 

@@ -7,6 +7,9 @@ use super::nd_status::{self, *};
 use super::{guard, guard_void, out_arg, Fail, FfiResult};
 use crate::{IndexOptions, RepresentativePolicy};
 
+mod keys;
+pub use keys::*;
+
 /// Representative policy: the first page inserted leads its cluster (the default).
 pub const ND_POLICY_FIRST_SEEN: u32 = 0;
 /// Representative policy: the page with the earliest publish time leads.
@@ -630,50 +633,6 @@ pub unsafe extern "C" fn nd_options_set_frequent(
             o.opts.frequent.max_pages = max_pages;
             o.opts.frequent.few_hosts_pages = few_hosts_pages;
             o.opts.frequent.few_hosts = few_hosts as usize;
-            Ok(())
-        })
-    }
-}
-
-/// The signature parameters (all stored in the index, must match when reopening; the defaults
-/// are seed 000 §4.2's: 11, 7, 4, 101, 16, clauses on, sketch 8, CJK bigrams). Widths are in
-/// GBK bytes as the paper counts them (a CJK character 2, other characters 1).
-///
-/// # Errors
-/// `ND_NULL_POINTER`, `ND_INVALID_ARGUMENT` for values the pipeline cannot use (0 groups,
-/// rotations outside 1..16…), naming the first one.
-///
-/// # Safety
-/// `opts` is NULL or a live `nd_options`.
-#[no_mangle]
-#[allow(clippy::too_many_arguments)]
-pub unsafe extern "C" fn nd_options_set_signature(
-    opts: *mut nd_options,
-    min_sentence_width: u32,
-    groups: u32,
-    sentences_per_fingerprint: u32,
-    min_cover_width: u32,
-    rotations: u32,
-    clause_units: bool,
-    sketch_size: u32,
-    simhash_cjk_ngram: u32,
-) -> nd_status {
-    // SAFETY: forwarded contract.
-    unsafe {
-        set(opts, |o| {
-            let sig = crate::SignatureConfig {
-                min_sentence_width,
-                groups,
-                sentences_per_fingerprint,
-                min_cover_width,
-                rotations,
-                clause_units,
-                sketch_size,
-                simhash_cjk_ngram,
-                ..o.opts.signature.clone()
-            };
-            sig.validate()?;
-            o.opts.signature = sig;
             Ok(())
         })
     }

@@ -548,7 +548,8 @@ void admin(const std::string& root) {
       .fold_traditional(true)
       .fold_only_chinese(true)
       .create_if_missing(true)
-      .signature(neardup::Signature{});
+      .signature(neardup::Signature{})
+      .containment_keys(neardup::ContainmentKeys{});
   Options moved_options = std::move(o);
   Index ix = Index::open(path, moved_options);
   const Pages pages = families(41);

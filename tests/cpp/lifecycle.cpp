@@ -201,6 +201,26 @@ void misuse(const std::string& dir, const std::vector<Page>& pages) {
   EXPECT_STATUS(nd_options_set_signature(o, 11, 0, 4, 101, 16, true, 8, 2), ND_INVALID_ARGUMENT);
   EXPECT_STATUS(nd_options_set_signature(o, 11, 7, 4, 101, 17, true, 8, 2), ND_INVALID_ARGUMENT);
   OK(nd_options_set_signature(o, 11, 7, 4, 101, 16, true, 8, 2));  // the defaults
+  EXPECT_STATUS(nd_options_set_containment_keys(nullptr, 32, 256, true, 16), ND_NULL_POINTER);
+  OK(nd_options_set_containment_keys(o, 32, 256, true, 16));  // the defaults
+  {
+    // Other containment keys: stored when the index is made.
+    nd_options* keyed = fast_options();
+    OK(nd_options_set_containment_keys(keyed, 24, 128, false, 0));
+    const std::string keys_path = dir + "/containment-keys";
+    nd_index* kx = open_index(keys_path, keyed);
+    nd_str json{};
+    OK(nd_index_config_json(kx, &json));
+    const std::string config(json.ptr, json.len);
+    EXPECT(config.find("\"local_window\":24") != std::string::npos);
+    EXPECT(config.find("\"local_keys\":128") != std::string::npos);
+    EXPECT(config.find("sampled_keys") == std::string::npos);     // 0: off, not stored
+    EXPECT(config.find("short_page_keys") == std::string::npos);  // false: off
+    nd_str_free(&json);
+    OK(nd_index_close(kx));
+    nd_index_free(kx);
+    nd_options_free(keyed);
+  }
   OK(nd_options_set_max_page_bytes(o, 1 << 20));
 
   // No index there and create-if-missing off.
