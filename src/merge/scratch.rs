@@ -192,21 +192,41 @@ pub struct ScratchIds {
     next_cluster: WideDocId,
 }
 
-/// Collects the ids a seed names (and leaves them as they are).
-struct Collect<'a>(&'a mut ScratchIds);
-
-impl IdMapping<u64, u64> for Collect<'_> {
-    fn doc(&mut self, id: u64) -> Result<u64> {
-        self.0.pages.push(id);
-        Ok(id)
-    }
-    fn cluster(&mut self, id: u64) -> Result<u64> {
-        self.0.clusters.push(id);
-        Ok(id)
-    }
-    fn docs(&mut self, ids: roaring::RoaringTreemap) -> Result<roaring::RoaringTreemap> {
-        self.0.pages.extend(ids.iter());
-        Ok(ids)
+/// Adds the page and cluster ids `op` names to `ids` (what [`map_ids`] passes through a mapping,
+/// read in place: a seed of a million pages is not rebuilt to be read).
+fn collect_ids(op: &LogOp<u64>, ids: &mut ScratchIds) {
+    let pages = &mut ids.pages;
+    match op {
+        LogOp::Posting { delta, .. } => {
+            pages.extend(delta.add.iter());
+            pages.extend(delta.remove.iter());
+        }
+        LogOp::Simhash { doc, .. } | LogOp::Key { doc: Some(doc), .. } => pages.push(*doc),
+        LogOp::Doc { id, record } => {
+            pages.push(*id);
+            if let Some(r) = record {
+                ids.clusters.push(r.cluster);
+                if r.similar_to != NO_WIDE_DOC {
+                    pages.push(r.similar_to);
+                }
+            }
+        }
+        LogOp::Text { id, .. } | LogOp::PageBlocks { id, .. } | LogOp::FreeDoc { id, .. } => {
+            pages.push(*id)
+        }
+        LogOp::Cluster { id, record } => {
+            ids.clusters.push(*id);
+            if let Some(r) = record {
+                pages.push(r.representative);
+                pages.extend(r.members.iter());
+            }
+        }
+        LogOp::FreeCluster { id, .. } => ids.clusters.push(*id),
+        LogOp::Key { doc: None, .. }
+        | LogOp::Frequent { .. }
+        | LogOp::HostPages { .. }
+        | LogOp::BlockPages { .. }
+        | LogOp::Counter(_) => {}
     }
 }
 
@@ -270,20 +290,12 @@ impl ScratchIds {
     pub fn from_seed(seed: Vec<LogOp<u64>>) -> Result<(ScratchIds, Vec<LogOp<u32>>)> {
         let mut ids = ScratchIds::default();
         let (mut next_doc, mut next_cluster) = (None, None);
-        let mut kept = Vec::with_capacity(seed.len());
-        for op in seed {
-            kept.push(match op {
-                LogOp::Counter(LogCounter::NextDoc(n)) => {
-                    next_doc = Some(n);
-                    op
-                }
-                LogOp::Counter(LogCounter::NextCluster(n)) => {
-                    next_cluster = Some(n);
-                    op
-                }
-                // Collecting leaves the operation as it was.
-                op => map_ids(op, &mut Collect(&mut ids))?,
-            });
+        for op in &seed {
+            match op {
+                LogOp::Counter(LogCounter::NextDoc(n)) => next_doc = Some(*n),
+                LogOp::Counter(LogCounter::NextCluster(n)) => next_cluster = Some(*n),
+                op => collect_ids(op, &mut ids),
+            }
         }
         let (Some(next_doc), Some(next_cluster)) = (next_doc, next_cluster) else {
             return Err(Error::InvalidArgument(
@@ -310,7 +322,7 @@ impl ScratchIds {
         let (pages, clusters) = (dense(ids.pages.len())?, dense(ids.clusters.len())?);
         ids.next_doc = next_doc;
         ids.next_cluster = next_cluster;
-        let scratch = kept
+        let scratch = seed
             .into_iter()
             .map(|op| match op {
                 LogOp::Counter(LogCounter::NextDoc(_)) => {

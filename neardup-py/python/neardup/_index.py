@@ -247,13 +247,13 @@ class Index(_neardup._Index):
         )
 
     def export_clusters(self) -> Any:
-        """Every cluster, in id order: a ``pyarrow.Table(cluster: uint32, representative:
+        """Every cluster, in id order: a ``pyarrow.Table(cluster: uint64, representative:
         string, members: list<string>)``, the lines of ``neardup export --clusters``."""
         pa = import_pyarrow()
         ids, reps, members = self._export_clusters()
         return pa.table(
             {
-                "cluster": pa.array(ids, pa.uint32()),
+                "cluster": pa.array(ids, pa.uint64()),
                 "representative": pa.array(reps, pa.string()),
                 "members": pa.array(members, pa.list_(pa.string())),
             }

@@ -366,8 +366,8 @@ class DistributedIndex:
     # ----- reads across partitions -----
 
     def pages(self) -> Any:
-        """Every page the doc partitions hold, in id order: ``pyarrow.Table(doc: uint32, key:
-        string, cluster: uint32, seq: uint64)``. Each doc partition writes its pages, in id
+        """Every page the doc partitions hold, in id order: ``pyarrow.Table(doc: uint64, key:
+        string, cluster: uint64, seq: uint64)`` (global ids). Each doc partition writes its pages, in id
         order, on its node, and the driver merges them (``_export``)."""
         import pyarrow as pa
 
@@ -375,9 +375,9 @@ class DistributedIndex:
             docs, keys, clusters, seqs = _export.columns(self, "rows")
         return pa.table(
             {
-                "doc": pa.array(docs, pa.uint32()),
+                "doc": pa.array(docs, pa.uint64()),
                 "key": pa.array(keys, pa.string()),
-                "cluster": pa.array(clusters, pa.uint32()),
+                "cluster": pa.array(clusters, pa.uint64()),
                 "seq": pa.array(seqs, pa.uint64()),
             }
         )
@@ -421,7 +421,7 @@ class DistributedIndex:
             ids, reps, members = _export.columns(self, "clusters")
         return pa.table(
             {
-                "cluster": pa.array(ids, pa.uint32()),
+                "cluster": pa.array(ids, pa.uint64()),
                 "representative": pa.array(reps, pa.string()),
                 "members": pa.array(members, pa.list_(pa.string())),
             }

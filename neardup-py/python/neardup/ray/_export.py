@@ -169,9 +169,9 @@ def gathered(dx: Any, kind: str) -> Any:
     if kind == "rows":
         return pa.table(
             {
-                "doc": pa.array(pages["doc"], pa.uint32()),
+                "doc": pa.array(pages["doc"], pa.uint64()),
                 "key": pa.array(pages["key"], pa.string()),
-                "cluster": pa.array(pages["cluster"], pa.uint32()),
+                "cluster": pa.array(pages["cluster"], pa.uint64()),
                 "seq": pa.array(pages["seq"], pa.uint64()),
             }
         )
@@ -191,7 +191,7 @@ def gathered(dx: Any, kind: str) -> Any:
     ids = sorted(reps)
     return pa.table(
         {
-            "cluster": pa.array(ids, pa.uint32()),
+            "cluster": pa.array(ids, pa.uint64()),
             "representative": pa.array([key_of[reps[c]] for c in ids], pa.string()),
             "members": pa.array([members.get(c, []) for c in ids], pa.list_(pa.string())),
         }
