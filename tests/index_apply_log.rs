@@ -389,6 +389,37 @@ fn logs_read_and_written_one_operation_at_a_time_are_the_whole_logs() {
     );
     assert_eq!(files.state_log().unwrap(), ix.state_log().unwrap());
     assert_holds_day2(&files, &source);
+    // The same logs in global (64-bit) ids, as the distributed merge writes them (version 2):
+    // narrowed as they are applied, the same state.
+    let wide_index = empty(&tmp.path().join("wide"), "lcs");
+    let (w1, w2) = (
+        encode_log(&wide(source.day1.clone())),
+        encode_log(&wide(source.day2.clone())),
+    );
+    assert_ne!(w1, one);
+    let fw2 = tmp.path().join("2w.ndlog");
+    std::fs::write(&fw2, &w2).unwrap();
+    wide_index.apply_log_bytes(1, &w1).unwrap();
+    wide_index.apply_log_file(2, &fw2).unwrap();
+    assert_eq!(wide_index.state_log().unwrap(), ix.state_log().unwrap());
+    // An id past the 32-bit ids this index stores: refused, named, before anything is written.
+    let far = (1u64 << 32) + 7;
+    let mut past = wide(source.day1.clone());
+    past.push(LogOp::FreeDoc {
+        id: far,
+        free: true,
+    });
+    let narrow_index = empty(&tmp.path().join("narrow"), "lcs");
+    let before = narrow_index.state_log().unwrap();
+    let e = narrow_index
+        .apply_log_bytes(1, &encode_log(&past))
+        .unwrap_err();
+    assert!(
+        matches!(e, Error::InvalidArgument(ref m) if m.contains(&far.to_string())),
+        "{e}"
+    );
+    assert_eq!(narrow_index.applied_batch().unwrap(), None);
+    assert_eq!(narrow_index.state_log().unwrap(), before);
 }
 
 #[test]
