@@ -657,6 +657,35 @@ fn unit_logs_below_the_batch_start_are_refused() {
     assert_eq!(none[0], LogOp::Counter(LogCounter::NextDoc(10)));
 }
 
+/// The partitions store 32-bit ids: a batch that would give out ids past them is refused when
+/// its counters are made, before any partition's log is written.
+#[test]
+fn a_batch_past_the_partitions_ids_is_full() {
+    let limit = neardup::merge::MAX_PARTITION_ALLOCATOR;
+    let base = BatchBase {
+        next_doc: limit - 2,
+        next_cluster: 5,
+        next_seq: 10,
+        live_docs: 8,
+        live_clusters: 4,
+    };
+    let units = |docs| {
+        [neardup::merge::UnitTotals {
+            docs,
+            clusters: 1,
+            seqs: docs,
+            live_docs: 0,
+            live_clusters: 0,
+        }]
+    };
+    let last = batch_counters(base, &units(2)).unwrap();
+    assert_eq!(last[0], LogOp::Counter(LogCounter::NextDoc(limit)));
+    assert!(matches!(
+        batch_counters(base, &units(3)),
+        Err(neardup::Error::Full)
+    ));
+}
+
 #[test]
 fn without_reuse_new_ids_are_above_every_id_given_out() {
     let dir = tempfile::tempdir().unwrap();

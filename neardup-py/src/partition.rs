@@ -311,7 +311,7 @@ pub(crate) fn remap_unit_log<'py>(
             Ok((encode_log(&ops), t))
         })
         .py(py)?;
-    Ok((PyBytes::new(py, &bytes), totals_dict(&t)))
+    Ok((PyBytes::new(py, &bytes), totals_dict(py, &t)?))
 }
 
 /// Work unit ``unit``'s log, the file ``log``, with its new ids mapped by ``map`` (as
@@ -335,18 +335,24 @@ pub(crate) fn route_unit_log_file(
     let (files, t) = py
         .detach(|| neardup::merge::route_unit_log_file(base, unit, &log, &map, &layout, &out))
         .py(py)?;
-    Ok((totals_dict(&t), files))
+    Ok((totals_dict(py, &t)?, files))
 }
 
 /// What a unit gave out and changed, as ``remap_unit_log`` returns it.
-fn totals_dict(t: &neardup::merge::UnitTotals) -> HashMap<&'static str, i64> {
-    HashMap::from([
-        ("docs", i64::try_from(t.docs).unwrap_or(i64::MAX)),
-        ("clusters", i64::try_from(t.clusters).unwrap_or(i64::MAX)),
-        ("seqs", i64::try_from(t.seqs).unwrap_or(i64::MAX)),
+fn totals_dict(
+    py: Python<'_>,
+    t: &neardup::merge::UnitTotals,
+) -> PyResult<HashMap<&'static str, i64>> {
+    let count = |name: &str, v: u64| {
+        i64::try_from(v).map_err(|_| invalid(py, format!("a work unit's {name} is over 2**63")))
+    };
+    Ok(HashMap::from([
+        ("docs", count("docs", t.docs)?),
+        ("clusters", count("clusters", t.clusters)?),
+        ("seqs", count("seqs", t.seqs)?),
         ("live_docs", t.live_docs),
         ("live_clusters", t.live_clusters),
-    ])
+    ]))
 }
 
 /// The counters of a batch log (bytes) whose work units gave out and changed ``totals`` (the

@@ -10,7 +10,7 @@ use super::layout::{Layout, Role, Target};
 use super::log::{LogCounter, LogOp};
 use super::logfile::{LogReader, LogWriter};
 use super::logio::{scan_log_file, LogFileWriter, OpSink};
-use super::scratch::{map_ids, IdMapping};
+use super::mapping::{map_ids, IdMapping};
 use super::state::count_change;
 use crate::storage::merge::PostingDelta;
 use crate::storage::width::{WideDocId, NO_WIDE_DOC};
@@ -228,11 +228,18 @@ pub fn remap_unit_log(
     Ok((ops, totals))
 }
 
+/// The largest allocator value a batch may leave: the partitions (format 6) store `u32` ids,
+/// and `u32::MAX` means "no page", so the ids they take end below it. A batch that would give
+/// out more is refused ([`Error::Full`]) when its counters are made, in S4, before any
+/// partition's log is written — not when a partition meets the first id it cannot store.
+pub const MAX_PARTITION_ALLOCATOR: Gid = u32::MAX as Gid;
+
 /// The counters of a batch log whose units gave out and changed `units`: the allocators past
 /// every unit's ids, the live counts changed by every unit.
 ///
 /// # Errors
-/// [`Error::Full`] when the ids overflow.
+/// [`Error::Full`] when the ids overflow, or pass what the partitions store
+/// ([`MAX_PARTITION_ALLOCATOR`]).
 pub fn batch_counters(base: BatchBase, units: &[UnitTotals]) -> Result<Vec<LogOp<Gid>>> {
     let mut gave = Ids::default();
     let (mut live_docs, mut live_clusters) =
@@ -245,15 +252,17 @@ pub fn batch_counters(base: BatchBase, units: &[UnitTotals]) -> Result<Vec<LogOp
         live_clusters += i128::from(t.live_clusters);
     }
     let count = |v: i128| v.clamp(0, i128::from(u64::MAX)) as u64;
+    let allocator = |base: Gid, gave: u64| {
+        base.checked_add(gave)
+            .filter(|&n| n <= MAX_PARTITION_ALLOCATOR)
+            .ok_or(Error::Full)
+    };
     Ok(vec![
-        LogOp::Counter(LogCounter::NextDoc(
-            base.next_doc.checked_add(gave.docs).ok_or(Error::Full)?,
-        )),
-        LogOp::Counter(LogCounter::NextCluster(
-            base.next_cluster
-                .checked_add(gave.clusters)
-                .ok_or(Error::Full)?,
-        )),
+        LogOp::Counter(LogCounter::NextDoc(allocator(base.next_doc, gave.docs)?)),
+        LogOp::Counter(LogCounter::NextCluster(allocator(
+            base.next_cluster,
+            gave.clusters,
+        )?)),
         LogOp::Counter(LogCounter::NextSeq(
             base.next_seq.checked_add(gave.seq).ok_or(Error::Full)?,
         )),

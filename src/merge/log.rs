@@ -197,16 +197,3 @@ impl<I: IdWidth> LogOp<I> {
         }
     }
 }
-
-impl<J: IdWidth> LogOp<J> {
-    /// The operation with its page and cluster ids in width `I` (SCALEOUT §4): a `u32` log
-    /// widened for a distributed index's global ids, or a `u64` one narrowed for an index that
-    /// stores `u32`s. "No page" stays "no page".
-    ///
-    /// # Errors
-    /// The first id (or allocator) that does not fit width `I`.
-    pub fn to_width<I: IdWidth>(self) -> std::result::Result<LogOp<I>, u64> {
-        let mut cast = super::scratch::Cast { overflow: None };
-        super::scratch::map_ids(self, &mut cast).map_err(|_| cast.overflow.unwrap_or(u64::MAX))
-    }
-}

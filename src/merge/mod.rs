@@ -7,6 +7,8 @@
 //!   files, one operation at a time;
 //! - `apply`: a partition applies its part of a batch's log once in effect
 //!   ([`crate::Index::apply_log`]);
+//! - `mapping`: page and cluster ids passed through a mapping, an operation at a time (the
+//!   scratch renumbering, the batch's numbering of new ids, a log's change of id width);
 //! - `stream`: a partition's log applied from its bytes a chunk at a time;
 //! - `walk`: a scratch index's state log and diff, read one operation at a time;
 //! - `state`: state and seed logs, the diff a scratch index reads back, the reach of a day's
@@ -29,6 +31,7 @@ mod layout;
 pub mod log;
 mod logfile;
 mod logio;
+mod mapping;
 mod reach;
 mod scratch;
 mod state;
@@ -43,6 +46,7 @@ pub use check::{
 pub use combine::{
     batch_counters, combine_seed_logs, combine_unit_logs, combine_unit_logs_mapped, remap_unit_log,
     route_unit_log, route_unit_log_file, BatchBase, IdMap, RoutedBytes, RoutedFile, UnitTotals,
+    MAX_PARTITION_ALLOCATOR,
 };
 pub use components::{close_simhash_pairs, Components};
 pub use export::{

@@ -92,16 +92,6 @@ pub trait IdWidth:
     fn to_u64(self) -> u64;
     /// The id `v` in this width; `None` when it does not fit.
     fn from_u64(v: u64) -> Option<Self>;
-
-    /// The id `id` of width `J` in this width: "no page" stays "no page" ([`Self::NONE`]);
-    /// `None` when the id does not fit (a `u64` id at or above 2³² − 1 in a `u32`).
-    fn cast<J: IdWidth>(id: J) -> Option<Self> {
-        if id == J::NONE {
-            Some(Self::NONE)
-        } else {
-            Self::from_u64(id.to_u64()).filter(|&v| v != Self::NONE)
-        }
-    }
 }
 
 /// A set of ids of one width (sealed: [`RoaringBitmap`] for `u32`, [`RoaringTreemap`] for

@@ -35,13 +35,15 @@ fn record() -> impl Strategy<Value = DocRecord> {
         })
 }
 
+/// Any operation of `u32` ids (a page or cluster id is never `u32::MAX`, "no page", which a log
+/// names only as a record's `similar_to`).
 fn op() -> impl Strategy<Value = LogOp> {
     prop_oneof![
         (any::<[u8; 9]>(), ids(), ids()).prop_map(|(key, add, remove)| LogOp::Posting {
             key,
             delta: Delta { add, remove }
         }),
-        (0u8..4, any::<u64>(), any::<u32>(), any::<bool>()).prop_map(
+        (0u8..4, any::<u64>(), 0..u32::MAX, any::<bool>()).prop_map(
             |(table, simhash, doc, present)| LogOp::Simhash {
                 table,
                 simhash,
@@ -51,23 +53,23 @@ fn op() -> impl Strategy<Value = LogOp> {
         ),
         (any::<[u8; 9]>(), proptest::option::of(any::<u8>()))
             .prop_map(|(key, reason)| LogOp::Frequent { key, reason }),
-        ("\\PC{0,16}", proptest::option::of(any::<u32>()))
+        ("\\PC{0,16}", proptest::option::of(0..u32::MAX))
             .prop_map(|(key, doc)| LogOp::Key { key, doc }),
-        (any::<u32>(), proptest::option::of(record()))
+        (0..u32::MAX, proptest::option::of(record()))
             .prop_map(|(id, record)| LogOp::Doc { id, record }),
-        (any::<u32>(), proptest::option::of("\\PC{0,40}")).prop_map(|(id, t)| LogOp::Text {
+        (0..u32::MAX, proptest::option::of("\\PC{0,40}")).prop_map(|(id, t)| LogOp::Text {
             id,
             value: t.map(TextValue::Text)
         }),
         (
-            any::<u32>(),
+            0..u32::MAX,
             proptest::collection::vec(any::<[u8; 9]>(), 0..4)
         )
             .prop_map(|(id, k)| LogOp::Text {
                 id,
                 value: Some(TextValue::PostingKeys(k))
             }),
-        (any::<u32>(), proptest::option::of((any::<u32>(), ids()))).prop_map(|(id, r)| {
+        (0..u32::MAX, proptest::option::of((0..u32::MAX, ids()))).prop_map(|(id, r)| {
             LogOp::Cluster {
                 id,
                 record: r.map(|(representative, members)| ClusterRecord {
@@ -76,7 +78,7 @@ fn op() -> impl Strategy<Value = LogOp> {
                 }),
             }
         }),
-        (any::<u32>(), proptest::option::of("[a-z.]{0,12}")).prop_map(|(id, host)| {
+        (0..u32::MAX, proptest::option::of("[a-z.]{0,12}")).prop_map(|(id, host)| {
             LogOp::PageBlocks {
                 id,
                 blocks: host.map(|host| PageBlocks {
@@ -89,8 +91,8 @@ fn op() -> impl Strategy<Value = LogOp> {
         ("[a-z.]{0,12}", any::<u32>()).prop_map(|(host, pages)| LogOp::HostPages { host, pages }),
         ("[a-z.]{0,12}", any::<u64>(), any::<u32>())
             .prop_map(|(host, block, pages)| LogOp::BlockPages { host, block, pages }),
-        (any::<u32>(), any::<bool>()).prop_map(|(id, free)| LogOp::FreeDoc { id, free }),
-        (any::<u32>(), any::<bool>()).prop_map(|(id, free)| LogOp::FreeCluster { id, free }),
+        (0..u32::MAX, any::<bool>()).prop_map(|(id, free)| LogOp::FreeDoc { id, free }),
+        (0..u32::MAX, any::<bool>()).prop_map(|(id, free)| LogOp::FreeCluster { id, free }),
         any::<u32>().prop_map(|v| LogOp::Counter(LogCounter::NextDoc(v))),
         any::<u32>().prop_map(|v| LogOp::Counter(LogCounter::NextCluster(v))),
         any::<u64>().prop_map(|v| LogOp::Counter(LogCounter::LiveDocs(v))),
