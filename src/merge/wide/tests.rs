@@ -1,0 +1,1 @@
+//! Unit tests of the format 7 partition.
