@@ -13,7 +13,7 @@ use super::{WideCounters, WidePartition};
 use crate::merge::log::{LogCounter, LogOp};
 use crate::signature::posting_keys_of_text;
 use crate::storage::codec::{self, ClusterRecord, DocRecord, PageBlocks, TextValue};
-use crate::storage::merge::PostingDelta;
+use crate::storage::merge::WideDelta;
 use crate::storage::width::{
     decode_wide_chrome_page_key, decode_wide_id, wide_id_key, WideClusterId, WideDocId,
 };
@@ -21,6 +21,9 @@ use crate::storage::{self, cf, chrome_key, meta};
 use crate::{Error, Result};
 
 type Snapshot<'a> = SnapshotWithThreadMode<'a, DB>;
+
+/// Called with each key and value of a scan; `false` stops it.
+type Visit<'v> = dyn FnMut(&[u8], &[u8]) -> Result<bool> + 'v;
 
 impl WidePartition {
     /// The log that gives an empty partition this one's state: its counters (next page and
@@ -51,11 +54,11 @@ impl WidePartition {
         self.scan(&snap, cf::POSTINGS, b"", &mut |k, v| {
             let key = <[u8; 9]>::try_from(k)
                 .map_err(|_| Error::corruption(cf::POSTINGS, k, "key is not 9 bytes"))?;
-            let add = codec::decode_posting_as::<u64>(v)
-                .map_err(|r| Error::corruption(cf::POSTINGS, k, r))?;
+            let add =
+                codec::decode_wide_posting(v).map_err(|r| Error::corruption(cf::POSTINGS, k, r))?;
             log.push(LogOp::Posting {
                 key,
-                delta: PostingDelta {
+                delta: WideDelta {
                     add,
                     remove: RoaringTreemap::new(),
                 },
@@ -288,7 +291,7 @@ impl WidePartition {
         }
         log.extend(postings.into_iter().map(|(key, add)| LogOp::Posting {
             key,
-            delta: PostingDelta {
+            delta: WideDelta {
                 add,
                 remove: RoaringTreemap::new(),
             },
@@ -303,7 +306,7 @@ impl WidePartition {
         snap: &Snapshot<'_>,
         name: &'static str,
         from: &[u8],
-        f: &mut dyn FnMut(&[u8], &[u8]) -> Result<bool>,
+        f: &mut Visit<'_>,
     ) -> Result<()> {
         let mode = IteratorMode::From(from, Direction::Forward);
         for item in snap.iterator_cf_opt(self.cf(name), storage::scan_options(), mode) {
