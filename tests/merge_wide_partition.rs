@@ -459,6 +459,31 @@ fn batches_apply_in_order_and_foreign_operations_are_refused_first() {
         Err(Error::InvalidArgument(_))
     ));
     assert_eq!(wp.state_log().unwrap(), state);
+    // A damaged log file (one byte flipped, or cut short): refused, nothing written.
+    let file = dir.path().join("doc-1.ndlog");
+    let mut w = LogFileWriter::<u64>::create(&file).unwrap();
+    for op in &routed.doc[1] {
+        w.push(op).unwrap();
+    }
+    w.finish().unwrap();
+    let bytes = std::fs::read(&file).unwrap();
+    for damaged in [
+        {
+            let mut b = bytes.clone();
+            let at = b.len() / 2;
+            b[at] ^= 0x40;
+            b
+        },
+        bytes[..bytes.len() - 3].to_vec(),
+    ] {
+        std::fs::write(&file, &damaged).unwrap();
+        assert!(matches!(
+            wp.apply_log_file(9, &file),
+            Err(Error::InvalidArgument(_))
+        ));
+        assert_eq!(wp.state_log().unwrap(), state);
+        assert_eq!(wp.applied_batch().unwrap(), Some(8));
+    }
     // The last batch there is takes no successor.
     wp.apply_log(9, &[]).unwrap();
     let q = WidePartition::create(dir.path().join("last"), &options(), p).unwrap();

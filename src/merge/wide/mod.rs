@@ -39,9 +39,17 @@ use crate::options::IndexOptions;
 use crate::storage::{self, cf, meta, SimhashTables, FORMAT_VERSION_WIDE};
 use crate::{Error, Result};
 
-/// One partition of a distributed index with global `u64` page and cluster ids: a database of
-/// on-disk format 7 (see the [module](self) and FORMAT.md "Format 7: partitions with 64-bit
+/// One partition of a distributed index with global `u64` page and cluster ids (SCALEOUT §4,
+/// issue #34 item 5): a database of on-disk format 7 (FORMAT.md "Format 7: partitions with 64-bit
 /// ids"), written only by batch logs of `u64` ids. `Send + Sync`.
+///
+/// Ids are one allocated sequence, in the order one machine gives them out; a page's doc
+/// partition is `id mod J`. A partition never decides a page (the work units decide in scratch
+/// [`crate::Index`]es), so it keeps nothing in memory and offers storage operations only:
+/// [`WidePartition::create`] / [`WidePartition::open`], [`WidePartition::apply_log`] (once in
+/// effect, as [`crate::Index::apply_log`]), [`WidePartition::state_log`] and
+/// [`WidePartition::seed_log`]. [`crate::Index`] refuses its database
+/// ([`Error::IncompatibleFormat`] naming format 7), and it refuses every other format.
 pub struct WidePartition {
     /// The database. Shared only so that [`Drop`] can leak it in a process that did not open
     /// it (as [`crate::Index`]'s).
