@@ -258,7 +258,10 @@ fn a_log_gives_the_same_state_and_seeds_in_either_width() {
             normalized_wide(copy.state_log().unwrap()),
             normalized_wide(state.clone())
         );
-        // Reopened, the same partition and state.
+        // Compacted (every posting's operands folded), then reopened: the same partition and
+        // state.
+        wide_part.compact().unwrap();
+        assert_eq!(wide_part.state_log().unwrap(), state);
         let path = wide_part.path().to_path_buf();
         drop(wide_part);
         let again = WidePartition::open(&path).unwrap();

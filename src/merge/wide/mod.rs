@@ -325,6 +325,28 @@ impl WidePartition {
         Ok(self.len()? == 0)
     }
 
+    /// Flushes every column family's memtable and compacts it whole (the bottommost level
+    /// forced, so every posting's merge operands are folded into its value): what a partition
+    /// does before it is checkpointed or measured.
+    ///
+    /// # Errors
+    /// [`Error::Storage`], [`Error::Poisoned`] after a failed write.
+    pub fn compact(&self) -> Result<()> {
+        let _writer = self.writer.lock();
+        self.check_writable()?;
+        let mut co = rocksdb::CompactOptions::default();
+        co.set_bottommost_level_compaction(rocksdb::BottommostLevelCompaction::Force);
+        for name in cf::ALL {
+            let h = self.cf(name);
+            self.db
+                .flush_cf(h)
+                .map_err(|e| Error::storage("flushing", e))?;
+            self.db
+                .compact_range_cf_opt(h, None::<&[u8]>, None::<&[u8]>, &co);
+        }
+        Ok(())
+    }
+
     pub(crate) fn cf(&self, name: &str) -> &ColumnFamily {
         // Every column family in `cf::ALL` is created by `open_db`; a missing one is a bug.
         #[allow(clippy::expect_used)]
