@@ -487,6 +487,18 @@ fn batches_apply_in_order_and_foreign_operations_are_refused_first() {
         assert_eq!(wp.state_log().unwrap(), state);
         assert_eq!(wp.applied_batch().unwrap(), Some(8));
     }
+    // A reader beside the writer: the same state, every write refused.
+    let r = WidePartition::open_read_only(wp.path()).unwrap();
+    assert_eq!(r.state_log().unwrap(), wp.state_log().unwrap());
+    assert_eq!(r.applied_batch().unwrap(), Some(8));
+    assert_eq!(r.partition(), p);
+    assert!(matches!(r.apply_log(9, &[]), Err(Error::ReadOnly(..))));
+    assert!(matches!(
+        r.apply_log_bytes(9, &encode_log::<u64>(&[])),
+        Err(Error::ReadOnly(..))
+    ));
+    assert!(matches!(r.compact(), Err(Error::ReadOnly(..))));
+    drop(r);
     // The last batch there is takes no successor.
     wp.apply_log(9, &[]).unwrap();
     let q = WidePartition::create(dir.path().join("last"), &options(), p).unwrap();
@@ -556,6 +568,13 @@ fn each_database_refuses_the_others_format() {
         "{e}"
     );
     assert!(e.to_string().contains("neardup::Index"), "{e}");
+    assert!(matches!(
+        WidePartition::open_read_only(&narrow_dir),
+        Err(Error::IncompatibleFormat {
+            found: 6,
+            supported: 7
+        })
+    ));
     assert!(matches!(
         WidePartition::create(&narrow_dir, &options(), p),
         Err(Error::InvalidArgument(_))

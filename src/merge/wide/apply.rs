@@ -49,7 +49,8 @@ impl WidePartition {
     /// simhash table the layout lacks, an empty or overlong key, a host over 255 bytes, an
     /// unknown over-frequent reason, a text where the partition stores posting keys or the
     /// reverse) — all before anything is written; [`Error::Poisoned`] after a failed write
-    /// (reopen and apply the log again); storage and corruption errors.
+    /// (reopen and apply the log again); [`Error::ReadOnly`] in a handle of
+    /// [`WidePartition::open_read_only`]; storage and corruption errors.
     pub fn apply_log_chunked(
         &self,
         batch: u64,

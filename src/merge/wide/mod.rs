@@ -66,6 +66,8 @@ pub struct WidePartition {
     writer: Mutex<()>,
     /// A write failed: the partition refuses writes until reopened.
     poisoned: AtomicBool,
+    /// Opened with [`WidePartition::open_read_only`]: every write is refused.
+    read_only: bool,
     /// Declared after `db`: released after RocksDB has closed.
     registration: Registration,
 }
@@ -145,6 +147,7 @@ impl WidePartition {
         let (db, cache) = storage::open_db(&path, true, tables, &opts.budget())?;
         let config = serde_json::to_vec(&StoredConfig::of(opts))
             .map_err(|e| Error::InvalidArgument(format!("configuration: {e}")))?;
+        let read_only = false;
         let part = WidePartition {
             db: Arc::new(db),
             cache,
@@ -154,6 +157,7 @@ impl WidePartition {
             partition,
             writer: Mutex::new(()),
             poisoned: AtomicBool::new(false),
+            read_only,
             registration,
         };
         if part
@@ -216,7 +220,24 @@ impl WidePartition {
     /// partition of `u32` ids: [`crate::Index`]'s); [`Error::Corruption`] for a configuration
     /// or partition record that does not decode; [`Error::AlreadyOpen`], storage errors.
     pub fn open_with(path: impl AsRef<Path>, budget: &IndexOptions) -> Result<WidePartition> {
-        let path = path.as_ref().to_path_buf();
+        Self::open_inner(path.as_ref(), budget, false)
+    }
+
+    /// Opens the format 7 partition in `path` read-only, with its stored configuration and the
+    /// default memory budget: for a reader beside the writer (in this process or another) or a
+    /// checkpoint on read-only storage. Nothing in `path` is written; [`WidePartition::apply_log`]
+    /// and the other writes fail with [`Error::ReadOnly`]. The handle sees the partition as it
+    /// was when opened (RocksDB's read-only mode).
+    ///
+    /// # Errors
+    /// As [`WidePartition::open_with`] ([`Error::AlreadyOpen`] aside: a reader is not
+    /// registered as the directory's writer).
+    pub fn open_read_only(path: impl AsRef<Path>) -> Result<WidePartition> {
+        Self::open_inner(path.as_ref(), &IndexOptions::default(), true)
+    }
+
+    fn open_inner(path: &Path, budget: &IndexOptions, read_only: bool) -> Result<WidePartition> {
+        let path = path.to_path_buf();
         if !path.join("CURRENT").exists() {
             return Err(Error::InvalidArgument(format!(
                 "no partition at {}",
@@ -224,7 +245,11 @@ impl WidePartition {
             )));
         }
         storage::process::claim()?;
-        let registration = Registration::acquire(&path)?;
+        let registration = if read_only {
+            Registration::read_only()
+        } else {
+            Registration::acquire(&path)?
+        };
         let (format, config) = storage::read_meta(&path)?;
         let Some(format) = format else {
             return Err(Error::InvalidArgument(format!(
@@ -257,7 +282,11 @@ impl WidePartition {
             ..stored.existing()
         };
         let tables = SimhashTables::for_format(opts.simhash_max_distance, FORMAT_VERSION_WIDE)?;
-        let (db, cache) = storage::open_db(&path, false, tables, &opts.budget())?;
+        let (db, cache) = if read_only {
+            storage::open_db_read_only(&path, tables, &opts.budget())?
+        } else {
+            storage::open_db(&path, false, tables, &opts.budget())?
+        };
         let record = db
             .get_cf(
                 db.cf_handle(cf::META)
@@ -281,6 +310,7 @@ impl WidePartition {
             partition,
             writer: Mutex::new(()),
             poisoned: AtomicBool::new(false),
+            read_only,
             registration,
         })
     }
@@ -330,7 +360,7 @@ impl WidePartition {
     /// does before it is checkpointed or measured.
     ///
     /// # Errors
-    /// [`Error::Storage`], [`Error::Poisoned`] after a failed write.
+    /// [`Error::Storage`], [`Error::Poisoned`] after a failed write, [`Error::ReadOnly`].
     pub fn compact(&self) -> Result<()> {
         let _writer = self.writer.lock();
         self.check_writable()?;
@@ -383,9 +413,12 @@ impl WidePartition {
         })
     }
 
-    /// Refuses a write in a child after `fork` or after a failed write.
+    /// Refuses a write in a child after `fork`, after a failed write, or in a read-only handle.
     fn check_writable(&self) -> Result<()> {
         self.registration.check_process()?;
+        if self.read_only {
+            return Err(Error::ReadOnly(self.path.clone(), "a write"));
+        }
         if self.poisoned.load(Ordering::Acquire) {
             return Err(Error::Poisoned);
         }
