@@ -55,7 +55,11 @@ pub enum Error {
     },
 
     /// The index on disk was written by an incompatible format version.
-    #[error("incompatible on-disk format: found version {found}, this build supports {supported}")]
+    #[error(
+        "incompatible on-disk format: found version {found}, this build supports \
+         {supported}{}",
+        format_hint(*found, *supported)
+    )]
     IncompatibleFormat {
         /// The version found on disk.
         found: u32,
@@ -204,4 +208,18 @@ pub(crate) fn hex(bytes: &[u8]) -> String {
         let _ = write!(s, "{b:02x}");
     }
     s
+}
+
+/// What a format refused for another tells the user to open it with: a partition of 64-bit ids
+/// (format 7) is a [`crate::merge::WidePartition`]'s, any older format an [`crate::Index`]'s.
+fn format_hint(found: u32, supported: u32) -> &'static str {
+    use crate::storage::{FORMAT_VERSION, FORMAT_VERSION_WIDE};
+    if found == FORMAT_VERSION_WIDE {
+        " (format 7 is a partition of a distributed index with 64-bit ids: open it with \
+         neardup::merge::WidePartition)"
+    } else if supported == FORMAT_VERSION_WIDE && found <= FORMAT_VERSION {
+        " (a single-node index or a partition of 32-bit ids: open it with neardup::Index)"
+    } else {
+        ""
+    }
 }

@@ -122,7 +122,7 @@ impl StoredConfig {
 }
 
 /// Whether a file name is one RocksDB writes in a database directory.
-fn is_rocksdb_file(name: &str) -> bool {
+pub(crate) fn is_rocksdb_file(name: &str) -> bool {
     [
         "LOCK",
         "LOG",

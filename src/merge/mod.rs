@@ -21,6 +21,8 @@
 //!   partitions in messages, and the parts merged by id ([`merge_export_parts`]).
 //! - `components`: S3's connected components over bulk edges, with partial forests
 //!   ([`Components`]), and the day's close simhashes ([`close_simhash_pairs`]).
+//! - `wide`: the format 7 partition database, global `u64` ids in the wide codecs
+//!   ([`WidePartition`]).
 
 mod apply;
 mod check;
@@ -37,6 +39,7 @@ mod scratch;
 mod state;
 mod stream;
 mod walk;
+mod wide;
 
 pub use crate::index::{AllocatedId, Allocation};
 pub use check::{
@@ -60,3 +63,4 @@ pub use logio::{read_log_file, scan_log_file, LogFileWriter};
 pub use reach::{FiledPage, PageRow, PartitionRows, ProbeForest, ProbeJoin, PROBE_CHUNK};
 pub use scratch::ScratchIds;
 pub use state::{state_diff, Reach, StateDiff};
+pub use wide::WidePartition;

@@ -746,10 +746,6 @@ pub fn decode_posting(value: &[u8]) -> std::result::Result<RoaringBitmap, String
 /// # Errors
 /// What is wrong with the value: a `u32` posting's tag, another unknown tag, a list not of
 /// whole ids, a treemap that does not decode whole.
-#[cfg_attr(
-    not(test),
-    allow(dead_code, reason = "unwired until the format 7 partitions")
-)]
 pub fn decode_wide_posting(value: &[u8]) -> std::result::Result<roaring::RoaringTreemap, String> {
     decode_posting_as::<u64>(value)
 }

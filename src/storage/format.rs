@@ -7,6 +7,11 @@
 /// too, and upgraded to 3 when opened for writing. `compact` writes formats 3 to 5 out as the
 /// current one.
 pub const FORMAT_VERSION: u32 = 6;
+/// Format 7: a partition of a distributed index whose page and cluster ids are global `u64`s
+/// (SCALEOUT §4; FORMAT.md "Format 7: partitions with 64-bit ids"), written and read by
+/// [`crate::merge::WidePartition`] only. [`crate::Index`] refuses it ([`format_supported`] is
+/// false for it), and a `WidePartition` refuses every other format.
+pub const FORMAT_VERSION_WIDE: u32 = 7;
 /// Format 5: page records without the raw page hash ([`has_raw_hashes`]).
 pub const FORMAT_VERSION_5: u32 = 5;
 /// Format 4: no page → cluster map ([`has_cluster_map`]); a page's cluster is read from its

@@ -101,10 +101,6 @@ pub type Delta = PostingDelta<u32>;
 /// A pending change of a posting of `u64` ids, in [`RoaringTreemap`](roaring::RoaringTreemap)s
 /// (a distributed index's key partitions, SCALEOUT §4; FORMAT.md "Postings"): its operands are
 /// `a`, `r` and `d`.
-#[cfg_attr(
-    not(test),
-    allow(dead_code, reason = "unwired until the format 7 partitions")
-)]
 pub type WideDelta = PostingDelta<u64>;
 
 impl<I: IdWidth> PostingDelta<I> {

@@ -5,10 +5,6 @@
 use super::width::WideDocId;
 use super::SimhashTables;
 
-#[cfg_attr(
-    not(test),
-    allow(dead_code, reason = "unwired until the format 7 partitions")
-)]
 impl SimhashTables {
     /// The key of a `simhash` table entry for page `id` of a distributed index's partition
     /// (SCALEOUT §4; FORMAT.md "Column families"): the table byte, the simhash permuted for the

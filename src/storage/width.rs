@@ -27,10 +27,6 @@ use crate::Result;
 /// `id mod J`. The single-node index's is [`super::codec::DocId`] (`u32`).
 pub type WideDocId = u64;
 /// A global cluster id of a distributed index's partition (SCALEOUT §4), as [`WideDocId`].
-#[cfg_attr(
-    not(test),
-    allow(dead_code, reason = "unwired until the format 7 partitions")
-)]
 pub type WideClusterId = u64;
 /// "No page" among [`WideDocId`]s (`u64::MAX`): the `similar_to` of a page that was not a near
 /// duplicate of any page, as [`super::codec::NO_DOC`] among `u32` ids (FORMAT.md "Document
@@ -328,10 +324,6 @@ pub(crate) fn width_mismatch<I: IdWidth>(tag: u8) -> String {
 /// Big-endian key of a `u64` id (SCALEOUT §4: the `docs`, `texts` and `clusters` keys of a
 /// distributed index's partitions; FORMAT.md "Column families"): 8 bytes that sort as the ids
 /// do. The `u32` keys of a single-node index are [`super::id_key`]'s.
-#[cfg_attr(
-    not(test),
-    allow(dead_code, reason = "unwired until the format 7 partitions")
-)]
 pub fn wide_id_key(id: WideDocId) -> [u8; 8] {
     id.to_be_bytes()
 }
@@ -342,10 +334,6 @@ pub fn wide_id_key(id: WideDocId) -> [u8; 8] {
 /// # Errors
 /// [`Error::Corruption`] when `bytes` are not [`IdWidth::BYTES`] long (naming the width a
 /// 4- or 8-byte id would be).
-#[cfg_attr(
-    not(test),
-    allow(dead_code, reason = "unwired until the format 7 partitions")
-)]
 pub fn decode_id<I: IdWidth>(cf: &'static str, key: &[u8], bytes: &[u8]) -> Result<I> {
     I::from_be(bytes).ok_or_else(|| {
         let hint = match (bytes.len(), I::WIDE) {
@@ -370,12 +358,37 @@ pub fn decode_id<I: IdWidth>(cf: &'static str, key: &[u8], bytes: &[u8]) -> Resu
 ///
 /// # Errors
 /// [`Error::Corruption`] when it is not 8 bytes.
-#[cfg_attr(
-    not(test),
-    allow(dead_code, reason = "unwired until the format 7 partitions")
-)]
 pub fn decode_wide_id(cf: &'static str, key: &[u8], bytes: &[u8]) -> Result<WideDocId> {
     decode_id::<u64>(cf, key, bytes)
+}
+
+/// Key of a free page or cluster id of a distributed index's partition (format 7, FORMAT.md
+/// "Format 7: partitions with 64-bit ids"): `prefix` ([`super::meta::FREE_DOC`] or
+/// [`super::meta::FREE_CLUSTER`]) then the `u64` id, big-endian — [`super::meta::free_key`]'s
+/// layout with 8 id bytes.
+pub fn wide_free_key(prefix: &[u8], id: WideDocId) -> Vec<u8> {
+    let mut k = Vec::with_capacity(prefix.len() + 8);
+    k.extend_from_slice(prefix);
+    k.extend_from_slice(&id.to_be_bytes());
+    k
+}
+
+/// Key of a page's site-chrome record in a distributed index's partition (format 7, FORMAT.md
+/// "Format 7: partitions with 64-bit ids"): `P` then the `u64` id, big-endian (9 bytes) —
+/// [`super::chrome_key::page`]'s layout with 8 id bytes.
+pub fn wide_chrome_page_key(id: WideDocId) -> [u8; 9] {
+    let mut k = [super::chrome_key::PAGE; 9];
+    k[1..].copy_from_slice(&id.to_be_bytes());
+    k
+}
+
+/// The page of a [`wide_chrome_page_key`]; `None` for any other key (a host's or a block's
+/// count, read with [`super::chrome_key::decode`], or a malformed one).
+pub fn decode_wide_chrome_page_key(key: &[u8]) -> Option<WideDocId> {
+    match key.split_first()? {
+        (&super::chrome_key::PAGE, id) => <[u8; 8]>::try_from(id).ok().map(u64::from_be_bytes),
+        _ => None,
+    }
 }
 
 #[cfg(test)]
