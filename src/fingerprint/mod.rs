@@ -7,8 +7,9 @@ mod sentence;
 mod simhash;
 
 pub use sentence::{
-    containment_keys, fingerprints_and_sketch, local_minima, md5_u128, sentence_digest,
-    sentence_fingerprints, unit_sketch, Fingerprint, SentenceParams, MAX_SAMPLED_KEYS,
+    clause_key_count, containment_keys, fingerprints_and_sketch, local_minima, md5_u128,
+    sentence_digest, sentence_fingerprints, unit_count, unit_sketch, Fingerprint, SentenceParams,
+    MAX_SAMPLED_KEYS,
 };
 pub use simhash::{for_each_feature, hamming, simhash};
 

@@ -209,23 +209,14 @@ fn sorted_distinct(mut digests: Vec<(u128, u32)>) -> Vec<(u128, u32)> {
     digests
 }
 
-/// The digests of the fingerprint units of a text with their widths, in text order.
-fn ordered_unit_digests(
+/// Calls `f` with each fingerprint unit of a text (a sentence, or a clause of one, at least
+/// `min_sentence_width` wide) and its width, in text order.
+fn for_each_unit(
     text: &str,
     sentences: &[Sentence],
     cfg: &SentenceParams,
-) -> Vec<(u128, u32)> {
-    // Each kept unit's bytes, as `sentence_digest` hashes them, one after another in `kept`;
-    // their MD5s are then taken eight at a time (`md5x8`).
-    let mut kept: Vec<u8> = Vec::with_capacity(text.len());
-    let mut units: Vec<(usize, usize, u32)> = Vec::with_capacity(sentences.len());
-    let mut keep = |unit: &str, w: u32| {
-        let start = kept.len();
-        for run in unit.as_bytes().split(|b| is_left_out(*b)) {
-            kept.extend_from_slice(run);
-        }
-        units.push((start, kept.len(), w));
-    };
+    mut f: impl FnMut(&str, u32),
+) {
     for s in sentences {
         let st = s.text(text);
         if cfg.clause_units {
@@ -238,13 +229,69 @@ fn ordered_unit_digests(
                 from = end + 1;
                 let w = crate::text::width_without_spaces(clause);
                 if w >= cfg.min_sentence_width {
-                    keep(clause, w);
+                    f(clause, w);
                 }
             }
         } else if s.width >= cfg.min_sentence_width {
-            keep(st, s.width);
+            f(st, s.width);
         }
     }
+}
+
+/// The number of fingerprint units of a text (those [`fingerprints_and_sketch`] hashes), without
+/// hashing them.
+pub fn unit_count(text: &str, sentences: &[Sentence], cfg: &SentenceParams) -> usize {
+    let mut n = 0;
+    for_each_unit(text, sentences, cfg, |_, _| n += 1);
+    n
+}
+
+/// About how many clause keys [`fingerprints_and_sketch`] gives a text of `units` fingerprint
+/// units (at most; repeated units give fewer): every unit for a short text
+/// ([`containment_keys`]), else the bottom-`k` sketch or the local keys ([`local_minima`]: about
+/// `2n / (w + 1)`; they hold the sketch's digests), whichever are more, and the sampled keys
+/// (`n / sampled_keys`). What candidate ranking counts for
+/// a stored page whose keys it cannot read (seed 000 §4.4, the share of the shorter page).
+pub fn clause_key_count(units: usize, cfg: &SentenceParams, k: usize) -> usize {
+    if k == 0 {
+        return 0;
+    }
+    let window = cfg.local_window.max(1) as usize;
+    if cfg.short_page_keys && units <= window {
+        return units;
+    }
+    let max_local = cfg.local_keys as usize;
+    let local = if max_local > 0 && units > window {
+        let w = window.max((2 * units).div_ceil(max_local));
+        (2 * units / (w + 1)).min(2 * max_local)
+    } else {
+        0
+    };
+    let sampled = match cfg.sampled_keys {
+        0 => 0,
+        p => (units / p as usize).min(MAX_SAMPLED_KEYS),
+    };
+    // The sketch's smallest digests are minima of the windows holding them: local keys too.
+    (units.min(k).max(local) + sampled).min(units)
+}
+
+/// The digests of the fingerprint units of a text with their widths, in text order.
+fn ordered_unit_digests(
+    text: &str,
+    sentences: &[Sentence],
+    cfg: &SentenceParams,
+) -> Vec<(u128, u32)> {
+    // Each kept unit's bytes, as `sentence_digest` hashes them, one after another in `kept`;
+    // their MD5s are then taken eight at a time (`md5x8`).
+    let mut kept: Vec<u8> = Vec::with_capacity(text.len());
+    let mut units: Vec<(usize, usize, u32)> = Vec::with_capacity(sentences.len());
+    for_each_unit(text, sentences, cfg, |unit, w| {
+        let start = kept.len();
+        for run in unit.as_bytes().split(|b| is_left_out(*b)) {
+            kept.extend_from_slice(run);
+        }
+        units.push((start, kept.len(), w));
+    });
     let msgs: Vec<&[u8]> = units.iter().map(|&(a, b, _)| &kept[a..b]).collect();
     md5x8::md5_many(&msgs)
         .into_iter()
@@ -460,6 +507,29 @@ mod tests {
         let (_, ms0) = fingerprints_and_sketch(&manual, &split_sentences(&manual), &cfg, 8);
         let (_, cs0) = fingerprints_and_sketch(&chapter, &split_sentences(&chapter), &cfg, 8);
         assert!(!ms0.iter().any(|k| cs0.binary_search(k).is_ok()));
+    }
+
+    #[test]
+    fn clause_key_count_counts_the_keys_a_page_gets() {
+        let cfg = defaults();
+        // The counted units and keys of pages of several lengths, against the keys made: every
+        // unit of a short page, a sample (sketch, local, sampled keys) of a longer one.
+        for n in [0, 5, 20, 32, 33, 40, 200, 1000, 6000] {
+            let text = article(n);
+            let sentences = split_sentences(&text);
+            let units = unit_count(&text, &sentences, &cfg);
+            assert_eq!(units, ordered_unit_digests(&text, &sentences, &cfg).len());
+            assert_eq!(units, n);
+            let (_, sketch) = keys(&text);
+            let counted = clause_key_count(units, &cfg, 8);
+            let made = sketch.len();
+            assert!(
+                counted.abs_diff(made) <= 2 + made / 2,
+                "{n} units: {counted} counted, {made} made"
+            );
+        }
+        assert_eq!(clause_key_count(20, &cfg, 8), 20);
+        assert_eq!(clause_key_count(20, &cfg, 0), 0);
     }
 
     #[test]

@@ -27,7 +27,9 @@ pub(crate) use outcome::{Memo, Outcome, Stored};
 
 use super::view::{Known, View};
 use super::{Index, Timing};
+use crate::fingerprint::clause_key_count;
 use crate::methods::{Features, Method};
+use crate::options::SignatureConfig;
 use crate::signature::{page_keys, Signatures};
 use crate::storage::codec::{ClusterId, DocId, PageSize};
 use crate::storage::{kind, posting_key};
@@ -153,22 +155,22 @@ impl Rank {
 }
 
 /// What the ranking knows of the probe's size: characters of its normalized text, its posting
-/// keys, and how many of them are clause keys (bottom-k sketch and local keys).
+/// keys, and its fingerprint units (sentences or clauses, [`crate::fingerprint::unit_count`]).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct ProbeSize {
     pub(crate) chars: u32,
     pub(crate) keys: u32,
-    pub(crate) clause_keys: u32,
+    pub(crate) units: u32,
 }
 
 impl ProbeSize {
-    /// The size of a probe.
-    pub(crate) fn of(probe: &Probe<'_>) -> ProbeSize {
+    /// The size of a probe, its units counted under `cfg`.
+    pub(crate) fn of(probe: &Probe<'_>, cfg: &SignatureConfig) -> ProbeSize {
         let count = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
         ProbeSize {
             chars: count(probe.text.chars().count()),
             keys: count(probe.keys.len()),
-            clause_keys: count(probe.keys.iter().filter(|k| k[0] == kind::SKETCH).count()),
+            units: probe.unit_count(cfg),
         }
     }
 }
@@ -184,25 +186,27 @@ impl ProbeSize {
 /// count alone cuts it before verification. The count breaks ties.
 ///
 /// A candidate's own key count is not stored: its fingerprints are (the record's count), its
-/// clause keys are estimated from the probe's — the bottom-k sketch (`sketch_size`, the same on
-/// every page long enough) and the local keys, about proportional to the text's length
-/// ([`crate::fingerprint::local_minima`]) — scaled to the candidate's characters. A longer
-/// candidate is measured against the probe's keys, which are exact.
+/// clause keys are counted as the signature makes them
+/// ([`crate::fingerprint::clause_key_count`]: every unit of a short page, else the bottom-k
+/// sketch, the local keys and the sampled keys) for its number of units, estimated from the
+/// probe's units per character. A longer candidate is measured against the probe's keys, which
+/// are exact.
 pub(crate) fn shorter_share(
     shared: u32,
     probe: ProbeSize,
     cand: PageSize,
-    sketch_size: u32,
+    cfg: &SignatureConfig,
 ) -> u32 {
     let shorter = if cand.text_chars >= probe.chars {
         probe.keys
     } else {
-        let bottom = probe.clause_keys.min(sketch_size);
-        let local = u64::from(probe.clause_keys - bottom) * u64::from(cand.text_chars)
-            / u64::from(probe.chars.max(1));
-        let local = u32::try_from(local).unwrap_or(u32::MAX);
-        (u32::from(cand.fingerprints) + bottom)
-            .saturating_add(local)
+        let units =
+            u64::from(probe.units) * u64::from(cand.text_chars) / u64::from(probe.chars.max(1));
+        let units = usize::try_from(units).unwrap_or(usize::MAX);
+        let clause = clause_key_count(units, &cfg.sentence_params(), cfg.sketch_size as usize);
+        let clause = u32::try_from(clause).unwrap_or(u32::MAX);
+        u32::from(cand.fingerprints)
+            .saturating_add(clause)
             .min(probe.keys)
     };
     let share = u64::from(shared) * 1_000_000 / u64::from(shorter.max(1));
@@ -241,6 +245,10 @@ pub(crate) struct Probe<'p> {
     /// The text split into verification units (LCS), made at the first verification and kept
     /// for the others: a probe is verified against several stored pages.
     pub(crate) units: std::sync::OnceLock<Vec<u32>>,
+    /// The text's sentences when the probe's signatures hold them (for [`Probe::unit_count`]).
+    pub(crate) sentences: Option<&'p [crate::text::Sentence]>,
+    /// Its fingerprint units, counted at the first ranking.
+    pub(crate) unit_count: std::sync::OnceLock<u32>,
 }
 
 impl Probe<'_> {
@@ -248,20 +256,39 @@ impl Probe<'_> {
     pub(crate) fn units(&self) -> &[u32] {
         self.units.get_or_init(|| crate::verify::units(self.text))
     }
+
+    /// The number of the probe's fingerprint units under `cfg`
+    /// ([`crate::fingerprint::unit_count`]), counted once.
+    pub(crate) fn unit_count(&self, cfg: &SignatureConfig) -> u32 {
+        *self.unit_count.get_or_init(|| {
+            let params = cfg.sentence_params();
+            let n = match self.sentences {
+                Some(sentences) => crate::fingerprint::unit_count(self.text, sentences, &params),
+                None => {
+                    let sentences = crate::text::split_sentences(self.text);
+                    crate::fingerprint::unit_count(self.text, &sentences, &params)
+                }
+            };
+            u32::try_from(n).unwrap_or(u32::MAX)
+        })
+    }
 }
 
 impl<'p> Probe<'p> {
     /// The probe of a new page, under `method`.
     pub(crate) fn of(sig: &'p Signatures, method: &Method) -> Self {
-        Probe::parts(
-            &sig.text,
-            &sig.fingerprints,
-            &sig.sketch,
-            &sig.features,
-            (sig.simhash, sig.content_hash),
-            &sig.codes,
-            method,
-        )
+        Probe {
+            sentences: Some(&sig.sentences),
+            ..Probe::parts(
+                &sig.text,
+                &sig.fingerprints,
+                &sig.sketch,
+                &sig.features,
+                (sig.simhash, sig.content_hash),
+                &sig.codes,
+                method,
+            )
+        }
     }
 
     /// The probe of a page given by its parts (a stored page is re-placed from its text).
@@ -285,6 +312,8 @@ impl<'p> Probe<'p> {
             codes,
             known: None,
             units: std::sync::OnceLock::new(),
+            sentences: None,
+            unit_count: std::sync::OnceLock::new(),
         }
     }
 }
@@ -306,7 +335,7 @@ pub(crate) struct Gathered {
 pub(crate) fn rank_clusters(
     pages: &[(DocId, u32, bool)],
     sizes: &[Option<PageSize>],
-    share: Option<(ProbeSize, u32)>,
+    share: Option<(ProbeSize, &SignatureConfig)>,
     exclude_cluster: Option<ClusterId>,
     limit: usize,
 ) -> Vec<(ClusterId, Rank)> {
@@ -321,7 +350,7 @@ pub(crate) fn rank_clusters(
                 return None;
             }
             let share = match share {
-                Some((probe, sketch_size)) => shorter_share(shared, probe, s, sketch_size),
+                Some((probe, cfg)) => shorter_share(shared, probe, s, cfg),
                 None => shared,
             };
             Some((id, s.cluster, exact, share, shared))
@@ -509,9 +538,12 @@ impl Index {
         let ids: Vec<DocId> = ranked_pages.iter().map(|p| p.0).collect();
         let sizes = view.sizes_of(&ids)?;
         let method = &self.opts.signature.method;
-        let share = method
-            .is_lcs()
-            .then(|| (ProbeSize::of(probe), self.opts.signature.sketch_size));
+        let share = method.is_lcs().then(|| {
+            (
+                ProbeSize::of(probe, &self.opts.signature),
+                &self.opts.signature,
+            )
+        });
         let ranked = rank_clusters(
             &ranked_pages,
             &sizes,
@@ -638,53 +670,58 @@ mod tests {
         })
     }
 
-    /// A long probe: 30,000 characters, 112 fingerprints and 40 clause keys (8 of the sketch,
-    /// 32 local keys).
+    /// A long probe: 30,000 characters, 750 units, 112 fingerprints and 91 clause keys (45 local
+    /// keys, among them the 8 of the sketch, and 46 sampled keys).
     const LONG: ProbeSize = ProbeSize {
         chars: 30_000,
-        keys: 152,
-        clause_keys: 40,
+        keys: 203,
+        units: 750,
     };
 
     #[test]
     fn a_short_candidate_is_measured_by_its_own_keys() {
-        // 1,500 characters: its 4 fingerprints, the 8 sketch keys and 32 · 1,500 / 30,000 = 1
-        // local key.
+        let cfg = SignatureConfig::default();
+        // 1,500 characters, 37 units: its 4 fingerprints, the 8 sketch keys (more than its 2
+        // local keys, 74 / 33) and 2 sampled keys (37 / 16).
         let short = size(1, 1_500, 4).unwrap();
-        assert_eq!(shorter_share(13, LONG, short, 8), 1_000_000);
-        assert_eq!(shorter_share(2, LONG, short, 8), 2 * 1_000_000 / 13);
+        assert_eq!(shorter_share(14, LONG, short, &cfg), 1_000_000);
+        assert_eq!(shorter_share(2, LONG, short, &cfg), 2 * 1_000_000 / 14);
+        // 1,000 characters, 25 units: a short page keys every unit.
+        let shorter = size(1, 1_000, 2).unwrap();
+        assert_eq!(shorter_share(27, LONG, shorter, &cfg), 1_000_000);
         // A candidate at least as long as the probe is measured by the probe's keys.
         let long = size(2, 60_000, 112).unwrap();
-        assert_eq!(shorter_share(38, LONG, long, 8), 250_000);
+        assert_eq!(shorter_share(38, LONG, long, &cfg), 38 * 1_000_000 / 203);
         // Never more keys than the probe's, never a division by zero.
         let empty = ProbeSize {
             chars: 0,
             keys: 0,
-            clause_keys: 0,
+            units: 0,
         };
-        assert_eq!(shorter_share(0, empty, short, 8), 0);
+        assert_eq!(shorter_share(0, empty, short, &cfg), 0);
         assert_eq!(
-            shorter_share(3, empty, size(3, 0, 0).unwrap(), 8),
+            shorter_share(3, empty, size(3, 0, 0).unwrap(), &cfg),
             3_000_000
         );
     }
 
     #[test]
     fn a_short_page_contained_in_a_long_one_is_ranked_in() {
-        // Ten long template siblings share 5 of the long probe's 152 keys each (boilerplate
-        // clauses); the chapter the probe contains shares 6 keys, most of its own 13.
+        let cfg = SignatureConfig::default();
+        // Ten long template siblings share 5 of the long probe's 203 keys each (boilerplate
+        // clauses); the chapter the probe contains shares 6 keys of its own 14.
         let mut pages: Vec<(DocId, u32, bool)> = (0..10).map(|i| (i, 5, false)).collect();
         let mut sizes: Vec<Option<PageSize>> =
             (0..10).map(|i| size(100 + i, 25_000, 110)).collect();
         pages.push((10, 6, false));
         sizes.push(size(7, 1_500, 4));
-        let ranked = rank_clusters(&pages, &sizes, Some((LONG, 8)), None, 2);
+        let ranked = rank_clusters(&pages, &sizes, Some((LONG, &cfg)), None, 2);
         assert_eq!(ranked.len(), 2, "the limit bounds the clusters verified");
         assert_eq!(ranked[0].0, 7);
         assert_eq!(ranked[0].1.best_member, 10);
         // Sharing fewer keys than a sibling, it still ranks first by its share.
         pages[10].1 = 4;
-        let ranked = rank_clusters(&pages, &sizes, Some((LONG, 8)), None, 2);
+        let ranked = rank_clusters(&pages, &sizes, Some((LONG, &cfg)), None, 2);
         assert_eq!(ranked[0].0, 7);
         // By the count alone (a method other than LCS), the siblings come first.
         let ranked = rank_clusters(&pages, &sizes, None, None, 2);
@@ -696,6 +733,7 @@ mod tests {
 
     #[test]
     fn clusters_keep_their_two_best_members_and_the_limit() {
+        let cfg = SignatureConfig::default();
         // Three versions of a page in one cluster, an exact copy in another; a page gone and
         // an excluded cluster are left out.
         let pages = [
@@ -714,7 +752,7 @@ mod tests {
             None,
             size(3, 30_000, 112),
         ];
-        let ranked = rank_clusters(&pages, &sizes, Some((LONG, 8)), Some(3), 8);
+        let ranked = rank_clusters(&pages, &sizes, Some((LONG, &cfg)), Some(3), 8);
         let ids: Vec<_> = ranked.iter().map(|r| r.0).collect();
         assert_eq!(ids, vec![8, 9], "exact content first, then the share");
         let nine = ranked[1].1;
@@ -722,7 +760,7 @@ mod tests {
         assert_eq!(nine.members().collect::<Vec<_>>(), vec![2, 3]);
         assert_eq!(ranked[0].1.members().collect::<Vec<_>>(), vec![4]);
         assert_eq!(
-            rank_clusters(&pages, &sizes, Some((LONG, 8)), None, 1).len(),
+            rank_clusters(&pages, &sizes, Some((LONG, &cfg)), None, 1).len(),
             1
         );
     }

@@ -121,8 +121,8 @@ impl Index {
                         text_chars: u32::try_from(other.text.chars().count()).unwrap_or(u32::MAX),
                         fingerprints: u16::try_from(other.fingerprints.len()).unwrap_or(u16::MAX),
                     };
-                    let sketch_size = self.opts.signature.sketch_size;
-                    shorter_share(near.shared, ProbeSize::of(&probe), size, sketch_size)
+                    let cfg = &self.opts.signature;
+                    shorter_share(near.shared, ProbeSize::of(&probe, cfg), size, cfg)
                 }
                 _ => near.shared,
             };
