@@ -17,8 +17,9 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use super::checks::{check_ops, Storable};
 use super::log::{ApplyOutcome, LogCounter, LogOp, APPLY_CHUNK_BYTES};
-use crate::index::{check_key, Counters, Index, Txn, MAX_HOST};
+use crate::index::{Counters, Index, Txn};
 use crate::storage::codec::{self, ClusterId, DocId, TextValue};
 use crate::storage::{self, cf, chrome_key, meta};
 use crate::{Error, Result};
@@ -144,123 +145,13 @@ impl Index {
         }
         // Ids stay below the allocators as the log leaves them (the in-memory map of pages to
         // clusters is as long as the highest page id).
-        let mut limits = (counters.next_doc, counters.next_cluster);
-        for op in ops()? {
-            match op?.borrow() {
-                LogOp::Counter(LogCounter::NextDoc(n)) => limits.0 = limits.0.max(*n),
-                LogOp::Counter(LogCounter::NextCluster(n)) => limits.1 = limits.1.max(*n),
-                _ => {}
-            }
-        }
-        let partition = self.partition()?;
-        for (i, op) in ops()?.enumerate() {
-            let op = op?;
-            let op = op.borrow();
-            if let Some(p) = partition.filter(|p| !p.holds(op)) {
-                return Err(Error::InvalidArgument(format!(
-                    "operation {i} of the log belongs to another partition than this {}",
-                    p.role
-                )));
-            }
-            self.check_op(op, limits).map_err(|reason| {
-                Error::InvalidArgument(format!("operation {i} of the log: {reason}"))
-            })?;
-        }
-        Ok(())
-    }
-
-    /// Why `op` cannot be stored, with ids below `(pages, clusters)`.
-    pub(crate) fn check_op(
-        &self,
-        op: &LogOp,
-        (pages, clusters): (u32, u32),
-    ) -> std::result::Result<(), String> {
-        let page = |id: DocId| {
-            if id < pages {
-                Ok(())
-            } else {
-                Err(format!(
-                    "page id {id} is at or above the page id allocator ({pages})"
-                ))
-            }
+        let into = Storable {
+            what: "index",
+            tables: self.tables.tables,
+            store_texts: self.opts.store_texts,
+            partition: self.partition()?,
         };
-        let cluster = |id: ClusterId| {
-            if id < clusters {
-                Ok(())
-            } else {
-                Err(format!(
-                    "cluster id {id} is at or above the cluster id allocator ({clusters})"
-                ))
-            }
-        };
-        let key = |k: &str| {
-            check_key(k).map_err(|e| match e {
-                Error::InvalidArgument(m) => m,
-                e => e.to_string(),
-            })
-        };
-        let host = |h: &str| {
-            if h.len() > MAX_HOST {
-                Err(format!(
-                    "the host is {} bytes, the limit is {MAX_HOST}",
-                    h.len()
-                ))
-            } else {
-                Ok(())
-            }
-        };
-        match op {
-            LogOp::Posting { .. } | LogOp::Counter(_) => Ok(()),
-            LogOp::Simhash { table, doc, .. } => {
-                if *table >= self.tables.tables {
-                    return Err(format!(
-                        "simhash table {table}: the index has {} tables",
-                        self.tables.tables
-                    ));
-                }
-                page(*doc)
-            }
-            LogOp::Frequent { reason, .. } => match reason {
-                Some(r) if ![LogOp::FREQUENT_PAGES, LogOp::FREQUENT_HOSTS].contains(r) => {
-                    Err(format!("unknown over-frequent reason byte {r:#04x}"))
-                }
-                _ => Ok(()),
-            },
-            LogOp::Key { key: k, doc } => {
-                key(k)?;
-                doc.map_or(Ok(()), page)
-            }
-            LogOp::Doc { id, record } => {
-                page(*id)?;
-                match record {
-                    Some(r) => {
-                        key(&r.key)?;
-                        host(&r.host)?;
-                        cluster(r.cluster)
-                    }
-                    None => Ok(()),
-                }
-            }
-            LogOp::Text { id, value } => {
-                page(*id)?;
-                match (value, self.opts.store_texts) {
-                    (Some(TextValue::Text(_)), false) => {
-                        Err("a text for an index that stores posting keys".into())
-                    }
-                    (Some(TextValue::PostingKeys(_)), true) => {
-                        Err("posting keys for an index that stores texts".into())
-                    }
-                    _ => Ok(()),
-                }
-            }
-            LogOp::Cluster { id, .. } | LogOp::FreeCluster { id, .. } => cluster(*id),
-            LogOp::PageBlocks { id, blocks } => {
-                page(*id)?;
-                blocks.as_ref().map_or(Ok(()), |b| host(&b.host))
-            }
-            LogOp::HostPages { host: h, .. } | LogOp::BlockPages { host: h, .. } => host(h),
-            LogOp::FreeDoc { id, .. } => page(*id),
-        }
+        check_ops(&into, (counters.next_doc, counters.next_cluster), ops)
     }
 
     /// Writes checked `ops` in chunks, recording `mark` as the applied batch in the last one;

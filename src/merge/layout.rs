@@ -10,10 +10,12 @@
 //!   page records) by page id mod J; `clusters` by cluster id mod J;
 //! - every partition: the counters and free ids of `meta`, the same everywhere.
 //!
-//! Ids stay the single node's global `u32`s, allocated in the global order by the one scratch
-//! index that decides a batch ([`crate::Index::seed_log`]): the issue asks for the existing
-//! codecs, so postings keep `RoaringBitmap`s and a distributed index holds at most 2³² page
-//! ids in its life, as one index does (§4's `u64` ids in `RoaringTreemap`s are for later).
+//! Ids are global: one allocated sequence, in the order one machine gives them out (so ties
+//! broken by id fall as on one node), routed `id mod J`. The merge's logs carry them as `u64`s
+//! (log version 2). A partition of format 6 (an [`crate::Index`]) stores them as `u32`s, so a
+//! distributed index of such partitions holds at most 2³² − 1 page ids in its life
+//! ([`super::MAX_PARTITION_ALLOCATOR`]); a format 7 partition ([`super::WidePartition`]) stores
+//! `u64`s, its postings and members in `RoaringTreemap`s (SCALEOUT §4).
 //!
 //! A partition is written only by batch logs ([`crate::Index::apply_log`]), which refuse an
 //! operation routed elsewhere; inserts and deletes are refused. The union of the partitions'

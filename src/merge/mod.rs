@@ -9,6 +9,7 @@
 //!   ([`crate::Index::apply_log`]);
 //! - `mapping`: page and cluster ids passed through a mapping, an operation at a time (the
 //!   scratch renumbering, the batch's numbering of new ids, a log's change of id width);
+//! - `checks`: what a database checks of a log before it applies any of it (either id width);
 //! - `stream`: a partition's log applied from its bytes a chunk at a time;
 //! - `walk`: a scratch index's state log and diff, read one operation at a time;
 //! - `state`: state and seed logs, the diff a scratch index reads back, the reach of a day's
@@ -26,6 +27,7 @@
 
 mod apply;
 mod check;
+mod checks;
 mod combine;
 mod components;
 mod export;

@@ -23,6 +23,7 @@ mod fuzz;
 pub mod merge;
 pub(crate) mod process;
 mod simhash_wide;
+pub mod wide_keys;
 pub mod width;
 
 use std::path::Path;

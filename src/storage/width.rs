@@ -362,34 +362,5 @@ pub fn decode_wide_id(cf: &'static str, key: &[u8], bytes: &[u8]) -> Result<Wide
     decode_id::<u64>(cf, key, bytes)
 }
 
-/// Key of a free page or cluster id of a distributed index's partition (format 7, FORMAT.md
-/// "Format 7: partitions with 64-bit ids"): `prefix` ([`super::meta::FREE_DOC`] or
-/// [`super::meta::FREE_CLUSTER`]) then the `u64` id, big-endian — [`super::meta::free_key`]'s
-/// layout with 8 id bytes.
-pub fn wide_free_key(prefix: &[u8], id: WideDocId) -> Vec<u8> {
-    let mut k = Vec::with_capacity(prefix.len() + 8);
-    k.extend_from_slice(prefix);
-    k.extend_from_slice(&id.to_be_bytes());
-    k
-}
-
-/// Key of a page's site-chrome record in a distributed index's partition (format 7, FORMAT.md
-/// "Format 7: partitions with 64-bit ids"): `P` then the `u64` id, big-endian (9 bytes) —
-/// [`super::chrome_key::page`]'s layout with 8 id bytes.
-pub fn wide_chrome_page_key(id: WideDocId) -> [u8; 9] {
-    let mut k = [super::chrome_key::PAGE; 9];
-    k[1..].copy_from_slice(&id.to_be_bytes());
-    k
-}
-
-/// The page of a [`wide_chrome_page_key`]; `None` for any other key (a host's or a block's
-/// count, read with [`super::chrome_key::decode`], or a malformed one).
-pub fn decode_wide_chrome_page_key(key: &[u8]) -> Option<WideDocId> {
-    match key.split_first()? {
-        (&super::chrome_key::PAGE, id) => <[u8; 8]>::try_from(id).ok().map(u64::from_be_bytes),
-        _ => None,
-    }
-}
-
 #[cfg(test)]
 mod tests;

@@ -14,12 +14,13 @@ use std::path::Path;
 use rocksdb::WriteBatch;
 
 use super::WidePartition;
-use crate::index::{check_key, FREQUENT_HOSTS, FREQUENT_PAGES, MAX_HOST};
+use crate::merge::checks::{check_ops, Storable};
 use crate::merge::log::{ApplyOutcome, LogCounter, LogOp, APPLY_CHUNK_BYTES};
 use crate::merge::logio::{verify_log_file, LogFileOps};
 use crate::merge::LogReader;
 use crate::storage::codec::{self, TextValue};
-use crate::storage::width::{wide_chrome_page_key, wide_free_key, wide_id_key};
+use crate::storage::wide_keys::{wide_chrome_page_key, wide_free_key};
+use crate::storage::width::wide_id_key;
 use crate::storage::{self, cf, chrome_key, meta};
 use crate::{Error, Result};
 
@@ -157,123 +158,13 @@ impl WidePartition {
         J: Iterator<Item = Result<T>>,
     {
         let c = self.counters()?;
-        let mut limits = (c.next_doc, c.next_cluster);
-        for op in ops()? {
-            match op?.borrow() {
-                LogOp::Counter(LogCounter::NextDoc(n)) => limits.0 = limits.0.max(*n),
-                LogOp::Counter(LogCounter::NextCluster(n)) => limits.1 = limits.1.max(*n),
-                _ => {}
-            }
-        }
-        for (i, op) in ops()?.enumerate() {
-            let op = op?;
-            let op = op.borrow();
-            if !self.partition.holds(op) {
-                return Err(Error::InvalidArgument(format!(
-                    "operation {i} of the log belongs to another partition than this {}",
-                    self.partition.role
-                )));
-            }
-            self.check_op(op, limits).map_err(|reason| {
-                Error::InvalidArgument(format!("operation {i} of the log: {reason}"))
-            })?;
-        }
-        Ok(())
-    }
-
-    /// Why `op` cannot be stored, with ids below `(pages, clusters)` (the checks of
-    /// [`crate::Index::apply_log_chunked`], in `u64` ids).
-    fn check_op(
-        &self,
-        op: &LogOp<u64>,
-        (pages, clusters): (u64, u64),
-    ) -> std::result::Result<(), String> {
-        let page = |id: u64| {
-            if id < pages {
-                Ok(())
-            } else {
-                Err(format!(
-                    "page id {id} is at or above the page id allocator ({pages})"
-                ))
-            }
+        let into = Storable {
+            what: "partition",
+            tables: self.tables.tables,
+            store_texts: self.opts.store_texts,
+            partition: Some(self.partition),
         };
-        let cluster = |id: u64| {
-            if id < clusters {
-                Ok(())
-            } else {
-                Err(format!(
-                    "cluster id {id} is at or above the cluster id allocator ({clusters})"
-                ))
-            }
-        };
-        let key = |k: &str| {
-            check_key(k).map_err(|e| match e {
-                Error::InvalidArgument(m) => m,
-                e => e.to_string(),
-            })
-        };
-        let host = |h: &str| {
-            if h.len() > MAX_HOST {
-                Err(format!(
-                    "the host is {} bytes, the limit is {MAX_HOST}",
-                    h.len()
-                ))
-            } else {
-                Ok(())
-            }
-        };
-        match op {
-            LogOp::Posting { .. } | LogOp::Counter(_) => Ok(()),
-            LogOp::Simhash { table, doc, .. } => {
-                if *table >= self.tables.tables {
-                    return Err(format!(
-                        "simhash table {table}: the partition has {} tables",
-                        self.tables.tables
-                    ));
-                }
-                page(*doc)
-            }
-            LogOp::Frequent { reason, .. } => match reason {
-                Some(r) if ![FREQUENT_PAGES, FREQUENT_HOSTS].contains(r) => {
-                    Err(format!("unknown over-frequent reason byte {r:#04x}"))
-                }
-                _ => Ok(()),
-            },
-            LogOp::Key { key: k, doc } => {
-                key(k)?;
-                doc.map_or(Ok(()), page)
-            }
-            LogOp::Doc { id, record } => {
-                page(*id)?;
-                match record {
-                    Some(r) => {
-                        key(&r.key)?;
-                        host(&r.host)?;
-                        cluster(r.cluster)
-                    }
-                    None => Ok(()),
-                }
-            }
-            LogOp::Text { id, value } => {
-                page(*id)?;
-                match (value, self.opts.store_texts) {
-                    (Some(TextValue::Text(_)), false) => {
-                        Err("a text for a partition that stores posting keys".into())
-                    }
-                    (Some(TextValue::PostingKeys(_)), true) => {
-                        Err("posting keys for a partition that stores texts".into())
-                    }
-                    _ => Ok(()),
-                }
-            }
-            LogOp::Cluster { id, .. } | LogOp::FreeCluster { id, .. } => cluster(*id),
-            LogOp::PageBlocks { id, blocks } => {
-                page(*id)?;
-                blocks.as_ref().map_or(Ok(()), |b| host(&b.host))
-            }
-            LogOp::HostPages { host: h, .. } | LogOp::BlockPages { host: h, .. } => host(h),
-            LogOp::FreeDoc { id, .. } => page(*id),
-        }
+        check_ops(&into, (c.next_doc, c.next_cluster), ops)
     }
 
     /// Writes checked operations in chunks of about `chunk_bytes` (at least one operation

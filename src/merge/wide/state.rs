@@ -14,9 +14,8 @@ use crate::merge::log::{LogCounter, LogOp};
 use crate::signature::posting_keys_of_text;
 use crate::storage::codec::{self, ClusterRecord, DocRecord, PageBlocks, TextValue};
 use crate::storage::merge::WideDelta;
-use crate::storage::width::{
-    decode_wide_chrome_page_key, decode_wide_id, wide_id_key, WideClusterId, WideDocId,
-};
+use crate::storage::wide_keys::decode_wide_chrome_page_key;
+use crate::storage::width::{decode_wide_id, wide_id_key, WideClusterId, WideDocId};
 use crate::storage::{self, cf, chrome_key, meta};
 use crate::{Error, Result};
 

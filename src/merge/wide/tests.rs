@@ -9,7 +9,7 @@ use crate::merge::layout::{Layout, Role};
 use crate::merge::log::{ApplyOutcome, LogCounter, LogOp};
 use crate::storage::codec::{ClusterRecord, DocRecord, PageBlocks, TextValue};
 use crate::storage::merge::PostingDelta;
-use crate::storage::width::{decode_wide_chrome_page_key, wide_chrome_page_key, wide_free_key};
+use crate::storage::wide_keys::{decode_wide_chrome_page_key, wide_chrome_page_key, wide_free_key};
 use crate::storage::{chrome_key, kind, posting_key};
 
 fn options() -> IndexOptions {
