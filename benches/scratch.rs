@@ -5,10 +5,12 @@
 //!
 //! Each page is named by its key and by one entry in each of 4 simhash tables (5 operations a
 //! page, 5 M in all). The standing ids are global (`u64`) and start past 2³², as a distributed
-//! index's do after a few days. Throughput is in pages. Run with `cargo bench --bench scratch`; on a
-//! 2-core machine shared with other builds, 2026-11-29: `from_seed` 0.41 s for the 10⁶ pages
-//! (0.4 µs a page, against ≈ 700 µs a page for a unit's decisions), `to_global` 0.11 s. Ids in
-//! a `RoaringBitmap` with `rank`/`select` instead of a sorted `Vec` took 3.6 s and 6.0 s.
+//! index's do after a few days. Throughput is in pages. Run with `cargo bench --bench scratch`.
+//! On a quiet 2-core machine, 2026-11-29, with `u64` standing ids: `from_seed` 0.43 s for the
+//! 10⁶ pages (0.4 µs a page, against ≈ 700 µs a page for a unit's decisions), `to_global`
+//! 0.20 s (with `u32` standing ids, earlier the same day on a shared machine: 0.41 s and
+//! 0.11 s). Ids in a `RoaringBitmap` with `rank`/`select` instead of a sorted `Vec` took 3.6 s
+//! and 6.0 s.
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
 use neardup::merge::{LogCounter, LogOp, ScratchIds};
