@@ -217,6 +217,7 @@ fn a_log_gives_the_same_state_and_seeds_in_either_width() {
         assert_eq!(wide_part.applied_batch().unwrap(), Some(2));
         let state = wide_part.state_log().unwrap();
         assert_eq!(state, wide(narrow_part.state_log().unwrap()), "{role}");
+        assert_same_reads(&narrow_part, &wide_part, &state, role);
         // Seeds alike: a key partition's (allocators, free ids, over-frequent keys), a doc
         // partition's with its pages and clusters.
         let (pages, clusters): (Vec<u32>, Vec<u32>) = match role {
@@ -294,6 +295,22 @@ fn ids_above_two_to_the_32_apply_and_read_back() {
         wp.apply_log(1, &mine).unwrap();
         let state = wp.state_log().unwrap();
         assert_eq!(normalized_wide(state.clone()), normalized_wide(mine));
+        // The look-ups read the ids above 2³² back: each page's cluster, each key's page, each
+        // posting's pages, as the records and postings hold them.
+        for op in &state {
+            match op {
+                LogOp::Doc {
+                    id,
+                    record: Some(r),
+                } => assert_eq!(wp.page_clusters(&[*id]).unwrap(), vec![Some(r.cluster)]),
+                // A key's partition is its hash's, not its page's.
+                LogOp::Key { key, doc } => assert_eq!(wp.key_ids(&[key]).unwrap(), vec![*doc]),
+                LogOp::Posting { key, delta } => {
+                    assert_eq!(wp.posting_ids(&[*key]).unwrap(), vec![delta.add.clone()]);
+                }
+                _ => {}
+            }
+        }
         // The seed of shifted pages is the shifted seed (of the same pages in a partition of
         // the unshifted ids, which `u32`s hold).
         if let Role::Doc(n) = role {
@@ -335,6 +352,78 @@ fn ids_above_two_to_the_32_apply_and_read_back() {
                 .unwrap(),
             state
         );
+    }
+}
+
+/// The look-ups a merge asks of a partition (S0–S2) answer alike in either width: the pages
+/// under each posting key a key partition holds (and one it lacks), the page of each external
+/// key, the cluster of each page and the members of each cluster a doc partition holds (and ids
+/// it lacks).
+fn assert_same_reads(narrow: &Index, wide_part: &WidePartition, state: &[LogOp<u64>], role: Role) {
+    let treemap =
+        |b: &roaring::RoaringBitmap| b.iter().map(u64::from).collect::<roaring::RoaringTreemap>();
+    let mut posting_keys: Vec<[u8; 9]> = vec![[0xEE; 9]];
+    let mut keys: Vec<String> = vec!["no-such-key".into()];
+    let mut pages: Vec<u32> = vec![u32::MAX - 1];
+    let mut clusters: Vec<u32> = vec![u32::MAX - 1];
+    for op in state {
+        match op {
+            LogOp::Posting { key, .. } | LogOp::Frequent { key, .. } => posting_keys.push(*key),
+            LogOp::Key { key, .. } => keys.push(key.clone()),
+            LogOp::Doc { id, .. } => pages.push(u32::try_from(*id).unwrap()),
+            LogOp::Cluster { id, .. } => clusters.push(u32::try_from(*id).unwrap()),
+            _ => {}
+        }
+    }
+    let wide_ids = |v: &[u32]| v.iter().map(|&i| u64::from(i)).collect::<Vec<u64>>();
+    match role {
+        Role::Key(_) => {
+            assert!(posting_keys.len() > 1, "{role}");
+            let want: Vec<_> = narrow
+                .posting_ids(&posting_keys)
+                .unwrap()
+                .iter()
+                .map(treemap)
+                .collect();
+            assert_eq!(
+                wide_part.posting_ids(&posting_keys).unwrap(),
+                want,
+                "{role}"
+            );
+            assert_eq!(
+                wide_part.posting_reach(&posting_keys).unwrap(),
+                treemap(&narrow.posting_reach(&posting_keys).unwrap())
+            );
+        }
+        Role::Doc(_) => {
+            assert!(
+                keys.len() > 1 && pages.len() > 1 && clusters.len() > 1,
+                "{role}"
+            );
+            let ks: Vec<&str> = keys.iter().map(String::as_str).collect();
+            let widened = |v: Vec<Option<u32>>| -> Vec<Option<u64>> {
+                v.into_iter().map(|d| d.map(u64::from)).collect()
+            };
+            let want = widened(narrow.key_ids(&ks).unwrap());
+            assert_eq!(wide_part.key_ids(&ks).unwrap(), want, "{role}");
+            let want = widened(narrow.page_clusters(&pages).unwrap());
+            assert_eq!(
+                wide_part.page_clusters(&wide_ids(&pages)).unwrap(),
+                want,
+                "{role}"
+            );
+            let want: Vec<_> = narrow
+                .cluster_member_ids(&clusters)
+                .unwrap()
+                .iter()
+                .map(|m| m.as_ref().map(treemap))
+                .collect();
+            assert_eq!(
+                wide_part.cluster_member_ids(&wide_ids(&clusters)).unwrap(),
+                want,
+                "{role}"
+            );
+        }
     }
 }
 

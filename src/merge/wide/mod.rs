@@ -14,13 +14,16 @@
 //! nothing in memory beyond its database: created or opened ([`WidePartition::create`],
 //! [`WidePartition::open`]), a batch log applied once in effect ([`WidePartition::apply_log`]),
 //! its state or a seed read back as a log ([`WidePartition::state_log`],
-//! [`WidePartition::seed_log`]). The database has the column families, options, block cache and
+//! [`WidePartition::seed_log`]), the look-ups of S0–S2 ([`WidePartition::posting_ids`],
+//! [`WidePartition::key_ids`], [`WidePartition::page_clusters`],
+//! [`WidePartition::cluster_member_ids`]). The database has the column families, options, block cache and
 //! merge operator of an index ([`crate::storage::open_db`]); its `meta` holds format version 7,
 //! the stored configuration, the partition record and 8-byte counters. [`crate::Index`] refuses
 //! it ([`Error::IncompatibleFormat`] naming format 7), and a `WidePartition` refuses every
 //! other format.
 
 mod apply;
+mod reads;
 mod state;
 #[cfg(test)]
 mod tests;

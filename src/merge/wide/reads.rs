@@ -1,0 +1,117 @@
+//! The look-ups a merge asks of a format 7 partition (SCALEOUT §5 S0–S2; issue #34 item 5), as
+//! [`crate::Index`] answers them for a partition of `u32` ids (`merge/reach.rs`): the pages filed
+//! under posting keys (none for an over-frequent key, which no decision reads), the page of an
+//! external key, a page's cluster, a cluster's members. Each reads one snapshot of the database,
+//! through the block cache, a batch of keys at a time (`multi_get`).
+
+use roaring::RoaringTreemap;
+
+use super::WidePartition;
+use crate::storage::codec::{self, ClusterRecord};
+use crate::storage::width::{decode_wide_id, wide_id_key, WideClusterId, WideDocId};
+use crate::storage::{self, cf};
+use crate::{Error, Result};
+
+impl WidePartition {
+    /// The values of column family `name` under `keys`, at one snapshot.
+    fn values<K: AsRef<[u8]>>(
+        &self,
+        name: &'static str,
+        keys: &[K],
+    ) -> Result<Vec<Option<Vec<u8>>>> {
+        self.registration.check_process()?;
+        let snap = self.db.snapshot();
+        let h = self.cf(name);
+        let mut ro = storage::scan_options();
+        ro.set_snapshot(&snap);
+        self.db
+            .batched_multi_get_cf_opt(h, keys.iter().map(AsRef::as_ref), false, &ro)
+            .into_iter()
+            .map(|r| {
+                r.map(|v| v.map(|v| v.to_vec()))
+                    .map_err(|e| Error::storage("reading the partition", e))
+            })
+            .collect()
+    }
+
+    /// The pages filed under each of `keys`, none for an over-frequent key (no decision reads
+    /// it): what a key partition answers for the day's probes (SCALEOUT §5 S2), as
+    /// [`crate::Index::posting_ids`].
+    ///
+    /// # Errors
+    /// Storage errors; [`Error::Corruption`] for a posting that does not decode.
+    pub fn posting_ids(&self, keys: &[[u8; 9]]) -> Result<Vec<RoaringTreemap>> {
+        let frequent = self.values(cf::FREQUENT, keys)?;
+        let postings = self.values(cf::POSTINGS, keys)?;
+        keys.iter()
+            .zip(frequent.into_iter().zip(postings))
+            .map(|(k, (f, p))| match (f, p) {
+                (Some(_), _) | (None, None) => Ok(RoaringTreemap::new()),
+                (None, Some(v)) => codec::decode_posting_as::<u64>(&v)
+                    .map_err(|why| Error::corruption(cf::POSTINGS, k, why)),
+            })
+            .collect()
+    }
+
+    /// The pages filed under any of `keys`, over-frequent keys left out
+    /// ([`WidePartition::posting_ids`] united).
+    ///
+    /// # Errors
+    /// As [`WidePartition::posting_ids`].
+    pub fn posting_reach(&self, keys: &[[u8; 9]]) -> Result<RoaringTreemap> {
+        Ok(self
+            .posting_ids(keys)?
+            .into_iter()
+            .fold(RoaringTreemap::new(), |a, b| a | b))
+    }
+
+    /// The page id of each external key, `None` for a key this partition does not hold.
+    ///
+    /// # Errors
+    /// Storage errors; [`Error::Corruption`] for a value that is not 8 bytes.
+    pub fn key_ids(&self, keys: &[&str]) -> Result<Vec<Option<WideDocId>>> {
+        let values = self.values(cf::KEYS, keys)?;
+        keys.iter()
+            .zip(values)
+            .map(|(k, v)| {
+                v.map(|v| decode_wide_id(cf::KEYS, k.as_bytes(), &v))
+                    .transpose()
+            })
+            .collect()
+    }
+
+    /// The cluster of each page, `None` for a page this partition does not hold.
+    ///
+    /// # Errors
+    /// Storage errors; [`Error::Corruption`] for a value that is not 8 bytes.
+    pub fn page_clusters(&self, ids: &[WideDocId]) -> Result<Vec<Option<WideClusterId>>> {
+        let keys: Vec<[u8; 8]> = ids.iter().map(|&id| wide_id_key(id)).collect();
+        let values = self.values(cf::PAGE_CLUSTERS, &keys)?;
+        keys.iter()
+            .zip(values)
+            .map(|(k, v)| {
+                v.map(|v| decode_wide_id(cf::PAGE_CLUSTERS, k, &v))
+                    .transpose()
+            })
+            .collect()
+    }
+
+    /// The members of each cluster, `None` for a cluster this partition does not hold.
+    ///
+    /// # Errors
+    /// Storage errors; [`Error::Corruption`] for a record that does not decode.
+    pub fn cluster_member_ids(
+        &self,
+        clusters: &[WideClusterId],
+    ) -> Result<Vec<Option<RoaringTreemap>>> {
+        let keys: Vec<[u8; 8]> = clusters.iter().map(|&c| wide_id_key(c)).collect();
+        let values = self.values(cf::CLUSTERS, &keys)?;
+        keys.iter()
+            .zip(values)
+            .map(|(k, v)| {
+                v.map(|v| ClusterRecord::<u64>::decode_as(cf::CLUSTERS, k, &v).map(|r| r.members))
+                    .transpose()
+            })
+            .collect()
+    }
+}
