@@ -308,6 +308,9 @@ fn ids_above_two_to_the_32_apply_and_read_back() {
                 LogOp::Posting { key, delta } => {
                     assert_eq!(wp.posting_ids(&[*key]).unwrap(), vec![delta.add.clone()]);
                 }
+                LogOp::Simhash { simhash, doc, .. } => {
+                    assert!(wp.simhash_ids(&[*simhash]).unwrap()[0].contains(*doc));
+                }
                 _ => {}
             }
         }
@@ -356,12 +359,15 @@ fn ids_above_two_to_the_32_apply_and_read_back() {
 }
 
 /// The look-ups a merge asks of a partition (S0–S2) answer alike in either width: the pages
-/// under each posting key a key partition holds (and one it lacks), the page of each external
+/// under each posting key a key partition holds (and one it lacks) and near each simhash, the
+/// page of each external
 /// key, the cluster of each page and the members of each cluster a doc partition holds (and ids
 /// it lacks).
 fn assert_same_reads(narrow: &Index, wide_part: &WidePartition, state: &[LogOp<u64>], role: Role) {
     let treemap =
         |b: &roaring::RoaringBitmap| b.iter().map(u64::from).collect::<roaring::RoaringTreemap>();
+    let treemaps = |v: Vec<roaring::RoaringBitmap>| v.iter().map(treemap).collect::<Vec<_>>();
+    let mut simhashes: Vec<u64> = vec![0x5555_aaaa_5555_aaaa];
     let mut posting_keys: Vec<[u8; 9]> = vec![[0xEE; 9]];
     let mut keys: Vec<String> = vec!["no-such-key".into()];
     let mut pages: Vec<u32> = vec![u32::MAX - 1];
@@ -370,6 +376,7 @@ fn assert_same_reads(narrow: &Index, wide_part: &WidePartition, state: &[LogOp<u
         match op {
             LogOp::Posting { key, .. } | LogOp::Frequent { key, .. } => posting_keys.push(*key),
             LogOp::Key { key, .. } => keys.push(key.clone()),
+            LogOp::Simhash { simhash, .. } => simhashes.push(*simhash ^ 1),
             LogOp::Doc { id, .. } => pages.push(u32::try_from(*id).unwrap()),
             LogOp::Cluster { id, .. } => clusters.push(u32::try_from(*id).unwrap()),
             _ => {}
@@ -379,12 +386,7 @@ fn assert_same_reads(narrow: &Index, wide_part: &WidePartition, state: &[LogOp<u
     match role {
         Role::Key(_) => {
             assert!(posting_keys.len() > 1, "{role}");
-            let want: Vec<_> = narrow
-                .posting_ids(&posting_keys)
-                .unwrap()
-                .iter()
-                .map(treemap)
-                .collect();
+            let want = treemaps(narrow.posting_ids(&posting_keys).unwrap());
             assert_eq!(
                 wide_part.posting_ids(&posting_keys).unwrap(),
                 want,
@@ -393,6 +395,15 @@ fn assert_same_reads(narrow: &Index, wide_part: &WidePartition, state: &[LogOp<u
             assert_eq!(
                 wide_part.posting_reach(&posting_keys).unwrap(),
                 treemap(&narrow.posting_reach(&posting_keys).unwrap())
+            );
+            // Within the simhash distance (each hash one bit off an entry's, and one far).
+            assert!(simhashes.len() > 1, "{role}");
+            let want = treemaps(narrow.simhash_ids(&simhashes).unwrap());
+            assert!(want.iter().skip(1).any(|w| !w.is_empty()));
+            assert_eq!(wide_part.simhash_ids(&simhashes).unwrap(), want, "{role}");
+            assert_eq!(
+                wide_part.simhash_reach(&simhashes).unwrap(),
+                treemap(&narrow.simhash_reach(&simhashes).unwrap())
             );
         }
         Role::Doc(_) => {

@@ -466,26 +466,13 @@ impl Index {
         // One iterator sought to each table's block key: building an iterator over every level
         // costs more than a seek.
         let mut it = self.db.raw_iterator_cf_opt(self.cf(cf::SIMHASH), ro);
-        for prefix in self.tables.block_keys(h) {
-            let prefix = prefix.as_slice();
-            it.seek(prefix);
-            while let Some(key) = it.key() {
-                if !key.starts_with(prefix) {
-                    break;
-                }
-                let (_, s, id) = self
-                    .tables
-                    .decode(key)
-                    .ok_or_else(|| Error::corruption(cf::SIMHASH, key, "key is not 13 bytes"))?;
-                let d = crate::fingerprint::hamming(s, h);
-                if d <= k {
-                    out.push((id, d));
-                }
-                it.next();
-            }
-            it.status()
-                .map_err(|e| Error::storage("reading simhash tables", e))?;
-        }
+        storage::simhash_wide::scan_near(
+            &mut it,
+            &self.tables,
+            (h, k),
+            (storage::SimhashTables::decode, "key is not 13 bytes"),
+            |id, d| out.push((id, d)),
+        )?;
         out.sort_unstable();
         out.dedup();
         Ok(out)

@@ -22,7 +22,7 @@ pub mod format;
 mod fuzz;
 pub mod merge;
 pub(crate) mod process;
-mod simhash_wide;
+pub(crate) mod simhash_wide;
 pub mod wide_keys;
 pub mod width;
 

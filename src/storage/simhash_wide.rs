@@ -4,6 +4,7 @@
 
 use super::width::WideDocId;
 use super::SimhashTables;
+use crate::{Error, Result};
 
 impl SimhashTables {
     /// The key of a `simhash` table entry for page `id` of a distributed index's partition
@@ -30,6 +31,47 @@ impl SimhashTables {
         let (t, simhash, _) = self.decode(&narrow)?;
         Some((t, simhash, u64::from_be_bytes(id)))
     }
+}
+
+/// Reads a `simhash` entry's key as (table, simhash, page id of width `I`).
+pub(crate) type EntryDecoder<I> = fn(&SimhashTables, &[u8]) -> Option<(u8, u64, I)>;
+
+/// Calls `f(id, distance)` with every entry of the `simhash` tables within `max` bits of `h`
+/// (seed 001 §3.3: a page within `max` bits shares one table's block prefix with `h`), read
+/// through `it` (an iterator of the `simhash` column family with `prefix_same_as_start`): each
+/// table's block prefix sought, the entries under it decoded by `decode` (a single-node index's
+/// 13-byte keys, [`SimhashTables::decode`], or a partition's 17-byte ones,
+/// [`SimhashTables::decode_wide`]) and compared whole. An id may come once per table.
+///
+/// # Errors
+/// [`Error::Corruption`] for an entry `decode` refuses (`expected` says what it wants), storage
+/// errors.
+pub(crate) fn scan_near<I>(
+    it: &mut rocksdb::DBRawIterator<'_>,
+    tables: &SimhashTables,
+    (h, max): (u64, u32),
+    (decode, expected): (EntryDecoder<I>, &str),
+    mut f: impl FnMut(I, u32),
+) -> Result<()> {
+    for prefix in tables.block_keys(h) {
+        let prefix = prefix.as_slice();
+        it.seek(prefix);
+        while let Some(key) = it.key() {
+            if !key.starts_with(prefix) {
+                break;
+            }
+            let (_, s, id) = decode(tables, key)
+                .ok_or_else(|| Error::corruption(super::cf::SIMHASH, key, expected))?;
+            let d = crate::fingerprint::hamming(s, h);
+            if d <= max {
+                f(id, d);
+            }
+            it.next();
+        }
+        it.status()
+            .map_err(|e| Error::storage("reading simhash tables", e))?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

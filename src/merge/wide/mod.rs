@@ -15,6 +15,7 @@
 //! [`WidePartition::open`]), a batch log applied once in effect ([`WidePartition::apply_log`]),
 //! its state or a seed read back as a log ([`WidePartition::state_log`],
 //! [`WidePartition::seed_log`]), the look-ups of S0–S2 ([`WidePartition::posting_ids`],
+//! [`WidePartition::simhash_ids`],
 //! [`WidePartition::key_ids`], [`WidePartition::page_clusters`],
 //! [`WidePartition::cluster_member_ids`]). The database has the column families, options, block cache and
 //! merge operator of an index ([`crate::storage::open_db`]); its `meta` holds format version 7,

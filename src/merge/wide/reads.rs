@@ -9,7 +9,7 @@ use roaring::RoaringTreemap;
 use super::WidePartition;
 use crate::storage::codec::{self, ClusterRecord};
 use crate::storage::width::{decode_wide_id, wide_id_key, WideClusterId, WideDocId};
-use crate::storage::{self, cf};
+use crate::storage::{self, cf, SimhashTables};
 use crate::{Error, Result};
 
 impl WidePartition {
@@ -61,6 +61,50 @@ impl WidePartition {
     pub fn posting_reach(&self, keys: &[[u8; 9]]) -> Result<RoaringTreemap> {
         Ok(self
             .posting_ids(keys)?
+            .into_iter()
+            .fold(RoaringTreemap::new(), |a, b| a | b))
+    }
+
+    /// Of each simhash, the pages within the simhash distance of it among the simhash entries
+    /// this partition holds (SCALEOUT §5 S2 "Simhash"), as [`crate::Index::simhash_ids`]: each
+    /// table's block prefix sought at one snapshot, the entries under it compared whole.
+    ///
+    /// # Errors
+    /// Storage errors; [`Error::Corruption`] for an entry that is not a 17-byte key.
+    pub fn simhash_ids(&self, simhashes: &[u64]) -> Result<Vec<RoaringTreemap>> {
+        self.registration.check_process()?;
+        let snap = self.db.snapshot();
+        let mut ro = rocksdb::ReadOptions::default();
+        ro.set_prefix_same_as_start(true);
+        ro.set_snapshot(&snap);
+        // One iterator sought to each table's block key, as a single-node index reads them.
+        let mut it = self.db.raw_iterator_cf_opt(self.cf(cf::SIMHASH), ro);
+        let distance = self.opts.simhash_max_distance;
+        let mut out = Vec::with_capacity(simhashes.len());
+        for &h in simhashes {
+            let mut near = RoaringTreemap::new();
+            storage::simhash_wide::scan_near(
+                &mut it,
+                &self.tables,
+                (h, distance),
+                (SimhashTables::decode_wide, "key is not a 17-byte entry"),
+                |id, _| {
+                    near.insert(id);
+                },
+            )?;
+            out.push(near);
+        }
+        Ok(out)
+    }
+
+    /// The pages within the simhash distance of any of `simhashes`
+    /// ([`WidePartition::simhash_ids`] united).
+    ///
+    /// # Errors
+    /// As [`WidePartition::simhash_ids`].
+    pub fn simhash_reach(&self, simhashes: &[u64]) -> Result<RoaringTreemap> {
+        Ok(self
+            .simhash_ids(simhashes)?
             .into_iter()
             .fold(RoaringTreemap::new(), |a, b| a | b))
     }
