@@ -302,7 +302,12 @@ fn ids_above_two_to_the_32_apply_and_read_back() {
                 LogOp::Doc {
                     id,
                     record: Some(r),
-                } => assert_eq!(wp.page_clusters(&[*id]).unwrap(), vec![Some(r.cluster)]),
+                } => {
+                    assert_eq!(wp.page_clusters(&[*id]).unwrap(), vec![Some(r.cluster)]);
+                    let filed = wp.filed_pages(&[*id]).unwrap().pop().flatten().unwrap();
+                    assert_eq!(filed.0, r.simhash);
+                    assert!(!filed.1.is_empty());
+                }
                 // A key's partition is its hash's, not its page's.
                 LogOp::Key { key, doc } => assert_eq!(wp.key_ids(&[key]).unwrap(), vec![*doc]),
                 LogOp::Posting { key, delta } => {
@@ -417,6 +422,11 @@ fn assert_same_reads(narrow: &Index, wide_part: &WidePartition, state: &[LogOp<u
             };
             let want = widened(narrow.key_ids(&ks).unwrap());
             assert_eq!(wide_part.key_ids(&ks).unwrap(), want, "{role}");
+            assert_eq!(
+                wide_part.filed_pages(&wide_ids(&pages)).unwrap(),
+                narrow.filed_pages(&pages).unwrap(),
+                "{role}"
+            );
             let want = widened(narrow.page_clusters(&pages).unwrap());
             assert_eq!(
                 wide_part.page_clusters(&wide_ids(&pages)).unwrap(),

@@ -17,7 +17,7 @@
 //! [`WidePartition::seed_log`]), the look-ups of S0–S2 ([`WidePartition::posting_ids`],
 //! [`WidePartition::simhash_ids`],
 //! [`WidePartition::key_ids`], [`WidePartition::page_clusters`],
-//! [`WidePartition::cluster_member_ids`]). The database has the column families, options, block cache and
+//! [`WidePartition::cluster_member_ids`], [`WidePartition::filed_pages`]). The database has the column families, options, block cache and
 //! merge operator of an index ([`crate::storage::open_db`]); its `meta` holds format version 7,
 //! the stored configuration, the partition record and 8-byte counters. [`crate::Index`] refuses
 //! it ([`Error::IncompatibleFormat`] naming format 7), and a `WidePartition` refuses every

@@ -7,7 +7,8 @@
 use roaring::RoaringTreemap;
 
 use super::WidePartition;
-use crate::storage::codec::{self, ClusterRecord};
+use crate::merge::FiledPage;
+use crate::storage::codec::{self, ClusterRecord, DocRecord};
 use crate::storage::width::{decode_wide_id, wide_id_key, WideClusterId, WideDocId};
 use crate::storage::{self, cf, SimhashTables};
 use crate::{Error, Result};
@@ -136,6 +137,39 @@ impl WidePartition {
             .map(|(k, v)| {
                 v.map(|v| decode_wide_id(cf::PAGE_CLUSTERS, k, &v))
                     .transpose()
+            })
+            .collect()
+    }
+
+    /// Of each page, its simhash and every posting key it is filed under (content key first),
+    /// `None` for a page this partition does not hold: where a page placed again after a
+    /// hand-over looks for candidates (SCALEOUT §5 S0), as [`crate::Index::filed_pages`].
+    ///
+    /// # Errors
+    /// Storage errors; [`Error::Corruption`] for a record or text value that does not decode.
+    pub fn filed_pages(&self, ids: &[WideDocId]) -> Result<Vec<Option<FiledPage>>> {
+        let keys: Vec<[u8; 8]> = ids.iter().map(|&id| wide_id_key(id)).collect();
+        let (docs, texts) = (
+            self.values(cf::DOCS, &keys)?,
+            self.values(cf::TEXTS, &keys)?,
+        );
+        ids.iter()
+            .zip(&keys)
+            .zip(docs.into_iter().zip(texts))
+            .map(|((&id, k), (doc, text))| {
+                let Some(doc) = doc else {
+                    return Ok(None);
+                };
+                let rec = DocRecord::<u64>::decode_as(cf::DOCS, k, &doc)?;
+                // A page without a text value is filed under no key it can tell, as in an index.
+                let filed = match text {
+                    Some(v) => {
+                        let value = codec::decode_text_value(cf::TEXTS, k, &v)?;
+                        self.filed_keys(&value, id, rec.content_hash)?
+                    }
+                    None => Vec::new(),
+                };
+                Ok(Some((rec.simhash, filed)))
             })
             .collect()
     }

@@ -237,23 +237,10 @@ impl WidePartition {
                 .map(|v| codec::decode_text_value(cf::TEXTS, &k, &v))
                 .transpose()?
                 .ok_or_else(|| Error::corruption(cf::TEXTS, &k, "the page has no text"))?;
-            let keys = match &value {
-                TextValue::Text(t) if self.opts.store_texts => {
-                    posting_keys_of_text(t, &self.opts.signature)
-                }
-                TextValue::PostingKeys(keys) if !self.opts.store_texts => keys.clone(),
-                _ => {
-                    return Err(Error::corruption(
-                        cf::TEXTS,
-                        &k,
-                        "a text value of the other kind than the partition stores",
-                    ))
-                }
-            };
-            let content = storage::posting_key(storage::kind::CONTENT, record.content_hash);
+            let keys = self.filed_keys(&value, id, record.content_hash)?;
             // Over-frequent keys too: a delete takes the page out of every key it was filed
             // under, and the diff can only take out what the seed held.
-            for key in std::iter::once(content).chain(keys) {
+            for key in keys {
                 postings.entry(key).or_default().insert(id);
             }
             for t in 0..self.tables.tables {
@@ -296,6 +283,34 @@ impl WidePartition {
             },
         }));
         Ok(log)
+    }
+
+    /// The posting keys page `id` is filed under, its content key first, from its `texts`
+    /// value `value` (its text, whose keys are made again, or its posting keys).
+    ///
+    /// # Errors
+    /// [`Error::Corruption`] for a value of the other kind than the partition stores.
+    pub(super) fn filed_keys(
+        &self,
+        value: &TextValue,
+        id: WideDocId,
+        content_hash: u128,
+    ) -> Result<Vec<[u8; 9]>> {
+        let keys = match value {
+            TextValue::Text(t) if self.opts.store_texts => {
+                posting_keys_of_text(t, &self.opts.signature)
+            }
+            TextValue::PostingKeys(keys) if !self.opts.store_texts => keys.clone(),
+            _ => {
+                return Err(Error::corruption(
+                    cf::TEXTS,
+                    &wide_id_key(id),
+                    "a text value of the other kind than the partition stores",
+                ))
+            }
+        };
+        let content = storage::posting_key(storage::kind::CONTENT, content_hash);
+        Ok(std::iter::once(content).chain(keys).collect())
     }
 
     /// Calls `f` with each key and value of column family `name` from `from` on, in key order,
