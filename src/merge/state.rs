@@ -19,8 +19,9 @@ use roaring::RoaringBitmap;
 use super::log::{LogCounter, LogOp};
 use crate::index::{Index, View};
 use crate::signature::Signatures;
-use crate::storage::codec::{self, ClusterId, DocId};
+use crate::storage::codec::{self, ClusterId, DocId, DocRecord, TextValue};
 use crate::storage::merge::Delta;
+use crate::storage::width::IdWidth;
 use crate::storage::{self, cf, id_key};
 use crate::{Error, Result};
 
@@ -118,26 +119,7 @@ impl Index {
             for key in std::iter::once(content).chain(self.posting_keys_in(id, &value)?) {
                 postings.entry(key).or_default().insert(id);
             }
-            for t in 0..self.tables.tables {
-                log.push(LogOp::Simhash {
-                    table: t,
-                    simhash: record.simhash,
-                    doc: id,
-                    present: true,
-                });
-            }
-            log.push(LogOp::Key {
-                key: record.key.clone(),
-                doc: Some(id),
-            });
-            log.push(LogOp::Text {
-                id,
-                value: Some(value),
-            });
-            log.push(LogOp::Doc {
-                id,
-                record: Some(record),
-            });
+            push_page_rows(&mut log, self.tables.tables, id, record, value);
         }
         for &cid in &clusters {
             let record = self
@@ -531,6 +513,37 @@ pub fn state_diff(before: &[LogOp], after: &[LogOp]) -> StateDiff {
     }
     diff.ops.extend(postings);
     diff
+}
+
+/// The rows of seeded page `id` (SCALEOUT §5 S4.2), for an index or a partition of either id
+/// width: its entry in each of `tables` simhash tables, its key, its text value and its record.
+pub(super) fn push_page_rows<I: IdWidth>(
+    log: &mut Vec<LogOp<I>>,
+    tables: u8,
+    id: I,
+    record: DocRecord<I>,
+    value: TextValue,
+) {
+    for t in 0..tables {
+        log.push(LogOp::Simhash {
+            table: t,
+            simhash: record.simhash,
+            doc: id,
+            present: true,
+        });
+    }
+    log.push(LogOp::Key {
+        key: record.key.clone(),
+        doc: Some(id),
+    });
+    log.push(LogOp::Text {
+        id,
+        value: Some(value),
+    });
+    log.push(LogOp::Doc {
+        id,
+        record: Some(record),
+    });
 }
 
 #[cfg(test)]

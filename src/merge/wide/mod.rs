@@ -402,19 +402,8 @@ impl WidePartition {
     /// # Errors
     /// Storage errors, [`Error::Corruption`] for a value that is not 8 bytes.
     pub(crate) fn counters(&self) -> Result<WideCounters> {
-        let get = |k: &'static [u8]| -> Result<u64> {
-            self.meta_value(k)?
-                .map(|v| storage::decode_u64(cf::META, k, &v))
-                .transpose()
-                .map(|v| v.unwrap_or(0))
-        };
-        Ok(WideCounters {
-            next_doc: get(meta::NEXT_DOC)?,
-            next_cluster: get(meta::NEXT_CLUSTER)?,
-            live_docs: get(meta::LIVE_DOCS)?,
-            live_clusters: get(meta::LIVE_CLUSTERS)?,
-            next_seq: get(meta::NEXT_SEQ)?,
-        })
+        self.registration.check_process()?;
+        self.counters_at(&self.db.snapshot())
     }
 
     /// Refuses a write in a child after `fork`, after a failed write, or in a read-only handle.

@@ -11,6 +11,7 @@ use rocksdb::{Direction, IteratorMode, SnapshotWithThreadMode, DB};
 
 use super::{WideCounters, WidePartition};
 use crate::merge::log::{LogCounter, LogOp};
+use crate::merge::state::push_page_rows;
 use crate::signature::posting_keys_of_text;
 use crate::storage::codec::{self, ClusterRecord, DocRecord, PageBlocks, TextValue};
 use crate::storage::merge::WideDelta;
@@ -243,26 +244,7 @@ impl WidePartition {
             for key in keys {
                 postings.entry(key).or_default().insert(id);
             }
-            for t in 0..self.tables.tables {
-                log.push(LogOp::Simhash {
-                    table: t,
-                    simhash: record.simhash,
-                    doc: id,
-                    present: true,
-                });
-            }
-            log.push(LogOp::Key {
-                key: record.key.clone(),
-                doc: Some(id),
-            });
-            log.push(LogOp::Text {
-                id,
-                value: Some(value),
-            });
-            log.push(LogOp::Doc {
-                id,
-                record: Some(record),
-            });
+            push_page_rows(&mut log, self.tables.tables, id, record, value);
         }
         for &cid in &clusters {
             let k = wide_id_key(cid);
@@ -333,7 +315,7 @@ impl WidePartition {
     }
 
     /// The counters at `snap` (absent ones 0).
-    fn counters_at(&self, snap: &Snapshot<'_>) -> Result<WideCounters> {
+    pub(super) fn counters_at(&self, snap: &Snapshot<'_>) -> Result<WideCounters> {
         let get = |k: &'static [u8]| -> Result<u64> {
             snap.get_cf(self.cf(cf::META), k)
                 .map_err(|e| Error::storage("reading counters", e))?
