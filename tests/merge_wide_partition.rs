@@ -8,8 +8,8 @@ use std::path::Path;
 
 use common::*;
 use neardup::merge::{
-    encode_log, ApplyOutcome, Layout, LogCounter, LogFileWriter, LogOp, Partition, Role,
-    WidePartition,
+    encode_log, ApplyOutcome, Layout, LogCounter, LogFileWriter, LogOp, PageRow, Partition,
+    ProbeJoin, Role, WidePartition,
 };
 use neardup::{BatchOptions, BatchOrder, Error, Index, IndexOptions, OrderScope};
 
@@ -349,6 +349,26 @@ fn ids_above_two_to_the_32_apply_and_read_back() {
             );
             assert!(seed.len() > 5);
         }
+        // A doc partition's rows carry the ids above 2³²; a key partition's forest names
+        // standing pages above 2³².
+        match role {
+            Role::Doc(_) => {
+                let (pages, clusters) = wp.partition_rows().unwrap();
+                assert!(pages.iter().all(|r| r.doc >= by && r.cluster >= by));
+                assert!(clusters.iter().all(|&(c, d)| c >= by && d >= by));
+            }
+            Role::Key(_) => {
+                let mut join = ProbeJoin::new();
+                for op in &state {
+                    if let LogOp::Posting { key, .. } = op {
+                        join.add_keys(&[*key], &[1 << 56]).unwrap();
+                    }
+                }
+                let f = wp.probe_forest(join, 0).unwrap();
+                assert!(f.standing > 0);
+                assert!(f.nodes.iter().any(|&n| n >= by && n < 1 << 56));
+            }
+        }
         // The state, its ids moved back down, fits a partition of `u32` ids.
         let down = mapped(state.clone(), &|i| i - by);
         assert!(narrow_fits(&down));
@@ -410,6 +430,27 @@ fn assert_same_reads(narrow: &Index, wide_part: &WidePartition, state: &[LogOp<u
                 wide_part.simhash_reach(&simhashes).unwrap(),
                 treemap(&narrow.simhash_reach(&simhashes).unwrap())
             );
+            // S3's partial forest: the same probes (two owners on each key and simhash) joined
+            // through either width's postings and tables give the same forest.
+            let forest = |f: &dyn Fn(ProbeJoin) -> neardup::merge::ProbeForest| {
+                let mut join = ProbeJoin::new();
+                let owners: Vec<u64> = (0..posting_keys.len() as u64)
+                    .map(|i| (1 << 56) | i)
+                    .collect();
+                join.add_keys(&posting_keys, &owners).unwrap();
+                join.add_keys(&posting_keys[1..], &owners[..owners.len() - 1])
+                    .unwrap();
+                let owners: Vec<u64> = (0..simhashes.len() as u64).map(|i| (2 << 56) | i).collect();
+                join.add_simhashes(&simhashes, &owners).unwrap();
+                f(join)
+            };
+            let want = forest(&|j| narrow.probe_forest(j, 0).unwrap());
+            assert!(want.standing > 0 && !want.nodes.is_empty(), "{role}");
+            assert_eq!(
+                forest(&|j| wide_part.probe_forest(j, 0).unwrap()),
+                want,
+                "{role}"
+            );
         }
         Role::Doc(_) => {
             assert!(
@@ -444,6 +485,29 @@ fn assert_same_reads(narrow: &Index, wide_part: &WidePartition, state: &[LogOp<u
                 want,
                 "{role}"
             );
+            // The rows a distributed export joins: the same pages and clusters, widened.
+            let (pages, clusters) = narrow.partition_rows().unwrap();
+            let widened_rows = (
+                pages
+                    .into_iter()
+                    .map(|r| PageRow {
+                        doc: u64::from(r.doc),
+                        key: r.key,
+                        cluster: u64::from(r.cluster),
+                        seq: r.seq,
+                        similar_to: r.similar_to.map(|(d, s)| (u64::from(d), s)),
+                    })
+                    .collect::<Vec<_>>(),
+                clusters
+                    .into_iter()
+                    .map(|(c, d)| (u64::from(c), u64::from(d)))
+                    .collect::<Vec<_>>(),
+            );
+            assert!(
+                !widened_rows.0.is_empty() && !widened_rows.1.is_empty(),
+                "{role}"
+            );
+            assert_eq!(wide_part.partition_rows().unwrap(), widened_rows, "{role}");
         }
     }
 }

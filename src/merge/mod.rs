@@ -62,7 +62,9 @@ pub use layout::{Layout, Partition, Role, RoutedLog, Target, MAX_PARTS};
 pub use log::{ApplyOutcome, LogCounter, LogOp, APPLY_CHUNK_BYTES};
 pub use logfile::{decode_log, encode_log, LogReader, LogWriter};
 pub use logio::{read_log_file, scan_log_file, LogFileWriter};
-pub use reach::{FiledPage, PageRow, PartitionRows, ProbeForest, ProbeJoin, PROBE_CHUNK};
+pub use reach::{
+    FiledPage, PageRow, PartitionRows, ProbeForest, ProbeJoin, NODE_ID_BITS, PROBE_CHUNK,
+};
 pub use scratch::ScratchIds;
 pub use state::{state_diff, Reach, StateDiff};
-pub use wide::WidePartition;
+pub use wide::{WideCounters, WidePartition};

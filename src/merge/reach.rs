@@ -6,14 +6,17 @@ use roaring::RoaringBitmap;
 
 use crate::index::{Index, View};
 use crate::storage::codec::{ClusterId, DocId};
+use crate::storage::codec::{ClusterRecord, DocRecord};
+use crate::storage::width::{IdSet, IdWidth};
+use crate::storage::{cf, scan_options};
 use crate::{Error, Result};
 
 /// A page's simhash and the posting keys it is filed under ([`crate::Index::filed_pages`]).
 pub type FiledPage = (u64, Vec<[u8; 9]>);
 
 /// The pages and clusters (id and representative's page id) a doc partition holds
-/// ([`crate::Index::partition_rows`]).
-pub type PartitionRows = (Vec<PageRow>, Vec<(ClusterId, DocId)>);
+/// ([`crate::Index::partition_rows`], [`super::WidePartition::partition_rows`] with `u64` ids).
+pub type PartitionRows<I = DocId> = (Vec<PageRow<I>>, Vec<(I, I)>);
 
 /// A key partition's share of S3 ([`crate::Index::probe_forest`]): the partial forest of the
 /// day's probes joined through the keys and simhash entries it holds, and what it read.
@@ -31,6 +34,10 @@ pub struct ProbeForest {
     /// The standing pages found, with repeats (a page on two keys counts twice).
     pub standing: u64,
 }
+
+/// Bits of a probe forest's node below its kind (`neardup.ray`'s S3 nodes carry their kind in
+/// the top byte): a standing page's id must be below 2⁵⁶.
+pub const NODE_ID_BITS: u32 = 56;
 
 /// Distinct keys (and simhashes) whose postings [`crate::Index::probe_forest`] reads at once.
 pub const PROBE_CHUNK: usize = 1 << 16;
@@ -95,21 +102,80 @@ impl ProbeJoin {
     }
 }
 
-/// A page a doc partition holds, as [`crate::Index::partition_rows`] lists it.
+/// A page a doc partition holds, as [`crate::Index::partition_rows`] lists it (ids of width
+/// `I`: `u32`, or `u64` in a [`super::WidePartition`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct PageRow {
+pub struct PageRow<I: IdWidth = DocId> {
     /// The page id.
-    pub doc: DocId,
+    pub doc: I,
     /// Its external key.
     pub key: String,
     /// Its cluster.
-    pub cluster: ClusterId,
+    pub cluster: I,
     /// Its insertion number.
     pub seq: u64,
     /// The page it was judged a near duplicate of when placed, with that page's insertion
     /// number (the export names it while a page of that id and number is held), `None` for
     /// none.
-    pub similar_to: Option<(DocId, u64)>,
+    pub similar_to: Option<(I, u64)>,
+}
+
+/// The body of a key partition's share of S3 for either id width ([`crate::Index::probe_forest`],
+/// [`super::WidePartition::probe_forest`]): `join`'s probes joined with the standing pages
+/// `postings` and `simhashes` give for a chunk of keys or simhashes, standing page `d` as node
+/// `doc_tag | d`.
+///
+/// # Errors
+/// What the look-ups return; [`Error::InvalidArgument`] for a standing page id of 2⁵⁶ or more:
+/// the top byte of a node is its kind ([`NODE_ID_BITS`]).
+pub(crate) fn join_probes<I: IdWidth>(
+    mut join: ProbeJoin,
+    doc_tag: u64,
+    postings: impl Fn(&[[u8; 9]]) -> Result<Vec<I::Set>>,
+    simhashes: impl Fn(&[u64]) -> Result<Vec<I::Set>>,
+) -> Result<ProbeForest> {
+    let node = |d: I| -> Result<u64> {
+        let d = d.to_u64();
+        if d >> NODE_ID_BITS != 0 {
+            return Err(Error::InvalidArgument(format!(
+                "page id {d} does not fit the {NODE_ID_BITS} bits of a probe forest's node"
+            )));
+        }
+        Ok(doc_tag | d)
+    };
+    let mut out = ProbeForest::default();
+    let mut keys: Vec<([u8; 9], u64)> = std::mem::take(&mut join.keys).into_iter().collect();
+    keys.sort_unstable();
+    out.keys = keys.len() as u64;
+    for chunk in keys.chunks(PROBE_CHUNK) {
+        let ks: Vec<[u8; 9]> = chunk.iter().map(|(k, _)| *k).collect();
+        for ((_, first), standing) in chunk.iter().zip(postings(&ks)?) {
+            out.standing += standing.len();
+            for d in standing.ids() {
+                join.c.add_edges(&[*first], &[node(d)?]);
+            }
+        }
+    }
+    let mut sims: Vec<(u64, u64)> = std::mem::take(&mut join.simhashes).into_iter().collect();
+    sims.sort_unstable();
+    out.simhashes = sims.len() as u64;
+    for chunk in sims.chunks(PROBE_CHUNK) {
+        let hs: Vec<u64> = chunk.iter().map(|(h, _)| *h).collect();
+        for ((h, first), standing) in chunk.iter().zip(simhashes(&hs)?) {
+            if standing.is_empty() {
+                continue;
+            }
+            out.standing += standing.len();
+            for &o in join.sim_owners.get(h).into_iter().flatten() {
+                join.c.add_edges(&[*first], &[o]);
+            }
+            for d in standing.ids() {
+                join.c.add_edges(&[*first], &[node(d)?]);
+            }
+        }
+    }
+    (out.nodes, out.roots) = join.c.forest();
+    Ok(out)
 }
 
 /// Partitions as databases: the bulk reads of a distributed merge.
@@ -157,40 +223,13 @@ impl Index {
     ///
     /// # Errors
     /// Storage and corruption errors.
-    pub fn probe_forest(&self, mut join: ProbeJoin, doc_tag: u64) -> Result<ProbeForest> {
-        let mut out = ProbeForest::default();
-        let mut keys: Vec<([u8; 9], u64)> = std::mem::take(&mut join.keys).into_iter().collect();
-        keys.sort_unstable();
-        out.keys = keys.len() as u64;
-        for chunk in keys.chunks(PROBE_CHUNK) {
-            let ks: Vec<[u8; 9]> = chunk.iter().map(|(k, _)| *k).collect();
-            for ((_, first), standing) in chunk.iter().zip(self.posting_ids(&ks)?) {
-                out.standing += standing.len();
-                for d in &standing {
-                    join.c.add_edges(&[*first], &[doc_tag | u64::from(d)]);
-                }
-            }
-        }
-        let mut sims: Vec<(u64, u64)> = std::mem::take(&mut join.simhashes).into_iter().collect();
-        sims.sort_unstable();
-        out.simhashes = sims.len() as u64;
-        for chunk in sims.chunks(PROBE_CHUNK) {
-            let hs: Vec<u64> = chunk.iter().map(|(h, _)| *h).collect();
-            for ((h, first), standing) in chunk.iter().zip(self.simhash_ids(&hs)?) {
-                if standing.is_empty() {
-                    continue;
-                }
-                out.standing += standing.len();
-                for &o in join.sim_owners.get(h).into_iter().flatten() {
-                    join.c.add_edges(&[*first], &[o]);
-                }
-                for d in &standing {
-                    join.c.add_edges(&[*first], &[doc_tag | u64::from(d)]);
-                }
-            }
-        }
-        (out.nodes, out.roots) = join.c.forest();
-        Ok(out)
+    pub fn probe_forest(&self, join: ProbeJoin, doc_tag: u64) -> Result<ProbeForest> {
+        join_probes::<u32>(
+            join,
+            doc_tag,
+            |ks| self.posting_ids(ks),
+            |hs| self.simhash_ids(hs),
+        )
     }
 
     /// The pages filed under any of `keys`, over-frequent keys left out
@@ -292,44 +331,48 @@ impl Index {
     /// # Errors
     /// Storage and corruption errors.
     pub fn partition_rows(&self) -> Result<PartitionRows> {
-        use crate::storage::codec::{ClusterRecord, DocRecord};
-        use crate::storage::{cf, scan_options};
         self.registration.check_process()?;
-        let snap = self.db.snapshot();
-        let id_of = |name: &'static str, k: &[u8]| -> Result<u32> {
-            <[u8; 4]>::try_from(k)
-                .map(u32::from_be_bytes)
-                .map_err(|_| Error::corruption(name, k, "key is not 4 bytes"))
-        };
-        let mut pages = Vec::new();
-        let mut ro = scan_options();
-        ro.set_snapshot(&snap);
-        for item in self
-            .db
-            .iterator_cf_opt(self.cf(cf::DOCS), ro, rocksdb::IteratorMode::Start)
-        {
-            let (k, v) = item.map_err(|e| Error::storage("reading page records", e))?;
-            let rec = DocRecord::decode(cf::DOCS, &k, &v)?;
-            pages.push(PageRow {
-                doc: id_of(cf::DOCS, &k)?,
-                seq: rec.seq,
-                similar_to: (rec.similar_to != crate::storage::codec::NO_DOC)
-                    .then_some((rec.similar_to, rec.similar_seq)),
-                key: rec.key,
-                cluster: rec.cluster,
-            });
-        }
-        let mut clusters = Vec::new();
-        let mut ro = scan_options();
-        ro.set_snapshot(&snap);
-        for item in self
-            .db
-            .iterator_cf_opt(self.cf(cf::CLUSTERS), ro, rocksdb::IteratorMode::Start)
-        {
-            let (k, v) = item.map_err(|e| Error::storage("reading clusters", e))?;
-            let rec = ClusterRecord::decode(cf::CLUSTERS, &k, &v)?;
-            clusters.push((id_of(cf::CLUSTERS, &k)?, rec.representative));
-        }
-        Ok((pages, clusters))
+        scan_partition_rows(&self.db, self.cf(cf::DOCS), self.cf(cf::CLUSTERS))
     }
+}
+
+/// The pages and clusters a database of id width `I` holds, at one snapshot
+/// ([`crate::Index::partition_rows`], [`super::WidePartition::partition_rows`]).
+///
+/// # Errors
+/// Storage errors; [`Error::Corruption`] for a key or record that does not decode.
+pub(crate) fn scan_partition_rows<I: IdWidth>(
+    db: &rocksdb::DB,
+    docs: &rocksdb::ColumnFamily,
+    clusters_cf: &rocksdb::ColumnFamily,
+) -> Result<PartitionRows<I>> {
+    let snap = db.snapshot();
+    let id_of = |name: &'static str, k: &[u8]| -> Result<I> {
+        I::from_be(k)
+            .ok_or_else(|| Error::corruption(name, k, format!("key is not {} bytes", I::BYTES)))
+    };
+    let scan = |h: &rocksdb::ColumnFamily| {
+        let mut ro = scan_options();
+        ro.set_snapshot(&snap);
+        db.iterator_cf_opt(h, ro, rocksdb::IteratorMode::Start)
+    };
+    let mut pages = Vec::new();
+    for item in scan(docs) {
+        let (k, v) = item.map_err(|e| Error::storage("reading page records", e))?;
+        let rec = DocRecord::<I>::decode_as(cf::DOCS, &k, &v)?;
+        pages.push(PageRow {
+            doc: id_of(cf::DOCS, &k)?,
+            seq: rec.seq,
+            similar_to: (rec.similar_to != I::NONE).then_some((rec.similar_to, rec.similar_seq)),
+            key: rec.key,
+            cluster: rec.cluster,
+        });
+    }
+    let mut clusters = Vec::new();
+    for item in scan(clusters_cf) {
+        let (k, v) = item.map_err(|e| Error::storage("reading clusters", e))?;
+        let rec = ClusterRecord::<I>::decode_as(cf::CLUSTERS, &k, &v)?;
+        clusters.push((id_of(cf::CLUSTERS, &k)?, rec.representative));
+    }
+    Ok((pages, clusters))
 }

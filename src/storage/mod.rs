@@ -661,6 +661,18 @@ pub fn open_db(
     Ok((db, cache))
 }
 
+/// Writes a consistent snapshot of `db` to `dir`, which must not exist (RocksDB's checkpoint:
+/// hard links to the tables on the same file system): an index's or a partition's checkpoint.
+///
+/// # Errors
+/// Storage errors (among them an existing `dir`).
+pub(crate) fn checkpoint(db: &DB, dir: &Path) -> Result<()> {
+    let cp = rocksdb::checkpoint::Checkpoint::new(db)
+        .map_err(|e| Error::storage("preparing a checkpoint", e))?;
+    cp.create_checkpoint(dir)
+        .map_err(|e| Error::storage(format!("writing a checkpoint to {}", dir.display()), e))
+}
+
 /// Opens a database read-only (a snapshot): nothing in `path` is written.
 ///
 /// # Errors

@@ -29,14 +29,7 @@ impl Index {
     /// [`Error::Storage`] when the checkpoint cannot be made.
     pub fn checkpoint(&self, dir: impl AsRef<Path>) -> Result<()> {
         self.registration.check_process()?;
-        let cp = rocksdb::checkpoint::Checkpoint::new(&self.db)
-            .map_err(|e| Error::storage("preparing a checkpoint", e))?;
-        cp.create_checkpoint(dir.as_ref()).map_err(|e| {
-            Error::storage(
-                format!("writing a checkpoint to {}", dir.as_ref().display()),
-                e,
-            )
-        })
+        storage::checkpoint(&self.db, dir.as_ref())
     }
 
     /// Sets a mutable option of a column family.

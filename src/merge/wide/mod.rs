@@ -76,14 +76,20 @@ pub struct WidePartition {
     registration: Registration,
 }
 
-/// The counters of a partition's `meta` (8-byte big-endian values).
+/// The counters every partition of a distributed index holds in its `meta` (8-byte big-endian
+/// values; [`WidePartition::counters`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(crate) struct WideCounters {
-    pub(crate) next_doc: u64,
-    pub(crate) next_cluster: u64,
-    pub(crate) live_docs: u64,
-    pub(crate) live_clusters: u64,
-    pub(crate) next_seq: u64,
+pub struct WideCounters {
+    /// The next page id the index gives out (past every id given).
+    pub next_doc: u64,
+    /// The next cluster id.
+    pub next_cluster: u64,
+    /// Pages the whole index holds.
+    pub live_docs: u64,
+    /// Clusters the whole index holds.
+    pub live_clusters: u64,
+    /// The next insertion number.
+    pub next_seq: u64,
 }
 
 impl WidePartition {
@@ -397,13 +403,26 @@ impl WidePartition {
             .map_err(|e| Error::storage("reading meta", e))
     }
 
-    /// The counters as stored (absent ones 0).
+    /// The counters as stored (absent ones 0): the whole index's, as every partition holds
+    /// them after the same batches.
     ///
     /// # Errors
     /// Storage errors, [`Error::Corruption`] for a value that is not 8 bytes.
-    pub(crate) fn counters(&self) -> Result<WideCounters> {
+    pub fn counters(&self) -> Result<WideCounters> {
         self.registration.check_process()?;
         self.counters_at(&self.db.snapshot())
+    }
+
+    /// Writes a consistent snapshot of the partition to `dir`, which must not exist (RocksDB's
+    /// checkpoint: hard links to the tables where `dir` is on the same file system), as
+    /// [`crate::Index::checkpoint`]; what `neardup.ray` uploads after a committed batch and
+    /// restores a lost partition from.
+    ///
+    /// # Errors
+    /// Storage errors (among them an existing `dir`).
+    pub fn checkpoint(&self, dir: impl AsRef<Path>) -> Result<()> {
+        self.registration.check_process()?;
+        storage::checkpoint(&self.db, dir.as_ref())
     }
 
     /// Refuses a write in a child after `fork`, after a failed write, or in a read-only handle.

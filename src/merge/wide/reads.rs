@@ -7,7 +7,7 @@
 use roaring::RoaringTreemap;
 
 use super::WidePartition;
-use crate::merge::FiledPage;
+use crate::merge::{FiledPage, PartitionRows, ProbeForest, ProbeJoin};
 use crate::storage::codec::{self, ClusterRecord, DocRecord};
 use crate::storage::width::{decode_wide_id, wide_id_key, WideClusterId, WideDocId};
 use crate::storage::{self, cf, SimhashTables};
@@ -191,5 +191,36 @@ impl WidePartition {
                     .transpose()
             })
             .collect()
+    }
+}
+
+/// A key partition's share of S3 and a doc partition's rows, as [`crate::Index`] gives them for
+/// a partition of `u32` ids (`merge/reach.rs`, one body for both widths).
+impl WidePartition {
+    /// A key partition's share of S3 (SCALEOUT §5 S2–S3; issue #34 item 4), as
+    /// [`crate::Index::probe_forest`]: the probes of `join` joined through this partition's
+    /// postings (over-frequent keys left out) and simhash tables, standing page `d` as node
+    /// `doc_tag | d`, [`crate::merge::PROBE_CHUNK`] keys at a time.
+    ///
+    /// # Errors
+    /// Storage and corruption errors; [`Error::InvalidArgument`] for a standing page id of
+    /// 2⁵⁶ or more ([`crate::merge::NODE_ID_BITS`]).
+    pub fn probe_forest(&self, join: ProbeJoin, doc_tag: u64) -> Result<ProbeForest> {
+        crate::merge::reach::join_probes::<u64>(
+            join,
+            doc_tag,
+            |ks| self.posting_ids(ks),
+            |hs| self.simhash_ids(hs),
+        )
+    }
+
+    /// The pages (by id) and clusters (id and representative's page id) this partition holds,
+    /// at one snapshot, as [`crate::Index::partition_rows`].
+    ///
+    /// # Errors
+    /// Storage errors; [`Error::Corruption`] for a key or record that does not decode.
+    pub fn partition_rows(&self) -> Result<PartitionRows<u64>> {
+        self.registration.check_process()?;
+        crate::merge::reach::scan_partition_rows(&self.db, self.cf(cf::DOCS), self.cf(cf::CLUSTERS))
     }
 }
