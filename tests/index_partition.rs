@@ -380,6 +380,7 @@ fn components_decided_in_separate_scratch_indexes_give_the_single_nodes_clusters
         }),
         live_docs: stats.pages,
         live_clusters: stats.clusters,
+        wide: false,
     };
     // The components of the day (SCALEOUT §5 S3): pages and deletes joined when what they reach
     // in the standing index meets, or when two pages share a key or a simhash block; packed into
@@ -650,6 +651,7 @@ fn unit_logs_below_the_batch_start_are_refused() {
         next_seq: 10,
         live_docs: 8,
         live_clusters: 4,
+        wide: false,
     };
     let low = vec![LogOp::<u64>::Counter(LogCounter::NextDoc(3))];
     assert!(combine_unit_logs(base, vec![low]).is_err());
@@ -668,6 +670,7 @@ fn a_batch_past_the_partitions_ids_is_full() {
         next_seq: 10,
         live_docs: 8,
         live_clusters: 4,
+        wide: false,
     };
     let units = |docs| {
         [neardup::merge::UnitTotals {
@@ -682,6 +685,20 @@ fn a_batch_past_the_partitions_ids_is_full() {
     assert_eq!(last[0], LogOp::Counter(LogCounter::NextDoc(limit)));
     assert!(matches!(
         batch_counters(base, &units(3)),
+        Err(neardup::Error::Full)
+    ));
+    // Partitions of 64-bit ids (format 7) take the batch, up to S3's node space.
+    let wide = BatchBase { wide: true, ..base };
+    let past = batch_counters(wide, &units(3)).unwrap();
+    assert_eq!(past[0], LogOp::Counter(LogCounter::NextDoc(limit + 1)));
+    let top = neardup::merge::MAX_WIDE_ALLOCATOR;
+    let near_top = BatchBase {
+        next_doc: top - 2,
+        ..wide
+    };
+    assert!(batch_counters(near_top, &units(2)).is_ok());
+    assert!(matches!(
+        batch_counters(near_top, &units(3)),
         Err(neardup::Error::Full)
     ));
 }

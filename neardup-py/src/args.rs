@@ -90,6 +90,9 @@ args! {
     pages: Vec<u32> => "a list of page ids";
     clusters: Vec<u32> => "a list of cluster ids";
     ids: Vec<u32> => "a list of page ids";
+    wide_pages("pages"): Vec<u64> => "a list of page ids (ints from 0 to 2**64 - 1)";
+    wide_clusters("clusters"): Vec<u64> => "a list of cluster ids (ints from 0 to 2**64 - 1)";
+    wide_ids("ids"): Vec<u64> => "a list of page ids (ints from 0 to 2**64 - 1)";
     keys: Vec<String> => "a list of str";
     gone: Vec<String> => "a list of str";
     is_html: bool => "a bool";

@@ -3,7 +3,7 @@
 //! ``tobytes()``; ``numpy.frombuffer`` reads the answers), never a Python call per edge.
 
 use pyo3::prelude::*;
-use pyo3::types::PyBytes;
+use pyo3::types::{PyBytes, PyDict, PyTuple};
 
 use crate::errors::{invalid, IntoPy};
 
@@ -144,7 +144,7 @@ pub(crate) fn close_simhash_pairs<'py>(
 
 /// A key partition's probes for S3 (``neardup.ProbeJoin``): posting keys and simhashes added
 /// block by block, each with its ``uint64`` owner node, then joined through the partition's
-/// postings by ``Index.probe_forest``. It holds the distinct keys and simhashes and the
+/// postings by ``Index.probe_forest`` or ``Partition.probe_forest``. It holds the distinct keys and simhashes and the
 /// union-find of their owners, never the probes.
 #[pyclass(name = "ProbeJoin", module = "neardup._neardup")]
 #[derive(Default)]
@@ -175,4 +175,18 @@ impl PyProbeJoin {
         py.detach(|| inner.add_simhashes(&simhashes, &owners))
             .py(py)
     }
+}
+
+/// A key partition's share of S3 as ``probe_forest`` returns it: ``(nodes, roots, counts)``,
+/// ``uint64`` bytes for ``neardup.Components.merge_forest`` and the distinct ``keys`` and
+/// ``simhashes`` looked up and the ``standing`` pages found.
+pub(crate) fn forest_tuple<'py>(
+    py: Python<'py>,
+    f: neardup::merge::ProbeForest,
+) -> PyResult<Bound<'py, PyTuple>> {
+    let counts = PyDict::new(py);
+    counts.set_item("keys", f.keys)?;
+    counts.set_item("simhashes", f.simhashes)?;
+    counts.set_item("standing", f.standing)?;
+    (u64_bytes(py, &f.nodes), u64_bytes(py, &f.roots), counts).into_pyobject(py)
 }

@@ -256,6 +256,78 @@ fn probe_page<'a>(body: &'a Body, key: &'a str, host: &'a str) -> Page<'a> {
     }
 }
 
+/// The options of ``neardup.Index(path, **options)`` (and ``neardup.Partition``): ``None``
+/// when none are given. ``method="shingle"`` stands for ``signature={"method": ...}``, as the
+/// CLI's ``--method``.
+pub(crate) fn index_options(
+    py: Python<'_>,
+    options: Option<&Bound<'_, PyDict>>,
+) -> PyResult<Option<IndexOptions>> {
+    if !options.is_some_and(|o| !o.is_empty()) {
+        return Ok(None);
+    }
+    let o = options.map(|o| o.copy()).transpose()?;
+    if let Some(o) = &o {
+        if let Some(m) = o.get_item("method")? {
+            o.del_item("method")?;
+            let sig = match o.get_item("signature")? {
+                Some(s) => s.cast::<PyDict>()?.copy()?,
+                None => PyDict::new(py),
+            };
+            sig.set_item("method", m)?;
+            o.set_item("signature", sig)?;
+        }
+    }
+    Ok(Some(options::from_kwargs(py, o.as_ref())?))
+}
+
+/// A doc partition's rows (either id width) as ``partition_rows`` returns them: ``(pages,
+/// clusters)``, dicts of lists.
+pub(crate) fn rows_tuple<'py, I: neardup::merge::IdWidth>(
+    py: Python<'py>,
+    rows: neardup::merge::PartitionRows<I>,
+) -> PyResult<Bound<'py, PyTuple>> {
+    let (pages, clusters) = rows;
+    let p = PyDict::new(py);
+    p.set_item(
+        "doc",
+        pages.iter().map(|r| r.doc.to_u64()).collect::<Vec<_>>(),
+    )?;
+    p.set_item(
+        "key",
+        pages.iter().map(|r| r.key.as_str()).collect::<Vec<_>>(),
+    )?;
+    p.set_item(
+        "cluster",
+        pages.iter().map(|r| r.cluster.to_u64()).collect::<Vec<_>>(),
+    )?;
+    p.set_item("seq", pages.iter().map(|r| r.seq).collect::<Vec<_>>())?;
+    p.set_item(
+        "similar_to",
+        pages
+            .iter()
+            .map(|r| r.similar_to.map(|s| s.0.to_u64()))
+            .collect::<Vec<_>>(),
+    )?;
+    p.set_item(
+        "similar_seq",
+        pages
+            .iter()
+            .map(|r| r.similar_to.map(|s| s.1))
+            .collect::<Vec<_>>(),
+    )?;
+    let c = PyDict::new(py);
+    c.set_item(
+        "cluster",
+        clusters.iter().map(|r| r.0.to_u64()).collect::<Vec<_>>(),
+    )?;
+    c.set_item(
+        "representative",
+        clusters.iter().map(|r| r.1.to_u64()).collect::<Vec<_>>(),
+    )?;
+    PyTuple::new(py, [p.into_any(), c.into_any()])
+}
+
 #[pymethods]
 impl PyIndex {
     #[new]
@@ -266,25 +338,8 @@ impl PyIndex {
         #[pyo3(from_py_with = args::read_only)] read_only: bool,
         options: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Self> {
-        let given = options.is_some_and(|o| !o.is_empty());
-        let opts: Option<IndexOptions> = if given {
-            // `method="shingle"` stands for `signature={"method": ...}`, as the CLI's --method.
-            let o = options.map(|o| o.copy()).transpose()?;
-            if let Some(o) = &o {
-                if let Some(m) = o.get_item("method")? {
-                    o.del_item("method")?;
-                    let sig = match o.get_item("signature")? {
-                        Some(s) => s.cast::<PyDict>()?.copy()?,
-                        None => PyDict::new(py),
-                    };
-                    sig.set_item("method", m)?;
-                    o.set_item("signature", sig)?;
-                }
-            }
-            Some(options::from_kwargs(py, o.as_ref())?)
-        } else {
-            None
-        };
+        let opts = index_options(py, options)?;
+        let given = opts.is_some();
         if read_only && given {
             return Err(invalid(
                 py,
@@ -816,16 +871,7 @@ impl PyIndex {
         #[pyo3(from_py_with = args::part)] part: u32,
     ) -> PyResult<()> {
         let ix = self.ix(py)?;
-        let role = match role.as_str() {
-            "key" => neardup::merge::Role::Key(part),
-            "doc" => neardup::merge::Role::Doc(part),
-            other => {
-                return Err(invalid(
-                    py,
-                    format!("role must be \"key\" or \"doc\", not {other:?}"),
-                ))
-            }
-        };
+        let role = crate::wide::role_of(py, &role, part)?;
         let p = neardup::merge::Partition::new(layout.inner, role).py(py)?;
         py.detach(|| ix.set_partition(p)).py(py)
     }
@@ -835,13 +881,7 @@ impl PyIndex {
     #[getter]
     fn partition(&self, py: Python<'_>) -> PyResult<Option<(&'static str, u32, u32, u32)>> {
         let ix = self.ix(py)?;
-        Ok(ix.partition().py(py)?.map(|p| {
-            let (role, n) = match p.role {
-                neardup::merge::Role::Key(n) => ("key", n),
-                neardup::merge::Role::Doc(n) => ("doc", n),
-            };
-            (role, n, p.layout.key_parts(), p.layout.doc_parts())
-        }))
+        Ok(ix.partition().py(py)?.map(crate::wide::place_of))
     }
 
     /// The page ids filed under any of the 9-byte posting keys of ``packed`` (their
@@ -897,15 +937,10 @@ impl PyIndex {
         mut join: PyRefMut<'py, crate::components::PyProbeJoin>,
         doc_tag: u64,
     ) -> PyResult<Bound<'py, PyTuple>> {
-        use crate::components::u64_bytes;
         let ix = self.ix(py)?;
         let join = std::mem::take(&mut join.inner);
         let f = py.detach(|| ix.probe_forest(join, doc_tag)).py(py)?;
-        let counts = PyDict::new(py);
-        counts.set_item("keys", f.keys)?;
-        counts.set_item("simhashes", f.simhashes)?;
-        counts.set_item("standing", f.standing)?;
-        (u64_bytes(py, &f.nodes), u64_bytes(py, &f.roots), counts).into_pyobject(py)
+        crate::components::forest_tuple(py, f)
     }
 
     /// Of each simhash, the page ids within the simhash distance of it among the entries this
@@ -1020,39 +1055,8 @@ impl PyIndex {
     /// hold).
     fn partition_rows<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
         let ix = self.ix(py)?;
-        let (pages, clusters) = py.detach(|| ix.partition_rows()).py(py)?;
-        let p = PyDict::new(py);
-        p.set_item("doc", pages.iter().map(|r| r.doc).collect::<Vec<_>>())?;
-        p.set_item(
-            "key",
-            pages.iter().map(|r| r.key.as_str()).collect::<Vec<_>>(),
-        )?;
-        p.set_item(
-            "cluster",
-            pages.iter().map(|r| r.cluster).collect::<Vec<_>>(),
-        )?;
-        p.set_item("seq", pages.iter().map(|r| r.seq).collect::<Vec<_>>())?;
-        p.set_item(
-            "similar_to",
-            pages
-                .iter()
-                .map(|r| r.similar_to.map(|s| s.0))
-                .collect::<Vec<_>>(),
-        )?;
-        p.set_item(
-            "similar_seq",
-            pages
-                .iter()
-                .map(|r| r.similar_to.map(|s| s.1))
-                .collect::<Vec<_>>(),
-        )?;
-        let c = PyDict::new(py);
-        c.set_item("cluster", clusters.iter().map(|r| r.0).collect::<Vec<_>>())?;
-        c.set_item(
-            "representative",
-            clusters.iter().map(|r| r.1).collect::<Vec<_>>(),
-        )?;
-        PyTuple::new(py, [p.into_any(), c.into_any()])
+        let rows = py.detach(|| ix.partition_rows()).py(py)?;
+        rows_tuple(py, rows)
     }
 
     /// Closes the index (after the calls still running on it return). Later calls raise

@@ -17,6 +17,7 @@ mod jsonl;
 mod options;
 mod partition;
 mod types;
+mod wide;
 
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString};
@@ -337,6 +338,7 @@ fn _neardup(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_signatures_columns, m)?)?;
     m.add_function(wrap_pyfunction!(state_diff, m)?)?;
     m.add_class::<partition::PyLayout>()?;
+    m.add_class::<wide::PyPartition>()?;
     m.add_function(wrap_pyfunction!(partition::combine_seed_logs, m)?)?;
     m.add_class::<partition::PyScratchIds>()?;
     m.add_function(wrap_pyfunction!(partition::scratch_seed, m)?)?;

@@ -272,7 +272,8 @@ fn id_map(m: &HashMap<String, Vec<u64>>) -> neardup::merge::IdMap {
 }
 
 /// A batch's start from Python (``next_doc``, ``next_cluster``, ``next_seq``, ``live_docs``,
-/// ``live_clusters``).
+/// ``live_clusters``; ``wide``: 1 when the partitions store 64-bit ids, format 7, so the batch's
+/// allocators may pass 2³²).
 fn batch_base(py: Python<'_>, base: &HashMap<String, u64>) -> PyResult<neardup::merge::BatchBase> {
     let get = |name: &str| -> PyResult<u64> {
         base.get(name)
@@ -285,6 +286,7 @@ fn batch_base(py: Python<'_>, base: &HashMap<String, u64>) -> PyResult<neardup::
         next_seq: get("next_seq")?,
         live_docs: get("live_docs")?,
         live_clusters: get("live_clusters")?,
+        wide: base.get("wide").is_some_and(|&w| w != 0),
     })
 }
 

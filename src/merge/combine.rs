@@ -136,6 +136,9 @@ pub struct BatchBase {
     pub live_docs: u64,
     /// Live clusters.
     pub live_clusters: u64,
+    /// The partitions store `u64` ids (format 7, [`super::WidePartition`]): the batch's
+    /// allocators may reach [`MAX_WIDE_ALLOCATOR`], not only [`MAX_PARTITION_ALLOCATOR`].
+    pub wide: bool,
 }
 
 /// The ids a work unit gave out, or the offsets its ids move by.
@@ -234,12 +237,17 @@ pub fn remap_unit_log(
 /// partition's log is written — not when a partition meets the first id it cannot store.
 pub const MAX_PARTITION_ALLOCATOR: Gid = u32::MAX as Gid;
 
+/// The largest allocator value a batch may leave when its partitions store `u64` ids (format 7,
+/// [`BatchBase::wide`]): 2⁵⁶, the ids S3's nodes hold below their kind
+/// ([`super::NODE_ID_BITS`]) — 7.2 × 10¹⁶ pages, some 2 × 10⁵ years at 10⁹ pages a day.
+pub const MAX_WIDE_ALLOCATOR: Gid = 1 << super::NODE_ID_BITS;
+
 /// The counters of a batch log whose units gave out and changed `units`: the allocators past
 /// every unit's ids, the live counts changed by every unit.
 ///
 /// # Errors
 /// [`Error::Full`] when the ids overflow, or pass what the partitions store
-/// ([`MAX_PARTITION_ALLOCATOR`]).
+/// ([`MAX_PARTITION_ALLOCATOR`], or [`MAX_WIDE_ALLOCATOR`] with [`BatchBase::wide`]).
 pub fn batch_counters(base: BatchBase, units: &[UnitTotals]) -> Result<Vec<LogOp<Gid>>> {
     let mut gave = Ids::default();
     let (mut live_docs, mut live_clusters) =
@@ -252,9 +260,14 @@ pub fn batch_counters(base: BatchBase, units: &[UnitTotals]) -> Result<Vec<LogOp
         live_clusters += i128::from(t.live_clusters);
     }
     let count = |v: i128| v.clamp(0, i128::from(u64::MAX)) as u64;
+    let limit = if base.wide {
+        MAX_WIDE_ALLOCATOR
+    } else {
+        MAX_PARTITION_ALLOCATOR
+    };
     let allocator = |base: Gid, gave: u64| {
         base.checked_add(gave)
-            .filter(|&n| n <= MAX_PARTITION_ALLOCATOR)
+            .filter(|&n| n <= limit)
             .ok_or(Error::Full)
     };
     Ok(vec![

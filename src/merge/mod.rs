@@ -44,6 +44,9 @@ mod walk;
 mod wide;
 
 pub use crate::index::{AllocatedId, Allocation};
+/// The width of page and cluster ids (`u32`, or `u64` in a distributed index's partitions) that
+/// the generic logs, rows and partitions take.
+pub use crate::storage::width::IdWidth;
 pub use check::{
     Digest, PartitionCheck, DIGEST_BUCKETS, KIND_KEY, KIND_MEMBER, KIND_NAMES, KIND_POSTING,
     KIND_SIMHASH,
@@ -51,7 +54,7 @@ pub use check::{
 pub use combine::{
     batch_counters, combine_seed_logs, combine_unit_logs, combine_unit_logs_mapped, remap_unit_log,
     route_unit_log, route_unit_log_file, BatchBase, IdMap, RoutedBytes, RoutedFile, UnitTotals,
-    MAX_PARTITION_ALLOCATOR,
+    MAX_PARTITION_ALLOCATOR, MAX_WIDE_ALLOCATOR,
 };
 pub use components::{close_simhash_pairs, Components};
 pub use export::{

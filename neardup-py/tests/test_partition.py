@@ -1,0 +1,112 @@
+"""`neardup.Partition`: one partition of a distributed index with 64-bit ids (format 7, issue #34
+item 5). A whole index's state cut by `Layout.route` and applied to format 7 partitions answers
+every look-up of the merge as the format 6 partitions (`neardup.Index` with `set_partition`)
+holding the same rows; each database refuses the other's handle; a partition opens as the
+partition it is."""
+
+import pickle
+
+import numpy as np
+import pytest
+
+import neardup
+
+from test_batch import pages
+
+
+def _parts(tmp_path, layout, make):
+    """Every partition of `layout`, by (role, part), made by `make(path, role, part)`."""
+    roles = [("key", n) for n in range(layout.key_parts)] + [("doc", n) for n in range(layout.doc_parts)]
+    return {(r, n): make(str(tmp_path / f"{r}-{n}"), r, n) for r, n in roles}
+
+
+def test_partitions_of_either_width_answer_alike(tmp_path):
+    with neardup.Index(tmp_path / "whole", sync_writes=False) as whole:
+        day = pages(30)
+        whole.insert_many(day, order="input", progress=False)
+        state = whole.state_log()
+        want_stats = whole.stats()
+    layout = neardup.Layout(2, 3)
+    keys_logs, doc_logs = layout.route(state)
+
+    def narrow(path, role, part):
+        ix = neardup.Index(path, sync_writes=False)
+        ix.set_partition(layout, role, part)
+        return ix
+
+    def wide(path, role, part):
+        return neardup.Partition(path, layout, role, part)
+
+    n = _parts(tmp_path / "n", layout, narrow)
+    w = _parts(tmp_path / "w", layout, wide)
+    for (role, part), p in w.items():
+        log = (keys_logs if role == "key" else doc_logs)[part]
+        assert p.applied_batch() is None
+        assert p.apply_log(1, log) and not p.apply_log(1, log)
+        assert p.applied_batch() == 1
+        assert n[(role, part)].apply_log(1, log)
+        assert p.partition == (role, part, 2, 3)
+        assert p.stats()["pages"] == want_stats["pages"] == len(p)
+        assert p.stats()["clusters"] == want_stats["clusters"]
+    packed = b"".join(
+        f[1] for d in range(layout.doc_parts) for f in w[("doc", d)].filed_pages(list(range(40))) if f
+    )
+    assert packed
+    sims = []
+    for d in range(layout.doc_parts):
+        a, b = w[("doc", d)], n[("doc", d)]
+        ids = list(range(40))
+        assert a.filed_pages(ids) == b.filed_pages(ids)
+        sims += [f[0] for f in a.filed_pages(ids) if f]
+        assert a.page_clusters(ids) == b.page_clusters(ids)
+        assert a.cluster_member_ids(ids) == b.cluster_member_ids(ids)
+        names = [p["id"] for p in day] + ["no-such-page"]
+        assert a.key_ids(names) == b.key_ids(names)
+        assert a.partition_rows() == b.partition_rows()
+        assert a.seed_log([], []) and b.seed_log([], [])
+    assert any(w[("doc", d)].partition_rows()[0]["doc"] for d in range(layout.doc_parts))
+    for k in range(layout.key_parts):
+        a, b = w[("key", k)], n[("key", k)]
+        assert a.posting_ids(packed) == b.posting_ids(packed)
+        assert a.simhash_ids(sims) == b.simhash_ids(sims)
+        forests = []
+        for p in (a, b):
+            join = neardup.ProbeJoin()
+            owners = np.arange(len(packed) // 9, dtype=np.uint64) | np.uint64(1 << 56)
+            join.add_keys(packed, owners.tobytes())
+            forests.append(p.probe_forest(join, 0))
+        assert forests[0] == forests[1] and forests[0][2]["keys"] > 0
+    for p in list(n.values()) + list(w.values()):
+        p.close()
+
+
+def test_a_partition_opens_as_what_it_is(tmp_path):
+    layout = neardup.Layout(2, 2)
+    path = tmp_path / "doc-1"
+    with neardup.Partition(path, layout, "doc", 1) as p:
+        assert not p.closed
+        with pytest.raises(TypeError, match="cannot be pickled"):
+            pickle.dumps(p)
+        p.checkpoint(tmp_path / "shot")
+    assert p.closed
+    with pytest.raises(neardup.InvalidArgumentError, match="closed"):
+        p.stats()
+    # Opened again with its stored configuration, as the partition it is and no other.
+    with neardup.Partition(path, layout, "doc", 1) as p:
+        assert p.partition == ("doc", 1, 2, 2) and len(p) == 0
+    with pytest.raises(neardup.InvalidArgumentError, match="holds doc partition 1"):
+        neardup.Partition(path, layout, "key", 1)
+    with pytest.raises(neardup.InvalidArgumentError, match="holds doc partition 1"):
+        neardup.Partition(path, neardup.Layout(2, 3), "doc", 1)
+    with neardup.Partition(tmp_path / "shot", layout, "doc", 1, read_only=True) as shot:
+        assert shot.partition == ("doc", 1, 2, 2)
+    # Each database refuses the other's handle, nothing written.
+    with pytest.raises(neardup.IncompatibleFormatError):
+        neardup.Index(path)
+    neardup.Index(tmp_path / "single").close()
+    with pytest.raises(neardup.IncompatibleFormatError):
+        neardup.Partition(tmp_path / "single", layout, "doc", 0)
+    with pytest.raises(neardup.InvalidArgumentError, match="role"):
+        neardup.Partition(tmp_path / "other", layout, "page", 0)
+    with pytest.raises(neardup.InvalidArgumentError):
+        neardup.Partition(tmp_path / "other", layout, "doc", 5)
