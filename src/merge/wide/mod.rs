@@ -26,6 +26,7 @@
 mod apply;
 mod reads;
 mod state;
+mod store;
 #[cfg(test)]
 mod tests;
 
