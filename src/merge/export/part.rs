@@ -19,11 +19,11 @@ const TRAILER: u32 = u32::MAX;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ExportKind {
-    /// A page's key and its target's key ([`Index::export`]): payload `key length: u32, key,
-    /// target key`.
+    /// A page's key and its target's key ([`crate::Index::export`]): payload `key length: u32,
+    /// key, target key`.
     Pages,
     /// A cluster's representative's key and its members' keys in id order
-    /// ([`Index::export_clusters`]): payload `representative length: u32, representative,
+    /// ([`crate::Index::export_clusters`]): payload `representative length: u32, representative,
     /// members: u32`, then each member as `length: u32, key`.
     Clusters,
     /// A page's key, cluster and insertion number (no reference to resolve): payload
