@@ -8,8 +8,9 @@ use std::path::Path;
 
 use common::*;
 use neardup::merge::{
-    encode_log, ApplyOutcome, Layout, LogCounter, LogFileWriter, LogOp, PageRow, Partition,
-    ProbeJoin, Role, WidePartition,
+    encode_log, merge_export_parts, merge_export_tsv, ApplyOutcome, ExportKind, Layout, LogCounter,
+    LogFileWriter, LogOp, PageRow, Partition, PartitionCheck, ProbeJoin, Role, WidePartition,
+    KIND_MEMBER,
 };
 use neardup::{BatchOptions, BatchOrder, Error, Index, IndexOptions, OrderScope};
 
@@ -788,4 +789,219 @@ fn dir_listing(dir: &Path) -> Vec<(String, u64)> {
         .collect();
     out.sort();
     out
+}
+
+/// The distributed whole-index operations on partitions of either width (SCALEOUT §9).
+trait Distributed {
+    fn frequent(&self) -> Vec<[u8; 9]>;
+    fn check(&self, layout: &Layout, frequent: &[[u8; 9]]) -> PartitionCheck;
+    fn asks(&self, layout: &Layout, kind: ExportKind) -> Vec<Vec<u8>>;
+    fn replies(&self, layout: &Layout, asks: &[&[u8]]) -> Vec<Vec<u8>>;
+    fn cluster_replies(&self, layout: &Layout, asks: &[&[u8]], replies: &[&[u8]]) -> Vec<Vec<u8>>;
+    fn part(&self, layout: &Layout, kind: ExportKind, r: &[&[u8]], c: &[&[u8]]) -> Vec<u8>;
+}
+
+macro_rules! distributed {
+    ($t:ty) => {
+        impl Distributed for $t {
+            fn frequent(&self) -> Vec<[u8; 9]> {
+                self.partition_frequent().unwrap()
+            }
+            fn check(&self, layout: &Layout, frequent: &[[u8; 9]]) -> PartitionCheck {
+                self.partition_check(layout, frequent).unwrap()
+            }
+            fn asks(&self, layout: &Layout, kind: ExportKind) -> Vec<Vec<u8>> {
+                self.export_asks(layout, kind).unwrap()
+            }
+            fn replies(&self, layout: &Layout, asks: &[&[u8]]) -> Vec<Vec<u8>> {
+                self.export_replies(layout, asks).unwrap()
+            }
+            fn cluster_replies(
+                &self,
+                layout: &Layout,
+                asks: &[&[u8]],
+                replies: &[&[u8]],
+            ) -> Vec<Vec<u8>> {
+                self.export_cluster_replies(layout, asks, replies).unwrap()
+            }
+            fn part(&self, layout: &Layout, kind: ExportKind, r: &[&[u8]], c: &[&[u8]]) -> Vec<u8> {
+                let mut out = Vec::new();
+                self.export_part(layout, kind, r, c, &mut out, "part".into())
+                    .unwrap();
+                out
+            }
+        }
+    };
+}
+distributed!(Index);
+distributed!(WidePartition);
+
+/// Every partition's check (key partitions first), given every key partition's over-frequent
+/// keys.
+fn checks<D: Distributed>(layout: &Layout, parts: &[D]) -> Vec<PartitionCheck> {
+    let frequent: Vec<[u8; 9]> = parts[..layout.key_parts() as usize]
+        .iter()
+        .flat_map(D::frequent)
+        .collect();
+    parts.iter().map(|p| p.check(layout, &frequent)).collect()
+}
+
+/// Whether every digest a doc partition files equals the one its holder keeps of it.
+fn digests_pair(layout: &Layout, reports: &[PartitionCheck]) -> bool {
+    let k = layout.key_parts();
+    let (mut filed, mut held) = (Vec::new(), Vec::new());
+    for (i, r) in reports.iter().enumerate() {
+        for d in &r.digests {
+            let holder = |n: u32| if d.kind >= KIND_MEMBER { k + n } else { n };
+            if d.filed {
+                filed.push(((d.kind, i as u32, holder(d.peer)), d.buckets.clone()));
+            } else {
+                held.push(((d.kind, k + d.peer, i as u32), d.buckets.clone()));
+            }
+        }
+    }
+    filed.sort();
+    held.sort();
+    !filed.is_empty() && filed == held
+}
+
+/// Steps 1–4 of the export over the doc partitions: each one's part.
+fn export_parts<D: Distributed>(layout: &Layout, docs: &[D], kind: ExportKind) -> Vec<Vec<u8>> {
+    let to =
+        |msgs: &[Vec<Vec<u8>>], p: usize| msgs.iter().map(|m| m[p].clone()).collect::<Vec<_>>();
+    let asks: Vec<Vec<Vec<u8>>> = docs.iter().map(|d| d.asks(layout, kind)).collect();
+    let replies: Vec<Vec<Vec<u8>>> = (0..docs.len())
+        .map(|p| docs[p].replies(layout, &refs(&to(&asks, p))))
+        .collect();
+    let cluster_replies: Vec<Vec<Vec<u8>>> = (0..docs.len())
+        .map(|p| {
+            let mine = to(&replies, p);
+            docs[p].cluster_replies(layout, &refs(&to(&asks, p)), &refs(&mine))
+        })
+        .collect();
+    (0..docs.len())
+        .map(|p| {
+            let (r, c) = (to(&replies, p), to(&cluster_replies, p));
+            docs[p].part(layout, kind, &refs(&r), &refs(&c))
+        })
+        .collect()
+}
+
+fn refs(v: &[Vec<u8>]) -> Vec<&[u8]> {
+    v.iter().map(Vec::as_slice).collect()
+}
+
+fn export_tsv(parts: &[Vec<u8>]) -> String {
+    let named = parts
+        .iter()
+        .enumerate()
+        .map(|(i, p)| (format!("doc-{i}"), p.as_slice()))
+        .collect();
+    let mut out = Vec::new();
+    merge_export_tsv(named, &mut out, "out.tsv".into()).unwrap();
+    String::from_utf8(out).unwrap()
+}
+
+/// Issue #34 item 5, SCALEOUT §9: after the two batches (deletes, hand-overs, postings changed
+/// by operands), format 7 partitions report the same checks as format 6 ones holding the same
+/// state — clean, their digests paired and equal — and exchange the same export messages and
+/// parts, byte for byte, whose merge is the single node's export. With every id above 2³² the
+/// check is as clean and the export the same.
+#[test]
+fn the_check_and_the_export_are_the_same_in_either_width() {
+    let dir = tempfile::tempdir().unwrap();
+    let ix = whole(&dir.path().join("whole"));
+    let first = wide(ix.state_log().unwrap());
+    let second = wide(second_batch(&ix));
+    let mut expected = String::new();
+    ix.export(|k, r| expected.push_str(&format!("{k}\t{r}\n")))
+        .unwrap();
+    let layout = Layout::new(3, 2, 3).unwrap();
+    let build = |by: u64, prefix: &str| {
+        let (a, b) = (
+            layout.route(&shifted(first.clone(), by)),
+            layout.route(&shifted(second.clone(), by)),
+        );
+        let mut narrow_parts = Vec::new();
+        let mut wide_parts = Vec::new();
+        for role in roles(layout) {
+            let p = Partition::new(layout, role).unwrap();
+            let w = dir.path().join(format!("{prefix}w-{}", name(role)));
+            let w = WidePartition::create(w, &options(), p).unwrap();
+            w.apply_log(1, &part(&a, role)).unwrap();
+            w.apply_log(2, &part(&b, role)).unwrap();
+            wide_parts.push(w);
+            if by == 0 {
+                let n = dir.path().join(format!("{prefix}n-{}", name(role)));
+                let n = Index::open(n, options()).unwrap();
+                n.set_partition(p).unwrap();
+                n.apply_log(1, &narrow(part(&a, role))).unwrap();
+                n.apply_log(2, &narrow(part(&b, role))).unwrap();
+                narrow_parts.push(n);
+            }
+        }
+        (narrow_parts, wide_parts)
+    };
+    let (narrow_parts, wide_parts) = build(0, "");
+    let k = layout.key_parts() as usize;
+    let reports = checks(&layout, &wide_parts);
+    assert_eq!(reports, checks(&layout, &narrow_parts));
+    assert!(reports.iter().all(|r| r.problems.is_empty()), "{reports:?}");
+    assert!(digests_pair(&layout, &reports));
+    assert_eq!(
+        reports[k..].iter().map(|r| r.pages).sum::<u64>(),
+        ix.stats().unwrap().pages
+    );
+    for kind in [ExportKind::Pages, ExportKind::Clusters, ExportKind::Rows] {
+        assert_eq!(
+            export_parts(&layout, &wide_parts[k..], kind),
+            export_parts(&layout, &narrow_parts[k..], kind),
+            "{kind:?}"
+        );
+    }
+    assert_eq!(
+        export_tsv(&export_parts(&layout, &wide_parts[k..], ExportKind::Pages)),
+        expected
+    );
+
+    // Every id moved up by 2³³.
+    let by = 1u64 << 33;
+    let (_, high) = build(by, "h-");
+    let high_reports = checks(&layout, &high);
+    assert!(high_reports.iter().all(|r| r.problems.is_empty()));
+    assert!(digests_pair(&layout, &high_reports));
+    for (h, r) in high_reports.iter().zip(&reports) {
+        assert_eq!(
+            (h.pages, h.clusters, h.postings),
+            (r.pages, r.clusters, r.postings)
+        );
+        assert_eq!(
+            (h.counters.0, h.counters.1),
+            (r.counters.0 + by, r.counters.1 + by)
+        );
+    }
+    assert_eq!(
+        export_tsv(&export_parts(&layout, &high[k..], ExportKind::Pages)),
+        expected
+    );
+    let ids = |parts: &[Vec<u8>], kind| {
+        let mut ids = Vec::new();
+        let named = parts
+            .iter()
+            .enumerate()
+            .map(|(i, p)| (format!("doc-{i}"), p.as_slice()))
+            .collect();
+        merge_export_parts(kind, named, |id, _| {
+            ids.push(id);
+            Ok(())
+        })
+        .unwrap();
+        ids
+    };
+    for kind in [ExportKind::Clusters, ExportKind::Rows] {
+        let low = ids(&export_parts(&layout, &wide_parts[k..], kind), kind);
+        let up = ids(&export_parts(&layout, &high[k..], kind), kind);
+        assert!(!low.is_empty());
+        assert_eq!(up, low.iter().map(|i| i + by).collect::<Vec<_>>());
+    }
 }

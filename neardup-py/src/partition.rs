@@ -706,8 +706,8 @@ pub(crate) fn _export_merge_tsv(
 /// The merged columns of one kind's parts.
 enum Columns {
     Pages(Vec<String>, Vec<String>),
-    Clusters(Vec<u32>, Vec<String>, Vec<Vec<String>>),
-    Rows(Vec<u32>, Vec<String>, Vec<u32>, Vec<u64>),
+    Clusters(Vec<u64>, Vec<String>, Vec<Vec<String>>),
+    Rows(Vec<u64>, Vec<String>, Vec<u64>, Vec<u64>),
 }
 
 /// Step 5 for a table: the parts of ``kind``, each ``(name, reader)``, merged by id into

@@ -17,6 +17,7 @@
 //! - `layout`: key and doc partitions and where each operation goes ([`Layout`]);
 //! - `combine`: the partitions' seeds into one, the work units' logs into the batch's;
 //! - `reach`: the bulk reads a merge asks of its partitions;
+//! - `store`: what the check and the export read of a partition's database, in either id width;
 //! - `check`: a partition's own check and the digests the driver reconciles across partitions.
 //! - `export`: a doc partition's part of the export, the references resolved between
 //!   partitions in messages, and the parts merged by id ([`merge_export_parts`]).
@@ -39,6 +40,7 @@ mod mapping;
 mod reach;
 mod scratch;
 mod state;
+mod store;
 mod stream;
 mod walk;
 mod wide;

@@ -109,6 +109,8 @@ pub trait IdSet<I>:
     fn insert(&mut self, id: I) -> bool;
     /// Removes an id; whether it was present.
     fn remove(&mut self, id: I) -> bool;
+    /// Whether the set holds `id`.
+    fn contains(&self, id: I) -> bool;
     /// Number of ids.
     fn len(&self) -> u64;
     /// Whether the set holds no id.
@@ -196,6 +198,9 @@ impl IdSet<u32> for RoaringBitmap {
     fn remove(&mut self, id: u32) -> bool {
         RoaringBitmap::remove(self, id)
     }
+    fn contains(&self, id: u32) -> bool {
+        RoaringBitmap::contains(self, id)
+    }
     fn len(&self) -> u64 {
         RoaringBitmap::len(self)
     }
@@ -226,6 +231,9 @@ impl IdSet<u64> for RoaringTreemap {
     }
     fn remove(&mut self, id: u64) -> bool {
         RoaringTreemap::remove(self, id)
+    }
+    fn contains(&self, id: u64) -> bool {
+        RoaringTreemap::contains(self, id)
     }
     fn len(&self) -> u64 {
         RoaringTreemap::len(self)

@@ -20,10 +20,25 @@
 //! 5. **merge** ([`merge_export_parts`]): the parts, read block by block, merged by id.
 //!
 //! A partition holds in memory the keys its asks name (its share of the index); the merge
-//! holds one row per part. A part is a byte stream: a header (`NDPART`, the version, the
-//! [`ExportKind`]), records `(id: u32, length: u32, payload)` big-endian in increasing id
-//! order, and a trailer (length `u32::MAX`, then the record count as a `u64`) that tells a
-//! whole part from a cut one.
+//! holds one row per part.
+//!
+//! The messages and parts carry page and cluster ids as `u64`s, whatever width the partitions
+//! store (format 6 partitions, [`Index`], `u32` ids; format 7 ones, [`WidePartition`], `u64`
+//! ids; issue #34 item 5): partitions of either width give the same bytes for the same state,
+//! and their parts merge into the same output. All integers are big-endian; a count or a
+//! length is a `u32`, a string is its length then its UTF-8 bytes:
+//!
+//! - an ask: the tag `A`, the page count, each page as `id: u64, insertion number: u64`
+//!   (increasing), the cluster count, each cluster as `id: u64` (increasing);
+//! - a reply: the tag `R`, the page count, each page asked as `id: u64, insertion number: u64`
+//!   then `0` (no such page held) or `1` and its key;
+//! - a cluster reply: the tag `C`, the cluster count, each cluster asked as `id: u64` then `0`
+//!   (not held) or `1` and its representative's key;
+//! - a part: a header (`NDPART`, the version byte 2, the [`ExportKind`]'s byte), records
+//!   `(id: u64, length: u32, payload)` in increasing id order, and a trailer (an id of 0, the
+//!   length `u32::MAX`, then the record count as a `u64`) that tells a whole part from a cut
+//!   one. (Version 1, before `u64` ids, had `u32` ids, and its messages the tags `a`, `r`, `c`:
+//!   both are refused.)
 //!
 //! Each step reads its own snapshot: a partition that changed between the steps (a merge run
 //! meanwhile) is found when a reference was not asked or answered, and refused.
@@ -32,13 +47,13 @@ use std::collections::{BTreeSet, HashMap};
 use std::io::Write;
 use std::path::PathBuf;
 
-use rocksdb::IteratorMode;
-
 use super::layout::{Layout, Role};
-use crate::index::view::{Snapshot, View};
+use super::store::{cluster_at, doc_at, scan_records, DbSnapshot, PartitionDb};
+use super::wide::WidePartition;
 use crate::index::Index;
-use crate::storage::codec::{ClusterId, ClusterRecord, DocId, DocRecord, NO_DOC};
-use crate::storage::{self, cf, id_key};
+use crate::storage::cf;
+use crate::storage::codec::{ClusterRecord, DocRecord};
+use crate::storage::width::{IdSet, IdWidth};
 use crate::{Error, Result};
 
 mod part;
@@ -55,24 +70,24 @@ use part::{Bytes, PartWriter};
 /// representative or member).
 pub const ANY_SEQ: u64 = u64::MAX;
 
-/// The tag byte of an ask.
-const ASK: u8 = b'a';
-/// The tag byte of a reply.
-const REPLY: u8 = b'r';
-/// The tag byte of a cluster reply.
-const CLUSTER_REPLY: u8 = b'c';
+/// The tag byte of an ask (of `u64` ids).
+const ASK: u8 = b'A';
+/// The tag byte of a reply (of `u64` ids).
+const REPLY: u8 = b'R';
+/// The tag byte of a cluster reply (of `u64` ids).
+const CLUSTER_REPLY: u8 = b'C';
 
 /// What one doc partition asks of one other: pages by (id, insertion number or [`ANY_SEQ`]),
 /// and clusters (their representative's key).
 #[derive(Debug, Default, PartialEq, Eq)]
 struct Ask {
-    pages: BTreeSet<(DocId, u64)>,
-    clusters: BTreeSet<ClusterId>,
+    pages: BTreeSet<(u64, u64)>,
+    clusters: BTreeSet<u64>,
 }
 
 impl Ask {
     fn encode(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(9 + 12 * self.pages.len() + 4 * self.clusters.len());
+        let mut out = Vec::with_capacity(9 + 16 * self.pages.len() + 8 * self.clusters.len());
         out.push(ASK);
         put_len(&mut out, self.pages.len());
         for &(id, seq) in &self.pages {
@@ -90,10 +105,10 @@ impl Ask {
         let mut r = Bytes::new(bytes, "an export ask", ASK)?;
         let mut ask = Ask::default();
         for _ in 0..r.u32()? {
-            ask.pages.insert((r.u32()?, r.u64()?));
+            ask.pages.insert((r.u64()?, r.u64()?));
         }
         for _ in 0..r.u32()? {
-            ask.clusters.insert(r.u32()?);
+            ask.clusters.insert(r.u64()?);
         }
         r.end()?;
         Ok(ask)
@@ -120,14 +135,14 @@ fn changed(what: String) -> Error {
 
 /// The replies to one partition's asks, by (page id, insertion number asked): the page's key,
 /// `None` when no such page is held.
-type Replies = HashMap<(DocId, u64), Option<String>>;
+type Replies = HashMap<(u64, u64), Option<String>>;
 
 fn decode_replies(replies: &[&[u8]]) -> Result<Replies> {
     let mut out = Replies::new();
     for bytes in replies {
         let mut r = Bytes::new(bytes, "an export reply", REPLY)?;
         for _ in 0..r.u32()? {
-            let (id, seq) = (r.u32()?, r.u64()?);
+            let (id, seq) = (r.u64()?, r.u64()?);
             let key = match r.u8()? {
                 0 => None,
                 _ => Some(r.string()?),
@@ -141,35 +156,266 @@ fn decode_replies(replies: &[&[u8]]) -> Result<Replies> {
 
 /// The key a reply gives a page asked with [`ANY_SEQ`] (a cluster's representative or member):
 /// its absence is corruption, a page not asked a change.
-fn member_key(replies: &Replies, id: DocId, cid: ClusterId) -> Result<&str> {
-    match replies.get(&(id, ANY_SEQ)) {
+fn member_key<I: IdWidth>(replies: &Replies, id: I, cid: I) -> Result<&str> {
+    match replies.get(&(id.to_u64(), ANY_SEQ)) {
         Some(Some(key)) => Ok(key),
         Some(None) => Err(Error::corruption(
             cf::DOCS,
-            &id_key(id),
+            id.to_be().as_ref(),
             format!("a page of cluster {cid} is missing"),
         )),
         None => Err(changed(format!("page {id} of cluster {cid} was not asked"))),
     }
 }
 
-/// Partitions as databases: a doc partition's share of the distributed export.
-impl Index {
-    /// This database's doc partition number (by its recorded partition; `layout` must agree).
-    fn export_role(&self, layout: &Layout) -> Result<u32> {
-        self.registration.check_process()?;
-        match self.partition()?.map(|p| p.role) {
-            Some(Role::Doc(me)) if me < layout.doc_parts() => Ok(me),
-            Some(Role::Doc(me)) => Err(Error::InvalidArgument(format!(
-                "doc partition {me} is not in a layout of {} doc partitions",
-                layout.doc_parts()
-            ))),
-            _ => Err(Error::InvalidArgument(
-                "only a doc partition exports its part".into(),
-            )),
+/// The doc partition number of `p` (by its recorded partition; `layout` must agree).
+fn export_role<P: PartitionDb>(p: &P, layout: &Layout) -> Result<u32> {
+    p.check_process()?;
+    match p.role()? {
+        Some(Role::Doc(me)) if me < layout.doc_parts() => Ok(me),
+        Some(Role::Doc(me)) => Err(Error::InvalidArgument(format!(
+            "doc partition {me} is not in a layout of {} doc partitions",
+            layout.doc_parts()
+        ))),
+        _ => Err(Error::InvalidArgument(
+            "only a doc partition exports its part".into(),
+        )),
+    }
+}
+
+/// Calls `f(id, record)` for every page record of `snap`, in id order.
+fn scan_docs<P: PartitionDb>(
+    p: &P,
+    snap: &DbSnapshot<'_>,
+    f: impl FnMut(P::Id, DocRecord<P::Id>) -> Result<()>,
+) -> Result<()> {
+    let what = (cf::DOCS, "reading pages for the export");
+    scan_records(p, snap, what, DocRecord::<P::Id>::decode_as, f)
+}
+
+/// Calls `f(id, record)` for every cluster record of `snap`, in id order.
+fn scan_clusters<P: PartitionDb>(
+    p: &P,
+    snap: &DbSnapshot<'_>,
+    f: impl FnMut(P::Id, ClusterRecord<P::Id>) -> Result<()>,
+) -> Result<()> {
+    let what = (cf::CLUSTERS, "reading clusters for the export");
+    scan_records(p, snap, what, ClusterRecord::<P::Id>::decode_as, f)
+}
+
+/// Step 1 ([`Index::export_asks`]).
+fn asks<P: PartitionDb>(p: &P, layout: &Layout, kind: ExportKind) -> Result<Vec<Vec<u8>>> {
+    export_role(p, layout)?;
+    let mut asks: Vec<Ask> = (0..layout.doc_parts()).map(|_| Ask::default()).collect();
+    let snap = p.db().snapshot();
+    if kind == ExportKind::Pages {
+        scan_docs(p, &snap, |_, rec| {
+            if rec.similar_to != P::Id::NONE {
+                asks[layout.doc_part(rec.similar_to) as usize]
+                    .pages
+                    .insert((rec.similar_to.to_u64(), rec.similar_seq));
+            }
+            asks[layout.cluster_part(rec.cluster) as usize]
+                .clusters
+                .insert(rec.cluster.to_u64());
+            Ok(())
+        })?;
+    }
+    if kind != ExportKind::Rows {
+        scan_clusters(p, &snap, |_, cl| {
+            if kind == ExportKind::Pages {
+                asks[layout.doc_part(cl.representative) as usize]
+                    .pages
+                    .insert((cl.representative.to_u64(), ANY_SEQ));
+            } else {
+                for m in cl.members.ids() {
+                    asks[layout.doc_part(m) as usize]
+                        .pages
+                        .insert((m.to_u64(), ANY_SEQ));
+                }
+            }
+            Ok(())
+        })?;
+    }
+    Ok(asks.iter().map(Ask::encode).collect())
+}
+
+/// Step 2 ([`Index::export_replies`]).
+fn replies<P: PartitionDb>(p: &P, layout: &Layout, asks: &[&[u8]]) -> Result<Vec<Vec<u8>>> {
+    let me = export_role(p, layout)?;
+    let snap = p.db().snapshot();
+    asks.iter()
+        .map(|bytes| {
+            let ask = Ask::decode(bytes)?;
+            let mut out = vec![REPLY];
+            put_len(&mut out, ask.pages.len());
+            for &(id, seq) in &ask.pages {
+                if layout.doc_part(id) != me {
+                    return Err(Error::InvalidArgument(format!(
+                        "doc partition {me} was asked for page {id}, of doc partition {}",
+                        layout.doc_part(id)
+                    )));
+                }
+                out.extend_from_slice(&id.to_be_bytes());
+                out.extend_from_slice(&seq.to_be_bytes());
+                // An id this partition's width cannot hold names no page held here.
+                let rec = match P::Id::from_u64(id) {
+                    Some(id) => doc_at(p, &snap, id)?,
+                    None => None,
+                };
+                match rec.filter(|r| seq == ANY_SEQ || r.seq == seq) {
+                    Some(rec) => {
+                        out.push(1);
+                        put_str(&mut out, &rec.key);
+                    }
+                    None => out.push(0),
+                }
+            }
+            Ok(out)
+        })
+        .collect()
+}
+
+/// Step 3 ([`Index::export_cluster_replies`]).
+fn cluster_replies<P: PartitionDb>(
+    p: &P,
+    layout: &Layout,
+    asks: &[&[u8]],
+    replies: &[&[u8]],
+) -> Result<Vec<Vec<u8>>> {
+    let me = export_role(p, layout)?;
+    let keys = decode_replies(replies)?;
+    let snap = p.db().snapshot();
+    asks.iter()
+        .map(|bytes| {
+            let ask = Ask::decode(bytes)?;
+            let mut out = vec![CLUSTER_REPLY];
+            put_len(&mut out, ask.clusters.len());
+            for &cid in &ask.clusters {
+                if layout.cluster_part(cid) != me {
+                    return Err(Error::InvalidArgument(format!(
+                        "doc partition {me} was asked for cluster {cid}, of doc partition {}",
+                        layout.cluster_part(cid)
+                    )));
+                }
+                out.extend_from_slice(&cid.to_be_bytes());
+                let held = match P::Id::from_u64(cid) {
+                    Some(c) => cluster_at(p, &snap, c)?.map(|cl| (c, cl)),
+                    None => None,
+                };
+                match held {
+                    Some((c, cl)) => {
+                        out.push(1);
+                        put_str(&mut out, member_key(&keys, cl.representative, c)?);
+                    }
+                    None => out.push(0),
+                }
+            }
+            Ok(out)
+        })
+        .collect()
+}
+
+/// The representatives' keys of the cluster replies to a partition's asks, by cluster.
+fn decode_cluster_replies(cluster_replies: &[&[u8]]) -> Result<HashMap<u64, Option<String>>> {
+    let mut reps = HashMap::new();
+    for bytes in cluster_replies {
+        let mut r = Bytes::new(bytes, "an export cluster reply", CLUSTER_REPLY)?;
+        for _ in 0..r.u32()? {
+            let cid = r.u64()?;
+            let key = match r.u8()? {
+                0 => None,
+                _ => Some(r.string()?),
+            };
+            reps.insert(cid, key);
+        }
+        r.end()?;
+    }
+    Ok(reps)
+}
+
+/// Step 4 ([`Index::export_part`]).
+fn part<P: PartitionDb>(
+    p: &P,
+    layout: &Layout,
+    kind: ExportKind,
+    (replies, cluster_replies): (&[&[u8]], &[&[u8]]),
+    out: impl Write,
+    path: PathBuf,
+) -> Result<u64> {
+    export_role(p, layout)?;
+    let keys = decode_replies(replies)?;
+    let snap = p.db().snapshot();
+    let mut part = PartWriter::new(out, kind, path)?;
+    let mut payload = Vec::new();
+    match kind {
+        ExportKind::Pages => {
+            let reps = decode_cluster_replies(cluster_replies)?;
+            scan_docs(p, &snap, |id, rec| {
+                let near = if rec.similar_to == P::Id::NONE {
+                    None
+                } else {
+                    match keys.get(&(rec.similar_to.to_u64(), rec.similar_seq)) {
+                        Some(key) => key.as_deref(),
+                        None => {
+                            return Err(changed(format!(
+                                "page {id}'s near duplicate {} was not asked",
+                                rec.similar_to
+                            )))
+                        }
+                    }
+                };
+                let target = match near {
+                    Some(key) => key,
+                    None => match reps.get(&rec.cluster.to_u64()) {
+                        Some(Some(key)) => key.as_str(),
+                        Some(None) => {
+                            return Err(Error::corruption(
+                                cf::CLUSTERS,
+                                rec.cluster.to_be().as_ref(),
+                                format!("the cluster of page {id} is missing"),
+                            ))
+                        }
+                        None => {
+                            return Err(changed(format!(
+                                "cluster {} of page {id} was not asked",
+                                rec.cluster
+                            )))
+                        }
+                    },
+                };
+                payload.clear();
+                put_str(&mut payload, &rec.key);
+                payload.extend_from_slice(target.as_bytes());
+                part.record(id.to_u64(), &payload)
+            })?;
+        }
+        ExportKind::Clusters => {
+            scan_clusters(p, &snap, |cid, cl| {
+                payload.clear();
+                put_str(&mut payload, member_key(&keys, cl.representative, cid)?);
+                put_len(&mut payload, cl.members.len() as usize);
+                for m in cl.members.ids() {
+                    put_str(&mut payload, member_key(&keys, m, cid)?);
+                }
+                part.record(cid.to_u64(), &payload)
+            })?;
+        }
+        ExportKind::Rows => {
+            scan_docs(p, &snap, |id, rec| {
+                payload.clear();
+                payload.extend_from_slice(&rec.cluster.to_u64().to_be_bytes());
+                payload.extend_from_slice(&rec.seq.to_be_bytes());
+                payload.extend_from_slice(rec.key.as_bytes());
+                part.record(id.to_u64(), &payload)
+            })?;
         }
     }
+    part.finish()
+}
 
+/// Partitions as databases: a doc partition's share of the distributed export.
+impl Index {
     /// Step 1 of the distributed export (module docs): what this doc partition asks of each
     /// doc partition (itself included), one message per doc partition of `layout`, in order.
     /// [`ExportKind::Pages`] asks for the pages its pages were judged near duplicates of, its
@@ -180,37 +426,7 @@ impl Index {
     /// [`Error::InvalidArgument`] for a database that is not a doc partition of `layout`;
     /// storage and corruption errors.
     pub fn export_asks(&self, layout: &Layout, kind: ExportKind) -> Result<Vec<Vec<u8>>> {
-        self.export_role(layout)?;
-        let mut asks: Vec<Ask> = (0..layout.doc_parts()).map(|_| Ask::default()).collect();
-        let view = Snapshot::of(self);
-        if kind == ExportKind::Pages {
-            self.export_scan_docs(&view, |_, rec| {
-                if rec.similar_to != NO_DOC {
-                    asks[layout.doc_part(rec.similar_to) as usize]
-                        .pages
-                        .insert((rec.similar_to, rec.similar_seq));
-                }
-                asks[layout.cluster_part(rec.cluster) as usize]
-                    .clusters
-                    .insert(rec.cluster);
-                Ok(())
-            })?;
-        }
-        if kind != ExportKind::Rows {
-            self.export_scan_clusters(&view, |_, cl| {
-                if kind == ExportKind::Pages {
-                    asks[layout.doc_part(cl.representative) as usize]
-                        .pages
-                        .insert((cl.representative, ANY_SEQ));
-                } else {
-                    for m in &cl.members {
-                        asks[layout.doc_part(m) as usize].pages.insert((m, ANY_SEQ));
-                    }
-                }
-                Ok(())
-            })?;
-        }
-        Ok(asks.iter().map(Ask::encode).collect())
+        asks(self, layout, kind)
     }
 
     /// Step 2 of the distributed export: the replies to the page part of `asks` (what each doc
@@ -222,33 +438,7 @@ impl Index {
     /// ask that does not decode or names a page of another partition; storage and corruption
     /// errors.
     pub fn export_replies(&self, layout: &Layout, asks: &[&[u8]]) -> Result<Vec<Vec<u8>>> {
-        let me = self.export_role(layout)?;
-        let view = Snapshot::of(self);
-        asks.iter()
-            .map(|bytes| {
-                let ask = Ask::decode(bytes)?;
-                let mut out = vec![REPLY];
-                put_len(&mut out, ask.pages.len());
-                for &(id, seq) in &ask.pages {
-                    if layout.doc_part(id) != me {
-                        return Err(Error::InvalidArgument(format!(
-                            "doc partition {me} was asked for page {id}, of doc partition {}",
-                            layout.doc_part(id)
-                        )));
-                    }
-                    out.extend_from_slice(&id.to_be_bytes());
-                    out.extend_from_slice(&seq.to_be_bytes());
-                    match view.doc(id)?.filter(|r| seq == ANY_SEQ || r.seq == seq) {
-                        Some(rec) => {
-                            out.push(1);
-                            put_str(&mut out, &rec.key);
-                        }
-                        None => out.push(0),
-                    }
-                }
-                Ok(out)
-            })
-            .collect()
+        replies(self, layout, asks)
     }
 
     /// Step 3 of the page export: the replies to the cluster part of `asks` (what each doc
@@ -267,33 +457,7 @@ impl Index {
         asks: &[&[u8]],
         replies: &[&[u8]],
     ) -> Result<Vec<Vec<u8>>> {
-        let me = self.export_role(layout)?;
-        let keys = decode_replies(replies)?;
-        let view = Snapshot::of(self);
-        asks.iter()
-            .map(|bytes| {
-                let ask = Ask::decode(bytes)?;
-                let mut out = vec![CLUSTER_REPLY];
-                put_len(&mut out, ask.clusters.len());
-                for &cid in &ask.clusters {
-                    if layout.cluster_part(cid) != me {
-                        return Err(Error::InvalidArgument(format!(
-                            "doc partition {me} was asked for cluster {cid}, of doc partition {}",
-                            layout.cluster_part(cid)
-                        )));
-                    }
-                    out.extend_from_slice(&cid.to_be_bytes());
-                    match view.cluster(cid)? {
-                        Some(cl) => {
-                            out.push(1);
-                            put_str(&mut out, member_key(&keys, cl.representative, cid)?);
-                        }
-                        None => out.push(0),
-                    }
-                }
-                Ok(out)
-            })
-            .collect()
+        cluster_replies(self, layout, asks, replies)
     }
 
     /// Step 4 of the distributed export: this doc partition's part, written to `out` (named
@@ -318,132 +482,58 @@ impl Index {
         out: impl Write,
         path: PathBuf,
     ) -> Result<u64> {
-        self.export_role(layout)?;
-        let keys = decode_replies(replies)?;
-        let view = Snapshot::of(self);
-        let mut part = PartWriter::new(out, kind, path)?;
-        let mut payload = Vec::new();
-        match kind {
-            ExportKind::Pages => {
-                let mut reps: HashMap<ClusterId, Option<String>> = HashMap::new();
-                for bytes in cluster_replies {
-                    let mut r = Bytes::new(bytes, "an export cluster reply", CLUSTER_REPLY)?;
-                    for _ in 0..r.u32()? {
-                        let cid = r.u32()?;
-                        let key = match r.u8()? {
-                            0 => None,
-                            _ => Some(r.string()?),
-                        };
-                        reps.insert(cid, key);
-                    }
-                    r.end()?;
-                }
-                self.export_scan_docs(&view, |id, rec| {
-                    let near = if rec.similar_to == NO_DOC {
-                        None
-                    } else {
-                        match keys.get(&(rec.similar_to, rec.similar_seq)) {
-                            Some(key) => key.as_deref(),
-                            None => {
-                                return Err(changed(format!(
-                                    "page {id}'s near duplicate {} was not asked",
-                                    rec.similar_to
-                                )))
-                            }
-                        }
-                    };
-                    let target = match near {
-                        Some(key) => key,
-                        None => match reps.get(&rec.cluster) {
-                            Some(Some(key)) => key.as_str(),
-                            Some(None) => {
-                                return Err(Error::corruption(
-                                    cf::CLUSTERS,
-                                    &id_key(rec.cluster),
-                                    format!("the cluster of page {id} is missing"),
-                                ))
-                            }
-                            None => {
-                                return Err(changed(format!(
-                                    "cluster {} of page {id} was not asked",
-                                    rec.cluster
-                                )))
-                            }
-                        },
-                    };
-                    payload.clear();
-                    put_str(&mut payload, &rec.key);
-                    payload.extend_from_slice(target.as_bytes());
-                    part.record(id, &payload)
-                })?;
-            }
-            ExportKind::Clusters => {
-                self.export_scan_clusters(&view, |cid, cl| {
-                    payload.clear();
-                    put_str(&mut payload, member_key(&keys, cl.representative, cid)?);
-                    put_len(&mut payload, cl.members.len() as usize);
-                    for m in &cl.members {
-                        put_str(&mut payload, member_key(&keys, m, cid)?);
-                    }
-                    part.record(cid, &payload)
-                })?;
-            }
-            ExportKind::Rows => {
-                self.export_scan_docs(&view, |id, rec| {
-                    payload.clear();
-                    payload.extend_from_slice(&rec.cluster.to_be_bytes());
-                    payload.extend_from_slice(&rec.seq.to_be_bytes());
-                    payload.extend_from_slice(rec.key.as_bytes());
-                    part.record(id, &payload)
-                })?;
-            }
-        }
-        part.finish()
+        part(self, layout, kind, (replies, cluster_replies), out, path)
+    }
+}
+
+/// A format 7 partition's share of the distributed export (issue #34 item 5): the same steps,
+/// messages and parts as a format 6 partition's ([`Index::export_asks`] and the rest), so that
+/// partitions of either width exchange messages and their parts merge alike.
+impl WidePartition {
+    /// Step 1 of the distributed export, as [`Index::export_asks`].
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] for a partition that is not a doc partition of `layout`;
+    /// storage and corruption errors.
+    pub fn export_asks(&self, layout: &Layout, kind: ExportKind) -> Result<Vec<Vec<u8>>> {
+        asks(self, layout, kind)
     }
 
-    /// Calls `f(id, record)` for every page record of the snapshot, in id order.
-    fn export_scan_docs(
-        &self,
-        view: &Snapshot<'_>,
-        f: impl FnMut(DocId, DocRecord) -> Result<()>,
-    ) -> Result<()> {
-        self.export_scan(
-            view,
-            cf::DOCS,
-            "reading pages for the export",
-            DocRecord::decode,
-            f,
-        )
+    /// Step 2 of the distributed export, as [`Index::export_replies`].
+    ///
+    /// # Errors
+    /// As [`Index::export_replies`].
+    pub fn export_replies(&self, layout: &Layout, asks: &[&[u8]]) -> Result<Vec<Vec<u8>>> {
+        replies(self, layout, asks)
     }
 
-    /// Calls `f(id, record)` for every cluster record of the snapshot, in id order.
-    fn export_scan_clusters(
+    /// Step 3 of the page export, as [`Index::export_cluster_replies`].
+    ///
+    /// # Errors
+    /// As [`Index::export_cluster_replies`].
+    pub fn export_cluster_replies(
         &self,
-        view: &Snapshot<'_>,
-        f: impl FnMut(ClusterId, ClusterRecord) -> Result<()>,
-    ) -> Result<()> {
-        let what = "reading clusters for the export";
-        self.export_scan(view, cf::CLUSTERS, what, ClusterRecord::decode, f)
+        layout: &Layout,
+        asks: &[&[u8]],
+        replies: &[&[u8]],
+    ) -> Result<Vec<Vec<u8>>> {
+        cluster_replies(self, layout, asks, replies)
     }
 
-    /// Calls `f(id, record)` for every record of column family `name` (keyed by a `u32` id)
-    /// of the snapshot, in id order, each decoded by `decode`.
-    fn export_scan<T>(
+    /// Step 4 of the distributed export: this doc partition's part, as [`Index::export_part`]
+    /// writes it (ids as `u64`s in both widths).
+    ///
+    /// # Errors
+    /// As [`Index::export_part`].
+    pub fn export_part(
         &self,
-        view: &Snapshot<'_>,
-        name: &'static str,
-        what: &'static str,
-        decode: impl Fn(&'static str, &[u8], &[u8]) -> Result<T>,
-        mut f: impl FnMut(u32, T) -> Result<()>,
-    ) -> Result<()> {
-        let iter =
-            view.raw()
-                .iterator_cf_opt(self.cf(name), storage::scan_options(), IteratorMode::Start);
-        for item in iter {
-            let (k, v) = item.map_err(|e| Error::storage(what, e))?;
-            let id = storage::decode_u32(name, &k, &k)?;
-            f(id, decode(name, &k, &v)?)?;
-        }
-        Ok(())
+        layout: &Layout,
+        kind: ExportKind,
+        replies: &[&[u8]],
+        cluster_replies: &[&[u8]],
+        out: impl Write,
+        path: PathBuf,
+    ) -> Result<u64> {
+        part(self, layout, kind, (replies, cluster_replies), out, path)
     }
 }

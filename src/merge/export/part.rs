@@ -6,13 +6,12 @@ use std::collections::BinaryHeap;
 use std::io::{ErrorKind, Read, Write};
 use std::path::PathBuf;
 
-use crate::storage::codec::ClusterId;
 use crate::{Error, Result};
 
 /// The first bytes of a part.
 const PART_MAGIC: &[u8; 6] = b"NDPART";
-/// The version of the part format.
-const PART_VERSION: u8 = 1;
+/// The version of the part format: 2, records of `u64` ids (1 had `u32` ids).
+const PART_VERSION: u8 = 2;
 /// The length that marks a part's trailer.
 const TRAILER: u32 = u32::MAX;
 
@@ -20,15 +19,15 @@ const TRAILER: u32 = u32::MAX;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ExportKind {
-    /// A page's key and its target's key ([`Index::export`]): payload `key length: u32, key,
-    /// target key`.
+    /// A page's key and its target's key ([`crate::Index::export`]): payload `key length: u32,
+    /// key, target key`.
     Pages,
     /// A cluster's representative's key and its members' keys in id order
-    /// ([`Index::export_clusters`]): payload `representative length: u32, representative,
+    /// ([`crate::Index::export_clusters`]): payload `representative length: u32, representative,
     /// members: u32`, then each member as `length: u32, key`.
     Clusters,
     /// A page's key, cluster and insertion number (no reference to resolve): payload
-    /// `cluster: u32, insertion number: u64, key`.
+    /// `cluster: u64, insertion number: u64, key`.
     Rows,
 }
 
@@ -138,14 +137,14 @@ impl<W: Write> PartWriter<W> {
         }
     }
 
-    pub(super) fn record(&mut self, id: u32, payload: &[u8]) -> Result<()> {
+    pub(super) fn record(&mut self, id: u64, payload: &[u8]) -> Result<()> {
         let len = u32::try_from(payload.len())
             .ok()
             .filter(|&n| n != TRAILER)
             .ok_or_else(|| Error::InvalidArgument(format!("export row {id} is too long")))?;
-        let mut head = [0u8; 8];
-        head[..4].copy_from_slice(&id.to_be_bytes());
-        head[4..].copy_from_slice(&len.to_be_bytes());
+        let mut head = [0u8; 12];
+        head[..8].copy_from_slice(&id.to_be_bytes());
+        head[8..].copy_from_slice(&len.to_be_bytes());
         self.out
             .write_all(&head)
             .and_then(|()| self.out.write_all(payload))
@@ -156,9 +155,9 @@ impl<W: Write> PartWriter<W> {
 
     pub(super) fn finish(mut self) -> Result<u64> {
         // An id of 0, the length that marks the trailer, the record count.
-        let mut tail = [0u8; 16];
-        tail[4..8].copy_from_slice(&TRAILER.to_be_bytes());
-        tail[8..].copy_from_slice(&self.records.to_be_bytes());
+        let mut tail = [0u8; 20];
+        tail[8..12].copy_from_slice(&TRAILER.to_be_bytes());
+        tail[12..].copy_from_slice(&self.records.to_be_bytes());
         self.out
             .write_all(&tail)
             .and_then(|()| self.out.flush())
@@ -172,7 +171,7 @@ struct PartReader<R: Read> {
     r: R,
     name: String,
     records: u64,
-    last: Option<u32>,
+    last: Option<u64>,
 }
 
 impl<R: Read> PartReader<R> {
@@ -217,13 +216,15 @@ impl<R: Read> PartReader<R> {
     }
 
     /// The next record's id, its payload in `buf`; `None` after the trailer.
-    fn next(&mut self, buf: &mut Vec<u8>) -> Result<Option<u32>> {
-        let mut head = [0u8; 8];
+    fn next(&mut self, buf: &mut Vec<u8>) -> Result<Option<u64>> {
+        let mut head = [0u8; 12];
         if !self.fill(&mut head)? {
             return Err(self.bad("is cut short (no trailer)"));
         }
-        let id = u32::from_be_bytes([head[0], head[1], head[2], head[3]]);
-        let len = u32::from_be_bytes([head[4], head[5], head[6], head[7]]);
+        let mut id = [0u8; 8];
+        id.copy_from_slice(&head[..8]);
+        let id = u64::from_be_bytes(id);
+        let len = u32::from_be_bytes([head[8], head[9], head[10], head[11]]);
         if len == TRAILER {
             let mut count = [0u8; 8];
             if !self.fill(&mut count)? {
@@ -261,7 +262,8 @@ impl<R: Read> PartReader<R> {
 }
 
 /// Step 5 of the distributed export: the parts of one `kind` (each a reader with its name for
-/// messages) merged by id, `f(id, payload)` called for each record in increasing id order.
+/// messages) merged by id, `f(id, payload)` called for each record in increasing id order (page
+/// or cluster ids as `u64`s, whatever width the partitions store).
 /// Holds one record per part. Returns the records merged.
 ///
 /// # Errors
@@ -270,7 +272,7 @@ impl<R: Read> PartReader<R> {
 pub fn merge_export_parts<R: Read>(
     kind: ExportKind,
     parts: Vec<(String, R)>,
-    mut f: impl FnMut(u32, &[u8]) -> Result<()>,
+    mut f: impl FnMut(u64, &[u8]) -> Result<()>,
 ) -> Result<u64> {
     let mut readers: Vec<PartReader<R>> = parts
         .into_iter()
@@ -289,7 +291,7 @@ pub fn merge_export_parts<R: Read>(
             heap.push(Reverse((id, i)));
         }
     }
-    let mut last: Option<u32> = None;
+    let mut last: Option<u64> = None;
     let mut merged = 0u64;
     while let Some(Reverse((id, i))) = heap.pop() {
         if last == Some(id) {
@@ -373,12 +375,12 @@ pub fn decode_cluster_row(payload: &[u8]) -> Result<(String, Vec<String>)> {
 ///
 /// # Errors
 /// [`Error::InvalidArgument`] for a payload that does not decode.
-pub fn decode_page_record(payload: &[u8]) -> Result<(ClusterId, u64, String)> {
+pub fn decode_page_record(payload: &[u8]) -> Result<(u64, u64, String)> {
     let mut r = Bytes {
         rest: payload,
         what: "an export page record",
     };
-    let cluster = r.u32()?;
+    let cluster = r.u64()?;
     let seq = r.u64()?;
     let key = r.str(r.rest.len())?;
     Ok((cluster, seq, key))

@@ -2,6 +2,8 @@
 
 use super::*;
 use crate::index::Page;
+use crate::merge::log::LogOp;
+use crate::merge::mapping::{map_ids, IdMapping};
 use crate::merge::Partition;
 use crate::options::IndexOptions;
 use crate::Content;
@@ -80,16 +82,107 @@ pub(crate) fn partitioned(dir: &std::path::Path, doc_parts: u32) -> (Index, Layo
     (whole, layout, docs)
 }
 
+/// Every page and cluster id (and allocator) moved up by the amount.
+struct Shift(u64);
+
+impl IdMapping<u64, u64> for Shift {
+    fn doc(&mut self, id: u64) -> Result<u64> {
+        Ok(id + self.0)
+    }
+    fn cluster(&mut self, id: u64) -> Result<u64> {
+        Ok(id + self.0)
+    }
+    fn allocator(&mut self, n: u64) -> Result<u64> {
+        Ok(n + self.0)
+    }
+}
+
+/// The state of `whole` in `u64` ids moved up by `by`, cut by `layout` into format 7
+/// partitions under `dir` (named `{prefix}key-n`, `{prefix}doc-n`): (key partitions, doc
+/// partitions).
+pub(crate) fn wide_partitioned(
+    dir: &std::path::Path,
+    whole: &Index,
+    layout: Layout,
+    by: u64,
+    prefix: &str,
+) -> (Vec<WidePartition>, Vec<WidePartition>) {
+    let log: Vec<LogOp<u64>> = whole
+        .state_log()
+        .unwrap()
+        .into_iter()
+        .map(|op| map_ids(op.to_width::<u64>().unwrap(), &mut Shift(by)).unwrap())
+        .collect();
+    let routed = layout.route(&log);
+    let make = |role: Role, log: &[LogOp<u64>]| {
+        let name = match role {
+            Role::Key(n) => format!("{prefix}key-{n}"),
+            Role::Doc(n) => format!("{prefix}doc-{n}"),
+        };
+        let p = Partition::new(layout, role).unwrap();
+        let part = WidePartition::create(dir.join(name), &IndexOptions::default(), p).unwrap();
+        part.apply_log(1, log).unwrap();
+        part
+    };
+    (
+        (0..layout.key_parts())
+            .map(|n| make(Role::Key(n), &routed.key[n as usize]))
+            .collect(),
+        (0..layout.doc_parts())
+            .map(|n| make(Role::Doc(n), &routed.doc[n as usize]))
+            .collect(),
+    )
+}
+
+/// The four partition-side steps of the export, for doc partitions of either width.
+trait Exporting {
+    fn asks(&self, layout: &Layout, kind: ExportKind) -> Result<Vec<Vec<u8>>>;
+    fn replies(&self, layout: &Layout, asks: &[&[u8]]) -> Result<Vec<Vec<u8>>>;
+    fn cluster_replies(
+        &self,
+        layout: &Layout,
+        asks: &[&[u8]],
+        replies: &[&[u8]],
+    ) -> Result<Vec<Vec<u8>>>;
+    fn part(&self, layout: &Layout, kind: ExportKind, r: &[&[u8]], c: &[&[u8]]) -> Vec<u8>;
+}
+
+macro_rules! exporting {
+    ($t:ty) => {
+        impl Exporting for $t {
+            fn asks(&self, layout: &Layout, kind: ExportKind) -> Result<Vec<Vec<u8>>> {
+                self.export_asks(layout, kind)
+            }
+            fn replies(&self, layout: &Layout, asks: &[&[u8]]) -> Result<Vec<Vec<u8>>> {
+                self.export_replies(layout, asks)
+            }
+            fn cluster_replies(
+                &self,
+                layout: &Layout,
+                asks: &[&[u8]],
+                replies: &[&[u8]],
+            ) -> Result<Vec<Vec<u8>>> {
+                self.export_cluster_replies(layout, asks, replies)
+            }
+            fn part(&self, layout: &Layout, kind: ExportKind, r: &[&[u8]], c: &[&[u8]]) -> Vec<u8> {
+                let mut out = Vec::new();
+                self.export_part(layout, kind, r, c, &mut out, PathBuf::from("part"))
+                    .unwrap();
+                out
+            }
+        }
+    };
+}
+exporting!(Index);
+exporting!(WidePartition);
+
 fn slices(v: &[Vec<u8>]) -> Vec<&[u8]> {
     v.iter().map(Vec::as_slice).collect()
 }
 
 /// Steps 1–4 over every doc partition: each one's part, in memory.
-fn parts(layout: &Layout, docs: &[Index], kind: ExportKind) -> Vec<Vec<u8>> {
-    let asks: Vec<Vec<Vec<u8>>> = docs
-        .iter()
-        .map(|d| d.export_asks(layout, kind).unwrap())
-        .collect();
+fn parts<D: Exporting>(layout: &Layout, docs: &[D], kind: ExportKind) -> Vec<Vec<u8>> {
+    let asks: Vec<Vec<Vec<u8>>> = docs.iter().map(|d| d.asks(layout, kind).unwrap()).collect();
     // What partition p was asked, by each partition in order.
     let to = |msgs: &Vec<Vec<Vec<u8>>>, p: usize| -> Vec<Vec<u8>> {
         msgs.iter().map(|m| m[p].clone()).collect()
@@ -97,31 +190,22 @@ fn parts(layout: &Layout, docs: &[Index], kind: ExportKind) -> Vec<Vec<u8>> {
     let replies: Vec<Vec<Vec<u8>>> = docs
         .iter()
         .enumerate()
-        .map(|(p, d)| d.export_replies(layout, &slices(&to(&asks, p))).unwrap())
+        .map(|(p, d)| d.replies(layout, &slices(&to(&asks, p))).unwrap())
         .collect();
     let cluster_replies: Vec<Vec<Vec<u8>>> = docs
         .iter()
         .enumerate()
         .map(|(p, d)| {
             let mine = to(&replies, p);
-            d.export_cluster_replies(layout, &slices(&to(&asks, p)), &slices(&mine))
+            d.cluster_replies(layout, &slices(&to(&asks, p)), &slices(&mine))
                 .unwrap()
         })
         .collect();
     docs.iter()
         .enumerate()
         .map(|(p, d)| {
-            let mut out = Vec::new();
-            d.export_part(
-                layout,
-                kind,
-                &slices(&to(&replies, p)),
-                &slices(&to(&cluster_replies, p)),
-                &mut out,
-                PathBuf::from(format!("doc-{p}")),
-            )
-            .unwrap();
-            out
+            let (r, c) = (to(&replies, p), to(&cluster_replies, p));
+            d.part(layout, kind, &slices(&r), &slices(&c))
         })
         .collect()
 }
@@ -160,7 +244,7 @@ fn the_merged_parts_are_the_single_nodes_export() {
 
     let mut clusters = Vec::new();
     whole
-        .export_clusters(|c, r, m| clusters.push((c, r.to_string(), m.to_vec())))
+        .export_clusters(|c, r, m| clusters.push((u64::from(c), r.to_string(), m.to_vec())))
         .unwrap();
     let mut merged = Vec::new();
     merge_export_parts(
@@ -200,7 +284,7 @@ fn a_cut_or_misordered_part_is_refused() {
     // Whole: merged.
     assert!(merge(named(&pages)).is_ok());
     // Cut short, at a record boundary or inside one.
-    for cut in [pages[0].len() - 16, pages[0].len() - 3, 5] {
+    for cut in [pages[0].len() - 20, pages[0].len() - 3, 5] {
         let r = merge(vec![
             ("cut".into(), &pages[0][..cut]),
             ("doc-1".into(), &pages[1]),
@@ -248,4 +332,75 @@ fn a_partition_changed_since_its_asks_is_refused() {
         whole.export_asks(&layout, ExportKind::Pages),
         Err(Error::InvalidArgument(_))
     ));
+}
+
+/// The page export of `parts` merged as TSV.
+fn tsv(parts: &[Vec<u8>]) -> String {
+    let mut out = Vec::new();
+    merge_export_tsv(named(parts), &mut out, PathBuf::from("out.tsv")).unwrap();
+    String::from_utf8(out).unwrap()
+}
+
+/// The records of `parts` of `kind` merged, by id.
+fn merged(parts: &[Vec<u8>], kind: ExportKind) -> Vec<(u64, Vec<u8>)> {
+    let mut out = Vec::new();
+    merge_export_parts(kind, named(parts), |id, p| {
+        out.push((id, p.to_vec()));
+        Ok(())
+    })
+    .unwrap();
+    out
+}
+
+/// Issue #34 item 5: format 7 partitions holding a format 6 partition's state exchange the same
+/// messages and write the same parts, byte for byte; with every id moved above 2³² the merged
+/// export is the same, the ids moved.
+#[test]
+fn wide_partitions_export_as_format_6_ones_do() {
+    let dir = tempfile::tempdir().unwrap();
+    let (whole, layout, docs) = partitioned(dir.path(), 3);
+    let mut expected = Vec::new();
+    whole
+        .export(|k, r| expected.extend_from_slice(format!("{k}\t{r}\n").as_bytes()))
+        .unwrap();
+    let expected = String::from_utf8(expected).unwrap();
+    let (_, wide) = wide_partitioned(dir.path(), &whole, layout, 0, "w-");
+    for kind in [ExportKind::Pages, ExportKind::Clusters, ExportKind::Rows] {
+        let asks = |d: &dyn Fn(usize) -> Vec<Vec<u8>>| (0..3).map(d).collect::<Vec<_>>();
+        assert_eq!(
+            asks(&|p| wide[p].export_asks(&layout, kind).unwrap()),
+            asks(&|p| docs[p].export_asks(&layout, kind).unwrap()),
+            "{kind:?}"
+        );
+        assert_eq!(
+            parts(&layout, &wide, kind),
+            parts(&layout, &docs, kind),
+            "{kind:?}"
+        );
+    }
+    assert_eq!(tsv(&parts(&layout, &wide, ExportKind::Pages)), expected);
+
+    // Every id moved up by 2³³: 2³³ mod 3 = 2, so pages and clusters change doc partitions.
+    let by = 1u64 << 33;
+    let (_, high) = wide_partitioned(dir.path(), &whole, layout, by, "h-");
+    assert_eq!(tsv(&parts(&layout, &high, ExportKind::Pages)), expected);
+    for kind in [ExportKind::Clusters, ExportKind::Rows] {
+        let narrow = merged(&parts(&layout, &docs, kind), kind);
+        let mut wide = merged(&parts(&layout, &high, kind), kind);
+        assert!(wide.iter().all(|(id, _)| *id >= by));
+        assert_eq!(wide.len(), narrow.len());
+        for (id, payload) in &mut wide {
+            *id -= by;
+            // A row's cluster id moved back down too.
+            if kind == ExportKind::Rows {
+                let (cluster, seq, key) = decode_page_record(payload).unwrap();
+                assert!(cluster >= by);
+                let mut back = (cluster - by).to_be_bytes().to_vec();
+                back.extend_from_slice(&seq.to_be_bytes());
+                back.extend_from_slice(key.as_bytes());
+                *payload = back;
+            }
+        }
+        assert_eq!(wide, narrow, "{kind:?}");
+    }
 }

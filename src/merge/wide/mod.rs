@@ -15,17 +15,21 @@
 //! [`WidePartition::open`]), a batch log applied once in effect ([`WidePartition::apply_log`]),
 //! its state or a seed read back as a log ([`WidePartition::state_log`],
 //! [`WidePartition::seed_log`]), the look-ups of S0–S2 ([`WidePartition::posting_ids`],
-//! [`WidePartition::simhash_ids`],
-//! [`WidePartition::key_ids`], [`WidePartition::page_clusters`],
-//! [`WidePartition::cluster_member_ids`], [`WidePartition::filed_pages`]). The database has the column families, options, block cache and
-//! merge operator of an index ([`crate::storage::open_db`]); its `meta` holds format version 7,
-//! the stored configuration, the partition record and 8-byte counters. [`crate::Index`] refuses
-//! it ([`Error::IncompatibleFormat`] naming format 7), and a `WidePartition` refuses every
-//! other format.
+//! [`WidePartition::simhash_ids`], [`WidePartition::key_ids`], [`WidePartition::page_clusters`],
+//! [`WidePartition::cluster_member_ids`], [`WidePartition::filed_pages`]), and the whole-index
+//! operations of SCALEOUT §9 — the distributed check ([`WidePartition::partition_check`]) and
+//! export ([`WidePartition::export_asks`] and the steps after it) — whose walks are a format 6
+//! partition's, over `merge/store.rs`'s `PartitionDb`, and whose digests, messages and parts
+//! are the same bytes in both widths. The database has the column families, options, block
+//! cache and merge operator of an index ([`crate::storage::open_db`]); its `meta` holds format
+//! version 7, the stored configuration, the partition record and 8-byte counters.
+//! [`crate::Index`] refuses it ([`Error::IncompatibleFormat`] naming format 7), and a
+//! `WidePartition` refuses every other format.
 
 mod apply;
 mod reads;
 mod state;
+mod store;
 #[cfg(test)]
 mod tests;
 
@@ -52,7 +56,9 @@ use crate::{Error, Result};
 /// [`crate::Index`]es), so it keeps nothing in memory and offers storage operations only:
 /// [`WidePartition::create`] / [`WidePartition::open`], [`WidePartition::apply_log`] (once in
 /// effect, as [`crate::Index::apply_log`]), [`WidePartition::state_log`] and
-/// [`WidePartition::seed_log`]. [`crate::Index`] refuses its database
+/// [`WidePartition::seed_log`], the look-ups of S0–S3, the distributed check
+/// ([`WidePartition::partition_check`]) and export ([`WidePartition::export_asks`]).
+/// [`crate::Index`] refuses its database
 /// ([`Error::IncompatibleFormat`] naming format 7), and it refuses every other format.
 pub struct WidePartition {
     /// The database. Shared only so that [`Drop`] can leak it in a process that did not open

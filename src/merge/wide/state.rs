@@ -333,7 +333,7 @@ impl WidePartition {
     }
 
     /// The over-frequent keys with their reason bytes at `snap`.
-    fn frequent_at(&self, snap: &Snapshot<'_>) -> Result<BTreeMap<[u8; 9], u8>> {
+    pub(super) fn frequent_at(&self, snap: &Snapshot<'_>) -> Result<BTreeMap<[u8; 9], u8>> {
         let mut out = BTreeMap::new();
         self.scan(snap, cf::FREQUENT, b"", &mut |k, v| {
             let key = <[u8; 9]>::try_from(k)
@@ -348,7 +348,7 @@ impl WidePartition {
     }
 
     /// The free page and cluster ids at `snap` (their 8-byte keys under `meta`).
-    fn free_at(&self, snap: &Snapshot<'_>) -> Result<(RoaringTreemap, RoaringTreemap)> {
+    pub(super) fn free_at(&self, snap: &Snapshot<'_>) -> Result<(RoaringTreemap, RoaringTreemap)> {
         let mut out = (RoaringTreemap::new(), RoaringTreemap::new());
         for (prefix, set) in [
             (meta::FREE_DOC, &mut out.0),

@@ -905,15 +905,15 @@ _KINDS = ("posting", "simhash", "member", "key")
 
 
 def _entry(kind: int, e: bytes) -> str:
-    """An entry of the distributed check's digests, in words."""
-    tail = int.from_bytes(e[-4:], "big")
+    """An entry of the distributed check's digests, in words (ids are 8 bytes, big-endian)."""
+    tail = int.from_bytes(e[-8:], "big")
     if kind == 0:
         return f"page {tail} under posting {e[:9].hex()}"
     if kind == 1:
         return f"page {tail} in simhash table {e[0]}"
     if kind == 2:
-        return f"page {int.from_bytes(e[:4], 'big')} as a member of cluster {tail}"
-    return f"key {e[:-4].decode('utf-8', 'replace')!r} of page {tail}"
+        return f"page {int.from_bytes(e[:8], 'big')} as a member of cluster {tail}"
+    return f"key {e[:-8].decode('utf-8', 'replace')!r} of page {tail}"
 
 
 def _check_options(options: Dict[str, Any]) -> Dict[str, Any]:
