@@ -126,7 +126,12 @@ fn format_7_partitions_read_apply_and_open_read_only_as_written() {
             assert_eq!(p.applied_batch().unwrap(), Some(1));
             assert_eq!(p.state_log().unwrap(), state, "{}", name(role));
         }
-        assert_eq!(files(&db), before, "a read-only open wrote to {}", name(role));
+        assert_eq!(
+            files(&db),
+            before,
+            "a read-only open wrote to {}",
+            name(role)
+        );
         let p = WidePartition::open(&db).unwrap();
         assert_eq!(p.state_log().unwrap(), state);
         let next = read(&expected(&format!("{}.batch-2.log", name(role))));
@@ -197,16 +202,19 @@ fn make_the_format_7_fixture() {
         wp.apply_log_chunked(1, &part(&routed1), 4096).unwrap();
         wp.checkpoint(out.join(name(role))).unwrap();
         write(
-            &out.join("expected").join(format!("{}.state.log", name(role))),
+            &out.join("expected")
+                .join(format!("{}.state.log", name(role))),
             &wp.state_log().unwrap(),
         );
         write(
-            &out.join("expected").join(format!("{}.batch-2.log", name(role))),
+            &out.join("expected")
+                .join(format!("{}.batch-2.log", name(role))),
             &part(&routed2),
         );
         wp.apply_log(2, &part(&routed2)).unwrap();
         write(
-            &out.join("expected").join(format!("{}.after.log", name(role))),
+            &out.join("expected")
+                .join(format!("{}.after.log", name(role))),
             &wp.state_log().unwrap(),
         );
     }

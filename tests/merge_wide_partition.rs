@@ -8,7 +8,7 @@ use std::path::Path;
 
 use common::*;
 use neardup::merge::{
-    encode_log, merge_export_parts, merge_export_tsv, ApplyOutcome, ExportKind, Layout, LogCounter,
+    encode_log, merge_export_parts, merge_export_tsv, ApplyOutcome, ExportKind, Layout,
     LogFileWriter, LogOp, PageRow, Partition, PartitionCheck, ProbeJoin, Role, WidePartition,
     KIND_MEMBER,
 };
@@ -79,61 +79,6 @@ fn normalized_wide(log: Vec<LogOp<u64>>) -> Vec<LogOp<u64>> {
 /// Every page and cluster id of a log (and its allocators) moved up by `by`; "no page" stays.
 fn shifted(log: Vec<LogOp<u64>>, by: u64) -> Vec<LogOp<u64>> {
     mapped(log, &|i| i + by)
-}
-
-/// Every page and cluster id of a log (and its allocators) mapped by `f`; "no page" stays.
-fn mapped(log: Vec<LogOp<u64>>, f: &dyn Fn(u64) -> u64) -> Vec<LogOp<u64>> {
-    let id = |i: u64| if i == u64::MAX { i } else { f(i) };
-    let set = |s: &roaring::RoaringTreemap| s.iter().map(id).collect::<roaring::RoaringTreemap>();
-    log.into_iter()
-        .map(|op| match op {
-            LogOp::Posting { key, mut delta } => {
-                delta.add = set(&delta.add);
-                delta.remove = set(&delta.remove);
-                LogOp::Posting { key, delta }
-            }
-            LogOp::Simhash {
-                table,
-                simhash,
-                doc,
-                present,
-            } => LogOp::Simhash {
-                table,
-                simhash,
-                doc: id(doc),
-                present,
-            },
-            LogOp::Key { key, doc } => LogOp::Key {
-                key,
-                doc: doc.map(id),
-            },
-            LogOp::Doc { id: d, record } => LogOp::Doc {
-                id: id(d),
-                record: record.map(|mut r| {
-                    r.cluster = id(r.cluster);
-                    r.similar_to = id(r.similar_to);
-                    r
-                }),
-            },
-            LogOp::Text { id: d, value } => LogOp::Text { id: id(d), value },
-            LogOp::Cluster { id: c, record } => LogOp::Cluster {
-                id: id(c),
-                record: record.map(|mut r| {
-                    r.representative = id(r.representative);
-                    r.members = set(&r.members);
-                    r
-                }),
-            },
-            LogOp::PageBlocks { id: d, blocks } => LogOp::PageBlocks { id: id(d), blocks },
-            LogOp::FreeDoc { id: d, free } => LogOp::FreeDoc { id: id(d), free },
-            LogOp::FreeCluster { id: c, free } => LogOp::FreeCluster { id: id(c), free },
-            LogOp::Counter(LogCounter::NextDoc(n)) => LogOp::Counter(LogCounter::NextDoc(id(n))),
-            LogOp::Counter(LogCounter::NextCluster(n)) => {
-                LogOp::Counter(LogCounter::NextCluster(id(n)))
-            }
-            op => op,
-        })
-        .collect()
 }
 
 fn roles(layout: Layout) -> Vec<Role> {

@@ -263,22 +263,20 @@ pub(crate) fn index_options(
     py: Python<'_>,
     options: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<Option<IndexOptions>> {
-    if !options.is_some_and(|o| !o.is_empty()) {
+    let Some(given) = options.filter(|o| !o.is_empty()) else {
         return Ok(None);
+    };
+    let o = given.copy()?;
+    if let Some(m) = o.get_item("method")? {
+        o.del_item("method")?;
+        let sig = match o.get_item("signature")? {
+            Some(s) => s.cast::<PyDict>()?.copy()?,
+            None => PyDict::new(py),
+        };
+        sig.set_item("method", m)?;
+        o.set_item("signature", sig)?;
     }
-    let o = options.map(|o| o.copy()).transpose()?;
-    if let Some(o) = &o {
-        if let Some(m) = o.get_item("method")? {
-            o.del_item("method")?;
-            let sig = match o.get_item("signature")? {
-                Some(s) => s.cast::<PyDict>()?.copy()?,
-                None => PyDict::new(py),
-            };
-            sig.set_item("method", m)?;
-            o.set_item("signature", sig)?;
-        }
-    }
-    Ok(Some(options::from_kwargs(py, o.as_ref())?))
+    Ok(Some(options::from_kwargs(py, Some(&o))?))
 }
 
 /// A doc partition's rows (either id width) as ``partition_rows`` returns them: ``(pages,

@@ -8,6 +8,7 @@ use pyo3::types::{PyBytes, PyList};
 
 use crate::args;
 use crate::errors::{invalid, IntoPy};
+use crate::wide::on_db;
 use neardup::merge::{decode_log, encode_log, ExportKind};
 
 /// How a distributed index is cut into ``key_parts`` key partitions (postings, over-frequent
@@ -440,10 +441,12 @@ pub(crate) fn log_counters(
 #[pyfunction]
 pub(crate) fn _partition_frequent<'py>(
     py: Python<'py>,
-    index: &crate::index::PyIndex,
+    index: &Bound<'_, PyAny>,
 ) -> PyResult<Bound<'py, PyBytes>> {
-    let ix = index.ix(py)?;
-    let keys = py.detach(|| ix.partition_frequent()).py(py)?;
+    let db = crate::wide::Db::of(py, index)?;
+    let keys = py
+        .detach(|| on_db!(&db, ix => ix.partition_frequent()))
+        .py(py)?;
     Ok(PyBytes::new(py, &keys.concat()))
 }
 
@@ -456,15 +459,15 @@ pub(crate) fn _partition_frequent<'py>(
 #[pyfunction]
 pub(crate) fn _partition_check<'py>(
     py: Python<'py>,
-    index: &crate::index::PyIndex,
+    index: &Bound<'_, PyAny>,
     layout: &PyLayout,
     #[pyo3(from_py_with = args::packed)] frequent: Vec<u8>,
 ) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
-    let ix = index.ix(py)?;
+    let db = crate::wide::Db::of(py, index)?;
     let frequent = unpack_keys(py, &frequent)?;
     let layout = layout.inner;
     let rep = py
-        .detach(|| ix.partition_check(&layout, &frequent))
+        .detach(|| on_db!(&db, ix => ix.partition_check(&layout, &frequent)))
         .py(py)?;
     let d = pyo3::types::PyDict::new(py);
     d.set_item("problems", rep.problems)?;
@@ -490,7 +493,7 @@ pub(crate) fn _partition_check<'py>(
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn _partition_check_entries<'py>(
     py: Python<'py>,
-    index: &crate::index::PyIndex,
+    index: &Bound<'_, PyAny>,
     layout: &PyLayout,
     #[pyo3(from_py_with = args::packed)] frequent: Vec<u8>,
     kind: u8,
@@ -498,12 +501,16 @@ pub(crate) fn _partition_check_entries<'py>(
     filed: bool,
     buckets: Vec<usize>,
 ) -> PyResult<Bound<'py, PyList>> {
-    let ix = index.ix(py)?;
+    let db = crate::wide::Db::of(py, index)?;
     let frequent = unpack_keys(py, &frequent)?;
     let layout = layout.inner;
     let buckets: std::collections::HashSet<usize> = buckets.into_iter().collect();
     let entries = py
-        .detach(|| ix.partition_check_entries(&layout, &frequent, (kind, peer, filed), &buckets))
+        .detach(|| {
+            on_db!(&db, ix => {
+                ix.partition_check_entries(&layout, &frequent, (kind, peer, filed), &buckets)
+            })
+        })
         .py(py)?;
     PyList::new(py, entries.iter().map(|e| PyBytes::new(py, e)))
 }
@@ -538,14 +545,16 @@ fn bytes_list<'py>(py: Python<'py>, messages: Vec<Vec<u8>>) -> PyResult<Bound<'p
 #[pyfunction]
 pub(crate) fn _export_asks<'py>(
     py: Python<'py>,
-    index: &crate::index::PyIndex,
+    index: &Bound<'_, PyAny>,
     layout: &PyLayout,
     kind: &str,
 ) -> PyResult<Bound<'py, PyList>> {
-    let ix = index.ix(py)?;
+    let db = crate::wide::Db::of(py, index)?;
     let kind = export_kind(py, kind)?;
     let layout = layout.inner;
-    let asks = py.detach(|| ix.export_asks(&layout, kind)).py(py)?;
+    let asks = py
+        .detach(|| on_db!(&db, ix => ix.export_asks(&layout, kind)))
+        .py(py)?;
     bytes_list(py, asks)
 }
 
@@ -554,14 +563,16 @@ pub(crate) fn _export_asks<'py>(
 #[pyfunction]
 pub(crate) fn _export_replies<'py>(
     py: Python<'py>,
-    index: &crate::index::PyIndex,
+    index: &Bound<'_, PyAny>,
     layout: &PyLayout,
     asks: Vec<Bound<'py, PyBytes>>,
 ) -> PyResult<Bound<'py, PyList>> {
-    let ix = index.ix(py)?;
+    let db = crate::wide::Db::of(py, index)?;
     let layout = layout.inner;
     let asks = slices(&asks);
-    let replies = py.detach(|| ix.export_replies(&layout, &asks)).py(py)?;
+    let replies = py
+        .detach(|| on_db!(&db, ix => ix.export_replies(&layout, &asks)))
+        .py(py)?;
     bytes_list(py, replies)
 }
 
@@ -570,16 +581,16 @@ pub(crate) fn _export_replies<'py>(
 #[pyfunction]
 pub(crate) fn _export_cluster_replies<'py>(
     py: Python<'py>,
-    index: &crate::index::PyIndex,
+    index: &Bound<'_, PyAny>,
     layout: &PyLayout,
     asks: Vec<Bound<'py, PyBytes>>,
     replies: Vec<Bound<'py, PyBytes>>,
 ) -> PyResult<Bound<'py, PyList>> {
-    let ix = index.ix(py)?;
+    let db = crate::wide::Db::of(py, index)?;
     let layout = layout.inner;
     let (asks, replies) = (slices(&asks), slices(&replies));
     let out = py
-        .detach(|| ix.export_cluster_replies(&layout, &asks, &replies))
+        .detach(|| on_db!(&db, ix => ix.export_cluster_replies(&layout, &asks, &replies)))
         .py(py)?;
     bytes_list(py, out)
 }
@@ -589,14 +600,14 @@ pub(crate) fn _export_cluster_replies<'py>(
 #[pyfunction]
 pub(crate) fn _export_part(
     py: Python<'_>,
-    index: &crate::index::PyIndex,
+    index: &Bound<'_, PyAny>,
     layout: &PyLayout,
     kind: &str,
     path: std::path::PathBuf,
     replies: Vec<Bound<'_, PyBytes>>,
     cluster_replies: Vec<Bound<'_, PyBytes>>,
 ) -> PyResult<u64> {
-    let ix = index.ix(py)?;
+    let db = crate::wide::Db::of(py, index)?;
     let kind = export_kind(py, kind)?;
     let layout = layout.inner;
     let (replies, cluster_replies) = (slices(&replies), slices(&cluster_replies));
@@ -606,7 +617,7 @@ pub(crate) fn _export_part(
             source,
         })?;
         let out = std::io::BufWriter::with_capacity(1 << 20, file);
-        ix.export_part(&layout, kind, &replies, &cluster_replies, out, path.clone())
+        on_db!(&db, ix => ix.export_part(&layout, kind, &replies, &cluster_replies, out, path.clone()))
     })
     .py(py)
 }

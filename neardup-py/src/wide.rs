@@ -387,3 +387,43 @@ impl PyPartition {
         ))
     }
 }
+
+/// A partition's database of either id width: a format 6 ``neardup.Index`` (a root made before
+/// format 7) or a format 7 ``neardup.Partition``. What the distributed check and export take.
+pub(crate) enum Db {
+    /// A partition of `u32` ids.
+    Narrow(Arc<neardup::Index>),
+    /// A partition of `u64` ids.
+    Wide(Arc<WidePartition>),
+}
+
+impl Db {
+    /// The database of ``obj``, an open ``neardup.Index`` or ``neardup.Partition``.
+    pub(crate) fn of(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<Db> {
+        if let Ok(ix) = obj.cast::<crate::index::PyIndex>() {
+            return Ok(Db::Narrow(ix.get().ix(py)?));
+        }
+        if let Ok(p) = obj.cast::<PyPartition>() {
+            return Ok(Db::Wide(p.get().part(py)?));
+        }
+        Err(crate::errors::invalid_type(
+            py,
+            format!(
+                "a partition is a neardup.Index or a neardup.Partition, not {}",
+                crate::type_name(obj)
+            ),
+        ))
+    }
+}
+
+/// `$body` with `$x` bound to the database of `$db` whichever its width (the two have the same
+/// partition methods).
+macro_rules! on_db {
+    ($db:expr, $x:ident => $body:expr) => {
+        match $db {
+            $crate::wide::Db::Narrow($x) => $body,
+            $crate::wide::Db::Wide($x) => $body,
+        }
+    };
+}
+pub(crate) use on_db;

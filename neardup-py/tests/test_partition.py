@@ -110,3 +110,68 @@ def test_a_partition_opens_as_what_it_is(tmp_path):
         neardup.Partition(tmp_path / "other", layout, "page", 0)
     with pytest.raises(neardup.InvalidArgumentError):
         neardup.Partition(tmp_path / "other", layout, "doc", 5)
+
+
+def test_the_actors_open_a_format_6_partition_as_it_is(tmp_path):
+    """A root made before format 7 keeps its partitions: the actors open a format 6 partition
+    as the ``neardup.Index`` it is, and make new ones in format 7."""
+    from neardup.ray._partition import is_wide, open_partition
+
+    layout = neardup.Layout(2, 2)
+    old = str(tmp_path / "key-0")
+    with neardup.Index(old) as ix:
+        ix.set_partition(layout, "key", 0)
+    ix = open_partition(old, {}, layout, "key", 0)
+    assert isinstance(ix, neardup.Index) and not is_wide(ix)
+    assert ix.partition == ("key", 0, 2, 2)
+    ix.close()
+    new = open_partition(str(tmp_path / "doc-1"), {}, layout, "doc", 1)
+    assert is_wide(new) and new.partition == ("doc", 1, 2, 2)
+    new.close()
+
+
+def test_a_merge_gives_out_ids_past_two_to_the_32(cluster, dev_pages, tmp_path):
+    """Issue #34 item 5: a distributed index whose allocators stand past 2³² (a first batch
+    that only moves them) merges two days into the single node's clusters, every page and
+    cluster id the single node's moved by the same offset; its distributed check reconciles
+    every reference between partitions."""
+    from conftest import OPTIONS, REFERENCE, write_jsonl
+    from neardup.ray import DistributedIndex
+
+    ray = pytest.importorskip("ray")
+    day1, day2 = dev_pages[:400], dev_pages[400:600]
+    gone = [p["id"] for p in day1[::50]]
+    (tmp_path / "gone.txt").write_text("\n".join(gone) + "\n")
+    ref = neardup.Index(tmp_path / "ref", **REFERENCE)
+    ref.insert_many(day1, order="input", batch_size=len(day1), progress=False)
+    for k in gone:
+        ref.delete(k)
+    ref.insert_many(day2, order="input", batch_size=len(day2), progress=False)
+    doc0, cluster0 = 1 << 33, (1 << 33) + 7
+    with DistributedIndex(tmp_path / "dist", 2, 2, **OPTIONS) as dx:
+        base = {"next_doc": doc0, "next_cluster": cluster0, "next_seq": 0, "live_docs": 0, "live_clusters": 0, "wide": 1}
+        keys, docs = dx.layout.route(neardup.batch_counters(base, []))
+        assert ray.get([a.apply.remote(1, log) for a, log in zip(dx.keys + dx.docs, keys + docs)]) == [True] * 4
+        dx.merge([write_jsonl(tmp_path / "d1.jsonl.gz", day1)], progress=False)
+        r2 = dx.merge([write_jsonl(tmp_path / "d2.jsonl.gz", day2)], tmp_path / "gone.txt", progress=False)
+        assert r2["batch"] == 3 and r2["deleted"] == len(gone)
+        assert dx.export().equals(ref.export())
+        got, want = dx.export_clusters(), ref.export_clusters()
+        assert got.drop_columns(["cluster"]).equals(want.drop_columns(["cluster"]))
+        assert [c - cluster0 for c in got.column("cluster").to_pylist()] == want.column("cluster").to_pylist()
+        assert min(got.column("cluster").to_pylist()) >= cluster0
+        pages = dx.pages()
+        assert min(pages.column("doc").to_pylist()) >= doc0
+        assert dx.stats()["id_bits"] == 64
+        # Every reference between partitions reconciles; the only problems are the ids the
+        # first batch skipped without freeing them (no free-id key is written for them), which
+        # the counts of free ids report: the deleted pages' ids are the only free ones.
+        report = dx.check()
+        problems = sorted(report["problems"])
+        assert report["problem_count"] == 2, report
+        n = len(want)
+        assert problems == [
+            f"free cluster ids: 0 of the {cluster0 + n} ids given out, for {n} clusters",
+            f"free page ids: {len(gone)} of the {doc0 + 600} ids given out, for {600 - len(gone)} pages",
+        ], problems
+    ref.close()

@@ -318,7 +318,7 @@ def test_a_merge_checkpoints_every_partition_and_exports(cluster, dev_pages, tmp
     shots = sorted(p.name for p in (tmp_path / "dist" / "checkpoints" / "batch=1").iterdir())
     assert shots == ["doc-000", "doc-001", "doc-002", "key-000", "key-001"]
     # A checkpoint is a database of its partition, at the batch.
-    with neardup.Index(tmp_path / "dist" / "checkpoints" / "batch=1" / "doc-001", **OPTIONS) as shot:
+    with neardup.Partition(tmp_path / "dist" / "checkpoints" / "batch=1" / "doc-001", neardup.Layout(2, 3), "doc", 1) as shot:
         assert shot.partition == ("doc", 1, 2, 3)
         assert shot.applied_batch() == 1
 

@@ -488,17 +488,19 @@ def test_a_partition_opens_once_the_process_holding_its_lock_exits(tmp_path):
     from neardup.ray._partition import open_partition
 
     path = str(tmp_path / "ix")
-    neardup.Index(path).close()
+    layout = neardup.Layout(1, 1)
+    neardup.Partition(path, layout, "doc", 0).close()
     holder = subprocess.Popen(
-        [sys.executable, "-c", "import sys, time, neardup; ix = neardup.Index(sys.argv[1]); print('held', flush=True); time.sleep(float(sys.argv[2]))", path, "1.5"],
+        [sys.executable, "-c", "import sys, time, neardup; ix = neardup.Partition(sys.argv[1], neardup.Layout(1, 1), 'doc', 0); print('held', flush=True); time.sleep(float(sys.argv[2]))", path, "1.5"],
         stdout=subprocess.PIPE,
         text=True,
     )
     try:
         assert holder.stdout.readline().strip() == "held"
         with pytest.raises(neardup.StorageError, match="lock file"):
-            open_partition(path, {}, wait=0.2)
-        ix = open_partition(path, {}, wait=60)
+            open_partition(path, {}, layout, "doc", 0, wait=0.2)
+        ix = open_partition(path, {}, layout, "doc", 0, wait=60)
+        assert isinstance(ix, neardup.Partition)
         ix.close()
     finally:
         holder.kill()

@@ -2,7 +2,9 @@
 
 A distributed index lives under one root directory: K key partitions and J doc partitions
 (``neardup.Layout``), each a neardup database owned by a named Ray actor that reopens it when
-restarted, and one directory per merged batch (``batches/batch=<n>/``) with its stage outputs.
+restarted (a ``neardup.Partition``, format 7: page and cluster ids are 64-bit, up to 2⁵⁶; the
+partitions of a root made before format 7 stay the format 6 ``neardup.Index`` databases they
+are, ids below 2³²), and one directory per merged batch (``batches/batch=<n>/``) with its stage outputs.
 A day is merged by ``DistributedIndex.merge(files, delete_list)``:
 
 - **S1 signatures**: the day's files (JSONL, ``.gz`` too, or Parquet) read by Ray tasks, block
@@ -25,8 +27,8 @@ A day is merged by ``DistributedIndex.merge(files, delete_list)``:
   difference of its state logs is its log. ``neardup.combine_unit_logs`` numbers each unit's new
   pages, clusters and insertion sequence after the units before it; the batch log is cut by
   partition (``Layout.route``) and written to disk with a completion marker.
-- **S5 commit**: each partition applies its log once in effect (``Index.apply_log``, the batch
-  recorded in the last write).
+- **S5 commit**: each partition applies its log once in effect (``Partition.apply_log``, the
+  batch recorded in the last write).
 - **S6 report and checkpoint**: counts and timings in ``report.json``, optionally an export
   (``_export``: each doc partition writes its part, the references between partitions resolved
   actor to actor, and the driver merges the parts by page id into the TSV, streaming), and a

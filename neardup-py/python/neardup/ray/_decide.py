@@ -210,6 +210,9 @@ def start_units(
     base = dict(neardup.log_counters(frequent[0]))
     live = dx.stats()
     base.update(live_docs=live["pages"], live_clusters=live["clusters"])
+    # Partitions of 64-bit ids (format 7) take allocators past 2³²; a root of format 6
+    # partitions (made before them) does not (``neardup.batch_counters``).
+    base["wide"] = int(all(ray.get([a.wide.remote() for a in dx.keys + dx.docs])))
     # The library calls insert_many makes on one machine (runs that end where a key comes
     # again, cut by body kind; bad rows in none): each unit makes the same calls with its
     # rows, so that each call orders them as there.

@@ -544,10 +544,17 @@ class DistributedIndex:
         return report
 
     def stats(self) -> Dict[str, Any]:
-        """Live pages and clusters (the counters every partition holds)."""
+        """Live pages and clusters (the counters every partition holds), the layout, and
+        ``id_bits``: 64 for partitions of format 7, 32 for a root made before them."""
         ray = require_ray()
         s = ray.get(self.docs[0].stats.remote())
-        return {"pages": s["pages"], "clusters": s["clusters"], "key_parts": self.layout.key_parts, "doc_parts": self.layout.doc_parts}
+        return {
+            "pages": s["pages"],
+            "clusters": s["clusters"],
+            "key_parts": self.layout.key_parts,
+            "doc_parts": self.layout.doc_parts,
+            "id_bits": 64 if s.get("wide") else 32,
+        }
 
     # ----- the merge -----
 

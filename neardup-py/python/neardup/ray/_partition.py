@@ -28,22 +28,42 @@ from ._store import Store
 LOCK_WAIT_S = 120.0
 
 
-def open_partition(path: str, options: Dict[str, Any], wait: float = LOCK_WAIT_S) -> Any:
-    """Opens a partition's database, waiting up to ``wait`` seconds while another process
-    holds its lock. A restarted actor may start while the process Ray replaced (killed by the
-    memory monitor, say) is still exiting and holds the lock: the open is retried, with a
-    growing pause, until the lock is free or the time is up, when the last ``StorageError``
-    is raised. Other errors are raised at once."""
+def open_partition(
+    path: str, options: Dict[str, Any], layout: Layout, role: str, part: int, wait: float = LOCK_WAIT_S
+) -> Any:
+    """Opens partition ``part`` of kind ``role`` of ``layout`` (its database at ``path``),
+    waiting up to ``wait`` seconds while another process holds its lock. A new partition is a
+    ``neardup.Partition`` (format 7: 64-bit page and cluster ids, issue #34 item 5); one made
+    before it is opened as the ``neardup.Index`` it is (format 6, ids below 2³²). A restarted
+    actor may start while the process Ray replaced (killed by the memory monitor, say) is still
+    exiting and holds the lock: the open is retried, with a growing pause, until the lock is
+    free or the time is up, when the last ``StorageError`` is raised. Other errors are raised
+    at once."""
     deadline = time.monotonic() + wait
     pause = 0.05
     while True:
         try:
-            return neardup.Index(path, **options)
+            return _open(path, options, layout, role, part)
         except neardup.StorageError as e:
             if "lock file" not in str(e) or time.monotonic() >= deadline:
                 raise
         time.sleep(min(pause, max(0.0, deadline - time.monotonic())))
         pause = min(2 * pause, 2.0)
+
+
+def _open(path: str, options: Dict[str, Any], layout: Layout, role: str, part: int) -> Any:
+    """A partition's database: format 7, or the format 6 one a root made before holds."""
+    try:
+        return neardup.Partition(path, layout, role, part, **options)
+    except neardup.IncompatibleFormatError:
+        ix = neardup.Index(path, **options)
+        ix.set_partition(layout, role, part)
+        return ix
+
+
+def is_wide(ix: Any) -> bool:
+    """Whether a partition's database stores 64-bit ids (format 7)."""
+    return isinstance(ix, neardup.Partition)
 
 
 class _Partition:
@@ -55,8 +75,7 @@ class _Partition:
         self.part = part
         # Under a node's local root (_place.local_base) that may not exist yet.
         os.makedirs(os.path.dirname(path), exist_ok=True)
-        self.ix = open_partition(path, options)
-        self.ix.set_partition(Layout(*layout), role, part)
+        self.ix = open_partition(path, options, Layout(*layout), role, part)
         # The sha256 of each immutable file (SST) of this database's checkpoints, by name, size,
         # inode and modification time: an upload hashes only the files it has not seen.
         self._hashes: Dict[Tuple[str, int, int, int], str] = {}
@@ -141,8 +160,16 @@ class _Partition:
         (``_durable.upload_checkpoint``); the last ``keep`` checkpoints of the partition stay."""
         return upload_checkpoint(self.ix, self._hashes, store, self.name, batch, self.path + ".upload", keep)
 
+    def wide(self) -> bool:
+        """Whether the database stores 64-bit ids (format 7)."""
+        return is_wide(self.ix)
+
     def stats(self) -> Dict[str, Any]:
-        return dict(self.ix.stats())
+        """The database's figures (``pages`` and ``clusters`` live in the whole index among
+        them), and ``wide``: whether it stores 64-bit ids (format 7)."""
+        out = dict(self.ix.stats())
+        out["wide"] = is_wide(self.ix)
+        return out
 
     # ----- the distributed check (SCALEOUT §9 "Check") -----
 
