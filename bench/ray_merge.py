@@ -11,6 +11,32 @@ ids.
 
     PYTHONPATH=target/python python3 bench/ray_merge.py [--pages 20000] [--cpus 2] \
         [--key-parts 4] [--doc-parts 4] [--work-units 2] [--order input|fingerprints]
+
+``--scale`` (issue #34: 10^5-10^6 pages, e.g. ``neardup-scale gen --count 1000000 --out
+pages.jsonl.gz``; ``--corpus`` JSONL, gzip or plain, its first ``--pages`` lines) compares the
+same two days without holding a day anywhere in the bench: the day files are copied line by
+line from the corpus (day 1 its first 3/4; day 2 the rest, then 10 of day 2's first 64 pages
+again under day-1 keys, as above); the delete list is read from the merge's own streamed export
+of day 1 (in each twelfth of its rows, the representative of the first page led by another, and
+day 1's pages 37·i + 5, i < 12). The merge runs first (so the driver's memory is the merge's),
+then, with Ray shut down, the single node in this process: ``Index(reuse_ids=False)``, the
+deletes, then ``insert_many`` of each day file read line by line, ``DEFAULT_BATCH_SIZE`` (4096)
+pages a call, in input order. What is compared: the merge decides each day as one batch in
+input order, as one machine's ``insert_many`` with a batch of the whole day would
+(``DistributedIndex.merge``; its work units feed their scratch index in blocks too); in input
+order the pages are decided one after another in the day's order whatever the batches, so the
+single node's 4096-page batches are to give the same pages, clusters and ids, which the run
+checks: the merge's ``export_tsv`` against ``neardup export`` of the single node
+(``$NEARDUP_CLI`` or ``target/release/neardup``; without it, the single node's tables),
+compared line by line from the files, and the clusters (the merge's ``export_clusters()``
+table, the only whole one, written to a file and let go, against ``neardup export --clusters``),
+with each side's counts and sha256. Input order only (a fingerprint-ordered day is one batch
+held whole). The single node's pages/s and CPU include reading and parsing the day's file in
+Python (the merge's S1 reads it too); there is no separate command-line run. Peak memory is
+reported by role for the merge (up to its streamed export) and for the single node apart, the
+driver's RSS named; also the largest drop of the file system's free space during each.
+``--work DIR`` (a new directory; default a temporary one, removed at the end unless ``--keep``),
+``--progress`` (the merge's stage lines on standard error).
 """
 
 from __future__ import annotations
@@ -23,7 +49,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, Iterable, Iterator, List, Optional, Sequence, TextIO, Tuple
 
 HERE = Path(__file__).resolve().parent
 DEV = HERE.parent.parent / "shared" / "bench" / "dev" / "docs.jsonl.gz"
@@ -49,12 +75,17 @@ def role(argv: List[str]) -> str:
 
 
 def rss_of_new_processes(
-    since_ticks: int, by_role: Optional[Dict[str, int]] = None, cpu: Optional["CpuTicks"] = None
+    since_ticks: int,
+    by_role: Optional[Dict[str, int]] = None,
+    cpu: Optional["CpuTicks"] = None,
+    anon_by_role: Optional[Dict[str, int]] = None,
 ) -> Tuple[int, int, str]:
     """Resident bytes of every process started after `since_ticks` (clock ticks after boot)
     that descends from this one (Ray's processes, the command line), this one included; and the largest of them, with its name (Ray names a worker by the task
     or actor method it runs). With `by_role`, raises each role's entry to the largest process
-    of that role seen now; with `cpu`, adds each process's CPU time since the last sample."""
+    of that role seen now; with `cpu`, adds each process's CPU time since the last sample; with
+    `anon_by_role`, the same as `by_role` for the resident pages that are not file-backed or
+    shared (statm's resident − shared: what the process itself allocated)."""
     total = largest = 0
     name = ""
     page = os.sysconf("SC_PAGE_SIZE")
@@ -85,7 +116,8 @@ def rss_of_new_processes(
             start = int(fields[19])
             if (start < since_ticks and pid != me) or not mine(pid):
                 continue
-            rss = int(Path(f"/proc/{pid}/statm").read_text().split()[1]) * page
+            statm = Path(f"/proc/{pid}/statm").read_text().split()
+            rss = int(statm[1]) * page
             total += rss
             argv = [a.decode(errors="replace") for a in Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0") if a]
             r = role(argv)
@@ -94,6 +126,9 @@ def rss_of_new_processes(
                 name = r
             if by_role is not None:
                 by_role[r] = max(by_role.get(r, 0), rss)
+            if anon_by_role is not None:
+                anon = (int(statm[1]) - int(statm[2])) * page
+                anon_by_role[r] = max(anon_by_role.get(r, 0), anon)
             if cpu is not None:
                 # utime + stime, clock ticks, the process's threads together.
                 cpu.add(int(pid), start, r, int(fields[11]) + int(fields[12]))
@@ -141,6 +176,7 @@ class PeakMemory:
         self.base_used = used_memory()
         self.peak_used = 0
         self.by_role: Dict[str, int] = {}
+        self.anon_by_role: Dict[str, int] = {}
         self.cpu = CpuTicks()
         self.sampler_cpu = 0.0
         self.lock = threading.Lock()
@@ -148,9 +184,31 @@ class PeakMemory:
         self.thread = threading.Thread(target=self.run, daemon=True)
         self.thread.start()
 
+    def snapshot(self) -> Dict[str, object]:
+        """The peaks so far: ``peak``, ``peak_one``, ``peak_one_name``, ``peak_used`` and
+        ``by_role`` and ``anon_by_role`` (copies)."""
+        with self.lock:
+            return {
+                "peak": self.peak,
+                "peak_one": self.peak_one,
+                "peak_one_name": self.peak_one_name,
+                "peak_used": self.peak_used,
+                "by_role": dict(self.by_role),
+                "anon_by_role": dict(self.anon_by_role),
+            }
+
+    def reset(self) -> None:
+        """Starts the peaks again from now (the machine's memory in use from its level now)."""
+        with self.lock:
+            self.peak = self.peak_one = self.peak_used = 0
+            self.peak_one_name = ""
+            self.by_role = {}
+            self.anon_by_role = {}
+            self.base_used = used_memory()
+
     def sample(self) -> None:
         with self.lock:
-            total, one, name = rss_of_new_processes(self.since, self.by_role, self.cpu)
+            total, one, name = rss_of_new_processes(self.since, self.by_role, self.cpu, self.anon_by_role)
             self.peak = max(self.peak, total)
             if one > self.peak_one:
                 self.peak_one, self.peak_one_name = one, name
@@ -201,6 +259,344 @@ def cli_ingest(cli: str, index: Path, files: Sequence[Path], order: str, batch: 
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
+# ----- --scale: the same comparison streamed, for days of 10^5-10^6 pages -----
+
+
+def open_text(path: Path) -> TextIO:
+    """A JSONL file's lines, gunzipped when its name ends in ``.gz``."""
+    return gzip.open(path, "rt", encoding="utf-8") if str(path).endswith(".gz") else open(path, encoding="utf-8")
+
+
+def pages_of(path: Path) -> Iterator[Dict[str, object]]:
+    """The pages of a JSONL file, one at a time."""
+    with open_text(path) as f:
+        for line in f:
+            if line.strip():
+                yield json.loads(line)
+
+
+def chunked(rows: Iterable[Dict[str, object]], size: int) -> Iterator[List[Dict[str, object]]]:
+    """`rows` in lists of `size` (the last shorter)."""
+    chunk: List[Dict[str, object]] = []
+    for r in rows:
+        chunk.append(r)
+        if len(chunk) == size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
+def write_days(corpus: Path, pages: int, tmp: Path) -> Tuple[List[Path], int, int, List[str]]:
+    """Day 1 (the corpus's first 3/4 of `pages`) and day 2 (the rest, then 10 pages of it again
+    under day-1 keys: re-crawls), written line by line as the 20k mode writes them; returns the
+    two files, their page counts and the keys of day 1's pages 37·i + 5 (i < 12: the members
+    the delete list names). Only day 2's first 64 pages and 22 keys are held."""
+    cut = pages * 3 // 4
+    step = max(1, cut // 10)
+    first_ids = {i * step: i for i in range(10)}
+    member_at = {i * 37 + 5 for i in range(12)}
+    recrawl_ids: List[str] = [""] * 10
+    members: List[str] = []
+    head: List[Dict[str, object]] = []
+    files = [tmp / "day1.jsonl.gz", tmp / "day2.jsonl.gz"]
+    n = 0
+    with open_text(corpus) as src, gzip.open(files[0], "wt", encoding="utf-8", compresslevel=1) as d1, gzip.open(
+        files[1], "wt", encoding="utf-8", compresslevel=1
+    ) as d2:
+        for line in src:
+            if n == pages:
+                break
+            if not line.strip():
+                continue
+            if n < cut:
+                d1.write(line if line.endswith("\n") else line + "\n")
+                if n in first_ids or n in member_at:
+                    key = json.loads(line)["id"]
+                    if n in first_ids:
+                        recrawl_ids[first_ids[n]] = key
+                    if n in member_at:
+                        members.append(key)
+            else:
+                d2.write(line if line.endswith("\n") else line + "\n")
+                if len(head) < 64:
+                    head.append(json.loads(line))
+            n += 1
+        if n <= cut:
+            raise SystemExit(f"{corpus} holds {n} pages: too few for two days of --pages {pages}")
+        rest = n - cut
+        for i in range(10):
+            d2.write(json.dumps(dict(head[(i * 7) % rest], id=recrawl_ids[i])) + "\n")
+    return files, cut, rest + 10, members
+
+
+def delete_list_from_export(tsv: Path, rows: int) -> List[str]:
+    """Representatives to delete, read from an export (``key<TAB>representative``, streamed):
+    in each twelfth of its rows, the representative of the first page that is not its own (a
+    page leading a cluster with members, so that deleting it elects another)."""
+    seg = max(1, rows // 12)
+    reps: List[Optional[str]] = [None] * 12
+    with open(tsv, encoding="utf-8") as f:
+        for i, line in enumerate(f):
+            j = i // seg
+            if j >= 12:
+                break
+            if reps[j] is None:
+                key, rep = line.rstrip("\n").split("\t")
+                if key != rep:
+                    reps[j] = rep
+    return [r for r in reps if r is not None]
+
+
+def same_lines(a: Iterable[str], b: Iterable[str]) -> Tuple[bool, int, str, int, str]:
+    """Compares two streams of lines one pair at a time: equal, then each side's line count
+    and sha256."""
+    import hashlib
+
+    ha, hb = hashlib.sha256(), hashlib.sha256()
+    na = nb = 0
+    equal = True
+    missing = object()
+    from itertools import zip_longest
+
+    for x, y in zip_longest(a, b, fillvalue=missing):
+        if x is not missing:
+            ha.update(x.encode() + b"\n")
+            na += 1
+        if y is not missing:
+            hb.update(y.encode() + b"\n")
+            nb += 1
+        equal = equal and x == y
+    return equal, na, ha.hexdigest(), nb, hb.hexdigest()
+
+
+def cluster_line(cluster: int, rep: str, members: Sequence[str]) -> str:
+    """One cluster as the line both sides are compared by (JSON, fixed spacing)."""
+    return json.dumps([int(cluster), rep, list(members)], ensure_ascii=False)
+
+
+def tsv_lines(path: Path) -> Iterator[str]:
+    """A text file's lines, without their newlines."""
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            yield line.rstrip("\n")
+
+
+class DiskLow:
+    """The least free space on the working directory's file system, sampled every second (its
+    drop from the start is what the run wrote at most, beside the machine's other writers)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.start = self.free()
+        self.low = self.start
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self.run, daemon=True)
+        self.thread.start()
+
+    def free(self) -> int:
+        st = os.statvfs(self.path)
+        return st.f_bavail * st.f_frsize
+
+    def run(self) -> None:
+        while not self.stop.is_set():
+            self.low = min(self.low, self.free())
+            time.sleep(1.0)
+
+
+def scale_main(args: argparse.Namespace, memory: PeakMemory) -> None:
+    """``--scale``: the comparison of `main`, streamed (see the module's docstring)."""
+    import resource
+    import shutil
+    import subprocess
+
+    import neardup
+    import ray
+    from neardup._index import DEFAULT_BATCH_SIZE
+    from neardup.ray import DistributedIndex
+
+    if args.order != "input":
+        raise SystemExit("--scale compares in input order only (a fingerprint-ordered day is one batch held whole)")
+    if args.work:
+        tmp = Path(args.work)
+        tmp.mkdir(parents=True, exist_ok=False)
+    else:
+        tmp = Path(tempfile.mkdtemp(prefix="ray-merge-scale-"))
+    disk = DiskLow(tmp)
+    cli = os.environ.get("NEARDUP_CLI") or str(HERE.parent / "target" / "release" / "neardup")
+    options = {"sync_writes": False}
+
+    t = time.monotonic()
+    files, n1, n2, members = write_days(Path(args.corpus), args.pages, tmp)
+    days_s = time.monotonic() - t
+    days = (n1, n2)
+
+    t = time.monotonic()
+    ray.init(num_cpus=args.cpus, include_dashboard=False, logging_level="WARNING", log_to_driver=False)
+    dx = DistributedIndex(tmp / "dist", args.key_parts, args.doc_parts, **options)
+    start = time.monotonic() - t
+    reports, times, cpus = [], [], []
+    gone: List[str] = []
+    gone_path = tmp / "gone.txt"
+    for d, files_ in enumerate(([files[0]], [files[1]]), 1):
+        if d == 2:
+            # The delete list, from the merge's own export of day 1 (streamed; the single node
+            # gives the same export: checked at the end).
+            rows = dx.export_tsv(tmp / "day1.tsv")
+            gone = sorted(set(delete_list_from_export(tmp / "day1.tsv", rows) + members))
+            (tmp / "day1.tsv").unlink()
+            gone_path.write_text("\n".join(gone) + "\n")
+        t, c = time.monotonic(), memory.cpu_now()
+        reports.append(
+            dx.merge(files_, gone_path if d == 2 else None, work_units=args.work_units, order="input", progress=args.progress)
+        )
+        times.append(time.monotonic() - t)
+        cpus.append(cpu_between(c, memory.cpu_now()))
+    t = time.monotonic()
+    dist_rows = dx.export_tsv(tmp / "dist.tsv")
+    export_s = time.monotonic() - t
+    merge_memory = memory.snapshot()
+    merge_disk = disk.start - disk.low
+
+    def du(path: Path) -> int:
+        return sum(f.stat().st_size for f in path.rglob("*") if f.is_file()) if path.exists() else 0
+
+    disk_batches = du(tmp / "dist" / "batches")
+    disk_parts = du(tmp / "dist") - disk_batches
+    # The clusters: a table on the driver (there is no streamed form), written out and let go.
+    t = time.monotonic()
+    table = dx.export_clusters()
+    with open(tmp / "dist-clusters.jsonl", "w", encoding="utf-8") as f:
+        for batch in table.to_batches():
+            for c, r, m in zip(*(batch.column(i).to_pylist() for i in range(3))):
+                f.write(cluster_line(c, r, m) + "\n")
+    del table
+    clusters_s = time.monotonic() - t
+    t = time.monotonic()
+    check = dx.check()["problem_count"]
+    check_s = time.monotonic() - t
+    dx.close()
+    ray.shutdown()
+    shutil.rmtree(tmp / "dist")
+
+    # The single node: the same files streamed through insert_many, DEFAULT_BATCH_SIZE pages a
+    # call, in this process (Ray is gone: its memory is this process's).
+    memory.reset()
+    disk.low = disk.start = disk.free()
+
+    def self_cpu() -> float:
+        r = resource.getrusage(resource.RUSAGE_SELF)
+        with memory.lock:
+            sampler = memory.sampler_cpu
+        return r.ru_utime + r.ru_stime - sampler
+
+    ref = neardup.Index(tmp / "single", reuse_ids=False, **options)
+    batch = DEFAULT_BATCH_SIZE
+    single, single_cpu = [], []
+    for d, path in enumerate(files, 1):
+        t, c = time.monotonic(), self_cpu()
+        if d == 2:
+            for k in gone:
+                try:
+                    ref.delete(k)
+                except neardup.NotFoundError:
+                    pass
+        for chunk in chunked(pages_of(path), batch):
+            ref.insert_many(chunk, order="input", batch_size=batch, progress=False)
+        single.append(time.monotonic() - t)
+        single_cpu.append(self_cpu() - c)
+    ref.close()
+    single_memory = memory.snapshot()
+    single_disk = disk.start - disk.low
+    disk_single = du(tmp / "single")
+
+    t = time.monotonic()
+    if Path(cli).exists():
+        for extra, out in (([], "single.tsv"), (["--clusters"], "single-clusters.jsonl")):
+            subprocess.run([cli, "export", "--index", str(tmp / "single"), *extra, "--out", str(tmp / out)], check=True)
+    else:
+        # No command line: the single node's tables (whole, in this process).
+        with neardup.Index(tmp / "single") as ix:
+            exp = ix.export()
+            with open(tmp / "single.tsv", "w", encoding="utf-8") as f:
+                for k, r in zip(exp.column("key").to_pylist(), exp.column("representative").to_pylist()):
+                    f.write(f"{k}\t{r}\n")
+            del exp
+            cl = ix.export_clusters()
+            with open(tmp / "single-clusters.jsonl", "w", encoding="utf-8") as f:
+                for c, r, m in zip(*(cl.column(i).to_pylist() for i in range(3))):
+                    f.write(json.dumps({"cluster": c, "representative": r, "members": m}) + "\n")
+            del cl
+    single_export_s = time.monotonic() - t
+
+    def single_clusters() -> Iterator[str]:
+        for line in tsv_lines(tmp / "single-clusters.jsonl"):
+            o = json.loads(line)
+            yield cluster_line(o["cluster"], o["representative"], o["members"])
+
+    pages_same, pages_d, hash_d, pages_s, hash_s = same_lines(tsv_lines(tmp / "dist.tsv"), tsv_lines(tmp / "single.tsv"))
+    clusters_same, clusters_d, chash_d, clusters_s_, chash_s = same_lines(tsv_lines(tmp / "dist-clusters.jsonl"), single_clusters())
+    memory.stop.set()
+    disk.stop.set()
+    if not args.keep:
+        shutil.rmtree(tmp)
+
+    n = n1 + n2
+    shuffled = sum(r["shuffled_bytes"] for r in reports)
+    me = role([a for a in Path("/proc/self/cmdline").read_text().split("\0") if a])
+    print(
+        f"corpus: {args.corpus}, {n1} + {n2} pages, {len(gone)} deletes (scale mode: days streamed; "
+        f"day files written in {days_s:.1f} s)"
+    )
+    print(f"Ray: {args.cpus} CPUs, {args.key_parts} key + {args.doc_parts} doc partitions; start {start:.1f} s")
+    for d, (r, secs, s1, rows) in enumerate(zip(reports, times, single, days), 1):
+        print(
+            f"day {d}: merge {rows / secs:,.0f} pages/s ({secs:.1f} s: "
+            + ", ".join(f"{k} {v:.1f}" for k, v in r["seconds"].items())
+            + f"), single node {rows / s1:,.0f} pages/s ({s1:.1f} s); work units {r['work_units']}; "
+            f"components {r['components']}; reached {r['reached_pages']} pages"
+        )
+    for d, ((cpu, by), rows, s_cpu) in enumerate(zip(cpus, days, single_cpu), 1):
+        print(
+            f"day {d} CPU a page: merge {1000 * cpu / rows:.2f} ms (every process it started), single node "
+            f"{1000 * s_cpu / rows:.2f} ms (insert_many of {batch} pages at a time, read and parsed from the "
+            "day's file in this process); merge by role: "
+            + ", ".join(f"{r} {v:.1f} s" for r, v in sorted(by.items(), key=lambda kv: -kv[1]))
+        )
+    print(f"bytes sent a page: {shuffled / n:,.0f} (keys, seeds, unit and partition logs)")
+    print(
+        f"on disk a page: partitions {disk_parts / n:,.0f} B, batches kept {disk_batches / n:,.0f} B "
+        f"(S1's parts and logs), single node {disk_single / n:,.0f} B; the file system's free space fell by at most "
+        f"{merge_disk / 2**30:.1f} GiB during the merge (day files included), {single_disk / 2**30:.1f} GiB during the single node"
+    )
+    for label, m in (("the merge (both days and the streamed export)", merge_memory), ("the single node", single_memory)):
+        by_role: Dict[str, int] = m["by_role"]  # type: ignore[assignment]
+        print(
+            f"peak memory, {label}: {m['peak'] / 2**30:.2f} GiB resident, summed over every process "  # type: ignore[operator]
+            f"started (shared object-store pages counted in each); the largest process "
+            f"{m['peak_one'] / 2**30:.2f} GiB ({m['peak_one_name']}); the machine's memory in use rose "  # type: ignore[operator]
+            f"by at most {m['peak_used'] / 2**30:.2f} GiB; driver (this process) {by_role.get(me, 0) / 2**20:,.0f} MiB"  # type: ignore[operator]
+        )
+        anon: Dict[str, int] = m["anon_by_role"]  # type: ignore[assignment]
+        top = sorted(by_role.items(), key=lambda kv: -kv[1])
+        print(
+            "  largest process by role (resident; of it at most not file-backed nor shared): "
+            + ", ".join(f"{r} {v / 2**20:,.0f} MiB ({anon.get(r, 0) / 2**20:,.0f})" for r, v in top)
+        )
+    print(
+        f"after: merge export (TSV, streamed) {export_s:.1f} s, its clusters (table) {clusters_s:.1f} s, "
+        f"distributed check {check_s:.1f} s; single node's exports {single_export_s:.1f} s"
+    )
+    print(
+        f"pages: merge {pages_d} sha256 {hash_d[:16]}, single node {pages_s} sha256 {hash_s[:16]}; "
+        f"clusters: merge {clusters_d} sha256 {chash_d[:16]}, single node {clusters_s_} sha256 {chash_s[:16]}"
+    )
+    print(
+        f"same export, clusters and ids as the single node: {pages_same and clusters_same and dist_rows == pages_d}; "
+        f"distributed check problems: {check}"
+    )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--pages", type=int, default=20_000)
@@ -215,8 +611,20 @@ def main() -> None:
         default="input",
         help="the merge's order (its default: input), and the single node's insert_many's",
     )
+    ap.add_argument(
+        "--scale",
+        action="store_true",
+        help="stream the days (10^5-10^6 pages): day files written line by line, the single node fed "
+        "from them a batch at a time, the exports compared as files (input order only)",
+    )
+    ap.add_argument("--work", default=None, help="--scale: the working directory (new; default a temporary one)")
+    ap.add_argument("--keep", action="store_true", help="--scale: keep the working directory")
+    ap.add_argument("--progress", action="store_true", help="--scale: the merge's progress lines on standard error")
     args = ap.parse_args()
     memory = PeakMemory()
+    if args.scale:
+        scale_main(args, memory)
+        return
     import neardup
     import ray
     from neardup.ray import DistributedIndex
