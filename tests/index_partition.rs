@@ -481,6 +481,9 @@ fn components_decided_in_separate_scratch_indexes_give_the_single_nodes_clusters
             )
             .unwrap();
         let before = scratch.state_log().unwrap();
+        // The same state on disk, in the order the diff reads it.
+        let before_file = dir.path().join(format!("before-{u}.ndlog"));
+        scratch.state_file(&before_file).unwrap();
         // Which event gave out each new id: a delete (by its place in the delete list) or the
         // insert of a page (by its key).
         scratch.record_allocations(true);
@@ -515,6 +518,21 @@ fn components_decided_in_separate_scratch_indexes_give_the_single_nodes_clusters
             neardup::merge::encode_log(&log)
         );
         assert_eq!(size, std::fs::metadata(&file).unwrap().len());
+        // Read from the file as the diff goes: the same bytes.
+        let since = dir.path().join(format!("unit-{u}-since.ndlog"));
+        scratch
+            .state_diff_file_since(
+                &before_file,
+                base.live_docs,
+                base.live_clusters,
+                &since,
+                None,
+            )
+            .unwrap();
+        assert_eq!(
+            std::fs::read(&since).unwrap(),
+            std::fs::read(&file).unwrap()
+        );
         logs.push(wide(log));
     }
     // The units are disjoint components of the standing index.

@@ -256,6 +256,8 @@ fn decide_in_scratch(
     let sc = Index::open(scratch.with_extension("dense"), options()).unwrap();
     sc.apply_log(1, &dense).unwrap();
     let before = sc.state_log().unwrap();
+    let before_file = scratch.with_extension("before");
+    sc.state_file(&before_file).unwrap();
     for k in &deleted {
         sc.delete(k).unwrap();
     }
@@ -266,6 +268,32 @@ fn decide_in_scratch(
         neardup::merge::encode_log(&wide(log.clone())),
         "the densely numbered scratch index decided otherwise"
     );
+    // What a work unit writes: the state it was seeded with read from a file as the diff goes.
+    let since = scratch.with_extension("since");
+    sc.state_diff_file_since(
+        &before_file,
+        stats.pages,
+        stats.clusters,
+        &since,
+        Some(&ids),
+    )
+    .unwrap();
+    assert_eq!(
+        std::fs::read(&since).unwrap(),
+        neardup::merge::encode_log(&wide(log.clone())),
+        "the diff read from a file differs"
+    );
+    // A state log in address order (not the order `state_file` writes) is refused.
+    let unordered = scratch.with_extension("unordered");
+    let mut w = neardup::merge::LogFileWriter::<u32>::create(&unordered).unwrap();
+    for op in &before {
+        w.push(op).unwrap();
+    }
+    w.finish().unwrap();
+    assert!(matches!(
+        sc.state_diff_file_since(&unordered, stats.pages, stats.clusters, &since, Some(&ids)),
+        Err(neardup::Error::InvalidArgument(_))
+    ));
     ix.apply_log(1, &log).unwrap();
     let report = ix.check().unwrap();
     assert!(report.is_clean(), "{:#?}", report.problems);

@@ -99,6 +99,7 @@ args! {
     batch: u64 => "an int of at least 0";
     log: Vec<u8> => "bytes";
     before: Vec<u8> => "bytes";
+    before_file("before"): PathBuf => "a str or os.PathLike";
     after: Vec<u8> => "bytes";
     logs: Vec<Vec<u8>> => "a list of bytes";
     packed: Vec<u8> => "bytes";

@@ -814,6 +814,37 @@ impl PyIndex {
         .py(py)
     }
 
+    /// The state log written to the file ``path`` in the order a diff reads it (every
+    /// non-posting operation, the counters, the postings), never held in memory: what a work
+    /// unit keeps of the state it was seeded with (``state_diff_file_since``). Returns the
+    /// file's size in bytes.
+    fn state_file(
+        &self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = args::path)] path: std::path::PathBuf,
+    ) -> PyResult<u64> {
+        let ix = self.ix(py)?;
+        py.detach(|| ix.state_file(&path)).py(py)
+    }
+
+    /// ``state_diff_file`` of the state ``state_file`` wrote to the file ``before``, read from
+    /// it as the diff goes: the same log, byte for byte, without the state in memory.
+    #[pyo3(signature = (before, live_docs, live_clusters, path, ids=None))]
+    fn state_diff_file_since(
+        &self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = args::before_file)] before: std::path::PathBuf,
+        #[pyo3(from_py_with = args::live_docs)] live_docs: u64,
+        #[pyo3(from_py_with = args::live_clusters)] live_clusters: u64,
+        #[pyo3(from_py_with = args::path)] path: std::path::PathBuf,
+        ids: Option<Py<crate::partition::PyScratchIds>>,
+    ) -> PyResult<u64> {
+        let ix = self.ix(py)?;
+        let ids = ids.as_ref().map(|i| &i.get().inner);
+        py.detach(|| ix.state_diff_file_since(&before, live_docs, live_clusters, &path, ids))
+            .py(py)
+    }
+
     /// Applies batch ``batch``'s log (bytes) once in effect (SCALEOUT §9): ``True`` when
     /// written, ``False`` when this batch was applied already. A batch other than the last
     /// applied or the next raises ``InvalidArgumentError``; after a crash part way, applying the

@@ -5,16 +5,19 @@
 //! The diff of two whole state logs ([`super::state_diff`]) holds both states decoded, and a
 //! work unit of a million-page day (one component chained by shared clauses, SCALEOUT §7.1)
 //! held tens of gigabytes that way; [`Index::state_diff_log`] holds the state it started from
-//! (the seed's) and the bytes of the log it writes, and reads the index twice.
+//! (the seed's) and the bytes of the log it writes, and reads the index twice. With the state it
+//! started from on disk ([`Index::state_file`], in the order the diff reads it),
+//! [`Index::state_diff_file_since`] reads that file in step with the two walks and holds a bit
+//! an operation of it: a unit seeded with most of a large index keeps it on disk.
 
 use roaring::RoaringBitmap;
 use rocksdb::{IteratorMode, SnapshotWithThreadMode, DB};
 
 use super::log::{LogCounter, LogOp};
 use super::logfile::LogWriter;
-use super::logio::{LogFileWriter, OpSink};
+use super::logio::{verify_log_file, LogFileOps, LogFileWriter, OpSink};
 use super::scratch::ScratchIds;
-use super::state::{address, count_change, live_counts, posting_change, undo, StateDiff};
+use super::state::{address, count_change, posting_change, undo, StateDiff};
 use crate::index::Index;
 use crate::storage::codec::{self, ClusterId, ClusterRecord, DocId, DocRecord, PageBlocks};
 use crate::storage::merge::Delta;
@@ -120,7 +123,7 @@ impl Index {
         live_clusters: u64,
     ) -> Result<Vec<u8>> {
         let mut w = LogWriter::new();
-        self.state_diff_into(before, live_docs, live_clusters, &mut w)?;
+        self.state_diff_into(&Before::slice(before), live_docs, live_clusters, &mut w)?;
         Ok(w.finish())
     }
 
@@ -137,7 +140,7 @@ impl Index {
         path: &std::path::Path,
     ) -> Result<u64> {
         let mut w = LogFileWriter::create(path)?;
-        self.state_diff_into(before, live_docs, live_clusters, &mut w)?;
+        self.state_diff_into(&Before::slice(before), live_docs, live_clusters, &mut w)?;
         w.finish()
     }
 
@@ -157,7 +160,12 @@ impl Index {
         ids: &ScratchIds,
     ) -> Result<u64> {
         let mut w = LogFileWriter::<u64>::create(path)?;
-        self.state_diff_into(before, live_docs, live_clusters, &mut Mapped(&mut w, ids))?;
+        self.state_diff_into(
+            &Before::slice(before),
+            live_docs,
+            live_clusters,
+            &mut Mapped(&mut w, ids),
+        )?;
         w.finish()
     }
 
@@ -174,34 +182,113 @@ impl Index {
         ids: &ScratchIds,
     ) -> Result<Vec<u8>> {
         let mut w = LogWriter::<u64>::new();
-        self.state_diff_into(before, live_docs, live_clusters, &mut Mapped(&mut w, ids))?;
+        self.state_diff_into(
+            &Before::slice(before),
+            live_docs,
+            live_clusters,
+            &mut Mapped(&mut w, ids),
+        )?;
         Ok(w.finish())
     }
 
-    /// The operations of [`Index::state_diff_log`], into `w`.
+    /// This index's state log written to the file at `path` (a log of `u32` ids) in the order
+    /// a diff reads it: every non-posting operation in address order, the counters, then the
+    /// postings — what a work unit keeps of the state it was seeded with, on disk, not in
+    /// memory ([`Index::state_diff_file_since`]; issue #34: a unit held about 90 KB a
+    /// standing page its component reached, most of it this state decoded). Returns the
+    /// file's size in bytes.
+    ///
+    /// # Errors
+    /// Storage errors, [`Error::Corruption`] for a value that does not decode; [`Error::Io`].
+    pub fn state_file(&self, path: &std::path::Path) -> Result<u64> {
+        let (snap, counters) = self.state_snapshot()?;
+        let mut w = LogFileWriter::create(path)?;
+        self.walk_state(&snap, &DIFF_ORDER[..DIFF_ORDER.len() - 1], &mut |op| {
+            w.put(&op)
+        })?;
+        for op in counters.ops() {
+            w.put(&op)?;
+        }
+        self.walk_state(&snap, &DIFF_ORDER[DIFF_ORDER.len() - 1..], &mut |op| {
+            w.put(&op)
+        })?;
+        w.finish()
+    }
+
+    /// [`Index::state_diff_file`] (with `ids`, [`Index::state_diff_file_mapped`]) of the state
+    /// [`Index::state_file`] wrote to the file `before`, read from it as the diff goes, never
+    /// held: the same log, byte for byte, in memory of a bit an operation of `before`.
+    ///
+    /// # Errors
+    /// As [`Index::state_diff_file`]; [`Error::InvalidArgument`] when `before` is not in the
+    /// order [`Index::state_file`] writes (a log file of another kind); a damaged file as
+    /// [`super::read_log_file`] refuses it.
+    pub fn state_diff_file_since(
+        &self,
+        before: &std::path::Path,
+        live_docs: u64,
+        live_clusters: u64,
+        path: &std::path::Path,
+        ids: Option<&ScratchIds>,
+    ) -> Result<u64> {
+        verify_log_file(before)?;
+        let before = Before::File(before);
+        match ids {
+            Some(ids) => {
+                let mut w = LogFileWriter::<u64>::create(path)?;
+                self.state_diff_into(&before, live_docs, live_clusters, &mut Mapped(&mut w, ids))?;
+                w.finish()
+            }
+            None => {
+                let mut w = LogFileWriter::create(path)?;
+                self.state_diff_into(&before, live_docs, live_clusters, &mut w)?;
+                w.finish()
+            }
+        }
+    }
+
+    /// The operations of [`Index::state_diff_log`], into `w`: `before` read three times, in
+    /// step with two walks of the state now (each of them in [`DIFF_ORDER`]).
     fn state_diff_into(
         &self,
-        before: &[LogOp],
+        before: &Before<'_>,
         live_docs: u64,
         live_clusters: u64,
         w: &mut impl OpSink,
     ) -> Result<()> {
         let (snap, counters) = self.state_snapshot()?;
-        // `before` by address, the last of equal addresses kept (as a map collected from it).
-        let mut old: Vec<(Vec<u8>, &LogOp)> = before.iter().map(|op| (address(op), op)).collect();
-        old.reverse();
-        old.sort_by(|a, b| diff_rank(&a.0).cmp(&diff_rank(&b.0)));
-        old.dedup_by(|later, earlier| later.0 == earlier.0);
-        let (old_docs, old_clusters) = live_counts(old.iter().map(|(_, op)| *op));
-        // Pass 1: which of `before`'s addresses the state still holds.
-        let mut held = vec![false; old.len()];
-        let mut at = 0;
-        self.walk_state(&snap, &DIFF_ORDER, &mut |op| {
-            let a = address(&op);
-            while at < old.len() && diff_rank(&old[at].0) < diff_rank(&a) {
-                at += 1;
+        // `before`'s live counts, how many operations it has and where its postings start.
+        let (mut n, mut first_posting) = (0usize, None);
+        let (mut old_docs, mut old_clusters) = (None, None);
+        let mut last: Option<Vec<u8>> = None;
+        for item in before.ops()? {
+            let (a, op) = item?;
+            if last.as_ref().is_some_and(|l| diff_rank(l) >= diff_rank(&a)) {
+                return Err(Error::InvalidArgument(
+                    "the state a diff starts from is not in the order Index::state_file writes"
+                        .into(),
+                ));
             }
-            if at < old.len() && old[at].0 == a {
+            if a.first() == Some(&0) && first_posting.is_none() {
+                first_posting = Some(n);
+            }
+            match op {
+                LogOp::Counter(LogCounter::LiveDocs(c)) => old_docs = old_docs.or(Some(c)),
+                LogOp::Counter(LogCounter::LiveClusters(c)) => {
+                    old_clusters = old_clusters.or(Some(c))
+                }
+                _ => {}
+            }
+            n += 1;
+            last = Some(a);
+        }
+        let first_posting = first_posting.unwrap_or(n);
+        let (old_docs, old_clusters) = (old_docs.unwrap_or(0), old_clusters.unwrap_or(0));
+        // Pass 1: which of `before`'s addresses the state still holds.
+        let mut held = vec![false; n];
+        let mut c = Cursor::new(before)?;
+        self.walk_state(&snap, &DIFF_ORDER, &mut |op| {
+            if let Some((at, _)) = c.seek(&address(&op))? {
                 held[at] = true;
             }
             Ok(())
@@ -217,27 +304,21 @@ impl Index {
         for op in head.into_log(live_docs, live_clusters) {
             w.put(&op)?;
         }
-        // What the state no longer holds, taken away, in address order.
-        let mut gone: Vec<&(Vec<u8>, &LogOp)> = old
-            .iter()
-            .zip(&held)
-            .filter(|(_, &h)| !h)
-            .map(|(o, _)| o)
-            .collect();
-        gone.sort_by(|a, b| a.0.cmp(&b.0));
-        for (_, op) in gone {
-            if let Some(u) = undo(op) {
-                w.put(&u)?;
+        // What the state no longer holds, taken away, in address order: the postings (last in
+        // `before`), then the rest.
+        for postings in [true, false] {
+            for (at, item) in before.ops()?.enumerate() {
+                if (at >= first_posting) == postings && !held[at] {
+                    if let Some(u) = undo(&item?.1) {
+                        w.put(&u)?;
+                    }
+                }
             }
         }
         // Pass 2: the values that are new or changed, then the postings' changes.
-        let mut at = 0;
+        let mut c = Cursor::new(before)?;
         self.walk_state(&snap, &DIFF_ORDER, &mut |op| {
-            let a = address(&op);
-            while at < old.len() && diff_rank(&old[at].0) < diff_rank(&a) {
-                at += 1;
-            }
-            let was = (at < old.len() && old[at].0 == a).then(|| old[at].1);
+            let was = c.seek(&address(&op))?.map(|(_, was)| was);
             match (&op, was) {
                 (LogOp::Posting { key, delta }, was) => {
                     if let Some(change) = posting_change(key, &delta.add, was) {
@@ -402,5 +483,75 @@ impl Index {
             }
         }
         Ok(())
+    }
+}
+
+/// The state a scratch index started from, as [`Index::state_diff_into`] reads it: its
+/// operations in [`DIFF_ORDER`] (the counters after the other non-postings), each address once.
+enum Before<'a> {
+    /// A state log in memory, sorted so, the last of equal addresses kept.
+    Slice(Vec<(Vec<u8>, &'a LogOp)>),
+    /// A file [`Index::state_file`] wrote.
+    File(&'a std::path::Path),
+}
+
+/// `before`'s operations, each with its address.
+type BeforeOps<'b> = Box<dyn Iterator<Item = Result<(Vec<u8>, LogOp)>> + 'b>;
+
+impl<'a> Before<'a> {
+    /// A state log in memory, sorted by [`diff_rank`], the last of equal addresses kept (as a
+    /// map collected from it).
+    fn slice(log: &'a [LogOp]) -> Before<'a> {
+        let mut old: Vec<(Vec<u8>, &LogOp)> = log.iter().map(|op| (address(op), op)).collect();
+        old.reverse();
+        old.sort_by(|a, b| diff_rank(&a.0).cmp(&diff_rank(&b.0)));
+        old.dedup_by(|later, earlier| later.0 == earlier.0);
+        Before::Slice(old)
+    }
+
+    /// The operations from the first, with their addresses.
+    fn ops(&self) -> Result<BeforeOps<'_>> {
+        Ok(match self {
+            Before::Slice(v) => Box::new(v.iter().map(|(a, op)| Ok((a.clone(), (*op).clone())))),
+            Before::File(path) => {
+                Box::new(LogFileOps::<DocId>::open(path)?.map(|r| r.map(|op| (address(&op), op))))
+            }
+        })
+    }
+}
+
+/// A reading of `before` in step with a walk of the state now: both in [`DIFF_ORDER`].
+struct Cursor<'b> {
+    ops: BeforeOps<'b>,
+    /// The operation read last (its address, itself), `None` at the end.
+    cur: Option<(Vec<u8>, LogOp)>,
+    /// Its position among `before`'s operations.
+    at: usize,
+}
+
+impl<'b> Cursor<'b> {
+    fn new(before: &'b Before<'_>) -> Result<Cursor<'b>> {
+        let mut ops = before.ops()?;
+        let cur = ops.next().transpose()?;
+        Ok(Cursor { ops, cur, at: 0 })
+    }
+
+    /// Moves past every operation ranked before address `a`; the one at `a`, with its
+    /// position, when `before` has one.
+    ///
+    /// # Errors
+    /// What reading `before` returns (its order is checked before: [`Index::state_diff_into`]).
+    fn seek(&mut self, a: &[u8]) -> Result<Option<(usize, &LogOp)>> {
+        while let Some((addr, _)) = &self.cur {
+            if diff_rank(addr) >= diff_rank(a) {
+                break;
+            }
+            self.cur = self.ops.next().transpose()?;
+            self.at += 1;
+        }
+        Ok(match &self.cur {
+            Some((addr, op)) if addr.as_slice() == a => Some((self.at, op)),
+            _ => None,
+        })
     }
 }

@@ -343,6 +343,14 @@ class Index(Mapping[str, PageInfo]):
         """``state_diff(before, self.state_log(), live_docs, live_clusters)`` written to the file
         ``path`` one operation at a time; its size in bytes. With ``ids`` (from
         ``scratch_seed``), written in the standing index's ids."""
+    def state_file(self, path: Union[str, os.PathLike[str]]) -> int:
+        """The state log written to the file ``path`` in the order a diff reads it; its size in
+        bytes (``state_diff_file_since`` reads it back)."""
+    def state_diff_file_since(
+        self, before: Union[str, os.PathLike[str]], live_docs: int, live_clusters: int, path: str, ids: Optional[ScratchIds] = None
+    ) -> int:
+        """``state_diff_file`` of the state ``state_file`` wrote to ``before``, read from the
+        file as the diff goes, not held in memory."""
     def apply_log(self, batch: int, log: bytes) -> bool:
         """Applies batch ``batch``'s log once in effect; ``False`` when it was applied already."""
     def apply_log_file(self, batch: int, path: Union[str, os.PathLike[str]]) -> bool:

@@ -471,8 +471,14 @@ def _decide_unit(
             # Numbered densely: a scratch index's ids need not be as wide as the index's (issue
             # #34 item 5); the order kept, it decides as with the standing ids.
             dense, ids = neardup.scratch_seed(seed)
+            seed_bytes = len(seed)
+            del seed
             scratch.apply_log(1, dense)
-            before = scratch.state_log()
+            del dense
+            # The state it was seeded with, on disk: the diff reads it back as it goes (a unit
+            # of a large component held about 90 KB a standing page with it in memory).
+            before = Path(scratch_dir) / "before.ndlog"
+            scratch.state_file(before)
             scratch.record_allocations(True)
             allocations: List[Tuple[str, int, str]] = []
             deleted = missing = 0
@@ -509,12 +515,12 @@ def _decide_unit(
             # Read from the scratch index one operation at a time and written to a file: the
             # unit holds the state it was seeded with, never its log nor a second whole state.
             log_path = Path(scratch_dir) / "unit.ndlog"
-            log_bytes = scratch.state_diff_file(before, live_docs, live_clusters, str(log_path), ids)
+            log_bytes = scratch.state_diff_file_since(before, live_docs, live_clusters, str(log_path), ids)
         source[0].put_file(str(log_path), log_rel)
     finally:
         shutil.rmtree(scratch_dir, ignore_errors=True)
     return log_rel, {
-        "seed_bytes": len(seed),
+        "seed_bytes": seed_bytes,
         "allocations": allocation_arrays(allocations),
         "deleted": deleted,
         "missing": missing,
