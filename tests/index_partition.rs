@@ -206,6 +206,27 @@ fn the_partitions_seed_logs_combine_into_the_whole_seed() {
             .collect();
         logs.push(wide(p.seed_log(&pages, &clusters).unwrap()));
     }
+    // The same seed combined and numbered densely from the partitions' files, streamed: the
+    // same ids and bytes as in memory (what a work unit of a large component does).
+    let files: Vec<std::path::PathBuf> = logs
+        .iter()
+        .enumerate()
+        .map(|(i, log)| {
+            let f = dir.path().join(format!("seed-{i}.ndlog"));
+            std::fs::write(&f, neardup::merge::encode_log(log)).unwrap();
+            f
+        })
+        .collect();
+    let out = dir.path().join("seed.ndlog");
+    let streamed = neardup::merge::ScratchIds::from_seed_files(&files, &out).unwrap();
+    let (ids, dense) =
+        neardup::merge::ScratchIds::from_seed(combine_seed_logs(logs.clone()).unwrap()).unwrap();
+    assert_eq!(streamed, ids);
+    assert_eq!(
+        std::fs::read(&out).unwrap(),
+        neardup::merge::encode_log(&dense)
+    );
+    assert!(ids.seeded_pages() > 3);
     let combined = narrow(combine_seed_logs(logs).unwrap());
     let whole_seed = ix.seed_log(&reach.pages, &reach.clusters).unwrap();
     let a = Index::open(dir.path().join("a"), options()).unwrap();

@@ -342,6 +342,7 @@ fn _neardup(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(partition::combine_seed_logs, m)?)?;
     m.add_class::<partition::PyScratchIds>()?;
     m.add_function(wrap_pyfunction!(partition::scratch_seed, m)?)?;
+    m.add_function(wrap_pyfunction!(partition::scratch_seed_files, m)?)?;
     m.add_function(wrap_pyfunction!(partition::combine_unit_logs, m)?)?;
     m.add_function(wrap_pyfunction!(partition::log_counters, m)?)?;
     m.add_function(wrap_pyfunction!(partition::remap_unit_log, m)?)?;

@@ -232,6 +232,22 @@ pub(crate) fn scratch_seed<'py>(
     Ok((PyBytes::new(py, &bytes), PyScratchIds { inner: ids }))
 }
 
+/// ``scratch_seed(combine_seed_logs(parts))`` with the seed logs in the files ``parts`` and the
+/// scratch seed written to the file ``out``, neither log held in memory (a unit of a large
+/// component, issue #34): the ``ScratchIds`` that map the scratch index's ids back. The same
+/// ids, and ``out`` holds the same bytes ``scratch_seed`` returns.
+#[pyfunction]
+pub(crate) fn scratch_seed_files(
+    py: Python<'_>,
+    parts: Vec<std::path::PathBuf>,
+    #[pyo3(from_py_with = args::path)] out: std::path::PathBuf,
+) -> PyResult<PyScratchIds> {
+    let ids = py
+        .detach(|| neardup::merge::ScratchIds::from_seed_files(&parts, &out))
+        .py(py)?;
+    Ok(PyScratchIds { inner: ids })
+}
+
 /// One batch log (bytes) from the batch logs of several work units, each decided in its own
 /// scratch index seeded from a standing index whose allocators and live counts were ``base``
 /// (a dict: ``next_doc``, ``next_cluster``, ``next_seq``, ``live_docs``, ``live_clusters``) when

@@ -33,47 +33,87 @@ type Gid = WideDocId;
 /// # Errors
 /// [`Error::InvalidArgument`] when the partitions disagree on an allocator or the sequence.
 pub fn combine_seed_logs(logs: Vec<Vec<LogOp<Gid>>>) -> Result<Vec<LogOp<Gid>>> {
-    let mut next: Option<(Gid, Gid, u64)> = None;
-    let mut alloc = (None, None, None);
-    let (mut live_docs, mut live_clusters) = (0u64, 0u64);
-    let mut free_docs = BTreeSet::new();
-    let mut free_clusters = BTreeSet::new();
-    let mut frequent = BTreeMap::new();
+    let mut head = SeedHead::default();
     let mut postings: BTreeMap<[u8; 9], RoaringTreemap> = BTreeMap::new();
     let mut rows = Vec::new();
     for log in logs {
-        let mut seen = (None, None, None);
         for op in log {
-            match op {
-                LogOp::Counter(LogCounter::NextDoc(n)) => seen.0 = Some(n),
-                LogOp::Counter(LogCounter::NextCluster(n)) => seen.1 = Some(n),
-                LogOp::Counter(LogCounter::NextSeq(n)) => seen.2 = Some(n),
-                LogOp::Counter(LogCounter::LiveDocs(n)) => live_docs = live_docs.saturating_add(n),
-                LogOp::Counter(LogCounter::LiveClusters(n)) => {
-                    live_clusters = live_clusters.saturating_add(n)
-                }
-                LogOp::FreeDoc { id, free: true } => {
-                    free_docs.insert(id);
-                }
-                LogOp::FreeCluster { id, free: true } => {
-                    free_clusters.insert(id);
-                }
-                LogOp::Frequent {
-                    key,
-                    reason: Some(r),
-                } => {
-                    frequent.insert(key, r);
-                }
-                LogOp::Posting { key, delta } => {
+            match head.take(op) {
+                Some(LogOp::Posting { key, delta }) => {
                     *postings.entry(key).or_default() |= delta.add;
                 }
-                other => rows.push(other),
+                Some(other) => rows.push(other),
+                None => {}
             }
         }
+        head.end_part()?;
+    }
+    let mut out = head.ops();
+    out.extend(rows);
+    out.extend(postings.into_iter().map(|(key, add)| LogOp::Posting {
+        key,
+        delta: PostingDelta {
+            add,
+            remove: RoaringTreemap::new(),
+        },
+    }));
+    Ok(out)
+}
+
+/// What [`combine_seed_logs`] keeps once of the partitions' seeds: the counters (allocators and
+/// sequence the same everywhere, live counts summed), the free ids, the over-frequent keys.
+#[derive(Default)]
+pub(crate) struct SeedHead {
+    alloc: (Option<Gid>, Option<Gid>, Option<u64>),
+    seen: (Option<Gid>, Option<Gid>, Option<u64>),
+    live_docs: u64,
+    live_clusters: u64,
+    free_docs: BTreeSet<Gid>,
+    free_clusters: BTreeSet<Gid>,
+    frequent: BTreeMap<[u8; 9], u8>,
+}
+
+impl SeedHead {
+    /// Takes in `op` of the current part's seed if it is one of what it keeps; otherwise gives
+    /// it back (a row or a posting).
+    pub(crate) fn take(&mut self, op: LogOp<Gid>) -> Option<LogOp<Gid>> {
+        match op {
+            LogOp::Counter(LogCounter::NextDoc(n)) => self.seen.0 = Some(n),
+            LogOp::Counter(LogCounter::NextCluster(n)) => self.seen.1 = Some(n),
+            LogOp::Counter(LogCounter::NextSeq(n)) => self.seen.2 = Some(n),
+            LogOp::Counter(LogCounter::LiveDocs(n)) => {
+                self.live_docs = self.live_docs.saturating_add(n)
+            }
+            LogOp::Counter(LogCounter::LiveClusters(n)) => {
+                self.live_clusters = self.live_clusters.saturating_add(n)
+            }
+            LogOp::FreeDoc { id, free: true } => {
+                self.free_docs.insert(id);
+            }
+            LogOp::FreeCluster { id, free: true } => {
+                self.free_clusters.insert(id);
+            }
+            LogOp::Frequent {
+                key,
+                reason: Some(r),
+            } => {
+                self.frequent.insert(key, r);
+            }
+            other => return Some(other),
+        }
+        None
+    }
+
+    /// The end of one part's seed: its allocators and sequence must be the others'.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] when the partitions disagree on an allocator or the sequence.
+    pub(crate) fn end_part(&mut self) -> Result<()> {
+        let seen = std::mem::take(&mut self.seen);
         for (have, got, what) in [
-            (&mut alloc.0, seen.0, "page id allocator"),
-            (&mut alloc.1, seen.1, "cluster id allocator"),
-            (&mut alloc.2, seen.2, "insertion sequence"),
+            (&mut self.alloc.0, seen.0, "page id allocator"),
+            (&mut self.alloc.1, seen.1, "cluster id allocator"),
+            (&mut self.alloc.2, seen.2, "insertion sequence"),
         ] {
             match (*have, got) {
                 (Some(a), Some(b)) if a != b => {
@@ -85,41 +125,36 @@ pub fn combine_seed_logs(logs: Vec<Vec<LogOp<Gid>>>) -> Result<Vec<LogOp<Gid>>> 
                 _ => {}
             }
         }
+        Ok(())
     }
-    if let (Some(d), Some(c), Some(s)) = alloc {
-        next = Some((d, c, s));
+
+    /// The combined seed's first operations: the counters, the free ids, the over-frequent
+    /// keys (the rows and postings follow them).
+    pub(crate) fn ops(self) -> Vec<LogOp<Gid>> {
+        let mut out = Vec::new();
+        if let (Some(d), Some(c), Some(s)) = self.alloc {
+            out.push(LogOp::Counter(LogCounter::NextDoc(d)));
+            out.push(LogOp::Counter(LogCounter::NextCluster(c)));
+            out.push(LogOp::Counter(LogCounter::NextSeq(s)));
+        }
+        out.push(LogOp::Counter(LogCounter::LiveDocs(self.live_docs)));
+        out.push(LogOp::Counter(LogCounter::LiveClusters(self.live_clusters)));
+        out.extend(
+            self.free_docs
+                .into_iter()
+                .map(|id| LogOp::FreeDoc { id, free: true }),
+        );
+        out.extend(
+            self.free_clusters
+                .into_iter()
+                .map(|id| LogOp::FreeCluster { id, free: true }),
+        );
+        out.extend(self.frequent.into_iter().map(|(key, r)| LogOp::Frequent {
+            key,
+            reason: Some(r),
+        }));
+        out
     }
-    let mut out = Vec::new();
-    if let Some((d, c, s)) = next {
-        out.push(LogOp::Counter(LogCounter::NextDoc(d)));
-        out.push(LogOp::Counter(LogCounter::NextCluster(c)));
-        out.push(LogOp::Counter(LogCounter::NextSeq(s)));
-    }
-    out.push(LogOp::Counter(LogCounter::LiveDocs(live_docs)));
-    out.push(LogOp::Counter(LogCounter::LiveClusters(live_clusters)));
-    out.extend(
-        free_docs
-            .into_iter()
-            .map(|id| LogOp::FreeDoc { id, free: true }),
-    );
-    out.extend(
-        free_clusters
-            .into_iter()
-            .map(|id| LogOp::FreeCluster { id, free: true }),
-    );
-    out.extend(frequent.into_iter().map(|(key, r)| LogOp::Frequent {
-        key,
-        reason: Some(r),
-    }));
-    out.extend(rows);
-    out.extend(postings.into_iter().map(|(key, add)| LogOp::Posting {
-        key,
-        delta: PostingDelta {
-            add,
-            remove: RoaringTreemap::new(),
-        },
-    }));
-    Ok(out)
 }
 
 /// The allocators and live counts of a standing index when a batch starts: where the new ids

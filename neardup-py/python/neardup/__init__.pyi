@@ -493,6 +493,10 @@ class ScratchIds:
 def scratch_seed(seed: bytes) -> Tuple[bytes, ScratchIds]:
     """A work unit's seed numbered densely for its scratch index, and the ids that map back."""
 
+def scratch_seed_files(parts: List[Union[str, os.PathLike[str]]], out: Union[str, os.PathLike[str]]) -> ScratchIds:
+    """``scratch_seed(combine_seed_logs(parts))`` of the seed logs in the files ``parts``, the
+    scratch seed written to ``out``; neither log is held in memory."""
+
 def combine_unit_logs(
     base: Dict[str, int], logs: List[bytes], maps: Optional[List[Dict[str, List[int]]]] = None
 ) -> bytes:

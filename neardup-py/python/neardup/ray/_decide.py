@@ -450,8 +450,8 @@ def _decide_unit(
     progress: Tuple[Optional[Any], int] = (None, 0),
 ) -> Tuple[bytes, Dict[str, Any]]:
     """S4 for one work unit, in a Ray task: a scratch index seeded with the seed logs of
-    ``seed_parts[0]`` (Ray object refs, combined here: ``neardup.combine_seed_logs``; deciding
-    nothing), the unit's deletes (delete-list position, key) in delete-list order, then its rows
+    ``seed_parts[0]`` (Ray object refs, each fetched to a file in turn, combined and numbered
+    densely from the files: ``neardup.scratch_seed_files``; deciding nothing), the unit's deletes (delete-list position, key) in delete-list order, then its rows
     (read from S1's parts: ``source`` is the store, ``s1/``'s path in it, each file's first row
     and the parts holding the unit's rows), the library calls ``insert_many`` makes on one
     machine in whole-batch order: each list of ``runs`` holds one call's (row, key) pairs in
@@ -464,20 +464,31 @@ def _decide_unit(
     ``"page"`` or ``"cluster"``; and the first error rows, as (row, reason). ``progress``: a
     ``_progress.Board`` (or None) and this unit's number, told the rows decided after each
     block."""
-    seed = neardup.combine_seed_logs(require_ray().get(seed_parts[0]))
+    ray = require_ray()
     wanted = sorted(r for call in runs for r, _ in call)
     pos_of = {r: i for i, r in enumerate(wanted)}
     scratch_dir = tempfile.mkdtemp(prefix="neardup-scratch-")
     try:
         table = _MappedRows(_unit_rows(source, wanted, Path(scratch_dir) / "rows.arrow"))
+        # The partitions' seed logs, one at a time to a file: combined and numbered densely
+        # from the files (a scratch index's ids need not be as wide as the index's, issue #34
+        # item 5; the order kept, it decides as with the standing ids), never whole in memory.
+        parts = []
+        seed_bytes = 0
+        for i, ref in enumerate(seed_parts[0]):
+            part = Path(scratch_dir) / f"seed-{i}.ndlog"
+            data = ray.get(ref)
+            part.write_bytes(data)
+            seed_bytes += len(data)
+            del data
+            parts.append(part)
+        dense = Path(scratch_dir) / "seed.ndlog"
+        ids = neardup.scratch_seed_files(parts, dense)
+        for part in parts:
+            part.unlink()
         with neardup.Index(Path(scratch_dir) / "ix", **options) as scratch:
-            # Numbered densely: a scratch index's ids need not be as wide as the index's (issue
-            # #34 item 5); the order kept, it decides as with the standing ids.
-            dense, ids = neardup.scratch_seed(seed)
-            seed_bytes = len(seed)
-            del seed
-            scratch.apply_log(1, dense)
-            del dense
+            scratch.apply_log_file(1, dense)
+            dense.unlink()
             # The state it was seeded with, on disk: the diff reads it back as it goes (a unit
             # of a large component held about 90 KB a standing page with it in memory).
             before = Path(scratch_dir) / "before.ndlog"
