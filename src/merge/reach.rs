@@ -4,11 +4,12 @@
 
 use roaring::RoaringBitmap;
 
+use super::store::{scan_records, PartitionDb};
 use crate::index::{Index, View};
+use crate::storage::cf;
 use crate::storage::codec::{ClusterId, DocId};
 use crate::storage::codec::{ClusterRecord, DocRecord};
 use crate::storage::width::{IdSet, IdWidth};
-use crate::storage::{cf, scan_options};
 use crate::{Error, Result};
 
 /// A page's simhash and the posting keys it is filed under ([`crate::Index::filed_pages`]).
@@ -331,48 +332,36 @@ impl Index {
     /// # Errors
     /// Storage and corruption errors.
     pub fn partition_rows(&self) -> Result<PartitionRows> {
-        self.registration.check_process()?;
-        scan_partition_rows(&self.db, self.cf(cf::DOCS), self.cf(cf::CLUSTERS))
+        scan_partition_rows(self)
     }
 }
 
-/// The pages and clusters a database of id width `I` holds, at one snapshot
-/// ([`crate::Index::partition_rows`], [`super::WidePartition::partition_rows`]).
+/// The pages and clusters partition `p` holds, at one snapshot ([`crate::Index::partition_rows`],
+/// [`super::WidePartition::partition_rows`]).
 ///
 /// # Errors
 /// Storage errors; [`Error::Corruption`] for a key or record that does not decode.
-pub(crate) fn scan_partition_rows<I: IdWidth>(
-    db: &rocksdb::DB,
-    docs: &rocksdb::ColumnFamily,
-    clusters_cf: &rocksdb::ColumnFamily,
-) -> Result<PartitionRows<I>> {
-    let snap = db.snapshot();
-    let id_of = |name: &'static str, k: &[u8]| -> Result<I> {
-        I::from_be(k)
-            .ok_or_else(|| Error::corruption(name, k, format!("key is not {} bytes", I::BYTES)))
-    };
-    let scan = |h: &rocksdb::ColumnFamily| {
-        let mut ro = scan_options();
-        ro.set_snapshot(&snap);
-        db.iterator_cf_opt(h, ro, rocksdb::IteratorMode::Start)
-    };
+pub(crate) fn scan_partition_rows<P: PartitionDb>(p: &P) -> Result<PartitionRows<P::Id>> {
+    p.check_process()?;
+    let snap = p.db().snapshot();
     let mut pages = Vec::new();
-    for item in scan(docs) {
-        let (k, v) = item.map_err(|e| Error::storage("reading page records", e))?;
-        let rec = DocRecord::<I>::decode_as(cf::DOCS, &k, &v)?;
+    let docs = (cf::DOCS, "reading page records");
+    scan_records(p, &snap, docs, DocRecord::decode_as, |doc, rec| {
         pages.push(PageRow {
-            doc: id_of(cf::DOCS, &k)?,
+            doc,
             seq: rec.seq,
-            similar_to: (rec.similar_to != I::NONE).then_some((rec.similar_to, rec.similar_seq)),
+            similar_to: (rec.similar_to != P::Id::NONE)
+                .then_some((rec.similar_to, rec.similar_seq)),
             key: rec.key,
             cluster: rec.cluster,
         });
-    }
+        Ok(())
+    })?;
     let mut clusters = Vec::new();
-    for item in scan(clusters_cf) {
-        let (k, v) = item.map_err(|e| Error::storage("reading clusters", e))?;
-        let rec = ClusterRecord::<I>::decode_as(cf::CLUSTERS, &k, &v)?;
-        clusters.push((id_of(cf::CLUSTERS, &k)?, rec.representative));
-    }
+    let cls = (cf::CLUSTERS, "reading clusters");
+    scan_records(p, &snap, cls, ClusterRecord::decode_as, |c, rec| {
+        clusters.push((c, rec.representative));
+        Ok(())
+    })?;
     Ok((pages, clusters))
 }

@@ -10,6 +10,8 @@
 //! [`Index::state_diff_file_since`] reads that file in step with the two walks and holds a bit
 //! an operation of it: a unit seeded with most of a large index keeps it on disk.
 
+use std::borrow::Cow;
+
 use roaring::RoaringBitmap;
 use rocksdb::{IteratorMode, SnapshotWithThreadMode, DB};
 
@@ -260,7 +262,7 @@ impl Index {
         // `before`'s live counts, how many operations it has and where its postings start.
         let (mut n, mut first_posting) = (0usize, None);
         let (mut old_docs, mut old_clusters) = (None, None);
-        let mut last: Option<Vec<u8>> = None;
+        let mut last: Option<Cow<'_, [u8]>> = None;
         for item in before.ops()? {
             let (a, op) = item?;
             if last.as_ref().is_some_and(|l| diff_rank(l) >= diff_rank(&a)) {
@@ -272,7 +274,7 @@ impl Index {
             if a.first() == Some(&0) && first_posting.is_none() {
                 first_posting = Some(n);
             }
-            match op {
+            match *op {
                 LogOp::Counter(LogCounter::LiveDocs(c)) => old_docs = old_docs.or(Some(c)),
                 LogOp::Counter(LogCounter::LiveClusters(c)) => {
                     old_clusters = old_clusters.or(Some(c))
@@ -495,8 +497,9 @@ enum Before<'a> {
     File(&'a std::path::Path),
 }
 
-/// `before`'s operations, each with its address.
-type BeforeOps<'b> = Box<dyn Iterator<Item = Result<(Vec<u8>, LogOp)>> + 'b>;
+/// `before`'s operations, each with its address: borrowed from a log in memory, read from a
+/// file.
+type BeforeOps<'b> = Box<dyn Iterator<Item = Result<(Cow<'b, [u8]>, Cow<'b, LogOp>)>> + 'b>;
 
 impl<'a> Before<'a> {
     /// A state log in memory, sorted by [`diff_rank`], the last of equal addresses kept (as a
@@ -512,10 +515,14 @@ impl<'a> Before<'a> {
     /// The operations from the first, with their addresses.
     fn ops(&self) -> Result<BeforeOps<'_>> {
         Ok(match self {
-            Before::Slice(v) => Box::new(v.iter().map(|(a, op)| Ok((a.clone(), (*op).clone())))),
-            Before::File(path) => {
-                Box::new(LogFileOps::<DocId>::open(path)?.map(|r| r.map(|op| (address(&op), op))))
-            }
+            Before::Slice(v) => Box::new(
+                v.iter()
+                    .map(|(a, op)| Ok((Cow::Borrowed(a.as_slice()), Cow::Borrowed(*op)))),
+            ),
+            Before::File(path) => Box::new(
+                LogFileOps::<DocId>::open(path)?
+                    .map(|r| r.map(|op| (Cow::Owned(address(&op)), Cow::Owned(op)))),
+            ),
         })
     }
 }
@@ -524,7 +531,7 @@ impl<'a> Before<'a> {
 struct Cursor<'b> {
     ops: BeforeOps<'b>,
     /// The operation read last (its address, itself), `None` at the end.
-    cur: Option<(Vec<u8>, LogOp)>,
+    cur: Option<(Cow<'b, [u8]>, Cow<'b, LogOp>)>,
     /// Its position among `before`'s operations.
     at: usize,
 }
@@ -550,7 +557,7 @@ impl<'b> Cursor<'b> {
             self.at += 1;
         }
         Ok(match &self.cur {
-            Some((addr, op)) if addr.as_slice() == a => Some((self.at, op)),
+            Some((addr, op)) if addr.as_ref() == a => Some((self.at, op.as_ref())),
             _ => None,
         })
     }

@@ -220,7 +220,6 @@ impl WidePartition {
     /// # Errors
     /// Storage errors; [`Error::Corruption`] for a key or record that does not decode.
     pub fn partition_rows(&self) -> Result<PartitionRows<u64>> {
-        self.registration.check_process()?;
-        crate::merge::reach::scan_partition_rows(&self.db, self.cf(cf::DOCS), self.cf(cf::CLUSTERS))
+        crate::merge::reach::scan_partition_rows(self)
     }
 }
