@@ -45,6 +45,7 @@ import argparse
 import gzip
 import json
 import os
+import sys
 import tempfile
 import threading
 import time
@@ -452,6 +453,16 @@ def scale_main(args: argparse.Namespace, memory: PeakMemory) -> None:
         )
         times.append(time.monotonic() - t)
         cpus.append(cpu_between(c, memory.cpu_now()))
+        # As it goes (a run of 10⁶ pages takes hours): the day's time and the memory so far.
+        so_far = memory.snapshot()
+        print(
+            f"merge day {d}: {days[d - 1]} pages in {times[-1]:.1f} s ({days[d - 1] / times[-1]:.0f} pages/s); "
+            f"largest process so far {so_far['peak_one'] / 2**30:.2f} GiB ({so_far['peak_one_name']}), "  # type: ignore[operator]
+            f"the machine's memory in use rose by at most {so_far['peak_used'] / 2**30:.2f} GiB; by role "  # type: ignore[operator]
+            + ", ".join(f"{r} {v / 2**20:,.0f} MiB" for r, v in sorted(so_far["by_role"].items(), key=lambda kv: -kv[1])),  # type: ignore[union-attr]
+            file=sys.stderr,
+            flush=True,
+        )
     t = time.monotonic()
     dist_rows = dx.export_tsv(tmp / "dist.tsv")
     export_s = time.monotonic() - t

@@ -233,6 +233,18 @@ fn decide_in_scratch(
     let stats = ix.stats().unwrap();
     let deleted = days.deletes(&ix);
     let seed = ix.seed_log(pages, clusters).unwrap();
+    // Written to a file as it is read, the seed has the same bytes (what a doc partition gives a
+    // work unit).
+    let file = scratch.with_extension("seed.ndlog");
+    let size = ix.seed_log_file(pages, clusters, &file).unwrap();
+    let bytes = std::fs::read(&file).unwrap();
+    assert_eq!(size, bytes.len() as u64);
+    assert_eq!(
+        bytes,
+        neardup::merge::encode_log(&seed),
+        "the seed file differs"
+    );
+    std::fs::remove_file(&file).unwrap();
     let sc = Index::open(scratch, options()).unwrap();
     sc.apply_log(1, &seed).unwrap();
     let before = sc.state_log().unwrap();
@@ -387,6 +399,10 @@ fn seeding_refuses_what_a_part_cannot_reproduce() {
     let ix = Index::open(dir.path().join("a"), options()).unwrap();
     insert_all(&ix, &day1()[..4].to_vec());
     assert!(ix.seed_log(&[999], &[]).is_err());
+    // A refused seed leaves no file behind.
+    let file = dir.path().join("seed.ndlog");
+    assert!(ix.seed_log_file(&[999], &[], &file).is_err());
+    assert!(!file.exists());
     assert!(ix.seed_log(&[], &[999]).is_err());
     let chrome = Index::open(
         dir.path().join("b"),

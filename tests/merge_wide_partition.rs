@@ -191,6 +191,20 @@ fn a_log_gives_the_same_state_and_seeds_in_either_width() {
             wide(narrow_part.seed_log(&pages, &clusters).unwrap()),
             "{role}"
         );
+        // The seed written to a file as it is read has the bytes of the seed in memory.
+        let file = dir.path().join(format!("{role}.seed"));
+        wide_part
+            .seed_log_file(&wide_ids(&pages), &wide_ids(&clusters), &file)
+            .unwrap();
+        assert_eq!(
+            std::fs::read(&file).unwrap(),
+            encode_log(
+                &wide_part
+                    .seed_log(&wide_ids(&pages), &wide_ids(&clusters))
+                    .unwrap()
+            ),
+            "{role}"
+        );
         // A page or cluster the partition lacks.
         assert!(matches!(
             wide_part.seed_log(&[1 << 40], &[]),

@@ -743,6 +743,21 @@ impl PyIndex {
         Ok(PyBytes::new(py, &bytes))
     }
 
+    /// ``seed_log`` written to the new file ``path`` as it is read, never whole in memory (its
+    /// postings sorted in runs beside ``path``): the same bytes. Returns the file's size; on an
+    /// error no file is left.
+    fn seed_log_file(
+        &self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = args::pages)] pages: Vec<u32>,
+        #[pyo3(from_py_with = args::clusters)] clusters: Vec<u32>,
+        #[pyo3(from_py_with = args::path)] path: std::path::PathBuf,
+    ) -> PyResult<u64> {
+        let ix = self.ix(py)?;
+        py.detach(|| ix.seed_log_file(&pages, &clusters, &path))
+            .py(py)
+    }
+
     /// The page and cluster ids of this index that deciding a day reads (SCALEOUT §5 S0–S3 on
     /// one machine): what ``seed_log`` must seed. ``bodies`` are the day's pages (HTML when
     /// ``is_html``, else text; a page that cannot be read is left out), ``keys`` their keys (a

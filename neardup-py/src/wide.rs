@@ -224,6 +224,20 @@ impl PyPartition {
         Ok(PyBytes::new(py, &bytes))
     }
 
+    /// ``seed_log`` written to the new file ``path`` as it is read, never whole in memory, as
+    /// ``Index.seed_log_file``; the file's size.
+    fn seed_log_file(
+        &self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = args::wide_pages)] pages: Vec<u64>,
+        #[pyo3(from_py_with = args::wide_clusters)] clusters: Vec<u64>,
+        #[pyo3(from_py_with = args::path)] path: PathBuf,
+    ) -> PyResult<u64> {
+        let wp = self.part(py)?;
+        py.detach(|| wp.seed_log_file(&pages, &clusters, &path))
+            .py(py)
+    }
+
     /// The page ids filed under each 9-byte posting key of ``packed``, none for an
     /// over-frequent key: one list per key.
     fn posting_ids(

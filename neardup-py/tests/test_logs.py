@@ -25,6 +25,13 @@ def test_a_day_decided_in_a_seeded_scratch_is_the_day_decided_in_place(tmp_path)
         )
         assert 0 < len(ids) <= len(day1)
         seed = standing.seed_log(ids, clusters)
+        # Written to a file as it is read: the same bytes; a refused seed leaves no file.
+        file = tmp_path / "seed.ndlog"
+        assert standing.seed_log_file(ids, clusters, str(file)) == len(seed)
+        assert file.read_bytes() == seed
+        with pytest.raises(neardup.InvalidArgumentError):
+            standing.seed_log_file([10_000], [], str(tmp_path / "refused.ndlog"))
+        assert not (tmp_path / "refused.ndlog").exists()
         with neardup.Index(tmp_path / "scratch", sync_writes=False) as scratch:
             assert scratch.apply_log(1, seed)
             before = scratch.state_log()

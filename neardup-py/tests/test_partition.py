@@ -64,6 +64,11 @@ def test_partitions_of_either_width_answer_alike(tmp_path):
         assert a.key_ids(names) == b.key_ids(names)
         assert a.partition_rows() == b.partition_rows()
         assert a.seed_log([], []) and b.seed_log([], [])
+        # A doc partition's seed written to a file as it is read: the bytes of its seed_log.
+        mine = [i for i in ids if a.page_clusters([i])[0] is not None]
+        seed_file = tmp_path / f"seed-{d}.ndlog"
+        assert a.seed_log_file(mine, [], str(seed_file)) == seed_file.stat().st_size
+        assert seed_file.read_bytes() == a.seed_log(mine, [])
     assert any(w[("doc", d)].partition_rows()[0]["doc"] for d in range(layout.doc_parts))
     for k in range(layout.key_parts):
         a, b = w[("key", k)], n[("key", k)]

@@ -12,6 +12,7 @@
 //! - `checks`: what a database checks of a log before it applies any of it (either id width);
 //! - `stream`: a partition's log applied from its bytes a chunk at a time;
 //! - `walk`: a scratch index's state log and diff, read one operation at a time;
+//! - `seedsort`: a seed's postings sorted in bounded memory (runs on disk, merged by key);
 //! - `state`: state and seed logs, the diff a scratch index reads back, the reach of a day's
 //!   decisions;
 //! - `layout`: key and doc partitions and where each operation goes ([`Layout`]);
@@ -39,6 +40,7 @@ mod logio;
 mod mapping;
 mod reach;
 mod scratch;
+mod seedsort;
 mod state;
 mod store;
 mod stream;

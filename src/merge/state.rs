@@ -17,6 +17,8 @@ use std::collections::BTreeMap;
 use roaring::RoaringBitmap;
 
 use super::log::{LogCounter, LogOp};
+use super::logio::LogFileWriter;
+use super::seedsort::{PostingRuns, RUN_PAIRS};
 use crate::index::{Index, View};
 use crate::signature::Signatures;
 use crate::storage::codec::{self, ClusterId, DocId, DocRecord, TextValue};
@@ -51,6 +53,37 @@ impl Index {
     /// all of a host's or the index's pages, which a part cannot reproduce); storage and
     /// corruption errors.
     pub fn seed_log(&self, pages: &[DocId], clusters: &[ClusterId]) -> Result<Vec<LogOp>> {
+        seed_vec(|runs, emit| self.seed_into(pages, clusters, runs, emit))
+    }
+
+    /// [`Index::seed_log`] written to a new file at `path` as it is read (the bytes
+    /// [`crate::merge::encode_log`] gives of it), never whole in memory: the pages' rows as
+    /// they are read, their postings sorted in runs of a bounded size written beside `path`
+    /// and merged back in key order (issue #34: a doc partition seeding a unit that reaches
+    /// most of a large index). Returns the file's size; on an error no file is left at
+    /// `path`.
+    ///
+    /// # Errors
+    /// As [`Index::seed_log`]; [`Error::Io`] writing the file or its runs.
+    pub fn seed_log_file(
+        &self,
+        pages: &[DocId],
+        clusters: &[ClusterId],
+        path: &std::path::Path,
+    ) -> Result<u64> {
+        seed_file(path, |runs, emit| {
+            self.seed_into(pages, clusters, runs, emit)
+        })
+    }
+
+    /// [`Index::seed_log`]'s operations in order, to `emit`; the postings through `runs`.
+    fn seed_into(
+        &self,
+        pages: &[DocId],
+        clusters: &[ClusterId],
+        mut runs: PostingRuns,
+        emit: &mut dyn FnMut(LogOp) -> Result<()>,
+    ) -> Result<()> {
         self.registration.check_process()?;
         if self.opts.chrome.enabled {
             return Err(Error::InvalidArgument(
@@ -82,27 +115,28 @@ impl Index {
         };
         let pages: std::collections::BTreeSet<DocId> = pages.iter().copied().collect();
         let clusters: std::collections::BTreeSet<ClusterId> = clusters.iter().copied().collect();
-        let mut log: Vec<LogOp> = vec![
-            LogOp::Counter(LogCounter::NextDoc(next_doc)),
-            LogOp::Counter(LogCounter::NextCluster(next_cluster)),
-            LogOp::Counter(LogCounter::NextSeq(next_seq)),
-            LogOp::Counter(LogCounter::LiveDocs(pages.len() as u64)),
-            LogOp::Counter(LogCounter::LiveClusters(clusters.len() as u64)),
-        ];
-        log.extend(free_docs.iter().map(|id| LogOp::FreeDoc { id, free: true }));
-        log.extend(
-            free_clusters
-                .iter()
-                .map(|id| LogOp::FreeCluster { id, free: true }),
-        );
-        let frequent = self.frequent_reasons()?;
-        for (key, reason) in &frequent {
-            log.push(LogOp::Frequent {
-                key: *key,
-                reason: Some(*reason),
-            });
+        for counter in [
+            LogCounter::NextDoc(next_doc),
+            LogCounter::NextCluster(next_cluster),
+            LogCounter::NextSeq(next_seq),
+            LogCounter::LiveDocs(pages.len() as u64),
+            LogCounter::LiveClusters(clusters.len() as u64),
+        ] {
+            emit(LogOp::Counter(counter))?;
         }
-        let mut postings: BTreeMap<[u8; 9], RoaringBitmap> = BTreeMap::new();
+        for id in free_docs.iter() {
+            emit(LogOp::FreeDoc { id, free: true })?;
+        }
+        for id in free_clusters.iter() {
+            emit(LogOp::FreeCluster { id, free: true })?;
+        }
+        for (key, reason) in self.frequent_reasons()? {
+            emit(LogOp::Frequent {
+                key,
+                reason: Some(reason),
+            })?;
+        }
+        let mut rows = Vec::new();
         for &id in &pages {
             let record = self
                 .doc(id)?
@@ -117,27 +151,21 @@ impl Index {
             // Over-frequent keys too: a delete takes the page out of every key it was filed
             // under, and the diff can only take out what the seed held.
             for key in std::iter::once(content).chain(self.posting_keys_in(id, &value)?) {
-                postings.entry(key).or_default().insert(id);
+                runs.push(key, id.into())?;
             }
-            push_page_rows(&mut log, self.tables.tables, id, record, value);
+            push_page_rows(&mut rows, self.tables.tables, id, record, value);
+            rows.drain(..).try_for_each(&mut *emit)?;
         }
         for &cid in &clusters {
             let record = self
                 .cluster(cid)?
                 .ok_or_else(|| Error::InvalidArgument(format!("no cluster has id {cid}")))?;
-            log.push(LogOp::Cluster {
+            emit(LogOp::Cluster {
                 id: cid,
                 record: Some(record),
-            });
+            })?;
         }
-        log.extend(postings.into_iter().map(|(key, add)| LogOp::Posting {
-            key,
-            delta: Delta {
-                add,
-                remove: RoaringBitmap::new(),
-            },
-        }));
-        Ok(log)
+        runs.drain(emit)
     }
 
     /// The pages and clusters of this index that deciding a day reads (SCALEOUT §5 S0–S3 on
@@ -517,6 +545,39 @@ pub fn state_diff(before: &[LogOp], after: &[LogOp]) -> StateDiff {
 
 /// The rows of seeded page `id` (SCALEOUT §5 S4.2), for an index or a partition of either id
 /// width: its entry in each of `tables` simhash tables, its key, its text value and its record.
+/// A seed held in memory, made by `seed` (given runs that never spill and where its operations
+/// go).
+pub(super) fn seed_vec<I: IdWidth>(
+    seed: impl FnOnce(PostingRuns, &mut dyn FnMut(LogOp<I>) -> Result<()>) -> Result<()>,
+) -> Result<Vec<LogOp<I>>> {
+    let mut log = Vec::new();
+    seed(PostingRuns::in_memory(), &mut |op| {
+        log.push(op);
+        Ok(())
+    })?;
+    Ok(log)
+}
+
+/// A seed written to a new file at `path` by `seed` (given the spilling runs of its postings
+/// and where its operations go): its size, or the error with no file left at `path`.
+pub(super) fn seed_file<I: IdWidth>(
+    path: &std::path::Path,
+    seed: impl FnOnce(PostingRuns, &mut dyn FnMut(LogOp<I>) -> Result<()>) -> Result<()>,
+) -> Result<u64> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => std::path::Path::new("."),
+    };
+    let written = LogFileWriter::<I>::create(path).and_then(|mut w| {
+        seed(PostingRuns::spilling(dir, RUN_PAIRS), &mut |op| w.push(&op))?;
+        w.finish()
+    });
+    if written.is_err() {
+        let _ = std::fs::remove_file(path);
+    }
+    written
+}
+
 pub(super) fn push_page_rows<I: IdWidth>(
     log: &mut Vec<LogOp<I>>,
     tables: u8,
@@ -601,5 +662,50 @@ mod tests {
         assert!(log.contains(&LogOp::Counter(LogCounter::NextDoc(11))));
         assert!(log.contains(&LogOp::Counter(LogCounter::LiveDocs(1_002))));
         assert!(log.contains(&LogOp::Counter(LogCounter::LiveClusters(399))));
+    }
+
+    #[test]
+    fn a_seed_whose_postings_spill_to_runs_is_the_seed_in_memory() {
+        let dir = tempfile::tempdir().unwrap();
+        let opts = crate::IndexOptions {
+            sync_writes: false,
+            ..crate::IndexOptions::default()
+        };
+        let ix = Index::open(dir.path().join("ix"), opts).unwrap();
+        for i in 0..12 {
+            let text = format!(
+                "Branch {i} of the library closes for two weeks while the reading room is \
+                 painted. Readers of branch {} can borrow from the station hall. Returns go to \
+                 the box by the door until the work is over.",
+                i % 4
+            );
+            let key = format!("k{i}");
+            ix.insert(&crate::Page {
+                key: &key,
+                host: "h",
+                time: 0,
+                content: crate::Content::Text(&text),
+            })
+            .unwrap();
+        }
+        let pages: Vec<DocId> = (0..12).collect();
+        let clusters = ix.clusters_at(&pages, None).unwrap();
+        let clusters: Vec<ClusterId> = clusters.into_iter().flatten().collect();
+        let whole = ix.seed_log(&pages, &clusters).unwrap();
+        let mut spilled = Vec::new();
+        let runs = PostingRuns::spilling(dir.path(), 5);
+        ix.seed_into(&pages, &clusters, runs, &mut |op| {
+            spilled.push(op);
+            Ok(())
+        })
+        .unwrap();
+        assert!(
+            whole
+                .iter()
+                .filter(|op| matches!(op, LogOp::Posting { .. }))
+                .count()
+                > 20
+        );
+        assert_eq!(spilled, whole);
     }
 }

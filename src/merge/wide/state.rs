@@ -11,7 +11,8 @@ use rocksdb::{Direction, IteratorMode, SnapshotWithThreadMode, DB};
 
 use super::{WideCounters, WidePartition};
 use crate::merge::log::{LogCounter, LogOp};
-use crate::merge::state::push_page_rows;
+use crate::merge::seedsort::PostingRuns;
+use crate::merge::state::{push_page_rows, seed_file, seed_vec};
 use crate::signature::posting_keys_of_text;
 use crate::storage::codec::{self, ClusterRecord, DocRecord, PageBlocks, TextValue};
 use crate::storage::merge::WideDelta;
@@ -188,6 +189,34 @@ impl WidePartition {
         pages: &[WideDocId],
         clusters: &[WideClusterId],
     ) -> Result<Vec<LogOp<u64>>> {
+        seed_vec(|runs, emit| self.seed_into(pages, clusters, runs, emit))
+    }
+
+    /// [`WidePartition::seed_log`] written to a new file at `path` as it is read, never whole
+    /// in memory, as [`crate::Index::seed_log_file`]; the file's size.
+    ///
+    /// # Errors
+    /// As [`WidePartition::seed_log`]; [`Error::Io`] writing the file or its runs.
+    pub fn seed_log_file(
+        &self,
+        pages: &[WideDocId],
+        clusters: &[WideClusterId],
+        path: &std::path::Path,
+    ) -> Result<u64> {
+        seed_file(path, |runs, emit| {
+            self.seed_into(pages, clusters, runs, emit)
+        })
+    }
+
+    /// [`WidePartition::seed_log`]'s operations in order, to `emit`; the postings through
+    /// `runs`.
+    fn seed_into(
+        &self,
+        pages: &[WideDocId],
+        clusters: &[WideClusterId],
+        mut runs: PostingRuns,
+        emit: &mut dyn FnMut(LogOp<u64>) -> Result<()>,
+    ) -> Result<()> {
         self.registration.check_process()?;
         if self.opts.signature.method.uses_df() {
             return Err(Error::InvalidArgument(
@@ -203,31 +232,33 @@ impl WidePartition {
         let c = self.counters_at(&snap)?;
         let pages: BTreeSet<u64> = pages.iter().copied().collect();
         let clusters: BTreeSet<u64> = clusters.iter().copied().collect();
-        let mut log = vec![
-            LogOp::Counter(LogCounter::NextDoc(c.next_doc)),
-            LogOp::Counter(LogCounter::NextCluster(c.next_cluster)),
-            LogOp::Counter(LogCounter::NextSeq(c.next_seq)),
-            LogOp::Counter(LogCounter::LiveDocs(pages.len() as u64)),
-            LogOp::Counter(LogCounter::LiveClusters(clusters.len() as u64)),
-        ];
+        for counter in [
+            LogCounter::NextDoc(c.next_doc),
+            LogCounter::NextCluster(c.next_cluster),
+            LogCounter::NextSeq(c.next_seq),
+            LogCounter::LiveDocs(pages.len() as u64),
+            LogCounter::LiveClusters(clusters.len() as u64),
+        ] {
+            emit(LogOp::Counter(counter))?;
+        }
         let (free_docs, free_clusters) = self.free_at(&snap)?;
-        log.extend(free_docs.iter().map(|id| LogOp::FreeDoc { id, free: true }));
-        log.extend(
-            free_clusters
-                .iter()
-                .map(|id| LogOp::FreeCluster { id, free: true }),
-        );
+        for id in free_docs.iter() {
+            emit(LogOp::FreeDoc { id, free: true })?;
+        }
+        for id in free_clusters.iter() {
+            emit(LogOp::FreeCluster { id, free: true })?;
+        }
         for (key, reason) in self.frequent_at(&snap)? {
-            log.push(LogOp::Frequent {
+            emit(LogOp::Frequent {
                 key,
                 reason: Some(reason),
-            });
+            })?;
         }
         let get = |name: &'static str, k: &[u8]| {
             snap.get_cf(self.cf(name), k)
                 .map_err(|e| Error::storage("reading the seed", e))
         };
-        let mut postings: BTreeMap<[u8; 9], RoaringTreemap> = BTreeMap::new();
+        let mut rows = Vec::new();
         for &id in &pages {
             let k = wide_id_key(id);
             let record = get(cf::DOCS, &k)?
@@ -242,9 +273,10 @@ impl WidePartition {
             // Over-frequent keys too: a delete takes the page out of every key it was filed
             // under, and the diff can only take out what the seed held.
             for key in keys {
-                postings.entry(key).or_default().insert(id);
+                runs.push(key, id)?;
             }
-            push_page_rows(&mut log, self.tables.tables, id, record, value);
+            push_page_rows(&mut rows, self.tables.tables, id, record, value);
+            rows.drain(..).try_for_each(&mut *emit)?;
         }
         for &cid in &clusters {
             let k = wide_id_key(cid);
@@ -252,19 +284,12 @@ impl WidePartition {
                 .map(|v| ClusterRecord::<u64>::decode_as(cf::CLUSTERS, &k, &v))
                 .transpose()?
                 .ok_or_else(|| Error::InvalidArgument(format!("no cluster has id {cid}")))?;
-            log.push(LogOp::Cluster {
+            emit(LogOp::Cluster {
                 id: cid,
                 record: Some(record),
-            });
+            })?;
         }
-        log.extend(postings.into_iter().map(|(key, add)| LogOp::Posting {
-            key,
-            delta: WideDelta {
-                add,
-                remove: RoaringTreemap::new(),
-            },
-        }));
-        Ok(log)
+        runs.drain(emit)
     }
 
     /// The posting keys page `id` is filed under, its content key first, from its `texts`

@@ -239,12 +239,20 @@ def start_units(
     # (measured: a day-2 unit started at 0.79 GB anonymous in day 1's unit's worker).
     unit_task = task(_decide_unit, dx.store, num_cpus=1, num_returns=2, max_calls=1)
     s1 = f"{brel}/s1"
-    # Every unit's seed asked of the partitions at once.
+    # Every unit's seed asked of the partitions at once, each doc partition writing its share
+    # to the store as it reads it (a unit of a large component reaches most of the index: held
+    # in memory, a partition's share took about 90 KB a page). A unit waits for the sizes (Ray
+    # object refs) and reads the files.
     seed_refs = []
-    for u in units:
+    for n_unit, u in enumerate(units):
         pgroups = group(((lay.doc_part(i), i) for i in u.pages), lay.doc_parts)
         cgroups = group(((lay.cluster_part(c), c) for c in u.clusters), lay.doc_parts)
-        seed_refs.append([a.call.remote("seed_log", p, c) for a, p, c in zip(dx.docs, pgroups, cgroups) if p or c])
+        parts = []
+        for d, (a, p, c) in enumerate(zip(dx.docs, pgroups, cgroups)):
+            if p or c:
+                rel = f"{brel}/seeds/{n_unit:06}-{d:03}.ndlog"
+                parts.append((a.seed_to_store.remote(dx.store, rel, p, c), rel))
+        seed_refs.append(parts)
     # Each unit combines its own seed (the key partitions' frequent keys and counters, then its
     # pages and clusters): no seed passes through the coordinator.
     frequent_refs = [ray.put(f) for f in frequent]
@@ -260,7 +268,7 @@ def start_units(
         refs.append(
             unit_task.remote(
                 options,
-                [frequent_refs + parts],
+                [frequent_refs, parts],
                 source,
                 f"{brel}/unit-logs/{n_unit:06}.ndlog",
                 [(g, gone[g]) for g in u.gone],
@@ -354,6 +362,8 @@ def finish_units(dx: Any, started: Dict[str, Any], board: Optional[Any] = None) 
     _progress.post(board, "the units' logs routed to the partitions")
     written = write_logs(dx.store, f"{started['brel']}/logs", base, lay, maps, [log for log, _ in refs])
     dx.store.delete(f"{started['brel']}/unit-logs")
+    # Kept until every unit returned: a unit Ray runs again reads its seed again.
+    dx.store.delete(f"{started['brel']}/seeds")
     counts = {
         "work_units": [len(u.rows) for u in units],
         "deleted": sum(r["deleted"] for r in results),
@@ -450,8 +460,10 @@ def _decide_unit(
     progress: Tuple[Optional[Any], int] = (None, 0),
 ) -> Tuple[bytes, Dict[str, Any]]:
     """S4 for one work unit, in a Ray task: a scratch index seeded with the seed logs of
-    ``seed_parts[0]`` (Ray object refs, each fetched to a file in turn, combined and numbered
-    densely from the files: ``neardup.scratch_seed_files``; deciding nothing), the unit's deletes (delete-list position, key) in delete-list order, then its rows
+    ``seed_parts`` (the key partitions' frequent keys as Ray object refs, each fetched to a
+    file; then the doc partitions' shares, each a Ray object ref to its size and its name in
+    the store, read in place from a store on this node's file system, else copied; combined
+    and numbered densely from the files: ``neardup.scratch_seed_files``; deciding nothing), the unit's deletes (delete-list position, key) in delete-list order, then its rows
     (read from S1's parts: ``source`` is the store, ``s1/``'s path in it, each file's first row
     and the parts holding the unit's rows), the library calls ``insert_many`` makes on one
     machine in whole-batch order: each list of ``runs`` holds one call's (row, key) pairs in
@@ -473,18 +485,31 @@ def _decide_unit(
         # The partitions' seed logs, one at a time to a file: combined and numbered densely
         # from the files (a scratch index's ids need not be as wide as the index's, issue #34
         # item 5; the order kept, it decides as with the standing ids), never whole in memory.
-        parts = []
+        parts: List[Path] = []
+        copies: List[Path] = []
         seed_bytes = 0
-        for i, ref in enumerate(seed_parts[0]):
-            part = Path(scratch_dir) / f"seed-{i}.ndlog"
+        frequent_refs, shares = seed_parts
+        for i, ref in enumerate(frequent_refs):
+            part = Path(scratch_dir) / f"frequent-{i}.ndlog"
             data = ray.get(ref)
             part.write_bytes(data)
             seed_bytes += len(data)
             del data
             parts.append(part)
+            copies.append(part)
+        store = source[0]
+        for i, (size_ref, rel) in enumerate(shares):
+            seed_bytes += int(ray.get(size_ref))
+            if store.local:
+                parts.append(Path(store.path(rel)))
+            else:
+                part = Path(scratch_dir) / f"seed-{i}.ndlog"
+                store.get_file(rel, str(part))
+                parts.append(part)
+                copies.append(part)
         dense = Path(scratch_dir) / "seed.ndlog"
         ids = neardup.scratch_seed_files(parts, dense)
-        for part in parts:
+        for part in copies:
             part.unlink()
         with neardup.Index(Path(scratch_dir) / "ix", **options) as scratch:
             scratch.apply_log_file(1, dense)

@@ -13,12 +13,14 @@ from __future__ import annotations
 import hashlib
 import os
 import time
+import uuid
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
 import neardup
 from neardup import Layout
 
+from . import _files
 from ._durable import upload_checkpoint
 from ._runtime import require_ray
 from ._store import Store
@@ -150,6 +152,31 @@ class _Partition:
         finally:
             if os.path.exists(copy):
                 os.remove(copy)
+
+    def seed_to_store(self, store: Store, rel: str, pages: List[int], clusters: List[int]) -> int:
+        """S4.2 for a unit (SCALEOUT §5, issue #34): the seed log of these pages and clusters of
+        this doc partition written to ``rel`` in the store as it is read (``seed_log_file``,
+        never whole in memory: a unit of a large component reaches most of the index), whole or
+        not at all; its size. Written in place on a store of this node's file system, else
+        beside the database and copied."""
+        if store.local:
+            dest = Path(store.path(rel))
+            _files.make_dirs(dest.parent)
+            tmp = dest.with_name(f"{dest.name}.tmp-{uuid.uuid4().hex}")
+            try:
+                size = int(self.ix.seed_log_file(pages, clusters, str(tmp)))
+                os.replace(tmp, dest)
+            finally:
+                if tmp.exists():
+                    tmp.unlink()
+            return size
+        local = f"{self.path}.seed-{uuid.uuid4().hex}"
+        try:
+            self.ix.seed_log_file(pages, clusters, local)
+            return store.put_file(local, rel)
+        finally:
+            if os.path.exists(local):
+                os.remove(local)
 
     def node_id(self) -> str:
         """The Ray node this actor runs on."""
