@@ -192,10 +192,14 @@ mod tests {
             })
             .collect();
         let (a, b) = (a.join(" "), b.join(" "));
-        let on = VerifyConfig::default();
+        // Located containment off: in chars, "w1" and "x1" share their digit (located.rs).
+        let on = VerifyConfig {
+            located_contain_min_lcs: 1.0,
+            ..VerifyConfig::default()
+        };
         let off = VerifyConfig {
             refill_gaps: false,
-            ..VerifyConfig::default()
+            ..on.clone()
         };
         let (with, without) = (verify(&a, &b, &on), verify(&a, &b, &off));
         assert_eq!(without.lcs, 30);
@@ -208,7 +212,7 @@ mod tests {
         // The bound allows for the refill: it never changes the verdict.
         let unbounded = VerifyConfig {
             d_bound: false,
-            ..VerifyConfig::default()
+            ..on.clone()
         };
         assert_eq!(verify(&a, &b, &unbounded).similar, with.similar);
         // Symmetric, like every verification.

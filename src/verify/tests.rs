@@ -69,6 +69,7 @@ fn empty_and_short_texts() {
     let v = verify("中文字", "这是一段很长的中文字符文本", &cfg());
     assert_eq!(v.lcs, 3);
     assert_eq!(v.contain, 0.0);
+    assert_eq!(v.located_contain, 0.0); // shorter than a block: not measured in chars either
     assert!(!v.similar);
     // Within a one-block text, 90 % shared is enough.
     let v = verify(&spaced("abcdefghij"), &spaced("abcdefghi"), &cfg());
@@ -666,6 +667,8 @@ fn any_cfg() -> impl Strategy<Value = VerifyConfig> {
                     d_bound: true,
                     shorter_side,
                     refill_gaps,
+                    located_contain_threshold: (ct + 0.1).min(1.0),
+                    located_contain_min_lcs: 0.5,
                 }
             },
         )
@@ -703,7 +706,7 @@ proptest! {
     #[test]
     fn str_entry_point_agrees_with_units(a in words(300), b in words(300), c in any_cfg()) {
         let x = verify(&a, &b, &c);
-        let y = verify_units(&units(&a), &units(&b), &c);
+        let y = verify_units_texts(&units(&a), &a, &b, &c);
         prop_assert_eq!(&x, &y);
         prop_assert_eq!(unit_spans(&a).len(), x.len_a);
         let z = verify(&b, &a, &c);

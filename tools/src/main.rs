@@ -992,6 +992,12 @@ fn explain(index: Option<&std::path::Path>, pages: &[String], json: bool) -> Res
         "resemble {:.4}  contain {:.4}  exact {}  heading codes conflict {}",
         s.resemble, s.contain, e.exact, e.codes_conflict
     );
+    if s.located_contain > 0.0 {
+        println!(
+            "located containment (chars, in the window of the longer page): {:.4}",
+            s.located_contain
+        );
+    }
     println!("{}", e.rule);
     let stage = serde_json::to_value(e.stage)?;
     println!("stage: {}", stage.as_str().unwrap_or("?"));

@@ -162,7 +162,12 @@ impl Index {
             if text == probe.text {
                 return Ok(Some(Outcome::Verified(Some((1.0, 1.0)))));
             }
-            let sim = crate::verify::verify_units_text(probe.units(), text, &self.opts.verify);
+            let sim = crate::verify::verify_units_texts(
+                probe.units(),
+                probe.text,
+                text,
+                &self.opts.verify,
+            );
             return Ok(Some(Outcome::Verified(
                 sim.similar.then_some((sim.resemble, sim.contain)),
             )));

@@ -191,6 +191,16 @@ fn explain_pair_in(
                 sim.contain, v.contain_threshold
             ),
         )
+    } else if sim.similar && sim.located_contain >= v.located_contain_threshold {
+        // Only the located containment reached its threshold (spread differences).
+        (
+            true,
+            format!(
+                "duplicates: the shorter page's chars found in order in its located window of \
+                 the longer one, contain {:.3} ≥ {} (trustable resemble {:.3}, contain {:.3})",
+                sim.located_contain, v.located_contain_threshold, sim.resemble, sim.contain
+            ),
+        )
     } else if sim.similar && !crate::verify::lcs_similar(sim.lcs, sim.len_a, sim.len_b, v) {
         // Only the whole LCS weighted by chars reached its threshold (partial translations).
         (
