@@ -481,7 +481,7 @@ def _decide_unit(
     pos_of = {r: i for i, r in enumerate(wanted)}
     scratch_dir = tempfile.mkdtemp(prefix="neardup-scratch-")
     try:
-        table = _MappedRows(_unit_rows(source, wanted, Path(scratch_dir) / "rows.arrow"))
+        table = _unit_rows(source, wanted, Path(scratch_dir) / "rows.arrow")
         # The partitions' seed logs, one at a time to a file: combined and numbered densely
         # from the files (a scratch index's ids need not be as wide as the index's, issue #34
         # item 5; the order kept, it decides as with the standing ids), never whole in memory.
@@ -551,6 +551,8 @@ def _decide_unit(
                     decided += len(rows)
                     _progress.tell(progress[0], "S4", progress[1], decided)
             del table
+            # The bodies are read: their disk goes back before the diff is written.
+            (Path(scratch_dir) / "rows.arrow").unlink(missing_ok=True)
             # Read from the scratch index one operation at a time and written to a file: the
             # unit holds the state it was seeded with, never its log nor a second whole state.
             log_path = Path(scratch_dir) / "unit.ndlog"
@@ -575,17 +577,44 @@ def _global(ids: Any, kind: str, scratch_id: int) -> int:
     return int(ids.global_page(scratch_id) if kind == "page" else ids.global_cluster(scratch_id))
 
 
-class _MappedRows:
-    """A work unit's rows, memory-mapped (``_unit_rows``), taken a block at a time without
-    concatenating the table's chunks (Arrow's ``Table.take`` joins every chunk of a column
-    first: gigabytes of bodies for a block of a large unit)."""
+#: Rows a record batch of a unit's rows file holds: what is decompressed at a time to take a
+#: block's rows.
+ROWS_BATCH = 512
 
-    def __init__(self, table: Any) -> None:
+#: Record batches of a unit's rows file kept decompressed (a block of ``UNIT_BLOCK`` rows in
+#: input order spans about ``UNIT_BLOCK / ROWS_BATCH`` of them).
+ROWS_CACHED = 16
+
+
+class _UnitRows:
+    """A work unit's rows in a compressed Arrow file (``_unit_rows``; HTML compresses about
+    four to one: uncompressed, the rows of a 750,000-page unit took 11 GB of disk), taken a
+    block at a time: each record batch read and decompressed when a block asks for it, the last
+    ``ROWS_CACHED`` kept. Never the whole table in memory nor its chunks joined (Arrow's
+    ``Table.take`` joins every chunk of a column first)."""
+
+    def __init__(self, path: Path, sizes: List[int]) -> None:
+        import collections
+
         import numpy as np
+        import pyarrow as pa
 
-        self.schema = table.schema
-        self.batches = table.to_batches()
-        self.starts = np.cumsum([0] + [b.num_rows for b in self.batches])
+        self.reader = pa.ipc.open_file(pa.memory_map(str(path), "r"))
+        if self.reader.num_record_batches != len(sizes):
+            raise neardup.CorruptionError(f"{path} holds {self.reader.num_record_batches} record batches, {len(sizes)} were written")
+        self.schema = self.reader.schema
+        self.starts = np.cumsum([0] + list(sizes))
+        self.cache: "collections.OrderedDict[int, Any]" = collections.OrderedDict()
+
+    def _batch(self, b: int) -> Any:
+        if b in self.cache:
+            self.cache.move_to_end(b)
+            return self.cache[b]
+        batch = self.reader.get_batch(b)
+        self.cache[b] = batch
+        if len(self.cache) > ROWS_CACHED:
+            self.cache.popitem(last=False)
+        return batch
 
     def take(self, positions: List[int]) -> Any:
         """The rows at ``positions`` (in that order), as a table of one chunk."""
@@ -596,20 +625,20 @@ class _MappedRows:
         order = np.argsort(pos, kind="stable")
         ordered = pos[order]
         which = np.searchsorted(self.starts, ordered, side="right") - 1
-        pieces = [self.batches[b].take(pa.array(ordered[which == b] - self.starts[b])) for b in np.unique(which)]
+        pieces = [self._batch(int(b)).take(pa.array(ordered[which == b] - self.starts[b])) for b in np.unique(which)]
         block = pa.Table.from_batches(pieces, schema=self.schema).combine_chunks()
         back = np.empty_like(order)
         back[order] = np.arange(len(order))
         return block.take(pa.array(back))
 
 
-def _unit_rows(source: Tuple[Store, str, List[int], List[str]], rows: List[int], path: Path) -> Any:
+def _unit_rows(source: Tuple[Store, str, List[int], List[str]], rows: List[int], path: Path) -> _UnitRows:
     """The fields ``insert_many`` reads of the day's ``rows`` (sorted), read from S1's parts in
-    the store a part at a time and written, in that order, to the Arrow file ``path``, which is
-    returned memory-mapped: ``id`` (the key), ``host``, ``time``, ``html``, ``text``,
-    ``main_text`` (S1's extraction, which ``insert_many`` takes instead of extracting the page
-    again; null in a part an older S1 wrote) and ``is_html``. The unit's memory holds one
-    part's rows, not the unit's."""
+    the store a part at a time and written, in that order, to the Arrow file ``path``
+    (zstd-compressed record batches of ``ROWS_BATCH`` rows), returned as a ``_UnitRows``:
+    ``id`` (the key), ``host``, ``time``, ``html``, ``text``, ``main_text`` (S1's extraction,
+    which ``insert_many`` takes instead of extracting the page again; null in a part an older
+    S1 wrote) and ``is_html``. The unit's memory holds one part's rows, not the unit's."""
     import numpy as np
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -632,7 +661,9 @@ def _unit_rows(source: Tuple[Store, str, List[int], List[str]], rows: List[int],
     )
     n = 0
     last = -1
-    with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, schema) as out:
+    sizes: List[int] = []
+    options = pa.ipc.IpcWriteOptions(compression="zstd")
+    with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, schema, options=options) as out:
         for name in parts:
             try:
                 t = pq.read_table(store.path(f"{rel}/{name}"), columns=cols, filesystem=store.fs)
@@ -649,9 +680,11 @@ def _unit_rows(source: Tuple[Store, str, List[int], List[str]], rows: List[int],
                 raise neardup.CorruptionError(f"the signatures of {store.path(rel)} do not hold the day's rows in order")
             last = int(kept[-1]) if len(kept) else last
             t = t.filter(pa.array(keep)).select(["key", "host", "time", "html", "text", "main_text", "is_html"])
-            out.write_table(t.rename_columns(schema.names).cast(schema))
+            for batch in t.rename_columns(schema.names).cast(schema).to_batches(max_chunksize=ROWS_BATCH):
+                out.write_batch(batch)
+                sizes.append(batch.num_rows)
             n += t.num_rows
             del t
     if n != len(rows):
         raise neardup.CorruptionError(f"the signatures of {store.path(rel)} lack rows of a work unit")
-    return pa.ipc.open_file(pa.memory_map(str(path), "r")).read_all()
+    return _UnitRows(path, sizes)
