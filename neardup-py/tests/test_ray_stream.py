@@ -184,26 +184,32 @@ def test_a_warc_day_merges_as_the_same_pages(cluster, dev_pages, tmp_path):
         assert dx.export().equals(want) and dx.export_clusters().equals(clusters)
 
 
-def test_a_work_unit_takes_its_rows_a_block_at_a_time_from_its_mapped_file(tmp_path):
-    """S4's unit writes its rows to an Arrow file, a record batch per part, and takes each block
-    of rows, in the order they are decided, from the memory map without joining the file's
-    batches: the rows ``Table.take`` gives."""
+def test_a_work_unit_takes_its_rows_a_block_at_a_time_from_its_compressed_file(tmp_path):
+    """S4's unit writes its rows to a compressed Arrow file in record batches and takes each
+    block of rows, in the order they are decided, decompressing only the batches the block
+    needs (a few kept) and never joining the file's batches: the rows ``Table.take`` gives. A
+    file holding another number of batches than written is refused."""
     import numpy as np
 
-    from neardup.ray._decide import _MappedRows
+    from neardup.ray import _decide
+    from neardup.ray._decide import _UnitRows
 
     rng = np.random.default_rng(7)
-    sizes = [3, 1, 5, 8, 2]
+    sizes = [3, 1, 5, 8, 2] * 5
     schema = pa.schema([("id", pa.string()), ("html", pa.large_binary())])
     path = tmp_path / "rows.arrow"
     n = 0
-    with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, schema) as out:
+    options = pa.ipc.IpcWriteOptions(compression="zstd")
+    with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, schema, options=options) as out:
         for size in sizes:
-            out.write_table(pa.table({"id": [f"k{n + i}" for i in range(size)], "html": [bytes([n + i]) * 3 for i in range(size)]}, schema=schema))
+            out.write_batch(pa.record_batch({"id": [f"k{n + i}" for i in range(size)], "html": [bytes([n + i]) * 3 for i in range(size)]}, schema=schema))
             n += size
     whole = pa.ipc.open_file(pa.memory_map(str(path), "r")).read_all()
-    rows = _MappedRows(whole)
-    for positions in ([0], [18, 0, 4, 3], rng.permutation(n).tolist(), rng.choice(n, 7, replace=False).tolist()):
+    rows = _UnitRows(path, sizes)
+    for positions in ([0], [n - 1, 0, 4, 3], rng.permutation(n).tolist(), rng.choice(n, 7, replace=False).tolist()):
         got = rows.take(positions)
         assert got.column("id").num_chunks == 1
         assert got.to_pylist() == whole.take(positions).to_pylist()
+        assert len(rows.cache) <= _decide.ROWS_CACHED
+    with pytest.raises(neardup.CorruptionError):
+        _UnitRows(path, sizes[:-1])
