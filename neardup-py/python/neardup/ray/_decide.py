@@ -469,7 +469,7 @@ def _decide_unit(
     machine in whole-batch order: each list of ``runs`` holds one call's (row, key) pairs in
     the order that call decides them (descending fingerprint count, then input order), and is
     inserted in that order, ``UNIT_BLOCK`` rows at a time, so that a large component costs the
-    unit disk (its rows, memory-mapped; its scratch index; its log), not memory. Writes its
+    unit disk (its rows, compressed and read a record batch at a time; its scratch index; its log), not memory. Writes its
     batch log to ``log_rel`` in the store and returns that name and, apart (a second Ray
     object), its counts and which event gave out each new id, in
     order: ``("delete", position, kind, id)`` or ``("row", row, kind, id)``, ``kind``
