@@ -53,16 +53,8 @@ pub(crate) fn bit_lcs(
         let next = &mut rest[..w];
         match units.binary_search(u) {
             Ok(k) => {
-                let mask = &masks[k * w..(k + 1) * w];
-                let mut carry = false;
-                for t in 0..w {
-                    let v = prev[t];
-                    let x = v & mask[t];
-                    let (s1, c1) = v.overflowing_add(x);
-                    let (s2, c2) = s1.overflowing_add(u64::from(carry));
-                    carry = c1 || c2;
-                    next[t] = s2 | (v & !x);
-                }
+                next.copy_from_slice(prev);
+                advance(next, &masks[k * w..(k + 1) * w]);
             }
             Err(_) => next.copy_from_slice(prev),
         }
@@ -99,6 +91,20 @@ pub(crate) fn bit_lcs(
     }
     pairs[start..].reverse();
     Some(pairs.len() - start)
+}
+
+/// One column of the bit-parallel LCS, in place: `V' = (V + (V & M)) | (V & !M)` over the
+/// words of `v` (least significant first, the carry passed on), `mask` the match bits of the
+/// long side's element at this column. A bit of `v` is 0 where the LCS grew (module doc).
+pub(crate) fn advance(v: &mut [u64], mask: &[u64]) {
+    let mut carry = false;
+    for (vt, &mt) in v.iter_mut().zip(mask) {
+        let x = *vt & mt;
+        let (s1, c1) = vt.overflowing_add(x);
+        let (s2, c2) = s1.overflowing_add(u64::from(carry));
+        carry = c1 || c2;
+        *vt = s2 | (*vt & !x);
+    }
 }
 
 #[cfg(test)]

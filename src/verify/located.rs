@@ -33,6 +33,7 @@
 
 use std::collections::HashMap;
 
+use super::bitlcs::advance;
 use super::units::unit_spans;
 
 /// The window of the longer text is this many times the shorter text's length, in chars: the
@@ -188,7 +189,8 @@ fn densest(sorted: &[usize], len: usize) -> Option<(usize, usize)> {
 }
 
 /// The length of a longest common subsequence of `short` and `long` (bit-parallel, Hyyrö 2004:
-/// `V' = (V + (V & M)) | (V & !M)`, the LCS being the zero bits of the last column).
+/// [`advance`] a column at a time, the LCS being the zero bits of the last column; only the last
+/// column kept, where `bit_lcs` keeps them all for its traceback).
 pub fn lcs_len(short: &[char], long: &[char]) -> usize {
     let m = short.len();
     if m == 0 || long.is_empty() {
@@ -217,14 +219,8 @@ pub fn lcs_len(short: &[char], long: &[char]) -> usize {
     }
     let mut v = vec![u64::MAX; w];
     for c in long {
-        let Some(mask) = masks.get(c) else { continue };
-        let mut carry = false;
-        for (vt, &mt) in v.iter_mut().zip(mask) {
-            let x = *vt & mt;
-            let (s1, c1) = vt.overflowing_add(x);
-            let (s2, c2) = s1.overflowing_add(u64::from(carry));
-            carry = c1 || c2;
-            *vt = s2 | (*vt & !x);
+        if let Some(mask) = masks.get(c) {
+            advance(&mut v, mask);
         }
     }
     // Bits past `m` are never in a mask, so `V & !M` keeps them 1: the zeros are the LCS.
@@ -234,20 +230,7 @@ pub fn lcs_len(short: &[char], long: &[char]) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn naive(a: &[char], b: &[char]) -> usize {
-        let mut dp = vec![vec![0usize; b.len() + 1]; a.len() + 1];
-        for i in 1..=a.len() {
-            for j in 1..=b.len() {
-                dp[i][j] = if a[i - 1] == b[j - 1] {
-                    dp[i - 1][j - 1] + 1
-                } else {
-                    dp[i - 1][j].max(dp[i][j - 1])
-                };
-            }
-        }
-        dp[a.len()][b.len()]
-    }
+    use crate::verify::myers::dp_lcs_len;
 
     #[test]
     fn lcs_len_is_exact_across_word_boundaries() {
@@ -266,7 +249,7 @@ mod tests {
             let b: Vec<char> = (0..n)
                 .map(|_| (b'a' + (next() % 4) as u8) as char)
                 .collect();
-            assert_eq!(lcs_len(&a, &b), naive(&a, &b), "m {m} n {n}");
+            assert_eq!(lcs_len(&a, &b), dp_lcs_len(&a, &b), "m {m} n {n}");
         }
     }
 
