@@ -41,10 +41,6 @@ const LONG_FILES: &[(&str, &str)] = &[
         "main-text extraction by text density: one scoring pass",
     ),
     (
-        "src/verify/mod.rs",
-        "filter skeleton, Myers LCS and the trustable LCS of seed 000 §3",
-    ),
-    (
         "src/text/html/tokenizer.rs",
         "the HTML5 tokenizer: one state machine",
     ),
