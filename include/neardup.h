@@ -1378,39 +1378,6 @@ nd_status nd_options_set_simhash_max_distance(nd_options *opts, uint32_t distanc
 // `opts` is NULL or a live `nd_options`.
 nd_status nd_options_set_max_clusters_verified(nd_options *opts, uint32_t clusters);
 
-// Verification thresholds: a pair is similar when resemble ≥ `resemble` or contain ≥
-// `contain` (both inclusive; defaults 0.28 and 0.70, seed 000 §5).
-//
-// # Errors
-// `ND_NULL_POINTER`, `ND_INVALID_ARGUMENT` for a value outside 0..1.
-//
-// # Safety
-// `opts` is NULL or a live `nd_options`.
-nd_status nd_options_set_thresholds(nd_options *opts, double resemble, double contain);
-
-// Whole-LCS rule (a documented deviation from seed 000 §4.4, for pages revised all through):
-// a pair is also similar when the whole LCS of its filter skeletons gives a resemble rate ≥
-// `threshold`, never below the resemble threshold (default 0.44; 1 turns the rule off).
-//
-// # Errors
-// `ND_NULL_POINTER`, `ND_INVALID_ARGUMENT` for a value outside 0..1.
-//
-// # Safety
-// `opts` is NULL or a live `nd_options`.
-nd_status nd_options_set_lcs_resemble_threshold(nd_options *opts, double threshold);
-
-// Weighted whole-LCS rule (issue #35; seed 000 §4.4 counts GBK bytes): a pair is also
-// similar when the whole LCS of its filter skeletons, each unit weighted by its length in
-// characters (a word 6, a CJK character or punctuation mark 1), gives a resemble rate ≥
-// `threshold` (default 0.48; 1 turns the rule off): a help page and its partial translation.
-//
-// # Errors
-// `ND_NULL_POINTER`, `ND_INVALID_ARGUMENT` for a value outside 0..1.
-//
-// # Safety
-// `opts` is NULL or a live `nd_options`.
-nd_status nd_options_set_weighted_lcs_resemble_threshold(nd_options *opts, double threshold);
-
 // Pages larger than this many bytes are refused with `ND_PAGE_TOO_LARGE` (default 16 MiB;
 // stored, must match).
 //
@@ -1503,6 +1470,52 @@ nd_status nd_options_set_containment_keys(nd_options *opts,
                                           uint32_t local_keys,
                                           bool short_page_keys,
                                           uint32_t sampled_keys);
+
+// Verification thresholds: a pair is similar when resemble ≥ `resemble` or contain ≥
+// `contain` (both inclusive; defaults 0.28 and 0.70, seed 000 §5).
+//
+// # Errors
+// `ND_NULL_POINTER`, `ND_INVALID_ARGUMENT` for a value outside 0..1 (nothing is changed).
+//
+// # Safety
+// `opts` is NULL or a live `nd_options`.
+nd_status nd_options_set_thresholds(nd_options *opts, double resemble, double contain);
+
+// Whole-LCS rule (a documented deviation from seed 000 §4.4, for pages revised all through):
+// a pair is also similar when the whole LCS of its filter skeletons gives a resemble rate ≥
+// `threshold`, never below the resemble threshold (default 0.44; 1 turns the rule off).
+//
+// # Errors
+// `ND_NULL_POINTER`, `ND_INVALID_ARGUMENT` for a value outside 0..1.
+//
+// # Safety
+// `opts` is NULL or a live `nd_options`.
+nd_status nd_options_set_lcs_resemble_threshold(nd_options *opts, double threshold);
+
+// Weighted whole-LCS rule (issue #35; seed 000 §4.4 counts GBK bytes): a pair is also
+// similar when the whole LCS of its filter skeletons, each unit weighted by its length in
+// characters (a word 6, a CJK character or punctuation mark 1), gives a resemble rate ≥
+// `threshold` (default 0.48; 1 turns the rule off): a help page and its partial translation.
+//
+// # Errors
+// `ND_NULL_POINTER`, `ND_INVALID_ARGUMENT` for a value outside 0..1.
+//
+// # Safety
+// `opts` is NULL or a live `nd_options`.
+nd_status nd_options_set_weighted_lcs_resemble_threshold(nd_options *opts, double threshold);
+
+// Located containment (seed 000 §3.2, `c = |LCS| / |B|` over characters; issue #35): a pair
+// the other rules keep apart is also similar when the word-level alignment covers at least
+// `min_lcs` of the shorter text (default 0.50; 1 turns the rule off) and, counted in
+// characters, at least `threshold` of the shorter text is found in order in the window of the
+// longer one where the alignment placed it (default 0.80).
+//
+// # Errors
+// `ND_NULL_POINTER`, `ND_INVALID_ARGUMENT` for a value outside 0..1 (nothing is changed).
+//
+// # Safety
+// `opts` is NULL or a live `nd_options`.
+nd_status nd_options_set_located_containment(nd_options *opts, double threshold, double min_lcs);
 
 // Frees the buffer of an [`nd_str`] the library filled and resets it to `{NULL, 0}`. Accepts
 // NULL and the empty value, so freeing twice is harmless.

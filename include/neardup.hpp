@@ -1097,6 +1097,13 @@ class Options {
     check(nd_options_set_weighted_lcs_resemble_threshold(opts_, threshold));
     return *this;
   }
+  /// Also similar when the word alignment covers >= `min_lcs` of the shorter text (default 0.50;
+  /// 1 = off) and >= `threshold` of its characters are found in order where it was placed in
+  /// the longer text (default 0.80): located containment.
+  Options& located_containment(double threshold, double min_lcs) {
+    check(nd_options_set_located_containment(opts_, threshold, min_lcs));
+    return *this;
+  }
   /// Larger pages are refused with ND_PAGE_TOO_LARGE (default 16 MiB; stored).
   Options& max_page_bytes(uint64_t bytes) {
     check(nd_options_set_max_page_bytes(opts_, bytes));

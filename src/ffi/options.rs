@@ -8,7 +8,9 @@ use super::{guard, guard_void, out_arg, Fail, FfiResult};
 use crate::{IndexOptions, RepresentativePolicy};
 
 mod keys;
+mod verify;
 pub use keys::*;
+pub use verify::*;
 
 /// Representative policy: the first page inserted leads its cluster (the default).
 pub const ND_POLICY_FIRST_SEEN: u32 = 0;
@@ -504,78 +506,6 @@ pub unsafe extern "C" fn nd_options_set_max_clusters_verified(
                 return Err(invalid("max clusters verified must be at least 1".into()));
             }
             o.opts.max_clusters_verified = clusters as usize;
-            Ok(())
-        })
-    }
-}
-
-/// Verification thresholds: a pair is similar when resemble ≥ `resemble` or contain ≥
-/// `contain` (both inclusive; defaults 0.28 and 0.70, seed 000 §5).
-///
-/// # Errors
-/// `ND_NULL_POINTER`, `ND_INVALID_ARGUMENT` for a value outside 0..1.
-///
-/// # Safety
-/// `opts` is NULL or a live `nd_options`.
-#[no_mangle]
-pub unsafe extern "C" fn nd_options_set_thresholds(
-    opts: *mut nd_options,
-    resemble: f64,
-    contain: f64,
-) -> nd_status {
-    // SAFETY: forwarded contract.
-    unsafe {
-        set(opts, |o| {
-            o.opts.verify.resemble_threshold = unit("resemble", resemble)?;
-            o.opts.verify.contain_threshold = unit("contain", contain)?;
-            Ok(())
-        })
-    }
-}
-
-/// Whole-LCS rule (a documented deviation from seed 000 §4.4, for pages revised all through):
-/// a pair is also similar when the whole LCS of its filter skeletons gives a resemble rate ≥
-/// `threshold`, never below the resemble threshold (default 0.44; 1 turns the rule off).
-///
-/// # Errors
-/// `ND_NULL_POINTER`, `ND_INVALID_ARGUMENT` for a value outside 0..1.
-///
-/// # Safety
-/// `opts` is NULL or a live `nd_options`.
-#[no_mangle]
-pub unsafe extern "C" fn nd_options_set_lcs_resemble_threshold(
-    opts: *mut nd_options,
-    threshold: f64,
-) -> nd_status {
-    // SAFETY: forwarded contract.
-    unsafe {
-        set(opts, |o| {
-            o.opts.verify.lcs_resemble_threshold = unit("lcs resemble", threshold)?;
-            Ok(())
-        })
-    }
-}
-
-/// Weighted whole-LCS rule (issue #35; seed 000 §4.4 counts GBK bytes): a pair is also
-/// similar when the whole LCS of its filter skeletons, each unit weighted by its length in
-/// characters (a word 6, a CJK character or punctuation mark 1), gives a resemble rate ≥
-/// `threshold` (default 0.48; 1 turns the rule off): a help page and its partial translation.
-///
-/// # Errors
-/// `ND_NULL_POINTER`, `ND_INVALID_ARGUMENT` for a value outside 0..1.
-///
-/// # Safety
-/// `opts` is NULL or a live `nd_options`.
-#[no_mangle]
-pub unsafe extern "C" fn nd_options_set_weighted_lcs_resemble_threshold(
-    opts: *mut nd_options,
-    threshold: f64,
-) -> nd_status {
-    // SAFETY: forwarded contract.
-    unsafe {
-        set(opts, |o| {
-            o.opts.verify.weighted_lcs_resemble_threshold =
-                unit("weighted lcs resemble", threshold)?;
             Ok(())
         })
     }

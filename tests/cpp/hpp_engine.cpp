@@ -126,6 +126,7 @@ void errors(const std::string& root) {
   EXPECT_ERROR(Options().thresholds(2.0, 0.5), ND_INVALID_ARGUMENT, true);
   EXPECT_ERROR(Options().lcs_resemble_threshold(1.5), ND_INVALID_ARGUMENT, true);
   EXPECT_ERROR(Options().weighted_lcs_resemble_threshold(-0.5), ND_INVALID_ARGUMENT, true);
+  EXPECT_ERROR(Options().located_containment(0.8, -0.5), ND_INVALID_ARGUMENT, true);
   EXPECT_ERROR(Options().simhash_max_distance(5), ND_INVALID_ARGUMENT, true);
   EXPECT_ERROR(Options().method("nope"), ND_INVALID_ARGUMENT, contains(e.what(), "winnow"));
   EXPECT_ERROR(Index::open_existing(root + "/none"), ND_INVALID_ARGUMENT,
@@ -541,6 +542,7 @@ void admin(const std::string& root) {
       .thresholds(0.3, 0.7)
       .lcs_resemble_threshold(0.5)
       .weighted_lcs_resemble_threshold(0.5)
+      .located_containment(0.9, 0.6)
       .max_page_bytes(1 << 20)
       .frequent(5000, 300, 6)
       .heading_codes(true)

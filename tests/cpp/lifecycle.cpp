@@ -192,6 +192,9 @@ void misuse(const std::string& dir, const std::vector<Page>& pages) {
   EXPECT_STATUS(nd_options_set_weighted_lcs_resemble_threshold(o, 1.5), ND_INVALID_ARGUMENT);
   EXPECT_STATUS(nd_options_set_weighted_lcs_resemble_threshold(nullptr, 0.5), ND_NULL_POINTER);
   OK(nd_options_set_weighted_lcs_resemble_threshold(o, 1.0));
+  EXPECT_STATUS(nd_options_set_located_containment(o, 0.8, 1.5), ND_INVALID_ARGUMENT);
+  EXPECT_STATUS(nd_options_set_located_containment(nullptr, 0.8, 0.5), ND_NULL_POINTER);
+  OK(nd_options_set_located_containment(o, 0.8, 1.0));
   EXPECT_STATUS(nd_options_set_max_clusters_verified(o, 0), ND_INVALID_ARGUMENT);
   EXPECT_STATUS(nd_options_set_method(o, "nope", 4), ND_INVALID_ARGUMENT);
   EXPECT(std::strstr(nd_last_error(), "single_pass") != nullptr);
