@@ -102,6 +102,9 @@ args! {
     before_file("before"): PathBuf => "a str or os.PathLike";
     after: Vec<u8> => "bytes";
     logs: Vec<Vec<u8>> => "a list of bytes";
+    head: Vec<u8> => "bytes";
+    pieces: Vec<PathBuf> => "a list of str or os.PathLike";
+    out_file("out"): PathBuf => "a str or os.PathLike";
     packed: Vec<u8> => "bytes";
     simhashes: Vec<u64> => "a list of 64-bit ints";
     on: bool => "a bool";

@@ -349,6 +349,7 @@ fn _neardup(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(partition::route_unit_log_file, m)?)?;
     m.add_function(wrap_pyfunction!(partition::batch_counters, m)?)?;
     m.add_function(wrap_pyfunction!(partition::join_logs, m)?)?;
+    m.add_function(wrap_pyfunction!(partition::join_log_files, m)?)?;
     m.add_function(wrap_pyfunction!(partition::_partition_frequent, m)?)?;
     m.add_function(wrap_pyfunction!(partition::_partition_check, m)?)?;
     m.add_function(wrap_pyfunction!(partition::_partition_check_entries, m)?)?;

@@ -424,6 +424,21 @@ pub(crate) fn join_logs<'py>(
     Ok(PyBytes::new(py, &bytes))
 }
 
+/// ``join_logs`` from files to a file: the log ``head`` (bytes: the partition's part of the
+/// counters), then the operations of each log file of ``pieces`` in order, written to the file
+/// ``out`` one operation at a time, no log held in memory; the joined log's size in bytes. A
+/// damaged piece leaves no file at ``out``.
+#[pyfunction]
+pub(crate) fn join_log_files(
+    py: Python<'_>,
+    #[pyo3(from_py_with = args::head)] head: Vec<u8>,
+    #[pyo3(from_py_with = args::pieces)] pieces: Vec<std::path::PathBuf>,
+    #[pyo3(from_py_with = args::out_file)] out: std::path::PathBuf,
+) -> PyResult<u64> {
+    py.detach(|| neardup::merge::join_log_files::<u64>(&head, &pieces, &out))
+        .py(py)
+}
+
 /// The counters a batch log (bytes) sets, as a dict with those of ``next_doc``,
 /// ``next_cluster``, ``next_seq``, ``live_docs`` and ``live_clusters`` it holds (the last value
 /// of each).

@@ -82,6 +82,34 @@ def test_a_scratch_numbered_densely_writes_the_same_log(tmp_path):
         neardup.scratch_seed("not bytes")
 
 
+def test_log_files_joined_file_to_file_are_the_logs_joined(tmp_path):
+    """Issue #34: a partition's log of a batch is joined from its pieces file to file
+    (``join_log_files``), the bytes ``join_logs`` gives in memory; a damaged piece leaves no
+    joined file."""
+    logs = []
+    for n in (2, 3, 4):
+        with neardup.Index(tmp_path / f"ix-{n}", sync_writes=False) as ix:
+            ix.insert_many(pages(n), order="input", progress=False)
+            logs.append(ix.state_log())
+    head, *rest = (neardup.join_logs([log]) for log in logs)
+    paths = []
+    for i, log in enumerate(rest):
+        paths.append(tmp_path / f"piece-{i}.ndlog")
+        paths[-1].write_bytes(log)
+    out = tmp_path / "joined.ndlog"
+    size = neardup.join_log_files(head, paths, out)
+    assert out.read_bytes() == neardup.join_logs([head, *rest])
+    assert size == out.stat().st_size
+    assert neardup.join_log_files(head, [], str(out)) == len(head)
+    paths[0].write_bytes(rest[0][:-3])
+    out.unlink()
+    with pytest.raises(neardup.InvalidArgumentError):
+        neardup.join_log_files(head, paths, out)
+    assert not out.exists()
+    with pytest.raises(TypeError):
+        neardup.join_log_files(head, "not a list", out)
+
+
 def test_a_damaged_log_is_refused(tmp_path):
     with neardup.Index(tmp_path / "a", sync_writes=False) as a:
         a.insert_many(pages(3), order="input", progress=False)

@@ -68,7 +68,7 @@ pub use export::{
 pub use layout::{Layout, Partition, Role, RoutedLog, Target, MAX_PARTS};
 pub use log::{ApplyOutcome, LogCounter, LogOp, APPLY_CHUNK_BYTES};
 pub use logfile::{decode_log, encode_log, LogReader, LogWriter};
-pub use logio::{read_log_file, scan_log_file, LogFileWriter};
+pub use logio::{join_log_files, read_log_file, scan_log_file, LogFileWriter};
 pub use reach::{
     FiledPage, PageRow, PartitionRows, ProbeForest, ProbeJoin, NODE_ID_BITS, PROBE_CHUNK,
 };

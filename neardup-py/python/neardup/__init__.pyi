@@ -532,6 +532,12 @@ def join_logs(logs: List[bytes]) -> bytes:
     """One log of the operations of ``logs`` in order, in global (64-bit) ids (a log of
     32-bit ids is widened)."""
 
+def join_log_files(head: bytes, pieces: List[Union[str, os.PathLike[str]]], out: Union[str, os.PathLike[str]]) -> int:
+    """``join_logs`` from files to a file: the log ``head``, then the operations of each log
+    file of ``pieces`` in order, written to the file ``out`` one operation at a time (no log
+    held in memory); the joined log's size in bytes. A damaged piece leaves no file at
+    ``out``."""
+
 class ProbeJoin:
     """A key partition's probes for S3, added block by block, each with its ``uint64`` owner
     node; ``Index.probe_forest`` joins them through the partition's postings."""
