@@ -36,7 +36,10 @@ Python (the merge's S1 reads it too); there is no separate command-line run. Pea
 reported by role for the merge (up to its streamed export) and for the single node apart, the
 driver's RSS named; also the largest drop of the file system's free space during each.
 ``--work DIR`` (a new directory; default a temporary one, removed at the end unless ``--keep``),
-``--progress`` (the merge's stage lines on standard error).
+``--progress`` (the merge's stage lines on standard error), ``--max-component N`` (the merge's cap
+on a component: a larger one has its sketch keys' edges cut, SCALEOUT §7.1 option (2), so that
+its work units run side by side; the merge then differs from the single node, and the run says
+by how much, as pairs of pages in one cluster on each side and on both).
 """
 
 from __future__ import annotations
@@ -371,6 +374,30 @@ def same_lines(a: Iterable[str], b: Iterable[str]) -> Tuple[bool, int, str, int,
     return equal, na, ha.hexdigest(), nb, hb.hexdigest()
 
 
+def pair_agreement(a: Iterable[str], b: Iterable[str]) -> Tuple[int, int, int]:
+    """Two exports (``key<TAB>representative`` lines, the same keys in the same order) as
+    clusterings of their pages: the pairs of pages sharing a cluster in ``a``, in ``b``, and in
+    both (counted from the cluster sizes, never listed)."""
+    from collections import Counter
+
+    both: Counter = Counter()
+    in_a: Counter = Counter()
+    in_b: Counter = Counter()
+    for x, y in zip(a, b):
+        kx, rx = x.split("\t")[:2]
+        ky, ry = y.split("\t")[:2]
+        if kx != ky:
+            raise SystemExit(f"the exports list other pages: {kx!r} against {ky!r}")
+        both[(rx, ry)] += 1
+        in_a[rx] += 1
+        in_b[ry] += 1
+
+    def pairs(c: Counter) -> int:
+        return sum(n * (n - 1) // 2 for n in c.values())
+
+    return pairs(in_a), pairs(in_b), pairs(both)
+
+
 def cluster_line(cluster: int, rep: str, members: Sequence[str]) -> str:
     """One cluster as the line both sides are compared by (JSON, fixed spacing)."""
     return json.dumps([int(cluster), rep, list(members)], ensure_ascii=False)
@@ -449,7 +476,14 @@ def scale_main(args: argparse.Namespace, memory: PeakMemory) -> None:
             gone_path.write_text("\n".join(gone) + "\n")
         t, c = time.monotonic(), memory.cpu_now()
         reports.append(
-            dx.merge(files_, gone_path if d == 2 else None, work_units=args.work_units, order="input", progress=args.progress)
+            dx.merge(
+                files_,
+                gone_path if d == 2 else None,
+                work_units=args.work_units,
+                order="input",
+                progress=args.progress,
+                **({"max_component": args.max_component} if args.max_component else {}),
+            )
         )
         times.append(time.monotonic() - t)
         cpus.append(cpu_between(c, memory.cpu_now()))
@@ -547,6 +581,8 @@ def scale_main(args: argparse.Namespace, memory: PeakMemory) -> None:
 
     pages_same, pages_d, hash_d, pages_s, hash_s = same_lines(tsv_lines(tmp / "dist.tsv"), tsv_lines(tmp / "single.tsv"))
     clusters_same, clusters_d, chash_d, clusters_s_, chash_s = same_lines(tsv_lines(tmp / "dist-clusters.jsonl"), single_clusters())
+    # Where they differ (a component cut at the cap, SCALEOUT §7.1 option (2)), by how much.
+    pairs_d, pairs_s, pairs_both = (0, 0, 0) if pages_same else pair_agreement(tsv_lines(tmp / "dist.tsv"), tsv_lines(tmp / "single.tsv"))
     memory.stop.set()
     disk.stop.set()
     if not args.keep:
@@ -602,6 +638,12 @@ def scale_main(args: argparse.Namespace, memory: PeakMemory) -> None:
         f"pages: merge {pages_d} sha256 {hash_d[:16]}, single node {pages_s} sha256 {hash_s[:16]}; "
         f"clusters: merge {clusters_d} sha256 {chash_d[:16]}, single node {clusters_s_} sha256 {chash_s[:16]}"
     )
+    if not pages_same:
+        print(
+            f"pairs of pages in one cluster: merge {pairs_d:,}, single node {pairs_s:,}, both {pairs_both:,} "
+            f"(the merge's pairs against the single node's: precision {pairs_both / max(pairs_d, 1):.4f}, "
+            f"recall {pairs_both / max(pairs_s, 1):.4f})"
+        )
     print(
         f"same export, clusters and ids as the single node: {pages_same and clusters_same and dist_rows == pages_d}; "
         f"distributed check problems: {check}"
@@ -627,6 +669,14 @@ def main() -> None:
         action="store_true",
         help="stream the days (10^5-10^6 pages): day files written line by line, the single node fed "
         "from them a batch at a time, the exports compared as files (input order only)",
+    )
+    ap.add_argument(
+        "--max-component",
+        type=int,
+        default=None,
+        help="the merge's cap on a component (pages, rows and deletes; default the merge's): a component "
+        "over it has its sketch keys' edges cut, a deviation from the single node (SCALEOUT §7.1), which the "
+        "run then measures as pairs of pages in one cluster",
     )
     ap.add_argument("--work", default=None, help="--scale: the working directory (new; default a temporary one)")
     ap.add_argument("--keep", action="store_true", help="--scale: keep the working directory")
