@@ -404,6 +404,7 @@ def test_a_store_is_a_path_or_a_uri_through_pyarrow_fs(tmp_path, monkeypatch):
         assert st.read("f/blob") == src.read_bytes()
         size, digest = st.get_file("f/blob", str(tmp_path / "back.bin"))
         assert size == 3000 and (tmp_path / "back.bin").read_bytes() == src.read_bytes()
+        _check_writing_in_place(st, tmp_path)
         copy = pickle.loads(pickle.dumps(st))
         assert copy.read("x/y/z.bin") == b"12345" and copy.shared
         assert st.delete("x") == 5 and not st.exists("x")
@@ -424,6 +425,31 @@ def test_a_store_is_a_path_or_a_uri_through_pyarrow_fs(tmp_path, monkeypatch):
         Store(str(tmp_path / "missing"), shared=True).probe()
     with pytest.raises(neardup.Error):
         Store(str(tmp_path / "missing"), shared=True).probe()
+
+
+def _check_writing_in_place(st, tmp_path):
+    """``Store.writing``, ``scratch_dir`` and ``move_in``: a file written for the store is there
+    whole when the block ends, nothing is left when it raises, and nothing is left beside it."""
+    with st.writing("w/one.bin") as p:
+        Path(p).write_bytes(b"q" * 2000)
+        if st.local:
+            # Written in place: a temporary name in the store's directory, not a copy.
+            assert Path(p).parent == Path(st.path("w"))
+        assert not st.exists("w/one.bin")
+    assert st.read("w/one.bin") == b"q" * 2000 and st.list("w") == ["one.bin"]
+    with pytest.raises(RuntimeError, match="stopped"):
+        with st.writing("w/one.bin") as p:
+            Path(p).write_bytes(b"partial")
+            raise RuntimeError("stopped")
+    assert st.read("w/one.bin") == b"q" * 2000 and st.list("w") == ["one.bin"]
+    with st.scratch_dir("w/pieces") as d:
+        (Path(d) / "a.bin").write_bytes(b"a" * 10)
+        (Path(d) / "b.bin").write_bytes(b"b" * 20)
+        assert st.move_in(str(Path(d) / "a.bin"), "w/pieces/x/1.bin") == 10
+        assert st.move_in(str(Path(d) / "b.bin"), "w/pieces/y/1.bin") == 20
+        assert not (Path(d) / "a.bin").exists()
+    assert st.list("w/pieces") == ["x", "y"] and st.read("w/pieces/y/1.bin") == b"b" * 20
+    assert st.delete("w") == 2030 and not st.exists("w")
 
 
 @pytest.fixture(scope="module")
@@ -463,6 +489,7 @@ def test_a_store_on_s3_holds_the_batches_and_checkpoints_and_restores_a_lost_dat
     assert st.get_file("t/blob", str(tmp_path / "back.bin"))[0] == 3000
     assert pickle.loads(pickle.dumps(st)).read("t/a.bin") == b"12345"
     assert st.delete("t") == 3005 and not st.exists("t")
+    _check_writing_in_place(st, tmp_path)
     # Two days merged with the store on S3: the single node's clusters, the checkpoints there.
     root, local = tmp_path / "dist", tmp_path / "local"
     with DistributedIndex(root, 2, 2, nodes=["n0", "n2"], local_root=local / "{node}", store=s3_bucket, **OPTIONS) as dx:

@@ -423,15 +423,16 @@ def _route_unit(store: Store, rel: str, base: Dict[str, int], layout: Any, u: in
         else:
             src = str(Path(tmp) / "unit.ndlog")
             store.get_file(log_rel, src)
-        out = Path(tmp) / "out"
-        out.mkdir()
-        totals, files = neardup.route_unit_log_file(base, u, src, id_map, layout, str(out))
         written = 0
         pieces = []
-        for name, _, size in files:
-            store.put_file(str(out / f"{name}.ndlog"), f"{rel}/units/{name}/{u:06}.ndlog")
-            written += size
-            pieces.append(name)
+        # On a local store the pieces are cut into a directory of the store and renamed into
+        # place: written once, not written then copied.
+        with store.scratch_dir(f"{rel}/units") as out:
+            totals, files = neardup.route_unit_log_file(base, u, src, id_map, layout, out)
+            for name, _, size in files:
+                store.move_in(str(Path(out) / f"{name}.ndlog"), f"{rel}/units/{name}/{u:06}.ndlog")
+                written += size
+                pieces.append(name)
     return {"totals": totals, "bytes": store.size(log_rel) + written, "pieces": pieces}
 
 
@@ -451,9 +452,9 @@ def _join_partition(store: Store, rel: str, name: str, counters: bytes, units: L
                 local = str(Path(tmp) / f"{u:06}.ndlog")
                 store.get_file(piece, local)
                 pieces.append(local)
-        out = Path(tmp) / f"{name}.ndlog"
-        size = neardup.join_log_files(counters, pieces, out)
-        store.put_file(str(out), f"{rel}/{name}.ndlog")
+        # Written in place on a local store (a temporary name renamed), not joined then copied.
+        with store.writing(f"{rel}/{name}.ndlog") as out:
+            size = neardup.join_log_files(counters, pieces, out)
     return int(size)
 
 
@@ -569,9 +570,9 @@ def _decide_unit(
             (Path(scratch_dir) / "rows.arrow").unlink(missing_ok=True)
             # Read from the scratch index one operation at a time and written to a file: the
             # unit holds the state it was seeded with, never its log nor a second whole state.
-            log_path = Path(scratch_dir) / "unit.ndlog"
-            log_bytes = scratch.state_diff_file_since(before, live_docs, live_clusters, str(log_path), ids)
-        source[0].put_file(str(log_path), log_rel)
+            # Written in place on a local store (a temporary name renamed), not written then copied.
+            with source[0].writing(log_rel) as log_path:
+                log_bytes = scratch.state_diff_file_since(before, live_docs, live_clusters, log_path, ids)
     finally:
         shutil.rmtree(scratch_dir, ignore_errors=True)
     return log_rel, {
