@@ -86,13 +86,21 @@ class _Partition:
         """Calls ``Index.<name>(*args)``."""
         return getattr(self.ix, name)(*args)
 
-    def probe_forest(self, store: Store, rel: str, parts: List[Tuple[int, str]], offsets: List[int], members: Tuple[bytes, bytes, bytes, bytes]) -> Any:
+    def probe_forest(
+        self,
+        store: Store,
+        rel: str,
+        parts: List[Tuple[int, str]],
+        offsets: List[int],
+        members: Tuple[bytes, bytes, bytes, bytes],
+        rows: Optional[bytes] = None,
+    ) -> Any:
         """S2–S3 on a key partition: the day's probes it holds, read from S1's parts, and the
-        members' placed again, joined through its postings and simhash tables
-        (``_plan.partition_forest``)."""
+        members' placed again, joined through its postings and simhash tables; with ``rows``,
+        those rows' only and without sketch keys (``_plan.partition_forest``)."""
         from ._plan import partition_forest
 
-        return partition_forest(self.ix, self.part, store, rel, parts, offsets, members)
+        return partition_forest(self.ix, self.part, store, rel, parts, offsets, members, rows)
 
     def apply(self, batch: int, log: bytes) -> bool:
         """Applies a batch log once in effect."""

@@ -15,15 +15,14 @@ the day's probes from S1's parts in the store, keeps those it holds, looks them 
 by union-find in Rust, and sends the coordinator its partial forest (a node and its root for
 every node not alone), never the day's keys nor a posting list. The coordinator merges the forests
 with the hand-overs' edges (its own reads, as large as the re-crawled clusters) and finds the
-components. A component over the cap needs the keys as nodes, to cut those of sketch digests
-(SCALEOUT §7.1): only then are the day's keys joined in the coordinator (``central``).
+components. A component over the cap is joined again without the sketch digests' keys (SCALEOUT
+§7.1 option 2): a second round of the key partitions, for its rows and members only.
 """
 
 from __future__ import annotations
 
 import heapq
-import itertools
-from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Optional, Set, Tuple
 
 import neardup
 
@@ -65,47 +64,6 @@ def _ask(actors: List[Any], method: str, groups: List[List[Any]], pack: Callable
     return [ray.get(r) if r is not None else None for r in refs]
 
 
-def _key_postings(dx: DistributedIndex, packed: bytes) -> Tuple[bytes, Any, List[List[int]]]:
-    """The distinct 9-byte keys of a concatenation (sorted, concatenated), the index of each
-    key of the concatenation among them, and, for each distinct key, the standing pages filed
-    under it (none for an over-frequent key), from the key partitions."""
-    import numpy as np
-
-    lay = dx.layout
-    if not packed:
-        return b"", np.zeros(0, dtype=np.int64), []
-    unique, inverse = np.unique(np.frombuffer(packed, dtype=np.dtype((np.void, 9))), return_inverse=True)
-    keys = unique.tobytes()
-    parts = lay.posting_parts(keys)
-    groups: List[List[int]] = [[] for _ in range(lay.key_parts)]
-    for i, p in enumerate(parts):
-        groups[p].append(i)
-    answers = _ask(dx.keys, "posting_ids", [[keys[9 * i : 9 * i + 9] for i in g] for g in groups], b"".join)
-    ids: List[List[int]] = [[] for _ in range(len(keys) // 9)]
-    for g, answer in zip(groups, answers):
-        if answer is not None:
-            for i, found in zip(g, answer):
-                ids[i] = found
-    return keys, inverse.reshape(-1), ids
-
-
-def _simhash_neighbours(dx: DistributedIndex, simhashes: Sequence[int]) -> Tuple[Dict[int, Set[int]], int]:
-    """Of each simhash, the standing pages within the simhash distance of it; and the
-    bytes sent."""
-    lay = dx.layout
-    sh = sorted(set(simhashes))
-    groups: List[List[int]] = [[] for _ in range(lay.key_parts)]
-    for h, ps in zip(sh, lay.simhash_parts(sh)):
-        for p in ps:
-            groups[p].append(h)
-    out: Dict[int, Set[int]] = {h: set() for h in sh}
-    for g, answer in zip(groups, _ask(dx.keys, "simhash_ids", groups)):
-        if answer is not None:
-            for h, found in zip(g, answer):
-                out[h].update(found)
-    return out, 8 * sum(len(g) for g in groups)
-
-
 def _by_doc(dx: DistributedIndex, method: str, ids: Iterable[int], part: Callable[[int], int]) -> Dict[int, Any]:
     ids = sorted(set(ids))
     groups = group(((part(i), i) for i in ids), dx.layout.doc_parts)
@@ -117,10 +75,10 @@ def _by_doc(dx: DistributedIndex, method: str, ids: Iterable[int], part: Callabl
 
 
 # S3's nodes are u64 ids: a kind in the top byte, a value below (a standing page's id, a row
-# of the day, a position in the delete list, a cluster id, a key's index among the day's or the
-# members' distinct posting keys). Only pages, rows and deletes count toward a component's size.
+# of the day, a position in the delete list, a cluster id). Only pages, rows and deletes count
+# toward a component's size.
 _SHIFT = 56
-_DOC, _ROW, _GONE, _CLUSTER, _KEY, _MKEY = range(6)
+_DOC, _ROW, _GONE, _CLUSTER = range(4)
 _SKETCH = ord("K")  # the kind byte of a sketch digest's posting key (src/storage, `kind::SKETCH`)
 
 #: The default cap on a component's size (pages, rows and deletes): large enough that no
@@ -135,15 +93,11 @@ def _tag(kind: int, values: Any) -> Any:
 
 
 class _Edges:
-    """The day's candidate graph as arrays of u64 node pairs; the edges of posting keys apart
-    (key node first), so that a component over the cap can cut those of sketch keys."""
+    """Edges of the day's candidate graph as arrays of u64 node pairs."""
 
     def __init__(self) -> None:
         self.a: List[Any] = []
         self.b: List[Any] = []
-        self.key: List[Any] = []
-        self.other: List[Any] = []
-        self.sketch: List[Any] = []  # key nodes of sketch digests
 
     def add(self, a: Any, b: Any) -> None:
         import numpy as np
@@ -153,36 +107,23 @@ class _Edges:
             self.a.append(a)
             self.b.append(b)
 
-    def add_keys(self, kind: int, keys: bytes, inverse: Any, owners: Any, on_key: List[List[int]]) -> None:
-        """The edges of posting keys: each owner (a row or a standing page) to the keys it is
-        filed under (``inverse``: each key's index among ``keys``), each key to the standing
-        pages on it."""
-        import numpy as np
-
-        n = len(keys) // 9
-        if not n:
-            return
-        counts = np.fromiter((len(f) for f in on_key), dtype=np.int64, count=n)
-        on = np.fromiter(itertools.chain.from_iterable(on_key), dtype=np.uint64, count=int(counts.sum()))
-        self.key += [_tag(kind, inverse), _tag(kind, np.repeat(np.arange(n), counts))]
-        self.other += [np.asarray(owners, dtype=np.uint64), on]
-        kinds = np.frombuffer(keys, dtype=np.uint8)[::9]
-        self.sketch.append(_tag(kind, np.flatnonzero(kinds == _SKETCH)))
-
     def nodes(self) -> Any:
         import numpy as np
 
-        return np.concatenate([np.zeros(0, dtype=np.uint64), *self.a, *self.b, *self.key, *self.other])
+        return np.concatenate([np.zeros(0, dtype=np.uint64), *self.a, *self.b])
 
 
-def key_forests(dx: DistributedIndex, chunk: Any, edges: _Edges, filed: Dict[int, Any]) -> int:
+def key_forests(dx: DistributedIndex, chunk: Any, edges: _Edges, filed: Dict[int, Any], rows: Optional[Any] = None) -> Tuple[int, int]:
     """S2–S3's key joins on the key partitions (issue #34 item 4; SCALEOUT §5 S2 "Postings"
     and "Simhash", S3): every key partition reads the day's probes from S1's parts and answers
     those it holds (``partition_forest``, in its actor), all at once, with the probes of the
     members placed again (``filed``: of each, its simhash and posting keys; its own node is
     its page id), each sent to the partitions that answer it; their partial forests join
-    ``edges``. Returns the bytes sent: the members' probes, the forests, and the keys and
-    simhashes each partition read of the day's."""
+    ``edges``. With ``rows`` (a boolean array over the day's rows), the second round of a
+    component over the cap: only those rows' probes are joined, and no sketch digest's key of
+    theirs nor of the members (SCALEOUT §7.1 option 2). Returns the bytes sent (the members'
+    probes, the forests, and the keys and simhashes each partition read of the day's) and the
+    sketch keys' probes left out."""
     import numpy as np
 
     ray = require_ray()
@@ -191,6 +132,11 @@ def key_forests(dx: DistributedIndex, chunk: Any, edges: _Edges, filed: Dict[int
     ids = np.fromiter(filed, dtype=np.uint64, count=len(filed))
     packed = np.frombuffer(b"".join(f[1] for f in filed.values()), dtype=np.dtype((np.void, 9)))
     owners = np.repeat(ids, [len(f[1]) // 9 for f in filed.values()])
+    cut = 0
+    if rows is not None:
+        sketch = _is_sketch(packed)
+        cut = int(sketch.sum())
+        packed, owners = packed[~sketch], owners[~sketch]
     key_parts = np.asarray(lay.posting_parts(packed.tobytes()), dtype=np.int64)
     sims = np.asarray([f[0] for f in filed.values()], dtype=np.uint64)
     sim_parts = lay.simhash_parts(sims.tolist())
@@ -200,16 +146,32 @@ def key_forests(dx: DistributedIndex, chunk: Any, edges: _Edges, filed: Dict[int
     for p in range(lay.key_parts):
         k, s = key_parts == p, sim_at[sim_part == p]
         members.append((packed[k].tobytes(), owners[k].tobytes(), sims[s].tobytes(), ids[s].tobytes()))
-    refs = [k.probe_forest.remote(dx.store, chunk.rel, chunk.parts, chunk.offsets, m) for k, m in zip(dx.keys, members)]
-    sent = sum(len(b) for m in members for b in m)
+    mask = None if rows is None else np.packbits(np.asarray(rows, dtype=bool), bitorder="little").tobytes()
+    refs = [k.probe_forest.remote(dx.store, chunk.rel, chunk.parts, chunk.offsets, m, mask) for k, m in zip(dx.keys, members)]
+    sent = sum(len(b) for m in members for b in m) + len(mask or b"") * lay.key_parts
     for nodes, roots, counts in ray.get(refs):
         edges.add(np.frombuffer(nodes, dtype=np.uint64), np.frombuffer(roots, dtype=np.uint64))
         sent += len(nodes) + len(roots) + 9 * counts["keys"] + 8 * counts["simhashes"]
-    return sent
+        cut += counts.get("cut", 0)
+    return sent, cut
+
+
+def _is_sketch(packed: Any) -> Any:
+    """Which of the 9-byte posting keys (a ``numpy`` array of them) are sketch digests'."""
+    import numpy as np
+
+    return np.frombuffer(packed.tobytes(), dtype=np.uint8)[::9] == _SKETCH if len(packed) else np.zeros(0, dtype=bool)
 
 
 def partition_forest(
-    ix: Any, part: int, store: Any, rel: str, parts: List[Tuple[int, str]], offsets: List[int], members: Tuple[bytes, bytes, bytes, bytes]
+    ix: Any,
+    part: int,
+    store: Any,
+    rel: str,
+    parts: List[Tuple[int, str]],
+    offsets: List[int],
+    members: Tuple[bytes, bytes, bytes, bytes],
+    rows: Optional[bytes] = None,
 ) -> Tuple[bytes, bytes, Dict[str, int]]:
     """In key partition ``part``'s actor (``ix`` its database): the probes S1 routed to it
     from its ``parts`` (the day's first row of each and its name, under ``rel`` in ``store``;
@@ -217,13 +179,31 @@ def partition_forest(
     (``_sign.read_probes``), joined through its postings and simhash tables
     (``Index.probe_forest``); and apart, so that a key joins the day's probes and the members'
     only through standing pages (as S3's key nodes of either kind do), the ``members``' probes
-    this partition answers (packed keys, owners, simhashes, owners). Returns the merged
-    partial forest (``uint64`` bytes: nodes, roots) and what was looked up of the day's. Memory: one ``probes-`` file's
-    row group at a time, and the distinct keys and simhashes with the union-find of their
-    owners (``neardup.ProbeJoin``)."""
+    this partition answers (packed keys, owners, simhashes, owners). With ``rows`` (a bit a
+    day's row, little-endian), only those rows' probes, and none of a sketch digest's key
+    (``key_forests``'s second round). Returns the merged partial forest (``uint64`` bytes:
+    nodes, roots) and what was looked up of the day's (with ``cut``, the sketch probes left
+    out). Memory: one ``probes-`` file's row group at a time, and the distinct keys and
+    simhashes with the union-find of their owners (``neardup.ProbeJoin``)."""
+    import numpy as np
+
     join = neardup.ProbeJoin()
+    wanted = None if rows is None else np.unpackbits(np.frombuffer(rows, dtype=np.uint8), bitorder="little").astype(bool)
+    cut = 0
     for _, name in parts:
         packed, owners, sims, sim_owners = _probes(store, rel, [(0, name)], offsets, part)
+        if wanted is not None:
+            keys = np.frombuffer(packed, dtype=np.dtype((np.void, 9)))
+            own = np.frombuffer(owners, dtype=np.uint64)
+            mine = wanted[(own & np.uint64((1 << _SHIFT) - 1)).astype(np.int64)]
+            sketch = _is_sketch(keys)
+            cut += int((mine & sketch).sum())
+            keep = mine & ~sketch
+            packed, owners = keys[keep].tobytes(), own[keep].tobytes()
+            sown = np.frombuffer(sim_owners, dtype=np.uint64)
+            sh = np.frombuffer(sims, dtype=np.uint64)
+            skeep = wanted[(sown & np.uint64((1 << _SHIFT) - 1)).astype(np.int64)]
+            sims, sim_owners = sh[skeep].tobytes(), sown[skeep].tobytes()
         join.add_keys(packed, owners)
         join.add_simhashes(sims, sim_owners)
     nodes, roots, counts = ix.probe_forest(join, _DOC << _SHIFT)
@@ -235,7 +215,7 @@ def partition_forest(
         c.merge_forest(nodes, roots)
         c.merge_forest(*ix.probe_forest(mjoin, _DOC << _SHIFT)[:2])
         nodes, roots = c.forest()
-    return nodes, roots, dict(counts)
+    return nodes, roots, dict(counts, cut=cut)
 
 
 def _probes(store: Any, rel: str, parts: List[Tuple[int, str]], offsets: List[int], part: Optional[int]) -> Tuple[bytes, bytes, bytes, bytes]:
@@ -260,54 +240,49 @@ def _cat(arrays: List[Any]) -> Any:
     return np.concatenate([np.zeros(0, dtype=np.uint64), *arrays])
 
 
-def _components(edges: _Edges, seeds: Any, cap: int, can_cut: bool = True) -> Optional[Tuple[Any, Any, Dict[str, int]]]:
-    """The components (every node and its component id, ``neardup.Components.labels``), with
-    no component over ``cap`` items where cutting sketch keys can make it so: SCALEOUT §7.1
-    option (2), a documented deviation from the single node. While a component is over the
-    cap, the edges of the sketch keys in it with the largest postings are cut (those with at
-    least half the largest posting in an over-cap component, a round at a time) and the
-    components are found again. Returns the nodes, their labels and the cap's figures:
-    ``capped`` (components whose sketch edges were cut), ``cut_edges``, ``over_cap`` (those
-    still over the cap: nothing left to cut). None when a component is over the cap and not
-    ``can_cut`` (the day's keys were joined on the key partitions: no key node to cut)."""
+def _labels(edges: List[_Edges], seeds: Any) -> Tuple[Any, Any, Any]:
+    """The components of ``edges`` and ``seeds`` (nodes alone): every node, its component's
+    label (``neardup.Components.labels``) and each component's size (pages, rows and deletes)."""
     import numpy as np
 
-    a, b = _cat(edges.a), _cat(edges.b)
-    key, other = _cat(edges.key), _cat(edges.other)
-    sketch = np.unique(_cat(edges.sketch))
-    kept = np.ones(len(key), dtype=bool)
-    key_nodes, degree = np.unique(key, return_counts=True)
-    first: Any = None  # the components before any cut: nodes, labels, sort order
-    cut_labels: Set[int] = set()
-    while True:
-        c = neardup.Components()
-        c.add_nodes(seeds.tobytes())
-        c.add_edges(a.tobytes(), b.tobytes())
-        c.add_edges(key[kept].tobytes(), other[kept].tobytes())
-        nodes_b, labels_b, _ = c.labels()
-        nodes = np.frombuffer(nodes_b, dtype=np.uint64)
-        labels = np.frombuffer(labels_b, dtype=np.uint32).astype(np.int64)
-        kinds = nodes >> np.uint64(_SHIFT)
-        items = np.isin(kinds, np.array([_DOC, _ROW, _GONE], dtype=np.uint64))
-        size = np.bincount(labels[items], minlength=int(labels.max(initial=-1)) + 1)
-        over = size > cap
-        if not over.any():
-            break
-        if not can_cut:
-            return None
-        # Sketch keys still joined, in components over the cap, with their posting sizes.
-        candidates = nodes[over[labels] & np.isin(nodes, sketch)]
-        if not len(candidates):
-            break
-        deg = degree[np.searchsorted(key_nodes, candidates)]
-        drop = candidates[deg >= (int(deg.max()) + 1) // 2]
-        if first is None:
-            first = (nodes, labels, np.argsort(nodes))
-        at = first[2][np.searchsorted(first[0], drop, sorter=first[2])]
-        cut_labels.update(first[1][at].tolist())
-        kept &= ~np.isin(key, drop)
-    stats = {"capped": len(cut_labels), "cut_edges": int((~kept).sum()), "over_cap": int(over.sum())}
-    return nodes, labels, stats
+    c = neardup.Components()
+    c.add_nodes(seeds.tobytes())
+    for e in edges:
+        c.add_edges(_cat(e.a).tobytes(), _cat(e.b).tobytes())
+    nodes_b, labels_b, _ = c.labels()
+    nodes = np.frombuffer(nodes_b, dtype=np.uint64)
+    labels = np.frombuffer(labels_b, dtype=np.uint32).astype(np.int64)
+    items = np.isin(nodes >> np.uint64(_SHIFT), np.array([_DOC, _ROW, _GONE], dtype=np.uint64))
+    return nodes, labels, np.bincount(labels[items], minlength=int(labels.max(initial=-1)) + 1)
+
+
+class _Reach:
+    """The clusters of the standing pages reached, whole (every member), asked of the doc
+    partitions once for a page and a cluster however often a round reaches them."""
+
+    def __init__(self, dx: DistributedIndex) -> None:
+        self.dx = dx
+        self.cluster_of: Dict[int, Any] = {}
+        self.members: Dict[int, List[int]] = {}
+
+    def edges(self, reached: Any) -> _Edges:
+        """Each standing page among the nodes ``reached`` to its cluster, and each such cluster
+        to its members."""
+        import numpy as np
+
+        lay = self.dx.layout
+        standing = np.unique(reached[(reached >> np.uint64(_SHIFT)) == _DOC]).tolist()
+        self.cluster_of.update(_by_doc(self.dx, "page_clusters", [d for d in standing if d not in self.cluster_of], lay.doc_part))
+        clusters_of = {d: self.cluster_of[d] for d in standing if self.cluster_of.get(d) is not None}
+        cids = sorted(set(clusters_of.values()))
+        asked = _by_doc(self.dx, "cluster_member_ids", [c for c in cids if c not in self.members], lay.cluster_part)
+        self.members.update((c, list(m or [])) for c, m in asked.items())
+        out = _Edges()
+        out.add(list(clusters_of), _tag(_CLUSTER, list(clusters_of.values())))
+        for c in cids:
+            m = self.members.get(c, [])
+            out.add(_tag(_CLUSTER, [c] * len(m)), m)
+        return out
 
 
 def plan(
@@ -322,47 +297,32 @@ def plan(
     with what ``Index.decision_reach`` reads for it on one machine) and packed into at most
     ``work_units`` work units. ``chunk`` is the day's rows as the coordinator reads them from
     S1's parts (``_decide._Rows``: their keys, the parts and the files' first rows), ``sigs``
-    their simhashes. A component over ``max_component`` pages, rows and deletes has the edges
-    of its sketch keys cut, largest postings first (SCALEOUT §7.1 option (2)). Returns the
-    units, the component figures and the bytes sent.
+    their simhashes. Returns the units, the component figures and the bytes sent.
 
     The day's probes are joined on the key partitions (issue #34 item 4): each reads S1's
     parts, keeps the keys and simhashes it holds and returns the partial forest of their
     joins (``key_forests``), which the coordinator merges with the rest of the graph in Rust
-    (``neardup.Components``). Only when a component is over the cap are the day's keys joined
-    here, as key nodes, so that their edges can be cut (``central``)."""
-    for central in (False, True):
-        planned = _plan(dx, chunk, sigs, gone, work_units, max_component, central)
-        if planned is not None:
-            return planned
-    raise AssertionError("the central plan always gives units")
-
-
-def _plan(
-    dx: DistributedIndex,
-    chunk: Any,
-    sigs: Any,
-    gone: List[str],
-    work_units: int,
-    max_component: int,
-    central: bool,
-) -> Optional[Tuple[List[Unit], Dict[str, Any], int]]:
-    """``plan`` with the day's key joins on the key partitions (``central`` False; None when a
-    component is over the cap) or here as key nodes (``central`` True)."""
+    (``neardup.Components``). A component over ``max_component`` pages, rows and deletes is
+    joined again, its rows' and members' probes without the keys of sketch digests (SCALEOUT
+    §7.1 option 2, a documented deviation from the single node: the sketch keys are what chain
+    a generated million-page day into one component, ``bench/components.md``): its pieces are
+    the components. The figures say how many components were cut (``capped``), how many sketch
+    probes that left out (``cut_edges``), and how many pieces are still over the cap
+    (``over_cap``: nothing left to cut)."""
     import numpy as np
 
     lay = dx.layout
-    edges = _Edges()
+    base = _Edges()
     rows = sigs.column("row").to_pylist()
     sims = sigs.column("simhash").to_pylist()
     rows_n = len(chunk.keys)
     with_sim = [(r, h) for r, h in zip(rows, sims) if h is not None]
     shuffled = 0
     # The day's close simhashes.
-    _close_simhashes(edges, with_sim, lay.simhash_max_distance)
+    _close_simhashes(base, with_sim, lay.simhash_max_distance)
     # A key given twice in the day goes to one unit: each row joins the first row of its key.
     again, first_of = _repeated_keys(chunk.keys)
-    edges.add(_tag(_ROW, again), _tag(_ROW, first_of))
+    base.add(_tag(_ROW, again), _tag(_ROW, first_of))
     # Re-crawled and deleted keys: their standing pages.
     touched = [k or "" for k in chunk.keys] + list(gone)
     kgroups = group(((p, i) for i, p in enumerate(lay.key_parts_of(touched)) if touched[i]), lay.doc_parts)
@@ -374,58 +334,58 @@ def _plan(
             if d is not None:
                 old.add(d)
                 hit.append((i, d))
-    edges.add([int(_tag(_ROW, i)) if i < rows_n else int(_tag(_GONE, i - rows_n)) for i, _ in hit], [d for _, d in hit])
+    base.add([int(_tag(_ROW, i)) if i < rows_n else int(_tag(_GONE, i - rows_n)) for i, _ in hit], [d for _, d in hit])
     # Their clusters hand over: the members are placed again, and reach as far as their own
     # keys and simhashes.
     touched_clusters = {c for c in _by_doc(dx, "page_clusters", old, lay.doc_part).values() if c is not None}
     members: Set[int] = set()
     for c, m in _by_doc(dx, "cluster_member_ids", touched_clusters, lay.cluster_part).items():
         members.update(m or [])
-        edges.add(_tag(_CLUSTER, [c] * len(m or [])), list(m or []))
+        base.add(_tag(_CLUSTER, [c] * len(m or [])), list(m or []))
     filed = {d: f for d, f in _by_doc(dx, "filed_pages", members, lay.doc_part).items() if f}
-    if central:
-        # Each probe joins the keys it is filed under and the standing pages on them
-        # (over-frequent standing keys have none: no decision reads them).
-        packed, owners_b, _, _ = _probes(dx.store, chunk.rel, chunk.parts, chunk.offsets, None)
-        keys, inverse, on_key = _key_postings(dx, packed)
-        shuffled += len(keys)
-        edges.add_keys(_KEY, keys, inverse, np.frombuffer(owners_b, dtype=np.uint64), on_key)
-        # Simhash neighbours, standing.
-        near, sent = _simhash_neighbours(dx, [h for _, h in with_sim])
-        shuffled += sent
-        pairs = [(r, d) for r, h in with_sim for d in near[h]]
-        edges.add(_tag(_ROW, [r for r, _ in pairs]), [d for _, d in pairs])
-        mkeys, minverse, m_on_key = _key_postings(dx, b"".join(f[1] for f in filed.values()))
-        shuffled += len(mkeys)
-        owners = np.repeat(np.fromiter(filed, dtype=np.uint64, count=len(filed)), [len(f[1]) // 9 for f in filed.values()])
-        edges.add_keys(_MKEY, mkeys, minverse, owners, m_on_key)
-        mnear, sent = _simhash_neighbours(dx, [f[0] for f in filed.values()])
-        shuffled += sent
-        pairs = [(d, e) for d, (h, _) in filed.items() for e in mnear[h]]
-        edges.add([d for d, _ in pairs], [e for _, e in pairs])
-    else:
-        # The day's probes and the members' in one round of the key partitions.
-        shuffled += key_forests(dx, chunk, edges, filed)
-    # Every cluster of a standing page reached, whole.
-    reached = edges.nodes()
-    standing = np.unique(reached[(reached >> np.uint64(_SHIFT)) == _DOC]).tolist()
-    clusters_of = {d: c for d, c in _by_doc(dx, "page_clusters", standing, lay.doc_part).items() if c is not None}
-    edges.add(list(clusters_of), _tag(_CLUSTER, list(clusters_of.values())))
-    cids = sorted(set(clusters_of.values()))
-    for c, m in _by_doc(dx, "cluster_member_ids", cids, lay.cluster_part).items():
-        edges.add(_tag(_CLUSTER, [c] * len(m or [])), list(m or []))
-    # Components (every row and delete one, those that join nothing alone), then work units.
+    # The day's probes and the members' in one round of the key partitions.
+    forest = _Edges()
+    sent, _ = key_forests(dx, chunk, forest, filed)
+    shuffled += sent
+    # Every cluster of a standing page reached, whole; then the components (every row and
+    # delete one, those that join nothing alone).
+    reach = _Reach(dx)
+    clusters = reach.edges(np.concatenate([base.nodes(), forest.nodes()]))
     seeds = np.concatenate([_tag(_ROW, np.arange(rows_n)), _tag(_GONE, np.arange(len(gone)))])
-    found = _components(edges, seeds, max_component, can_cut=central)
-    if found is None:
-        return None
-    nodes, labels, cut = found
+    nodes, labels, size = _labels([base, forest, clusters], seeds)
+    del forest, clusters
+    over = size > max_component
+    stats = {"capped": int(over.sum()), "cut_edges": 0, "over_cap": 0}
+    if over.any():
+        # The second round: the components over the cap joined without their sketch keys.
+        capped = over[labels]
+        kinds = nodes >> np.uint64(_SHIFT)
+        values = (nodes & np.uint64((1 << _SHIFT) - 1)).astype(np.int64)
+        wanted = np.zeros(rows_n, dtype=bool)
+        wanted[values[capped & (kinds == _ROW)]] = True
+        in_capped = set(nodes[capped & (kinds == _DOC)].tolist())
+        forest = _Edges()
+        sent, stats["cut_edges"] = key_forests(dx, chunk, forest, {d: f for d, f in filed.items() if d in in_capped}, wanted)
+        shuffled += sent
+        clusters = reach.edges(np.concatenate([base.nodes(), forest.nodes()]))
+        gone_wanted = np.zeros(len(gone), dtype=bool)
+        gone_wanted[values[capped & (kinds == _GONE)]] = True
+        n2, l2, size2 = _labels([base, forest, clusters], seeds[np.concatenate([wanted, gone_wanted])])
+        # Every node of a round-two edge is one of round one's (its edges are a part of them):
+        # the pieces of the components over the cap take their place.
+        order = np.argsort(nodes)
+        at = order[np.minimum(np.searchsorted(nodes, n2, sorter=order), len(nodes) - 1)]
+        piece = (nodes[at] == n2) & capped[at]
+        pieces = np.unique(l2[piece])
+        stats["over_cap"] = int((size2[pieces] > max_component).sum())
+        nodes = np.concatenate([nodes[~capped], n2[piece]])
+        labels = np.concatenate([labels[~capped], l2[piece] + len(size)])
     units, sizes = _pack(nodes, labels, rows_n, work_units)
     stats = {
         "count": len(sizes),
         "largest": sizes[0] if sizes else 0,
         "singletons": sum(1 for x in sizes if x == 1),
-        **cut,
+        **stats,
     }
     return [u for u in units if u.rows or u.gone], stats, shuffled
 
