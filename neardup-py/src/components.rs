@@ -29,6 +29,23 @@ pub(crate) fn u64_bytes<'py>(py: Python<'py>, values: &[u64]) -> Bound<'py, PyBy
     PyBytes::new(py, &bytes)
 }
 
+/// Native-endian `u32`s from bytes; `what` names the argument in the error.
+fn u32s(py: Python<'_>, bytes: &[u8], what: &str) -> PyResult<Vec<u32>> {
+    if !bytes.len().is_multiple_of(4) {
+        return Err(invalid(
+            py,
+            format!(
+                "{what}: 4 bytes each (uint32): {} bytes is not a whole number",
+                bytes.len()
+            ),
+        ));
+    }
+    Ok(bytes
+        .chunks_exact(4)
+        .map(|c| u32::from_ne_bytes(c.try_into().unwrap_or([0; 4])))
+        .collect())
+}
+
 fn u32_bytes<'py>(py: Python<'py>, values: &[u32]) -> Bound<'py, PyBytes> {
     let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_ne_bytes()).collect();
     PyBytes::new(py, &bytes)
@@ -78,6 +95,46 @@ impl PyComponents {
         let inner = &mut self.inner;
         py.detach(|| inner.add_edges(&a, &b));
         Ok(())
+    }
+
+    /// Adds nodes (``uint64`` bytes) with their weights (``uint32`` bytes, one a node): a
+    /// component's size is its nodes' weight (a node seen before keeps its own; others weigh 1).
+    ///
+    /// Raises ``InvalidArgumentError`` for arrays of different lengths.
+    fn add_weighted_nodes(&mut self, py: Python<'_>, nodes: &[u8], weights: &[u8]) -> PyResult<()> {
+        let nodes = u64s(py, nodes, "nodes")?;
+        let weights = u32s(py, weights, "weights")?;
+        if nodes.len() != weights.len() {
+            return Err(invalid(
+                py,
+                format!("{} nodes and {} weights", nodes.len(), weights.len()),
+            ));
+        }
+        let inner = &mut self.inner;
+        py.detach(|| inner.add_weighted_nodes(&nodes, &weights));
+        Ok(())
+    }
+
+    /// Joins ``a[i]`` and ``b[i]`` in order (two ``uint64`` arrays of one length), each only
+    /// when the joined component would weigh at most ``cap``: the edges given first are kept,
+    /// those that would pass the cap are cut (SCALEOUT §7.1 option 2). Returns how many were
+    /// cut.
+    ///
+    /// Raises ``InvalidArgumentError`` as ``add_edges`` does.
+    fn add_edges_capped(&mut self, py: Python<'_>, a: &[u8], b: &[u8], cap: u64) -> PyResult<u64> {
+        if a.len() != b.len() {
+            return Err(invalid(
+                py,
+                format!(
+                    "edges: {} bytes of sources and {} of targets",
+                    a.len(),
+                    b.len()
+                ),
+            ));
+        }
+        let (a, b) = (u64s(py, a, "a")?, u64s(py, b, "b")?);
+        let inner = &mut self.inner;
+        Ok(py.detach(|| inner.add_edges_capped(&a, &b, cap)))
     }
 
     /// The partial forest: ``(nodes, roots)`` as ``uint64`` bytes, every node not alone in its
@@ -142,6 +199,18 @@ pub(crate) fn close_simhash_pairs<'py>(
     Ok((u32_bytes(py, &a), u32_bytes(py, &b)))
 }
 
+/// Packed 9-byte posting keys and their ``uint64`` owners, from bytes.
+fn keys_and_owners(
+    py: Python<'_>,
+    packed: &[u8],
+    owners: &[u8],
+) -> PyResult<(Vec<[u8; 9]>, Vec<u64>)> {
+    Ok((
+        crate::partition::unpack_keys(py, packed)?,
+        u64s(py, owners, "owners")?,
+    ))
+}
+
 /// A key partition's probes for S3 (``neardup.ProbeJoin``): posting keys and simhashes added
 /// block by block, each with its ``uint64`` owner node, then joined through the partition's
 /// postings by ``Index.probe_forest`` or ``Partition.probe_forest``. It holds the distinct keys and simhashes and the
@@ -161,8 +230,7 @@ impl PyProbeJoin {
 
     /// Adds posting keys (``packed``: 9 bytes each) with their owners (``uint64`` bytes).
     fn add_keys(&mut self, py: Python<'_>, packed: &[u8], owners: &[u8]) -> PyResult<()> {
-        let keys = crate::partition::unpack_keys(py, packed)?;
-        let owners = u64s(py, owners, "owners")?;
+        let (keys, owners) = keys_and_owners(py, packed, owners)?;
         let inner = &mut self.inner;
         py.detach(|| inner.add_keys(&keys, &owners)).py(py)
     }
@@ -189,4 +257,44 @@ pub(crate) fn forest_tuple<'py>(
     counts.set_item("simhashes", f.simhashes)?;
     counts.set_item("standing", f.standing)?;
     (u64_bytes(py, &f.nodes), u64_bytes(py, &f.roots), counts).into_pyobject(py)
+}
+
+/// A key partition's keys with every owner filed under each (``neardup.KeyStars``), added
+/// block by block, then read through the partition's postings by ``Index.key_stars`` or
+/// ``Partition.key_stars``: the third round of a component over the cap in ``neardup.ray``'s
+/// S3 (SCALEOUT §7.1 option 2).
+#[pyclass(name = "KeyStars", module = "neardup._neardup")]
+#[derive(Default)]
+pub(crate) struct PyKeyStars {
+    pub(crate) inner: neardup::merge::KeyStars,
+}
+
+#[pymethods]
+impl PyKeyStars {
+    #[new]
+    fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds posting keys (``packed``: 9 bytes each) with their owners (``uint64`` bytes).
+    fn add_keys(&mut self, py: Python<'_>, packed: &[u8], owners: &[u8]) -> PyResult<()> {
+        let (keys, owners) = keys_and_owners(py, packed, owners)?;
+        let inner = &mut self.inner;
+        py.detach(|| inner.add_keys(&keys, &owners)).py(py)
+    }
+}
+
+/// ``key_stars``'s answer: ``(a, b, weights, keys)``, the edges as ``uint64`` bytes, their
+/// keys' owners as ``uint32`` bytes, and the distinct keys looked up.
+pub(crate) fn stars_tuple<'py>(
+    py: Python<'py>,
+    e: neardup::merge::StarEdges,
+) -> PyResult<Bound<'py, PyTuple>> {
+    (
+        u64_bytes(py, &e.a),
+        u64_bytes(py, &e.b),
+        u32_bytes(py, &e.weight),
+        e.keys,
+    )
+        .into_pyobject(py)
 }

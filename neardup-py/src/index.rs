@@ -987,6 +987,23 @@ impl PyIndex {
         crate::components::forest_tuple(py, f)
     }
 
+    /// A key partition's keys for the third round of a component over the cap (``Index.key_stars``
+    /// in Rust): for each key of ``stars`` (a ``neardup.KeyStars``, emptied), an edge from its
+    /// lowest owner to each other owner and standing page filed under it, standing page ``d``
+    /// as node ``doc_tag | d``. Returns ``(a, b, weights, keys)``: ``uint64`` bytes, each edge's
+    /// key's owners as ``uint32`` bytes, and the distinct keys looked up.
+    fn key_stars<'py>(
+        &self,
+        py: Python<'py>,
+        mut stars: PyRefMut<'py, crate::components::PyKeyStars>,
+        doc_tag: u64,
+    ) -> PyResult<Bound<'py, PyTuple>> {
+        let ix = self.ix(py)?;
+        let stars = std::mem::take(&mut stars.inner);
+        let e = py.detach(|| ix.key_stars(stars, doc_tag)).py(py)?;
+        crate::components::stars_tuple(py, e)
+    }
+
     /// Of each simhash, the page ids within the simhash distance of it among the entries this
     /// database holds: one list per simhash.
     fn simhash_ids(

@@ -363,6 +363,7 @@ fn _neardup(m: &Bound<'_, PyModule>) -> PyResult<()> {
     // S3's connected components (SCALEOUT §5 S3, §7.1).
     m.add_class::<components::PyComponents>()?;
     m.add_class::<components::PyProbeJoin>()?;
+    m.add_class::<components::PyKeyStars>()?;
     m.add_class::<archive::PyArchiveReader>()?;
     m.add_class::<jsonl::PyJsonlReader>()?;
     m.add_function(wrap_pyfunction!(archive::archive_format, m)?)?;

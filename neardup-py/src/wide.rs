@@ -273,6 +273,20 @@ impl PyPartition {
         crate::components::forest_tuple(py, f)
     }
 
+    /// A key partition's keys for the third round of a component over the cap, as
+    /// ``Index.key_stars``: ``(a, b, weights, keys)``.
+    fn key_stars<'py>(
+        &self,
+        py: Python<'py>,
+        mut stars: PyRefMut<'py, crate::components::PyKeyStars>,
+        doc_tag: u64,
+    ) -> PyResult<Bound<'py, PyTuple>> {
+        let wp = self.part(py)?;
+        let stars = std::mem::take(&mut stars.inner);
+        let e = py.detach(|| wp.key_stars(stars, doc_tag)).py(py)?;
+        crate::components::stars_tuple(py, e)
+    }
+
     /// The page id of each key (``None`` for a key this partition does not hold).
     fn key_ids(
         &self,

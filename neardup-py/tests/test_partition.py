@@ -74,13 +74,24 @@ def test_partitions_of_either_width_answer_alike(tmp_path):
         a, b = w[("key", k)], n[("key", k)]
         assert a.posting_ids(packed) == b.posting_ids(packed)
         assert a.simhash_ids(sims) == b.simhash_ids(sims)
-        forests = []
+        # The keys joined into a forest, and as weighted stars (each key's owners and standing
+        # pages): the same on either width.
+        forests, stars = [], []
+        owners = (np.arange(len(packed) // 9, dtype=np.uint64) | np.uint64(1 << 56)).tobytes()
         for p in (a, b):
-            join = neardup.ProbeJoin()
-            owners = np.arange(len(packed) // 9, dtype=np.uint64) | np.uint64(1 << 56)
-            join.add_keys(packed, owners.tobytes())
+            join, star = neardup.ProbeJoin(), neardup.KeyStars()
+            join.add_keys(packed, owners)
+            star.add_keys(packed, owners)
             forests.append(p.probe_forest(join, 0))
+            stars.append(p.key_stars(star, 0))
         assert forests[0] == forests[1] and forests[0][2]["keys"] > 0
+        assert stars[0] == stars[1]
+        src, dst, weight, keys = stars[0]
+        ends = np.concatenate([np.frombuffer(src, dtype=np.uint64), np.frombuffer(dst, dtype=np.uint64)])
+        assert keys == len({packed[i : i + 9] for i in range(0, len(packed), 9)})
+        assert len(src) == len(dst) == 2 * len(weight) and len(weight) > 0
+        assert set(ends[ends >> np.uint64(56) == 0].tolist()) == set().union(*map(set, a.posting_ids(packed)))
+        assert all(w >= 2 for w in np.frombuffer(weight, dtype=np.uint32))
     for p in list(n.values()) + list(w.values()):
         p.close()
 

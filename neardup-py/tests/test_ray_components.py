@@ -181,6 +181,37 @@ def test_a_unit_that_did_not_report_an_id_is_refused():
         _decide.number_ids(base, place, [_decide.allocation_arrays(allocs)])
 
 
+def test_capped_edges_join_while_the_joined_weight_fits():
+    c = neardup.Components()
+    c.add_weighted_nodes(u64([1, 2, 3, 4]), np.asarray([3, 2, 2, 5], dtype=np.uint32).tobytes())
+    # 1+2 = 5, then +3 = 7 fit a cap of 7; joining 4 (12) or the new 5 (8) is cut.
+    assert c.add_edges_capped(u64([1, 2, 3, 1]), u64([2, 3, 4, 5]), 7) == 2
+    nodes, labels, sizes = c.labels()
+    assert np.frombuffer(labels, dtype=np.uint32).tolist() == [0, 0, 0, 1, 2]
+    assert np.frombuffer(sizes, dtype=np.uint32).tolist() == [7, 5, 1]
+    with pytest.raises(neardup.InvalidArgumentError):
+        c.add_weighted_nodes(u64([9]), b"")
+    with pytest.raises(neardup.InvalidArgumentError):
+        c.add_edges_capped(u64([1]), u64([]), 7)
+
+
+def test_a_cut_keeps_each_probes_best_standing_candidates_most_shared_first(tmp_path):
+    from neardup.ray import _plan
+
+    r = lambda i: (1 << 56) | i  # noqa: E731 (a row of the day; standing pages are bare ids)
+    a = np.asarray([r(1), r(1), r(1), r(1), r(1), r(2)], dtype=np.uint64)
+    b = np.asarray([3, 3, 4, 5, r(2), 5], dtype=np.uint64)
+    w = np.asarray([2, 2, 2, 9, 3, 2], dtype=np.uint32)
+    ea, eb, ew, dropped = _plan._best_sketch_edges(a, b, w, 1)
+    # Row 1 keeps page 3 (two shared keys) and drops 4 and 5; row 2 keeps 5; rows join rows.
+    assert list(zip(ea.tolist(), eb.tolist(), ew.tolist())) == [(r(1), 3, 2), (r(2), 5, 2), (r(1), r(2), 3)]
+    assert dropped == 2
+    assert _plan._best_sketch_edges(a, b, w, 8)[3] == 0
+    # The default number of candidates a probe keeps is the index's.
+    with neardup.Index(tmp_path / "ix") as ix:
+        assert ix.options["max_clusters_verified"] == _plan.MAX_CLUSTERS_VERIFIED
+
+
 def test_components_refuse_arrays_that_are_not_uint64_pairs():
     c = neardup.Components()
     with pytest.raises(neardup.InvalidArgumentError):

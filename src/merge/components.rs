@@ -71,7 +71,7 @@ impl Components {
             std::cmp::Ordering::Equal => (ra.min(rb), ra.max(rb)),
         };
         self.parent[small as usize] = big;
-        self.size[big as usize] += self.size[small as usize];
+        self.size[big as usize] = self.size[big as usize].saturating_add(self.size[small as usize]);
     }
 
     /// Adds nodes that may stay alone (each a component of one unless an edge joins it).
@@ -87,6 +87,39 @@ impl Components {
             let (sx, sy) = (self.slot(x), self.slot(y));
             self.join(sx, sy);
         }
+    }
+
+    /// Adds nodes each weighing `weights[i]` (the shorter slice's length): a component's size
+    /// is its nodes' weight, a node seen before weighing 1 ([`Self::add_edges_capped`] reads
+    /// it). A node already seen keeps its weight.
+    pub fn add_weighted_nodes(&mut self, nodes: &[u64], weights: &[u32]) {
+        for (&n, &w) in nodes.iter().zip(weights) {
+            let before = self.nodes.len();
+            let s = self.slot(n);
+            if self.nodes.len() > before {
+                self.size[s as usize] = w;
+            }
+        }
+    }
+
+    /// Joins `a[i]` and `b[i]` in order, each only when the joined component would weigh at
+    /// most `cap` (SCALEOUT §7.1 option (2): what is joined first is kept, what would pass the
+    /// cap is cut); nodes not seen before weigh 1. Returns the edges refused.
+    pub fn add_edges_capped(&mut self, a: &[u64], b: &[u64], cap: u64) -> u64 {
+        let mut refused = 0;
+        for (&x, &y) in a.iter().zip(b) {
+            let (sx, sy) = (self.slot(x), self.slot(y));
+            let (rx, ry) = (self.root(sx), self.root(sy));
+            if rx == ry {
+                continue;
+            }
+            if u64::from(self.size[rx as usize]) + u64::from(self.size[ry as usize]) > cap {
+                refused += 1;
+                continue;
+            }
+            self.join(rx, ry);
+        }
+        refused
     }
 
     /// Whether `a` and `b` are in one component (false for a node never seen).
@@ -209,6 +242,26 @@ mod tests {
         assert_eq!(nodes, vec![100, 1, 2, 3, 7, 8]);
         assert_eq!(labels, vec![0, 1, 1, 1, 2, 2]);
         assert_eq!(sizes, vec![1, 3, 2]);
+    }
+
+    #[test]
+    fn capped_edges_join_while_the_weights_fit() {
+        let mut c = Components::new();
+        c.add_weighted_nodes(&[1, 2, 3, 4], &[3, 2, 2, 5]);
+        // 1+2 = 5 fits a cap of 7; then 3 would make 7 (fits); 4 would make 12 (cut); 5 is
+        // new and weighs 1 but the component is full.
+        let refused = c.add_edges_capped(&[1, 2, 3, 1, 6], &[2, 3, 4, 5, 7], 7);
+        assert_eq!(refused, 2);
+        assert!(c.connected(1, 3) && !c.connected(1, 4) && !c.connected(1, 5));
+        assert!(c.connected(6, 7));
+        let (nodes, _, sizes) = c.labels();
+        assert_eq!(nodes, vec![1, 2, 3, 4, 5, 6, 7]);
+        assert_eq!(sizes, vec![7, 5, 1, 2]);
+        // An edge inside one component is no cut; a node seen before keeps its weight.
+        assert_eq!(c.add_edges_capped(&[1], &[3], 7), 0);
+        c.add_weighted_nodes(&[4], &[1]);
+        assert_eq!(c.add_edges_capped(&[4], &[5], 6), 0);
+        assert_eq!(c.labels().2, vec![7, 6, 2]);
     }
 
     #[test]

@@ -41,6 +41,7 @@ mod mapping;
 mod reach;
 mod scratch;
 mod seedsort;
+mod stars;
 mod state;
 mod store;
 mod stream;
@@ -73,5 +74,6 @@ pub use reach::{
     FiledPage, PageRow, PartitionRows, ProbeForest, ProbeJoin, NODE_ID_BITS, PROBE_CHUNK,
 };
 pub use scratch::ScratchIds;
+pub use stars::{KeyStars, StarEdges};
 pub use state::{state_diff, Reach, StateDiff};
 pub use wide::{WideCounters, WidePartition};

@@ -384,6 +384,11 @@ class Index(Mapping[str, PageInfo]):
         """The partial forest (``uint64`` nodes and roots) of ``join``'s probes (emptied) joined
         through this key partition's postings and simhash tables; and the ``keys``,
         ``simhashes`` and ``standing`` pages looked up."""
+    def key_stars(self, stars: "KeyStars", doc_tag: int) -> Tuple[bytes, bytes, bytes, int]:
+        """For each key of ``stars`` (emptied), an edge from its lowest owner to each other
+        owner and each standing page filed under it (node ``doc_tag | d``; none for an
+        over-frequent key): ``(a, b, weights, keys)``, ``uint64`` edges, each edge's key's
+        owners (``uint32``), and the distinct keys looked up."""
     def key_ids(self, keys: List[str]) -> List[Optional[int]]: ...
     def page_clusters(self, ids: List[int]) -> List[Optional[int]]: ...
     def cluster_member_ids(self, clusters: List[int]) -> List[Optional[List[int]]]: ...
@@ -474,6 +479,7 @@ class Partition:
     def posting_ids(self, packed: bytes) -> List[List[int]]: ...
     def simhash_ids(self, simhashes: List[int]) -> List[List[int]]: ...
     def probe_forest(self, join: ProbeJoin, doc_tag: int) -> Tuple[bytes, bytes, Dict[str, int]]: ...
+    def key_stars(self, stars: KeyStars, doc_tag: int) -> Tuple[bytes, bytes, bytes, int]: ...
     def key_ids(self, keys: List[str]) -> List[Optional[int]]: ...
     def page_clusters(self, ids: List[int]) -> List[Optional[int]]: ...
     def cluster_member_ids(self, clusters: List[int]) -> List[Optional[List[int]]]: ...
@@ -548,6 +554,15 @@ class ProbeJoin:
     def add_simhashes(self, simhashes: bytes, owners: bytes) -> None:
         """Simhashes with their owners (both ``uint64`` bytes)."""
 
+class KeyStars:
+    """A key partition's keys with every owner filed under each (``uint64`` nodes), added block
+    by block; ``Index.key_stars`` reads them through the partition's postings (the third round
+    of a component over the cap, SCALEOUT §7.1 option 2)."""
+
+    def __init__(self) -> None: ...
+    def add_keys(self, packed: bytes, owners: bytes) -> None:
+        """Posting keys (9 bytes each) with their owners (``uint64`` bytes)."""
+
 class Components:
     """A union-find over ``uint64`` node ids fed with edges in bulk (S3 of the distributed
     merge, SCALEOUT §5). Arrays are bytes of native-endian integers (``numpy`` ``tobytes()`` in,
@@ -560,6 +575,12 @@ class Components:
     def add_edges(self, a: bytes, b: bytes) -> None:
         """Joins ``a[i]`` and ``b[i]`` (``uint64`` arrays of one length); ``InvalidArgumentError``
         otherwise."""
+    def add_weighted_nodes(self, nodes: bytes, weights: bytes) -> None:
+        """Adds nodes (``uint64``) with weights (``uint32``, one a node): a component's size is
+        its nodes' weight (a node seen before keeps its own, others weigh 1)."""
+    def add_edges_capped(self, a: bytes, b: bytes, cap: int) -> int:
+        """Joins ``a[i]`` and ``b[i]`` in order, each only when the joined component would weigh
+        at most ``cap``; the number of edges cut."""
     def forest(self) -> Tuple[bytes, bytes]:
         """The partial forest ``(nodes, roots)`` (``uint64``): every node not alone, with its
         component's root; another builder's ``merge_forest`` of it joins what these edges did."""

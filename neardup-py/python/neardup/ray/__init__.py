@@ -18,8 +18,9 @@ A day is merged by ``DistributedIndex.merge(files, delete_list)``:
 - **S3 components**: the day's pages, the standing pages they reach (by key, by simhash, by
   re-crawled or deleted key) and the clusters of those pages, whole, joined as arrays of ``u64``
   node pairs by a union-find in Rust (``neardup.Components``); a component over ``max_component``
-  items is joined again without its pages' sketch keys, on the key partitions (SCALEOUT §7.1
-  option (2), reported as ``components.capped``); components are packed into work units, in the order of
+  items is cut by its sketch keys' edges, the largest postings' first: joined again on the key
+  partitions without those keys, its pieces joined back through them, the rarest first, while
+  they fit (SCALEOUT §7.1 option (2), reported as ``components.capped``); components are packed into work units, in the order of
   their first page, each to the least loaded unit.
 - **S4 decide**: each work unit in its own scratch index, a Ray task: seeded with what its
   components read (``seed_log`` of the partitions, ``neardup.combine_seed_logs``), deciding

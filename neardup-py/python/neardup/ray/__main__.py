@@ -81,7 +81,7 @@ def _parser() -> argparse.ArgumentParser:
         default=1_000_000,
         metavar="N",
         help="the most pages, rows and deletes in one component of the day's candidate graph; "
-        "a larger one is joined again without its pages' sketch keys (default 1000000)",
+        "a larger one has its sketch keys' edges cut, largest postings first (default 1000000)",
     )
     m.add_argument(
         "--order",

@@ -610,12 +610,13 @@ class DistributedIndex:
         grow with the day's size. Each file must be readable where the tasks run: on the
         driver's node without a shared store, on every node with one.
         ``max_component``: the most pages, rows and deletes one component of the day's
-        candidate graph may hold (S3; default 1,000,000). A component over it is joined again
-        on the key partitions without its pages' sketch keys, and its pieces are the components
-        (SCALEOUT §7.1 option (2), a deviation from the single node: pages joined only through
-        those keys are decided apart); the report's ``components`` says how many were cut
-        (``capped``), how many sketch probes that left out (``cut_edges``) and how many pieces
-        are still over the cap (``over_cap``).
+        candidate graph may hold (S3; default 1,000,000). A component over it is cut by the
+        edges of its sketch keys, those of the largest postings first: the key partitions join
+        it again without those keys, and its pieces are joined back through them, the rarest
+        keys first, while they fit the cap (SCALEOUT §7.1 option (2), a deviation from the
+        single node: pages joined only through a cut edge are decided apart); the report's
+        ``components`` says how many were cut (``capped``), how many sketch edges that cut
+        (``cut_edges``) and how many parts are still over the cap (``over_cap``).
 
         With a shared store (``store=`` when the index was created), the batch's directory is
         ``batches/batch=<n>/`` of the store, its signatures and logs written there by the

@@ -92,12 +92,13 @@ class _Partition:
         rel: str,
         parts: List[Tuple[int, str]],
         offsets: List[int],
-        members: Tuple[bytes, bytes, bytes, bytes],
+        members: Tuple[bytes, ...],
         rows: Optional[bytes] = None,
     ) -> Any:
         """S2–S3 on a key partition: the day's probes it holds, read from S1's parts, and the
         members' placed again, joined through its postings and simhash tables; with ``rows``,
-        those rows' only and without sketch keys (``_plan.partition_forest``)."""
+        those rows' only, the sketch keys given apart as weighted edges
+        (``_plan.partition_forest``)."""
         from ._plan import partition_forest
 
         return partition_forest(self.ix, self.part, store, rel, parts, offsets, members, rows)

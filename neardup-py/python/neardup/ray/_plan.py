@@ -15,8 +15,10 @@ the day's probes from S1's parts in the store, keeps those it holds, looks them 
 by union-find in Rust, and sends the coordinator its partial forest (a node and its root for
 every node not alone), never the day's keys nor a posting list. The coordinator merges the forests
 with the hand-overs' edges (its own reads, as large as the re-crawled clusters) and finds the
-components. A component over the cap is joined again without the sketch digests' keys (SCALEOUT
-§7.1 option 2): a second round of the key partitions, for its rows and members only.
+components. A component over the cap is cut (SCALEOUT §7.1 option 2, ``_cut``): a second round
+of the key partitions joins its rows and members again without the sketch digests' keys, into
+pieces, and gives those keys' edges apart; the coordinator joins the pieces through them, the
+rarest keys first, as long as a joined piece stays within the cap.
 """
 
 from __future__ import annotations
@@ -113,17 +115,35 @@ class _Edges:
         return np.concatenate([np.zeros(0, dtype=np.uint64), *self.a, *self.b])
 
 
-def key_forests(dx: DistributedIndex, chunk: Any, edges: _Edges, filed: Dict[int, Any], rows: Optional[Any] = None) -> Tuple[int, int]:
+class _Stars:
+    """The sketch keys' edges of the components over the cap (``key_forests``'s second round):
+    ``uint64`` node pairs, each with its key's owners (``weight``), and the keys looked up."""
+
+    def __init__(self) -> None:
+        self.a: List[Any] = []
+        self.b: List[Any] = []
+        self.weight: List[Any] = []
+        self.keys = 0
+
+    def arrays(self) -> Tuple[Any, Any, Any]:
+        import numpy as np
+
+        return _cat(self.a), _cat(self.b), np.concatenate([np.zeros(0, dtype=np.uint32), *self.weight])
+
+
+def key_forests(
+    dx: DistributedIndex, chunk: Any, edges: _Edges, filed: Dict[int, Any], rows: Optional[Any] = None, stars: Optional[_Stars] = None
+) -> int:
     """S2–S3's key joins on the key partitions (issue #34 item 4; SCALEOUT §5 S2 "Postings"
     and "Simhash", S3): every key partition reads the day's probes from S1's parts and answers
     those it holds (``partition_forest``, in its actor), all at once, with the probes of the
     members placed again (``filed``: of each, its simhash and posting keys; its own node is
     its page id), each sent to the partitions that answer it; their partial forests join
     ``edges``. With ``rows`` (a boolean array over the day's rows), the second round of a
-    component over the cap: only those rows' probes are joined, and no sketch digest's key of
-    theirs nor of the members (SCALEOUT §7.1 option 2). Returns the bytes sent (the members'
-    probes, the forests, and the keys and simhashes each partition read of the day's) and the
-    sketch keys' probes left out."""
+    component over the cap: only those rows' probes are joined, without the keys of sketch
+    digests, theirs and the members'; those keys' edges go to ``stars`` (SCALEOUT §7.1 option
+    2). Returns the bytes sent (the members' probes, the forests and stars, and the keys and
+    simhashes each partition read of the day's)."""
     import numpy as np
 
     ray = require_ray()
@@ -132,11 +152,7 @@ def key_forests(dx: DistributedIndex, chunk: Any, edges: _Edges, filed: Dict[int
     ids = np.fromiter(filed, dtype=np.uint64, count=len(filed))
     packed = np.frombuffer(b"".join(f[1] for f in filed.values()), dtype=np.dtype((np.void, 9)))
     owners = np.repeat(ids, [len(f[1]) // 9 for f in filed.values()])
-    cut = 0
-    if rows is not None:
-        sketch = _is_sketch(packed)
-        cut = int(sketch.sum())
-        packed, owners = packed[~sketch], owners[~sketch]
+    sketch = _is_sketch(packed) if rows is not None else np.zeros(len(packed), dtype=bool)
     key_parts = np.asarray(lay.posting_parts(packed.tobytes()), dtype=np.int64)
     sims = np.asarray([f[0] for f in filed.values()], dtype=np.uint64)
     sim_parts = lay.simhash_parts(sims.tolist())
@@ -144,16 +160,24 @@ def key_forests(dx: DistributedIndex, chunk: Any, edges: _Edges, filed: Dict[int
     sim_at = np.repeat(np.arange(len(sims)), [len(ps) for ps in sim_parts])
     members = []
     for p in range(lay.key_parts):
-        k, s = key_parts == p, sim_at[sim_part == p]
-        members.append((packed[k].tobytes(), owners[k].tobytes(), sims[s].tobytes(), ids[s].tobytes()))
+        k, sk, s = (key_parts == p) & ~sketch, (key_parts == p) & sketch, sim_at[sim_part == p]
+        members.append(
+            (packed[k].tobytes(), owners[k].tobytes(), sims[s].tobytes(), ids[s].tobytes(), packed[sk].tobytes(), owners[sk].tobytes())
+        )
     mask = None if rows is None else np.packbits(np.asarray(rows, dtype=bool), bitorder="little").tobytes()
     refs = [k.probe_forest.remote(dx.store, chunk.rel, chunk.parts, chunk.offsets, m, mask) for k, m in zip(dx.keys, members)]
     sent = sum(len(b) for m in members for b in m) + len(mask or b"") * lay.key_parts
-    for nodes, roots, counts in ray.get(refs):
+    for nodes, roots, counts, star in ray.get(refs):
         edges.add(np.frombuffer(nodes, dtype=np.uint64), np.frombuffer(roots, dtype=np.uint64))
         sent += len(nodes) + len(roots) + 9 * counts["keys"] + 8 * counts["simhashes"]
-        cut += counts.get("cut", 0)
-    return sent, cut
+        if star is not None and stars is not None:
+            a, b, w, keys = star
+            stars.a.append(np.frombuffer(a, dtype=np.uint64))
+            stars.b.append(np.frombuffer(b, dtype=np.uint64))
+            stars.weight.append(np.frombuffer(w, dtype=np.uint32))
+            stars.keys += keys
+            sent += len(a) + len(b) + len(w)
+    return sent
 
 
 def _is_sketch(packed: Any) -> Any:
@@ -170,40 +194,42 @@ def partition_forest(
     rel: str,
     parts: List[Tuple[int, str]],
     offsets: List[int],
-    members: Tuple[bytes, bytes, bytes, bytes],
+    members: Tuple[bytes, ...],
     rows: Optional[bytes] = None,
-) -> Tuple[bytes, bytes, Dict[str, int]]:
+) -> Tuple[bytes, bytes, Dict[str, int], Optional[Tuple[bytes, bytes, bytes, int]]]:
     """In key partition ``part``'s actor (``ix`` its database): the probes S1 routed to it
     from its ``parts`` (the day's first row of each and its name, under ``rel`` in ``store``;
     ``offsets``: each file's first row in the day), a row group of each ``probes-`` file
     (``_sign.read_probes``), joined through its postings and simhash tables
     (``Index.probe_forest``); and apart, so that a key joins the day's probes and the members'
     only through standing pages (as S3's key nodes of either kind do), the ``members``' probes
-    this partition answers (packed keys, owners, simhashes, owners). With ``rows`` (a bit a
-    day's row, little-endian), only those rows' probes, and none of a sketch digest's key
-    (``key_forests``'s second round). Returns the merged partial forest (``uint64`` bytes:
-    nodes, roots) and what was looked up of the day's (with ``cut``, the sketch probes left
-    out). Memory: one ``probes-`` file's row group at a time, and the distinct keys and
-    simhashes with the union-find of their owners (``neardup.ProbeJoin``)."""
+    this partition answers (packed keys, owners, simhashes, owners; then their sketch keys and
+    owners). With ``rows`` (a bit a day's row, little-endian), ``key_forests``'s second round:
+    only those rows' probes, and the keys of sketch digests, theirs and the members', not
+    joined but given as weighted stars (``Index.key_stars``). Returns the merged partial forest
+    (``uint64`` bytes: nodes, roots), what was looked up of the day's, and the stars (None in
+    the first round). Memory: one ``probes-`` file's row group at a time, and the distinct keys
+    and simhashes with the union-find of their owners (``neardup.ProbeJoin``), or the sketch
+    keys with their owners (``neardup.KeyStars``)."""
     import numpy as np
 
     join = neardup.ProbeJoin()
+    stars = neardup.KeyStars() if rows is not None else None
     wanted = None if rows is None else np.unpackbits(np.frombuffer(rows, dtype=np.uint8), bitorder="little").astype(bool)
-    cut = 0
+    low = np.uint64((1 << _SHIFT) - 1)
     for _, name in parts:
         packed, owners, sims, sim_owners = _probes(store, rel, [(0, name)], offsets, part)
-        if wanted is not None:
+        if wanted is not None and stars is not None:
             keys = np.frombuffer(packed, dtype=np.dtype((np.void, 9)))
             own = np.frombuffer(owners, dtype=np.uint64)
-            mine = wanted[(own & np.uint64((1 << _SHIFT) - 1)).astype(np.int64)]
+            mine = wanted[(own & low).astype(np.int64)]
             sketch = _is_sketch(keys)
-            cut += int((mine & sketch).sum())
+            stars.add_keys(keys[mine & sketch].tobytes(), own[mine & sketch].tobytes())
             keep = mine & ~sketch
             packed, owners = keys[keep].tobytes(), own[keep].tobytes()
             sown = np.frombuffer(sim_owners, dtype=np.uint64)
-            sh = np.frombuffer(sims, dtype=np.uint64)
-            skeep = wanted[(sown & np.uint64((1 << _SHIFT) - 1)).astype(np.int64)]
-            sims, sim_owners = sh[skeep].tobytes(), sown[skeep].tobytes()
+            skeep = wanted[(sown & low).astype(np.int64)]
+            sims, sim_owners = np.frombuffer(sims, dtype=np.uint64)[skeep].tobytes(), sown[skeep].tobytes()
         join.add_keys(packed, owners)
         join.add_simhashes(sims, sim_owners)
     nodes, roots, counts = ix.probe_forest(join, _DOC << _SHIFT)
@@ -215,7 +241,11 @@ def partition_forest(
         c.merge_forest(nodes, roots)
         c.merge_forest(*ix.probe_forest(mjoin, _DOC << _SHIFT)[:2])
         nodes, roots = c.forest()
-    return nodes, roots, dict(counts, cut=cut)
+    if stars is None:
+        return nodes, roots, dict(counts), None
+    if len(members) > 4 and members[4]:
+        stars.add_keys(members[4], members[5])
+    return nodes, roots, dict(counts), tuple(ix.key_stars(stars, _DOC << _SHIFT))
 
 
 def _probes(store: Any, rel: str, parts: List[Tuple[int, str]], offsets: List[int], part: Optional[int]) -> Tuple[bytes, bytes, bytes, bytes]:
@@ -303,12 +333,11 @@ def plan(
     parts, keeps the keys and simhashes it holds and returns the partial forest of their
     joins (``key_forests``), which the coordinator merges with the rest of the graph in Rust
     (``neardup.Components``). A component over ``max_component`` pages, rows and deletes is
-    joined again, its rows' and members' probes without the keys of sketch digests (SCALEOUT
-    §7.1 option 2, a documented deviation from the single node: the sketch keys are what chain
-    a generated million-page day into one component, ``bench/components.md``): its pieces are
-    the components. The figures say how many components were cut (``capped``), how many sketch
-    probes that left out (``cut_edges``), and how many pieces are still over the cap
-    (``over_cap``: nothing left to cut)."""
+    cut by its sketch keys' edges, those of the largest postings first (``_cut``; SCALEOUT §7.1
+    option 2, a documented deviation from the single node: the sketch keys are what chain a
+    generated million-page day into one component, ``bench/components.md``). The figures say
+    how many components were cut (``capped``), how many sketch edges that cut (``cut_edges``),
+    and how many of the parts are still over the cap (``over_cap``: nothing left to cut)."""
     import numpy as np
 
     lay = dx.layout
@@ -345,8 +374,7 @@ def plan(
     filed = {d: f for d, f in _by_doc(dx, "filed_pages", members, lay.doc_part).items() if f}
     # The day's probes and the members' in one round of the key partitions.
     forest = _Edges()
-    sent, _ = key_forests(dx, chunk, forest, filed)
-    shuffled += sent
+    shuffled += key_forests(dx, chunk, forest, filed)
     # Every cluster of a standing page reached, whole; then the components (every row and
     # delete one, those that join nothing alone).
     reach = _Reach(dx)
@@ -357,29 +385,9 @@ def plan(
     over = size > max_component
     stats = {"capped": int(over.sum()), "cut_edges": 0, "over_cap": 0}
     if over.any():
-        # The second round: the components over the cap joined without their sketch keys.
-        capped = over[labels]
-        kinds = nodes >> np.uint64(_SHIFT)
-        values = (nodes & np.uint64((1 << _SHIFT) - 1)).astype(np.int64)
-        wanted = np.zeros(rows_n, dtype=bool)
-        wanted[values[capped & (kinds == _ROW)]] = True
-        in_capped = set(nodes[capped & (kinds == _DOC)].tolist())
-        forest = _Edges()
-        sent, stats["cut_edges"] = key_forests(dx, chunk, forest, {d: f for d, f in filed.items() if d in in_capped}, wanted)
+        nodes, labels, cut, sent = _cut(dx, chunk, base, filed, reach, seeds, (nodes, labels, over), rows_n, max_component)
+        stats.update(cut)
         shuffled += sent
-        clusters = reach.edges(np.concatenate([base.nodes(), forest.nodes()]))
-        gone_wanted = np.zeros(len(gone), dtype=bool)
-        gone_wanted[values[capped & (kinds == _GONE)]] = True
-        n2, l2, size2 = _labels([base, forest, clusters], seeds[np.concatenate([wanted, gone_wanted])])
-        # Every node of a round-two edge is one of round one's (its edges are a part of them):
-        # the pieces of the components over the cap take their place.
-        order = np.argsort(nodes)
-        at = order[np.minimum(np.searchsorted(nodes, n2, sorter=order), len(nodes) - 1)]
-        piece = (nodes[at] == n2) & capped[at]
-        pieces = np.unique(l2[piece])
-        stats["over_cap"] = int((size2[pieces] > max_component).sum())
-        nodes = np.concatenate([nodes[~capped], n2[piece]])
-        labels = np.concatenate([labels[~capped], l2[piece] + len(size)])
     units, sizes = _pack(nodes, labels, rows_n, work_units)
     stats = {
         "count": len(sizes),
@@ -388,6 +396,116 @@ def plan(
         **stats,
     }
     return [u for u in units if u.rows or u.gone], stats, shuffled
+
+
+def _cut(
+    dx: DistributedIndex,
+    chunk: Any,
+    base: _Edges,
+    filed: Dict[int, Any],
+    reach: _Reach,
+    seeds: Any,
+    found: Tuple[Any, Any, Any],
+    rows_n: int,
+    cap: int,
+) -> Tuple[Any, Any, Dict[str, int], int]:
+    """SCALEOUT §7.1 option (2), a documented deviation from the single node, for the
+    components over the cap (``found``: the nodes, their labels, and which components are over
+    ``cap``): their rows and members are joined again on the key partitions without the keys of
+    sketch digests, into pieces; then the pieces are joined through those keys' edges, those
+    shared most and of the rarest keys first, each probe's best standing candidates only
+    (``_best_sketch_edges``), each join only while the joined piece stays within the cap
+    (``Components.add_edges_capped``): the edges of the largest postings are the ones cut.
+    Returns the nodes and labels, the capped components' replaced by the joined pieces;
+    ``cut_edges`` (the sketch edges not joined: past a probe's best candidates, or past the
+    cap) and ``over_cap`` (parts over the cap with no sketch edge left to cut); and the bytes
+    sent."""
+    import numpy as np
+
+    nodes, labels, over = found
+    capped = over[labels]
+    kinds = nodes >> np.uint64(_SHIFT)
+    values = (nodes & np.uint64((1 << _SHIFT) - 1)).astype(np.int64)
+    wanted = np.zeros(rows_n, dtype=bool)
+    wanted[values[capped & (kinds == _ROW)]] = True
+    gone_wanted = np.zeros(len(seeds) - rows_n, dtype=bool)
+    gone_wanted[values[capped & (kinds == _GONE)]] = True
+    in_capped = set(nodes[capped & (kinds == _DOC)].tolist())
+    forest, stars = _Edges(), _Stars()
+    sent = key_forests(dx, chunk, forest, {d: f for d, f in filed.items() if d in in_capped}, wanted, stars)
+    per_probe = int(dx.options.get("max_clusters_verified", MAX_CLUSTERS_VERIFIED))
+    a, b, weight, dropped = _best_sketch_edges(*stars.arrays(), per_probe)
+    # The standing pages on the sketch keys are pieces too, each with its cluster whole.
+    ends = np.concatenate([a, b])
+    standing = np.unique(ends[(ends >> np.uint64(_SHIFT)) == _DOC])
+    clusters = reach.edges(np.concatenate([base.nodes(), forest.nodes(), standing]))
+    n2, l2, size2 = _labels([base, forest, clusters], np.concatenate([seeds[np.concatenate([wanted, gone_wanted])], standing]))
+    # Every node of round two is one of round one's (its edges are a part of them): the
+    # pieces are those in a component over the cap.
+    order = np.argsort(nodes)
+    at = order[np.minimum(np.searchsorted(nodes, n2, sorter=order), len(nodes) - 1)]
+    piece = (nodes[at] == n2) & capped[at]
+    piece_nodes, piece_labels = n2[piece], l2[piece]
+    # The pieces joined through the sketch keys, the rarest first, within the cap.
+    order2 = np.argsort(n2)
+
+    def piece_of(x: Any) -> Tuple[Any, Any]:
+        i = order2[np.minimum(np.searchsorted(n2, x, sorter=order2), max(len(n2) - 1, 0))] if len(n2) else np.zeros(0, dtype=np.int64)
+        return l2[i], (n2[i] == x) & piece[i]
+
+    la, ok_a = piece_of(a)
+    lb, ok_b = piece_of(b)
+    ok = ok_a & ok_b
+    ids = np.unique(piece_labels)
+    c = neardup.Components()
+    c.add_weighted_nodes(ids.astype(np.uint64).tobytes(), size2[ids].astype(np.uint32).tobytes())
+    cut = dropped + c.add_edges_capped(la[ok].astype(np.uint64).tobytes(), lb[ok].astype(np.uint64).tobytes(), cap)
+    joined_b, joined_labels_b, joined_sizes_b = c.labels()
+    joined = np.frombuffer(joined_b, dtype=np.uint64).astype(np.int64)
+    joined_labels = np.frombuffer(joined_labels_b, dtype=np.uint32).astype(np.int64)
+    order3 = np.argsort(joined)
+    label = joined_labels[order3[np.searchsorted(joined, piece_labels, sorter=order3)]]
+    stats = {"cut_edges": int(cut), "over_cap": int((np.frombuffer(joined_sizes_b, dtype=np.uint32) > cap).sum())}
+    new_nodes = np.concatenate([nodes[~capped], piece_nodes])
+    new_labels = np.concatenate([labels[~capped], label + int(labels.max(initial=-1)) + 1])
+    return new_nodes, new_labels, stats, sent
+
+
+#: ``IndexOptions::max_clusters_verified``'s default (``src/options.rs``): the candidate
+#: clusters the single node verifies a page, best first.
+MAX_CLUSTERS_VERIFIED = 8
+
+
+def _best_sketch_edges(a: Any, b: Any, weight: Any, per_probe: int) -> Tuple[Any, Any, Any, int]:
+    """The sketch edges of the components over the cap (``key_stars``'), in the order ``_cut``
+    joins them: each pair of nodes once, those found through the most keys first, then those
+    of the rarest key (the fewest owners), as the single node ranks a page's candidates by the
+    keys they share (``Index::rank``). Of the edges from a probe (a row, a member placed again)
+    to a standing page, only the probe's ``per_probe`` first are kept: the single node verifies
+    at most ``max_clusters_verified`` candidate clusters a page, and a standing page joined is
+    one the day's unit must be seeded with, so that what a capped day reads grows with the day,
+    not with the index. Returns the edges (``uint64`` nodes, their rarest key's owners) and how
+    many were dropped."""
+    import numpy as np
+
+    if not len(a):
+        return a, b, weight, 0
+    pairs, inverse, shared = np.unique(np.stack([a, b], axis=1), axis=0, return_inverse=True, return_counts=True)
+    inverse = inverse.reshape(-1)
+    rarest = np.full(len(pairs), np.iinfo(np.uint32).max, dtype=np.uint32)
+    np.minimum.at(rarest, inverse, weight)
+    pa, pb = pairs[:, 0], pairs[:, 1]
+    order = np.lexsort((pb, pa, rarest, -shared))
+    pa, pb, rarest = pa[order], pb[order], rarest[order]
+    # Each probe's edges to standing pages, in that order: all but its first per_probe dropped.
+    to_standing = np.flatnonzero((pb >> np.uint64(_SHIFT)) == _DOC)
+    grouped = to_standing[np.argsort(pa[to_standing], kind="stable")]
+    probe = pa[grouped]
+    starts = np.flatnonzero(np.r_[True, probe[1:] != probe[:-1]])
+    rank = np.arange(len(grouped)) - np.repeat(starts, np.diff(np.r_[starts, len(grouped)]))
+    keep = np.ones(len(pa), dtype=bool)
+    keep[grouped[rank >= per_probe]] = False
+    return pa[keep], pb[keep], rarest[keep], int((~keep).sum())
 
 
 def _repeated_keys(keys: List[Optional[str]]) -> Tuple[Any, Any]:
