@@ -291,14 +291,20 @@ def chunked(rows: Iterable[Dict[str, object]], size: int) -> Iterator[List[Dict[
         yield chunk
 
 
+def recrawl_lines(cut: int, rest: int) -> List[Tuple[int, int]]:
+    """Day 2's ten re-crawls, as lines of the corpus: each the line of day 1 whose key it takes
+    and the line of day 2 whose page it gives again (``cut``: day 1's lines, ``rest``: day 2's)."""
+    step = max(1, cut // 10)
+    return [(i * step, cut + (i * 7) % max(rest, 1)) for i in range(10)]
+
+
 def write_days(corpus: Path, pages: int, tmp: Path) -> Tuple[List[Path], int, int, List[str]]:
     """Day 1 (the corpus's first 3/4 of `pages`) and day 2 (the rest, then 10 pages of it again
     under day-1 keys: re-crawls), written line by line as the 20k mode writes them; returns the
     two files, their page counts and the keys of day 1's pages 37·i + 5 (i < 12: the members
     the delete list names). Only day 2's first 64 pages and 22 keys are held."""
     cut = pages * 3 // 4
-    step = max(1, cut // 10)
-    first_ids = {i * step: i for i in range(10)}
+    first_ids = {a: i for i, (a, _) in enumerate(recrawl_lines(cut, 1))}
     member_at = {i * 37 + 5 for i in range(12)}
     recrawl_ids: List[str] = [""] * 10
     members: List[str] = []
@@ -329,8 +335,8 @@ def write_days(corpus: Path, pages: int, tmp: Path) -> Tuple[List[Path], int, in
         if n <= cut:
             raise SystemExit(f"{corpus} holds {n} pages: too few for two days of --pages {pages}")
         rest = n - cut
-        for i in range(10):
-            d2.write(json.dumps(dict(head[(i * 7) % rest], id=recrawl_ids[i])) + "\n")
+        for i, (_, line) in enumerate(recrawl_lines(cut, rest)):
+            d2.write(json.dumps(dict(head[line - cut], id=recrawl_ids[i])) + "\n")
     return files, cut, rest + 10, members
 
 
@@ -391,11 +397,56 @@ def pair_agreement(a: Iterable[str], b: Iterable[str]) -> Tuple[int, int, int]:
         both[(rx, ry)] += 1
         in_a[rx] += 1
         in_b[ry] += 1
+    return _pairs(in_a), _pairs(in_b), _pairs(both)
 
-    def pairs(c: Counter) -> int:
-        return sum(n * (n - 1) // 2 for n in c.values())
 
-    return pairs(in_a), pairs(in_b), pairs(both)
+def _pairs(groups: Dict[object, int]) -> int:
+    """The pairs within groups of these sizes."""
+    return sum(n * (n - 1) // 2 for n in groups.values())
+
+
+def variant_families(corpus: Path, pages: int) -> Optional[Dict[str, int]]:
+    """The truth of a generated corpus (``neardup-scale gen`` writes each page's ``variant_of``,
+    the corpus line it is a variant of): each key of the two days (re-crawls included) and its
+    family, the first line of its chain of variants. None when the corpus has no such field."""
+    import re
+
+    id_re = re.compile(r'"id":\s*"((?:[^"\\]|\\.)*)"')
+    var_re = re.compile(r'"variant_of":\s*(null|\d+)')
+    family: List[int] = []
+    keys: List[str] = []
+    with open_text(corpus) as f:
+        for n, line in enumerate(f):
+            if n == pages:
+                break
+            v, k = var_re.search(line, max(0, len(line) - 400)), id_re.search(line, line.rfind('"id":'))
+            if v is None or k is None:
+                return None
+            of = None if v.group(1) == "null" else int(v.group(1))
+            family.append(family[of] if of is not None and of < n else n)
+            keys.append(json.loads(f'"{k.group(1)}"'))
+    out = dict(zip(keys, family))
+    cut = len(keys) * 3 // 4
+    for day1, day2 in recrawl_lines(cut, len(keys) - cut):
+        out[keys[day1]] = family[day2]
+    return out
+
+
+def truth_pairs(export: Iterable[str], family: Dict[str, int]) -> Tuple[int, int, int]:
+    """An export (``key<TAB>representative`` lines) against the families of its pages: the
+    pairs of pages in one cluster, in one family, and in both."""
+    from collections import Counter
+
+    both: Counter = Counter()
+    by_rep: Counter = Counter()
+    by_family: Counter = Counter()
+    for line in export:
+        key, rep = line.split("\t")[:2]
+        f = family[key]
+        both[(rep, f)] += 1
+        by_rep[rep] += 1
+        by_family[f] += 1
+    return _pairs(by_rep), _pairs(by_family), _pairs(both)
 
 
 def cluster_line(cluster: int, rep: str, members: Sequence[str]) -> str:
@@ -585,6 +636,14 @@ def scale_main(args: argparse.Namespace, memory: PeakMemory) -> None:
     pairs_d, pairs_s, pairs_both = (0, 0, 0) if pages_same else pair_agreement(tsv_lines(tmp / "dist.tsv"), tsv_lines(tmp / "single.tsv"))
     memory.stop.set()
     disk.stop.set()
+    # A generated corpus names each variant's original: both sides scored against it.
+    scored: List[str] = []
+    family = variant_families(Path(args.corpus), args.pages)
+    if family is not None:
+        for name in ("dist.tsv", "single.tsv"):
+            found, truth, both = truth_pairs(tsv_lines(tmp / name), family)
+            scored.append(f"precision {both / max(found, 1):.4f}, recall {both / max(truth, 1):.4f} ({found:,} pairs found, {truth:,} true)")
+        del family
     if not args.keep:
         shutil.rmtree(tmp)
 
@@ -644,6 +703,8 @@ def scale_main(args: argparse.Namespace, memory: PeakMemory) -> None:
             f"(the merge's pairs against the single node's: precision {pairs_both / max(pairs_d, 1):.4f}, "
             f"recall {pairs_both / max(pairs_s, 1):.4f})"
         )
+    if scored:
+        print(f"against the corpus's variants (variant_of), pairs of pages: merge {scored[0]}; single node {scored[1]}")
     print(
         f"same export, clusters and ids as the single node: {pages_same and clusters_same and dist_rows == pages_d}; "
         f"distributed check problems: {check}"
