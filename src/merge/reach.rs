@@ -121,6 +121,21 @@ pub struct PageRow<I: IdWidth = DocId> {
     pub similar_to: Option<(I, u64)>,
 }
 
+/// Standing page `d` as an S3 node, `doc_tag | d`.
+///
+/// # Errors
+/// [`Error::InvalidArgument`] for a page id of 2⁵⁶ or more: the top byte of a node is its kind
+/// ([`NODE_ID_BITS`]).
+pub(crate) fn standing_node<I: IdWidth>(doc_tag: u64, d: I) -> Result<u64> {
+    let d = d.to_u64();
+    if d >> NODE_ID_BITS != 0 {
+        return Err(Error::InvalidArgument(format!(
+            "page id {d} does not fit the {NODE_ID_BITS} bits of an S3 node"
+        )));
+    }
+    Ok(doc_tag | d)
+}
+
 /// The body of a key partition's share of S3 for either id width ([`crate::Index::probe_forest`],
 /// [`super::WidePartition::probe_forest`]): `join`'s probes joined with the standing pages
 /// `postings` and `simhashes` give for a chunk of keys or simhashes, standing page `d` as node
@@ -135,15 +150,7 @@ pub(crate) fn join_probes<I: IdWidth>(
     postings: impl Fn(&[[u8; 9]]) -> Result<Vec<I::Set>>,
     simhashes: impl Fn(&[u64]) -> Result<Vec<I::Set>>,
 ) -> Result<ProbeForest> {
-    let node = |d: I| -> Result<u64> {
-        let d = d.to_u64();
-        if d >> NODE_ID_BITS != 0 {
-            return Err(Error::InvalidArgument(format!(
-                "page id {d} does not fit the {NODE_ID_BITS} bits of a probe forest's node"
-            )));
-        }
-        Ok(doc_tag | d)
-    };
+    let node = |d: I| standing_node(doc_tag, d);
     let mut out = ProbeForest::default();
     let mut keys: Vec<([u8; 9], u64)> = std::mem::take(&mut join.keys).into_iter().collect();
     keys.sort_unstable();

@@ -8,7 +8,7 @@
 
 use rustc_hash::FxHashMap;
 
-use super::reach::{NODE_ID_BITS, PROBE_CHUNK};
+use super::reach::{standing_node, PROBE_CHUNK};
 use super::WidePartition;
 use crate::index::Index;
 use crate::storage::width::{IdSet, IdWidth};
@@ -73,26 +73,22 @@ fn join_stars<I: IdWidth>(
         keys: keys.len() as u64,
         ..StarEdges::default()
     };
+    // Each owner once, the star's centre the lowest owner (a probe, never a standing page:
+    // two standing pages on a key read nothing of each other, only a probe reads them), the
+    // same edges whatever the order the probes came in.
+    for (_, owners) in &mut keys {
+        owners.sort_unstable();
+        owners.dedup();
+    }
     for chunk in keys.chunks(PROBE_CHUNK) {
         let ks: Vec<[u8; 9]> = chunk.iter().map(|(k, _)| *k).collect();
-        for ((_, owners), standing) in chunk.iter().zip(postings(&ks)?) {
-            // Each owner once, the star's centre the lowest owner (a probe, never a standing
-            // page: two standing pages on a key read nothing of each other, only a probe reads
-            // them), the same edges whatever the order the probes came in.
-            let mut own = owners.clone();
-            own.sort_unstable();
-            own.dedup();
+        for ((_, own), standing) in chunk.iter().zip(postings(&ks)?) {
             let mut others = own[1..].to_vec();
             for d in standing.ids() {
-                let d = d.to_u64();
-                if d >> NODE_ID_BITS != 0 {
-                    return Err(Error::InvalidArgument(format!(
-                        "page id {d} does not fit the {NODE_ID_BITS} bits of a star's node"
-                    )));
-                }
+                let node = standing_node(doc_tag, d)?;
                 // A member placed again is a standing page filed under its own keys.
-                if own.binary_search(&(doc_tag | d)).is_err() {
-                    others.push(doc_tag | d);
+                if own.binary_search(&node).is_err() {
+                    others.push(node);
                 }
             }
             let weight = u32::try_from(others.len() + 1).unwrap_or(u32::MAX);
@@ -125,7 +121,7 @@ impl WidePartition {
     ///
     /// # Errors
     /// Storage and corruption errors; [`Error::InvalidArgument`] for a standing page id of
-    /// 2⁵⁶ or more ([`NODE_ID_BITS`]).
+    /// 2⁵⁶ or more ([`crate::merge::NODE_ID_BITS`]).
     pub fn key_stars(&self, stars: KeyStars, doc_tag: u64) -> Result<StarEdges> {
         join_stars::<u64>(stars, doc_tag, |ks| self.posting_ids(ks))
     }

@@ -18,7 +18,7 @@ with the hand-overs' edges (its own reads, as large as the re-crawled clusters) 
 components. A component over the cap is cut (SCALEOUT §7.1 option 2, ``_cut``): a second round
 of the key partitions joins its rows and members again without the sketch digests' keys, into
 pieces, and gives those keys' edges apart; the coordinator joins the pieces through them, the
-rarest keys first, as long as a joined piece stays within the cap.
+pairs sharing the most keys first, as long as a joined piece stays within the cap.
 """
 
 from __future__ import annotations
@@ -117,13 +117,12 @@ class _Edges:
 
 class _Stars:
     """The sketch keys' edges of the components over the cap (``key_forests``'s second round):
-    ``uint64`` node pairs, each with its key's owners (``weight``), and the keys looked up."""
+    ``uint64`` node pairs, each with its key's owners (``weight``)."""
 
     def __init__(self) -> None:
         self.a: List[Any] = []
         self.b: List[Any] = []
         self.weight: List[Any] = []
-        self.keys = 0
 
     def arrays(self) -> Tuple[Any, Any, Any]:
         import numpy as np
@@ -171,11 +170,10 @@ def key_forests(
         edges.add(np.frombuffer(nodes, dtype=np.uint64), np.frombuffer(roots, dtype=np.uint64))
         sent += len(nodes) + len(roots) + 9 * counts["keys"] + 8 * counts["simhashes"]
         if star is not None and stars is not None:
-            a, b, w, keys = star
+            a, b, w, _ = star
             stars.a.append(np.frombuffer(a, dtype=np.uint64))
             stars.b.append(np.frombuffer(b, dtype=np.uint64))
             stars.weight.append(np.frombuffer(w, dtype=np.uint32))
-            stars.keys += keys
             sent += len(a) + len(b) + len(w)
     return sent
 
@@ -214,12 +212,14 @@ def partition_forest(
     import numpy as np
 
     join = neardup.ProbeJoin()
-    stars = neardup.KeyStars() if rows is not None else None
-    wanted = None if rows is None else np.unpackbits(np.frombuffer(rows, dtype=np.uint8), bitorder="little").astype(bool)
+    stars = None
+    if rows is not None:
+        stars = neardup.KeyStars()
+        wanted = np.unpackbits(np.frombuffer(rows, dtype=np.uint8), bitorder="little").astype(bool)
     low = np.uint64((1 << _SHIFT) - 1)
     for _, name in parts:
         packed, owners, sims, sim_owners = _probes(store, rel, [(0, name)], offsets, part)
-        if wanted is not None and stars is not None:
+        if stars is not None:
             keys = np.frombuffer(packed, dtype=np.dtype((np.void, 9)))
             own = np.frombuffer(owners, dtype=np.uint64)
             mine = wanted[(own & low).astype(np.int64)]
@@ -243,8 +243,7 @@ def partition_forest(
         nodes, roots = c.forest()
     if stars is None:
         return nodes, roots, dict(counts), None
-    if len(members) > 4 and members[4]:
-        stars.add_keys(members[4], members[5])
+    stars.add_keys(members[4], members[5])
     return nodes, roots, dict(counts), tuple(ix.key_stars(stars, _DOC << _SHIFT))
 
 
@@ -442,33 +441,36 @@ def _cut(
     n2, l2, size2 = _labels([base, forest, clusters], np.concatenate([seeds[np.concatenate([wanted, gone_wanted])], standing]))
     # Every node of round two is one of round one's (its edges are a part of them): the
     # pieces are those in a component over the cap.
-    order = np.argsort(nodes)
-    at = order[np.minimum(np.searchsorted(nodes, n2, sorter=order), len(nodes) - 1)]
-    piece = (nodes[at] == n2) & capped[at]
+    at, found_at = _find(nodes, n2)
+    piece = found_at & capped[at]
     piece_nodes, piece_labels = n2[piece], l2[piece]
-    # The pieces joined through the sketch keys, the rarest first, within the cap.
-    order2 = np.argsort(n2)
-
-    def piece_of(x: Any) -> Tuple[Any, Any]:
-        i = order2[np.minimum(np.searchsorted(n2, x, sorter=order2), max(len(n2) - 1, 0))] if len(n2) else np.zeros(0, dtype=np.int64)
-        return l2[i], (n2[i] == x) & piece[i]
-
-    la, ok_a = piece_of(a)
-    lb, ok_b = piece_of(b)
-    ok = ok_a & ok_b
+    # The pieces joined through the sketch edges, in their order, within the cap.
+    ia, ok_a = _find(n2, a)
+    ib, ok_b = _find(n2, b)
+    ok = ok_a & ok_b & piece[ia] & piece[ib]
     ids = np.unique(piece_labels)
     c = neardup.Components()
     c.add_weighted_nodes(ids.astype(np.uint64).tobytes(), size2[ids].astype(np.uint32).tobytes())
-    cut = dropped + c.add_edges_capped(la[ok].astype(np.uint64).tobytes(), lb[ok].astype(np.uint64).tobytes(), cap)
+    cut = dropped + c.add_edges_capped(l2[ia[ok]].astype(np.uint64).tobytes(), l2[ib[ok]].astype(np.uint64).tobytes(), cap)
     joined_b, joined_labels_b, joined_sizes_b = c.labels()
     joined = np.frombuffer(joined_b, dtype=np.uint64).astype(np.int64)
-    joined_labels = np.frombuffer(joined_labels_b, dtype=np.uint32).astype(np.int64)
-    order3 = np.argsort(joined)
-    label = joined_labels[order3[np.searchsorted(joined, piece_labels, sorter=order3)]]
+    label = np.frombuffer(joined_labels_b, dtype=np.uint32).astype(np.int64)[_find(joined, piece_labels)[0]]
     stats = {"cut_edges": int(cut), "over_cap": int((np.frombuffer(joined_sizes_b, dtype=np.uint32) > cap).sum())}
     new_nodes = np.concatenate([nodes[~capped], piece_nodes])
     new_labels = np.concatenate([labels[~capped], label + int(labels.max(initial=-1)) + 1])
     return new_nodes, new_labels, stats, sent
+
+
+def _find(haystack: Any, needles: Any) -> Tuple[Any, Any]:
+    """Where each of ``needles`` is in the (unsorted) array ``haystack``, and whether it is
+    there at all (a position of 0 where not)."""
+    import numpy as np
+
+    if not len(haystack):
+        return np.zeros(len(needles), dtype=np.int64), np.zeros(len(needles), dtype=bool)
+    order = np.argsort(haystack)
+    at = order[np.minimum(np.searchsorted(haystack, needles, sorter=order), len(haystack) - 1)]
+    return at, haystack[at] == needles
 
 
 #: ``IndexOptions::max_clusters_verified``'s default (``src/options.rs``): the candidate
